@@ -1,0 +1,83 @@
+package agent
+
+import "strconv"
+
+// The optional hooks. An agent implements any of them as extra methods; the runtime
+// finds them once, when the agent is bound, not on every step.
+
+// ResetHook is implemented by agents that prepare the environment state at reset. The
+// runtime calls OnReset for every agent, in the environment's agent order, after the
+// environment's InitialState.
+type ResetHook[S any] interface {
+	OnReset(s S) S
+}
+
+// TakesControlHook is implemented by agents that adjust the environment state when a
+// sub-episode of theirs starts: the maze's motion agent takes its heading from the
+// strategy's action.
+type TakesControlHook[S, A any] interface {
+	OnTakesControl(s S, sw Switch[A]) S
+}
+
+// StepHook is implemented by agents that see the state after each of their own actions
+// has been applied by the environment, before any trigger is checked.
+type StepHook[S, A any] interface {
+	OnStep(s S, a A) S
+}
+
+// GivesControlHook is implemented by agents that adjust the environment state when a
+// sub-episode of theirs ends.
+type GivesControlHook[S any] interface {
+	OnGivesControl(s S) S
+}
+
+// Masker is implemented by agents with a Discrete action space that tell policies which
+// actions are valid in a state. ActionMask writes one entry per action into dst
+// (len N of the space); dst[i] refers to the action Start+i.
+type Masker[AS any] interface {
+	ActionMask(as AS, dst []bool)
+}
+
+// Informer is implemented by agents that describe their view for humans and logs
+// (the runtime calls it only when asked, never on the step path).
+type Informer[AS any] interface {
+	Info(as AS) any
+}
+
+// Switch says why an agent takes control.
+type Switch[A any] struct {
+	// Cause is how the hand-over happened.
+	Cause Cause
+	// Rule names the trigger or on-done rule that fired; "" at reset.
+	Rule string
+	// From is the id of the agent that handed over; "" at reset.
+	From string
+	// Action is the switching action when Cause is ByTrigger, else the zero value.
+	Action A
+}
+
+// Cause is how an agent came to take control.
+type Cause int
+
+const (
+	// ByReset: the agent is the environment's initial agent.
+	ByReset Cause = 1 + iota
+	// ByTrigger: an action of its parent matched an action trigger.
+	ByTrigger
+	// ByDone: the previous agent's sub-episode ended and the on-done table named it.
+	ByDone
+)
+
+// String names the cause.
+func (c Cause) String() string {
+	switch c {
+	case ByReset:
+		return "reset"
+	case ByTrigger:
+		return "trigger"
+	case ByDone:
+		return "done"
+	default:
+		return "Cause(" + strconv.Itoa(int(c)) + ")"
+	}
+}

@@ -1,0 +1,166 @@
+package maze
+
+import (
+	"fmt"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/spaces"
+)
+
+// Strategy is the initial agent: at each decision it picks a walkable direction, which
+// hands control to the motion agent. It is done at the goal (terminated) or after
+// MaxSteps decisions (truncated), and rewarded GoalReward when the decision ends on the
+// goal.
+type Strategy struct {
+	cfg      StrategyConfig
+	obs, act spaces.Space
+}
+
+// NewStrategy returns the strategy agent for a maze; zero fields of cfg take defaults.
+func NewStrategy(m *Maze, cfg StrategyConfig) *Strategy {
+	return &Strategy{cfg: cfg.withDefaults(), obs: obsSpace(m, 4), act: spaces.Discrete{N: 4}}
+}
+
+// Name returns "strategy".
+func (*Strategy) Name() string { return StrategyName }
+
+// ObservationSpace is a Box of the map, the position and four direction-mask entries.
+func (s *Strategy) ObservationSpace() spaces.Space { return s.obs }
+
+// ActionSpace is Discrete(4): UP, RIGHT, DOWN, LEFT.
+func (s *Strategy) ActionSpace() spaces.Space { return s.act }
+
+// TranslateState pairs the state with the strategy's decision count.
+func (*Strategy) TranslateState(s State, c agent.Clock) View { return View{s, c.Steps} }
+
+// Observe returns the map, the position and which directions are walkable.
+func (*Strategy) Observe(v View) StrategyObs {
+	o := StrategyObs{Maze: v.Maze, Pos: v.Pos}
+	directionMask(v.State, o.Mask[:])
+	return o
+}
+
+// EncodeObservation writes the map, the position and the 4-entry direction mask.
+func (*Strategy) EncodeObservation(dst []float32, o StrategyObs) {
+	encode(dst, o.Maze, o.Pos, o.Mask[:])
+}
+
+// ActionMask marks the walkable directions.
+func (*Strategy) ActionMask(v View, dst []bool) { directionMask(v.State, dst) }
+
+func directionMask(s State, dst []bool) {
+	for d := range Direction(4) {
+		dst[d] = s.Maze.Walkable(s.Pos.Move(d))
+	}
+}
+
+// DecodeAction turns a direction into a Choose action; a direction into a wall is an
+// error wrapping ErrWall.
+func (*Strategy) DecodeAction(v View, raw int64) (Action, error) {
+	d := Direction(raw)
+	if !v.Maze.Walkable(v.Pos.Move(d)) {
+		return Action{}, fmt.Errorf("%w: strategy chose %s at %v", ErrWall, d, v.Pos)
+	}
+	return Action{Kind: Choose, Dir: d}, nil
+}
+
+// Done: terminated on the goal, truncated after MaxSteps decisions.
+func (s *Strategy) Done(v View) (terminated, truncated bool) {
+	if v.Pos == v.Maze.goal {
+		return true, false
+	}
+	return false, v.Steps >= s.cfg.MaxSteps
+}
+
+// Reward is GoalReward when the decision ends on the goal, else 0.
+func (s *Strategy) Reward(_ View, _ Action, next View) float64 {
+	if next.Pos == next.Maze.goal {
+		return *s.cfg.GoalReward
+	}
+	return 0
+}
+
+// Motion walks the heading the strategy chose, one tile per action: forward along it or
+// backward against it (standing still on an intersection). It is done after MaxSteps
+// moves (truncated), or (terminated) on an intersection after at least one move or when
+// the tile ahead is a wall. Forward earns RightReward, backward WrongReward.
+type Motion struct {
+	cfg      MotionConfig
+	obs, act spaces.Space
+}
+
+// NewMotion returns the motion agent for a maze; zero fields of cfg take defaults.
+func NewMotion(m *Maze, cfg MotionConfig) *Motion {
+	return &Motion{cfg: cfg.withDefaults(), obs: obsSpace(m, 2), act: spaces.Discrete{N: 2}}
+}
+
+// Name returns "motion".
+func (*Motion) Name() string { return MotionName }
+
+// ObservationSpace is a Box of the map, the position and the [backward, forward] mask.
+func (m *Motion) ObservationSpace() spaces.Space { return m.obs }
+
+// ActionSpace is Discrete(2): 0 backward, 1 forward.
+func (m *Motion) ActionSpace() spaces.Space { return m.act }
+
+// TranslateState pairs the state with the motion agent's move count.
+func (*Motion) TranslateState(s State, c agent.Clock) View { return View{s, c.Steps} }
+
+// Observe returns the map, the position and whether backward and forward are walkable.
+func (*Motion) Observe(v View) MotionObs {
+	o := MotionObs{Maze: v.Maze, Pos: v.Pos}
+	moveMask(v.State, o.Mask[:])
+	return o
+}
+
+// EncodeObservation writes the map, the position and the 2-entry move mask.
+func (*Motion) EncodeObservation(dst []float32, o MotionObs) {
+	encode(dst, o.Maze, o.Pos, o.Mask[:])
+}
+
+// ActionMask marks the walkable moves.
+func (*Motion) ActionMask(v View, dst []bool) { moveMask(v.State, dst) }
+
+func moveMask(s State, dst []bool) {
+	dst[Backward] = s.Maze.Walkable(s.Pos.Move(s.Heading.Opposite()))
+	dst[Forward] = s.Maze.Walkable(s.Pos.Move(s.Heading))
+}
+
+// DecodeAction turns 0 and 1 into backward and forward moves; a move into a wall is an
+// error wrapping ErrWall.
+func (*Motion) DecodeAction(v View, raw int64) (Action, error) {
+	m := Move(raw)
+	d := v.Heading
+	if m == Backward {
+		d = d.Opposite()
+	}
+	if !v.Maze.Walkable(v.Pos.Move(d)) {
+		return Action{}, fmt.Errorf("%w: motion moved %s (%s) at %v", ErrWall, m, d, v.Pos)
+	}
+	return Action{Kind: Step, Move: m}, nil
+}
+
+// OnTakesControl takes the heading from the strategy's choice.
+func (*Motion) OnTakesControl(s State, sw agent.Switch[Action]) State {
+	if sw.Action.Kind == Choose {
+		s.Heading = sw.Action.Dir
+	}
+	return s
+}
+
+// Done: terminated on an intersection after a move or facing a wall; truncated after
+// MaxSteps moves.
+func (m *Motion) Done(v View) (terminated, truncated bool) {
+	if v.Steps >= 1 && v.Maze.Intersection(v.Pos) || !v.Maze.Walkable(v.Pos.Move(v.Heading)) {
+		return true, false
+	}
+	return false, v.Steps >= m.cfg.MaxSteps
+}
+
+// Reward is RightReward for a forward move and WrongReward for a backward one.
+func (m *Motion) Reward(_ View, a Action, _ View) float64 {
+	if a.Move == Forward {
+		return *m.cfg.RightReward
+	}
+	return *m.cfg.WrongReward
+}

@@ -1,0 +1,139 @@
+package maze
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Config describes a maze environment. The zero value is the reference maze with the
+// reference defaults; JSON field names are given in the tags (`baton play maze
+// --env-config '{"motion":{"max_steps":5}}'`).
+type Config struct {
+	// Map is the map text Parse reads; "" means the Reference map (or a generated one
+	// when Generate is set).
+	Map string `json:"map,omitempty"`
+	// Generate, when set, draws a random map instead (Map must then be "").
+	Generate *GenerateConfig `json:"generate,omitempty"`
+	// Procedure replaces the motion agent by the Walk procedure.
+	Procedure bool `json:"procedure,omitempty"`
+	// Strategy and Motion configure the two agents.
+	Strategy StrategyConfig `json:"strategy"`
+	Motion   MotionConfig   `json:"motion"`
+}
+
+// GenerateConfig asks for a map drawn by Generate.
+type GenerateConfig struct {
+	Rows int    `json:"rows"`
+	Cols int    `json:"cols"`
+	Seed uint64 `json:"seed"`
+}
+
+// StrategyConfig configures the strategy agent.
+type StrategyConfig struct {
+	// MaxSteps is how many decisions the strategy makes before it is truncated; 0
+	// means 20.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// GoalReward rewards the decision that reaches the goal; nil means 1.0.
+	GoalReward *float64 `json:"reward_for_reaching_goal,omitempty"`
+}
+
+// MotionConfig configures the motion agent.
+type MotionConfig struct {
+	// MaxSteps is how many moves the motion agent makes before it is truncated; 0
+	// means 10.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// RightReward rewards a forward move; nil means 1.0.
+	RightReward *float64 `json:"reward_for_right_direction,omitempty"`
+	// WrongReward rewards a backward move; nil means -0.1.
+	WrongReward *float64 `json:"reward_for_wrong_direction,omitempty"`
+}
+
+// The reference defaults.
+const (
+	DefaultStrategyMaxSteps = 20
+	DefaultGoalReward       = 1.0
+	DefaultMotionMaxSteps   = 10
+	DefaultRightReward      = 1.0
+	DefaultWrongReward      = -0.1
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("maze: invalid configuration")
+
+// ParseConfig reads a JSON configuration; unknown fields are errors. Empty input is the
+// zero Config.
+func ParseConfig(data []byte) (Config, error) {
+	var cfg Config
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if dec.More() {
+		return Config{}, fmt.Errorf("%w: trailing data after the JSON object", ErrConfig)
+	}
+	return cfg, cfg.withDefaults().validate()
+}
+
+func (c Config) withDefaults() Config {
+	c.Strategy = c.Strategy.withDefaults()
+	c.Motion = c.Motion.withDefaults()
+	return c
+}
+
+func (c StrategyConfig) withDefaults() StrategyConfig {
+	if c.MaxSteps == 0 {
+		c.MaxSteps = DefaultStrategyMaxSteps
+	}
+	if c.GoalReward == nil {
+		c.GoalReward = ptr(DefaultGoalReward)
+	}
+	return c
+}
+
+func (c MotionConfig) withDefaults() MotionConfig {
+	if c.MaxSteps == 0 {
+		c.MaxSteps = DefaultMotionMaxSteps
+	}
+	if c.RightReward == nil {
+		c.RightReward = ptr(DefaultRightReward)
+	}
+	if c.WrongReward == nil {
+		c.WrongReward = ptr(DefaultWrongReward)
+	}
+	return c
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Strategy.MaxSteps < 0 {
+		errs = append(errs, fmt.Errorf("%w: strategy.max_steps is %d; want 1 or more", ErrConfig, c.Strategy.MaxSteps))
+	}
+	if c.Motion.MaxSteps < 0 {
+		errs = append(errs, fmt.Errorf("%w: motion.max_steps is %d; want 1 or more", ErrConfig, c.Motion.MaxSteps))
+	}
+	if c.Map != "" && c.Generate != nil {
+		errs = append(errs, fmt.Errorf("%w: give map or generate, not both", ErrConfig))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) build() (*Maze, error) {
+	switch {
+	case c.Generate != nil:
+		g := c.Generate
+		return Generate(rand.New(rand.NewPCG(g.Seed, g.Seed)), g.Rows, g.Cols)
+	case c.Map != "":
+		return Parse(c.Map)
+	default:
+		return Parse(Reference)
+	}
+}

@@ -1,0 +1,52 @@
+// Package hrl runs hierarchical environments: several typed agents share one
+// environment state and pass control to each other by rules (package transitions).
+//
+// # What a user writes
+//
+// An environment implements HierarchicalEnv[S, A]: its agents, each an
+// agent.Agent[S, AS, O, R, A] erased by Bind; its transitions.Machine; InitialState; and
+// Step, which applies a decoded action to the state. Everything is a pure function of
+// its arguments, so a Runtime is deterministic: the same seed and actions give the same
+// trajectory, and an episode can be replayed from a log.
+//
+// # Stepping
+//
+// New validates the environment (agents and machine, every problem at once) and returns
+// a Runtime. Reset(seed) starts an episode; Step(agentID, rawAction) applies an action of
+// the acting agent. Each returns a Result listing every agent reported in the step with
+// its flat observation, reward, terminated and truncated flags, parent id and span:
+//
+//   - normally one report: the acting agent after its action;
+//   - when an action fires a trigger that hands control to a child, the child's first
+//     observation (Start set; the parent is not reported until control returns);
+//   - when a sub-episode ends, the finishing agent, then the agent that takes control:
+//     the parent, settled with the reward for its whole decision (its view when it
+//     acted, its action, its view now) and SpanTicks, the length of that decision in
+//     environment steps, so a trainer can discount by gamma^SpanTicks.
+//
+// The episode is over when every agent reported in a step is done. Config.MaxTicks
+// truncates episodes: every agent in control is reported truncated.
+//
+// Agent ids are "<name>_<k>", k counting the sub-episodes of that agent ended in this
+// episode: a maze strategy agent stays strategy_0 while its motion agent is motion_0,
+// motion_1, and so on.
+//
+// # Errors
+//
+// Step never panics on bad input and never changes the state when it fails: an action
+// from an agent that is not acting, outside the action space, rejected by DecodeAction,
+// by the environment or by a procedure, or a switching action that matches no trigger,
+// returns a *StepError naming the agent id, the action and the reason; errors.Is matches
+// the sentinel (ErrNotActing, ErrOutsideSpace, ...) and the underlying cause.
+//
+// # Performance
+//
+// The step path allocates nothing in steady state: observations are written into
+// buffers the runtime owns (valid until the next Step or Reset), agent ids are built
+// once, hooks are found at bind time. The typed accessor Obs returns an agent's own
+// observation type for code off the hot path.
+//
+// hrl is part of baton's pure core: no goroutines, no I/O, no clock, no global state.
+// A Runtime is not safe for concurrent use; HierarchicalEnv values and Bindings that hold
+// configuration only may be shared.
+package hrl

@@ -1,0 +1,312 @@
+// Package hrltest checks that a user's hierarchical environment keeps the contracts the
+// runtime and the rest of baton rely on, in the spirit of Gymnasium's environment
+// checker and testing/fstest.
+//
+// Run plays seeded episodes with random policies that honour action masks and reports
+// every problem found: observations outside their spaces, agent ids that break the
+// "<name>_<k>" rule, parent ids that name no agent in control, rewards that are not
+// finite, results that disagree with themselves (Next not reported, Over while an agent
+// is still going), trajectories that differ for the same seed and actions, and invalid
+// actions (from an agent not acting, outside the action space, after the end) that are
+// accepted or that change what happens next. The switching machine must validate.
+package hrltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/spaces"
+)
+
+// Options tune Run. The zero value means defaults.
+type Options struct {
+	// Episodes is how many episodes to play; 0 means 20.
+	Episodes int
+	// Seed seeds the episodes and the random policies; episodes use Seed, Seed+1, ...
+	Seed uint64
+	// MaxTicks cuts an episode that has not ended; 0 means 10000.
+	MaxTicks int
+	// Config is passed to hrl.New.
+	Config hrl.Config
+}
+
+// Check runs Run and reports its problems as test errors.
+func Check[S, A any](t testing.TB, newEnv func() hrl.HierarchicalEnv[S, A], opts Options) {
+	t.Helper()
+	if err := Run(newEnv, opts); err != nil {
+		t.Error(err)
+	}
+}
+
+// Run checks the environments newEnv builds and returns every problem found, joined,
+// or nil. newEnv is called more than once; each call must build an equal environment.
+func Run[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options) error {
+	if opts.Episodes == 0 {
+		opts.Episodes = 20
+	}
+	if opts.MaxTicks == 0 {
+		opts.MaxTicks = 10000
+	}
+	var errs []error
+	for ep := range opts.Episodes {
+		seed := opts.Seed + uint64(ep)
+		// a steps with bad actions interleaved, b without; both must agree.
+		a, err := newPlayer(newEnv, opts, seed)
+		if err != nil {
+			return fmt.Errorf("hrltest: hrl.New: %w", err)
+		}
+		b, _ := newPlayer(newEnv, opts, seed)
+		if err := compare(a, b, true); err != nil {
+			errs = append(errs, fmt.Errorf("hrltest: seed %d: %w", seed, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type player[S, A any] struct {
+	rt       *hrl.Runtime[S, A]
+	specs    map[string]hrl.AgentSpec
+	policies map[string]agent.Policy
+	maxTicks int
+	seed     uint64
+	// what the checks keep track of within an episode
+	ended     map[string]int  // sub-episodes ended per agent
+	inControl map[string]bool // ids in control
+}
+
+func newPlayer[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options, seed uint64) (*player[S, A], error) {
+	rt, err := hrl.New(newEnv(), opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	p := &player[S, A]{rt: rt, specs: map[string]hrl.AgentSpec{}, policies: map[string]agent.Policy{}, maxTicks: opts.MaxTicks, seed: seed}
+	for i, spec := range rt.Agents() {
+		p.specs[spec.Name] = spec
+		pol, err := agent.Random(spec.ActionSpace, rand.New(rand.NewPCG(seed, uint64(i))))
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: %w", spec.Name, err)
+		}
+		p.policies[spec.Name] = pol
+	}
+	return p, nil
+}
+
+// snapshot is a deep copy of a result, to compare two runs.
+type snapshot struct {
+	next    string
+	over    bool
+	tick    int
+	reports []hrl.Report
+}
+
+func snap(res hrl.Result) snapshot {
+	s := snapshot{next: res.Next, over: res.Over, tick: res.Tick}
+	for _, r := range res.Reports {
+		r.Obs, r.Mask = slices.Clone(r.Obs), slices.Clone(r.Mask)
+		s.reports = append(s.reports, r)
+	}
+	return s
+}
+
+func (s snapshot) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tick %d next %q over %v:", s.tick, s.next, s.over)
+	for _, r := range s.reports {
+		fmt.Fprintf(&b, " [%s reward %g term %v trunc %v span %d obs %v]", r.AgentID, r.Reward, r.Terminated, r.Truncated, r.SpanTicks, r.Obs)
+	}
+	return b.String()
+}
+
+func equalSnapshots(x, y snapshot) bool {
+	if x.next != y.next || x.over != y.over || x.tick != y.tick || len(x.reports) != len(y.reports) {
+		return false
+	}
+	for i := range x.reports {
+		a, b := x.reports[i], y.reports[i]
+		if a.AgentID != b.AgentID || a.ParentID != b.ParentID || a.Terminated != b.Terminated || a.Truncated != b.Truncated ||
+			a.Start != b.Start || a.SpanTicks != b.SpanTicks || a.Clock != b.Clock || !sameFloat(a.Reward, b.Reward) ||
+			!slices.Equal(a.Obs, b.Obs) || !slices.Equal(a.Mask, b.Mask) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+// compare plays one episode on a (with bad actions tried before every valid one when
+// probe is set) and on b, checking a's results and that both runs agree at every step.
+func compare[S, A any](a, b *player[S, A], probe bool) error {
+	ra, rb := a.rt.Reset(a.seed), b.rt.Reset(b.seed)
+	a.ended, a.inControl = map[string]int{}, map[string]bool{}
+	if err := a.check(ra, ""); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	if sa, sb := snap(ra), snap(rb); !equalSnapshots(sa, sb) {
+		return fmt.Errorf("reset: two resets with the same seed differ:\n  %s\n  %s", sa, sb)
+	}
+	for !ra.Over {
+		if ra.Tick >= a.maxTicks {
+			return nil
+		}
+		acting := ra.Acting()
+		if acting == nil {
+			return fmt.Errorf("tick %d: next agent %q is not among the reports", ra.Tick, ra.Next)
+		}
+		raw, err := a.policies[acting.Agent].Act(context.Background(), acting.Obs, acting.Mask)
+		if err != nil {
+			return fmt.Errorf("tick %d: agent %s: no valid action to play: %w", ra.Tick, acting.AgentID, err)
+		}
+		raw = clone(raw)
+		if probe {
+			if err := a.probe(acting, raw); err != nil {
+				return fmt.Errorf("tick %d: %w", ra.Tick, err)
+			}
+		}
+		id := acting.AgentID
+		if ra, err = a.rt.Step(id, raw); err != nil {
+			return fmt.Errorf("tick %d: agent %s, action %v from its mask was rejected: %w", a.rt.Tick(), id, raw, err)
+		}
+		if rb, err = b.rt.Step(id, raw); err != nil {
+			return fmt.Errorf("tick %d: the same action was accepted once and rejected once: %w", a.rt.Tick(), err)
+		}
+		if err := a.check(ra, id); err != nil {
+			return fmt.Errorf("tick %d: %w", ra.Tick, err)
+		}
+		if sa, sb := snap(ra), snap(rb); !equalSnapshots(sa, sb) {
+			return fmt.Errorf("tick %d: the same seed and actions gave different results (or a rejected action changed the state):\n  %s\n  %s", ra.Tick, sa, sb)
+		}
+	}
+	if _, err := a.rt.Step(ra.Next, agent.RawAction{}); !errors.Is(err, hrl.ErrEpisodeOver) {
+		return fmt.Errorf("a step after the end of the episode returned %v; want hrl.ErrEpisodeOver", err)
+	}
+	return nil
+}
+
+// probe tries actions that must be rejected, each with the sentinel named.
+func (p *player[S, A]) probe(acting *hrl.Report, valid agent.RawAction) error {
+	space := p.specs[acting.Agent].ActionSpace
+	tries := []struct {
+		id   string
+		raw  agent.RawAction
+		want error
+	}{
+		{"nobody_0", valid, hrl.ErrNotActing},
+		{acting.Agent + "_" + strconv.Itoa(acting.Clock.SubEpisode+1), valid, hrl.ErrNotActing},
+	}
+	if bad, ok := outside(space); ok {
+		tries = append(tries, struct {
+			id   string
+			raw  agent.RawAction
+			want error
+		}{acting.AgentID, bad, hrl.ErrOutsideSpace})
+	}
+	for _, tr := range tries {
+		_, err := p.rt.Step(tr.id, tr.raw)
+		var se *hrl.StepError
+		switch {
+		case err == nil:
+			return fmt.Errorf("step(%s, %v) was accepted; want %v", tr.id, tr.raw, tr.want)
+		case !errors.Is(err, tr.want) || !errors.As(err, &se):
+			return fmt.Errorf("step(%s, %v) returned %v; want a *hrl.StepError wrapping %v", tr.id, tr.raw, err, tr.want)
+		case se.AgentID != tr.id:
+			return fmt.Errorf("step(%s, %v): the error names agent %q", tr.id, tr.raw, se.AgentID)
+		}
+	}
+	return nil
+}
+
+// outside returns a raw action outside the space, if one can be made.
+func outside(s spaces.Space) (agent.RawAction, bool) {
+	switch sp := s.(type) {
+	case spaces.Discrete:
+		return agent.Discrete(sp.Start + sp.N), true
+	case *spaces.Box:
+		return agent.Continuous(make([]float32, sp.FlatDim()+1)), true
+	case *spaces.MultiDiscrete:
+		return agent.MultiInts(make([]int64, len(sp.Nvec())+1)), true
+	case *spaces.MultiBinary:
+		return agent.MultiInts(make([]int64, sp.FlatDim()+1)), true
+	}
+	return agent.RawAction{}, false
+}
+
+func clone(r agent.RawAction) agent.RawAction {
+	r.Ints, r.Floats = slices.Clone(r.Ints), slices.Clone(r.Floats)
+	return r
+}
+
+// check verifies one result on its own; actor is the id that acted ("" at reset).
+func (p *player[S, A]) check(res hrl.Result, actor string) error {
+	if len(res.Reports) == 0 {
+		return errors.New("no agent reported")
+	}
+	allDone := true
+	for i := range res.Reports {
+		r := &res.Reports[i]
+		spec, ok := p.specs[r.Agent]
+		if !ok {
+			return fmt.Errorf("report names agent %q, which the environment does not have", r.Agent)
+		}
+		if want := r.Agent + "_" + strconv.Itoa(p.ended[r.Agent]); r.AgentID != want {
+			return fmt.Errorf("agent id %q; want %q (%d sub-episodes of %s ended so far)", r.AgentID, want, p.ended[r.Agent], r.Agent)
+		}
+		if r.Clock.SubEpisode != p.ended[r.Agent] {
+			return fmt.Errorf("agent %s: clock says sub-episode %d", r.AgentID, r.Clock.SubEpisode)
+		}
+		if v, err := spec.ObservationSpace.Unflatten(r.Obs); err != nil {
+			return fmt.Errorf("agent %s: observation is not a flat encoding of %s: %w", r.AgentID, spec.ObservationSpace, err)
+		} else if err := spec.ObservationSpace.Check(v); err != nil {
+			return fmt.Errorf("agent %s: observation outside its space: %w", r.AgentID, err)
+		}
+		if len(r.Mask) != spec.MaskLen {
+			return fmt.Errorf("agent %s: mask of %d entries; want %d", r.AgentID, len(r.Mask), spec.MaskLen)
+		}
+		if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
+			return fmt.Errorf("agent %s: reward %v is not finite", r.AgentID, r.Reward)
+		}
+		if r.Start && (r.Reward != 0 || r.SpanTicks != 0) {
+			return fmt.Errorf("agent %s: first observation with reward %v and span %d; want 0 and 0", r.AgentID, r.Reward, r.SpanTicks)
+		}
+		if !r.Start && r.SpanTicks < 1 {
+			return fmt.Errorf("agent %s: decision with span %d ticks; want at least 1", r.AgentID, r.SpanTicks)
+		}
+		if r.Start {
+			if r.ParentID != "" && !p.inControl[r.ParentID] && r.ParentID != actor {
+				return fmt.Errorf("agent %s: parent %q is not in control", r.AgentID, r.ParentID)
+			}
+			p.inControl[r.AgentID] = true
+		} else if !p.inControl[r.AgentID] {
+			return fmt.Errorf("agent %s reported a decision but was not in control", r.AgentID)
+		}
+		if r.Done() {
+			p.ended[r.Agent]++
+			delete(p.inControl, r.AgentID)
+		} else {
+			allDone = false
+		}
+	}
+	switch {
+	case res.Over != allDone:
+		return fmt.Errorf("Over is %v but every reported agent done is %v", res.Over, allDone)
+	case res.Over && res.Next != "":
+		return fmt.Errorf("episode over, yet agent %q acts next", res.Next)
+	case !res.Over && res.Acting() == nil:
+		return fmt.Errorf("agent %q acts next but is not among the reports", res.Next)
+	case !res.Over && res.Acting().Done():
+		return fmt.Errorf("agent %q acts next but is done", res.Next)
+	}
+	if !res.Over && len(res.Acting().Mask) > 0 && !slices.Contains(res.Acting().Mask, true) {
+		return fmt.Errorf("agent %s must act but its mask allows no action", res.Next)
+	}
+	return nil
+}

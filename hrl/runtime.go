@@ -1,0 +1,548 @@
+package hrl
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/spaces"
+	"github.com/batonrl/baton/transitions"
+	"go.uber.org/multierr"
+)
+
+// Config tunes a Runtime. The zero value means no tick limit.
+type Config struct {
+	// MaxTicks truncates an episode after this many environment steps: every agent still
+	// in control is reported truncated. 0 means no limit.
+	MaxTicks int
+}
+
+// Report is what one agent sees in one step. Obs and Mask belong to the runtime and
+// stay valid until its next Step or Reset.
+type Report struct {
+	// AgentID is "<name>_<k>", k counting the agent's sub-episodes ended this episode.
+	AgentID string
+	// Agent is the agent's name.
+	Agent string
+	// ParentID is the id of the agent whose action started this sub-episode, "" for a
+	// sub-episode that no action started (the initial agent's, or one begun by the
+	// on-done table at the top level).
+	ParentID string
+	// Obs is the flat observation.
+	Obs []float32
+	// Mask holds which actions are valid, for agents with an action mask; else nil.
+	Mask []bool
+	// Reward scores the agent's last decision; 0 when Start is set.
+	Reward float64
+	// Terminated and Truncated report the end of the agent's sub-episode, apart.
+	Terminated, Truncated bool
+	// Start marks the first observation of a sub-episode: the agent has not acted yet.
+	Start bool
+	// SpanTicks is how many environment steps the decision scored by Reward took: 1 for
+	// a plain action, the length of the child's sub-episode for an action that handed
+	// control down; 0 when Start is set. A trainer discounts by gamma^SpanTicks.
+	SpanTicks int
+	// Clock is the agent's clock at this report.
+	Clock agent.Clock
+
+	agent int
+}
+
+// Done reports whether the agent's sub-episode ended in this step.
+func (r *Report) Done() bool { return r.Terminated || r.Truncated }
+
+// Result is what a Reset or Step returns. Its slices belong to the runtime and stay valid
+// until its next Step or Reset.
+type Result struct {
+	// Reports lists every agent reported in the step: normally one; when a sub-episode
+	// ends, the finishing agent and then the agent that takes control.
+	Reports []Report
+	// Next is the id of the agent that acts next, "" when the episode is over.
+	Next string
+	// Over reports the end of the episode: every agent reported is done.
+	Over bool
+	// Tick counts environment steps since the reset.
+	Tick int
+
+	src observer
+}
+
+// Report returns the report of the agent with the given id, or nil.
+func (r *Result) Report(id string) *Report {
+	for i := range r.Reports {
+		if r.Reports[i].AgentID == id {
+			return &r.Reports[i]
+		}
+	}
+	return nil
+}
+
+// Acting returns the report of the agent that acts next, or nil when the episode is over.
+func (r *Result) Acting() *Report {
+	if r.Over {
+		return nil
+	}
+	return r.Report(r.Next)
+}
+
+type observer interface {
+	typedObservation(agent int, c agent.Clock) any
+}
+
+// Obs returns the typed observation of the agent reported with the given id, built
+// from the same state as its flat observation. It is for users who want their agent's
+// own observation type; it allocates and is not meant for the step path. The result must
+// be used before the runtime's next Step or Reset.
+func Obs[O any](res Result, id string) (O, error) {
+	var zero O
+	rep := res.Report(id)
+	if rep == nil || res.src == nil {
+		return zero, fmt.Errorf("hrl: no agent %q reported in this step", id)
+	}
+	o, ok := res.src.typedObservation(rep.agent, rep.Clock).(O)
+	if !ok {
+		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, res.src.typedObservation(rep.agent, rep.Clock), zero)
+	}
+	return o, nil
+}
+
+// AgentSpec describes one agent of a runtime.
+type AgentSpec struct {
+	Name             string
+	ObservationSpace spaces.Space
+	ActionSpace      spaces.Space
+	// MaskLen is the length of the agent's action mask, 0 without one.
+	MaskLen int
+}
+
+// Runtime steps a HierarchicalEnv. It is pure and deterministic: the same seed and the
+// same actions give the same results; it starts no goroutine and does no I/O.
+// A Runtime is not safe for concurrent use; run one per goroutine.
+type Runtime[S, A any] struct {
+	env    HierarchicalEnv[S, A]
+	info   func(S) any
+	table  *transitions.Table[S, A]
+	agents []Binding[S, A]
+	hooks  []hooks[S, A]
+	specs  []AgentSpec
+	cfg    Config
+	pcg    *rand.PCG
+	rng    *rand.Rand
+	ids    [][]string // ids[agent][k], grown as episodes need
+
+	started bool
+	over    bool
+	state   S
+	tick    int
+	stack   []frame[S, A]
+	subEp   []int
+	res     Result
+	obsBuf  [][]float32 // one per report slot, sized for the largest observation
+	maskBuf [][]bool
+	obsDim  []int
+	maxObs  int
+	maxMask int
+}
+
+// frame is an agent in control: the acting agent on top, its ancestors below, each
+// waiting for its child's sub-episode to end.
+type frame[S, A any] struct {
+	agent    int
+	id       string
+	parentID string
+	steps    int
+	// The decision that handed control to a child, for the reward over its span.
+	actedState S
+	actedClock agent.Clock
+	actedTick  int
+	action     A
+}
+
+// New checks env (its agents and its machine, every problem at once) and returns a
+// runtime for it. Call Reset before the first Step.
+func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error) {
+	var errs []error
+	if cfg.MaxTicks < 0 {
+		errs = append(errs, fmt.Errorf("hrl: Config.MaxTicks is %d; want 0 (no limit) or more", cfg.MaxTicks))
+	}
+	agents := env.Agents()
+	names := make([]string, len(agents))
+	for i, b := range agents {
+		if b == nil {
+			errs = append(errs, fmt.Errorf("hrl: agent #%d is nil", i))
+			continue
+		}
+		names[i] = b.Name()
+		if err := b.check(); err != nil {
+			errs = append(errs, fmt.Errorf("hrl: %w", err))
+		}
+	}
+	table, err := transitions.Compile(env.Machine(), names)
+	errs = append(errs, err)
+	if err := multierr.Combine(errs...); err != nil {
+		return nil, err
+	}
+	pcg := rand.NewPCG(0, 0)
+	r := &Runtime[S, A]{
+		env:    env,
+		table:  table,
+		agents: agents,
+		cfg:    cfg,
+		pcg:    pcg,
+		rng:    rand.New(pcg),
+		ids:    make([][]string, len(agents)),
+		subEp:  make([]int, len(agents)),
+	}
+	if in, ok := env.(Informer[S]); ok {
+		r.info = in.Info
+	}
+	for _, b := range agents {
+		r.hooks = append(r.hooks, b.hooks())
+		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
+		r.obsDim = append(r.obsDim, b.ObservationSpace().FlatDim())
+		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
+		r.maxMask = max(r.maxMask, b.masked())
+	}
+	r.res.src = r
+	return r, nil
+}
+
+// Agents describes the runtime's agents in the environment's order.
+func (r *Runtime[S, A]) Agents() []AgentSpec { return slices.Clone(r.specs) }
+
+// Machine returns the environment's switching machine.
+func (r *Runtime[S, A]) Machine() transitions.Machine[S, A] { return r.table.Machine() }
+
+// State returns the current environment state. Treat it as read-only.
+func (r *Runtime[S, A]) State() S { return r.state }
+
+// Tick returns the number of environment steps since the last reset.
+func (r *Runtime[S, A]) Tick() int { return r.tick }
+
+// Acting returns the id of the agent that acts next, "" before a reset and after the
+// episode is over.
+func (r *Runtime[S, A]) Acting() string {
+	if !r.started || r.over {
+		return ""
+	}
+	return r.stack[len(r.stack)-1].id
+}
+
+// Over reports whether the episode is over.
+func (r *Runtime[S, A]) Over() bool { return r.over }
+
+// Info describes the current state with the environment's Informer, or nil.
+func (r *Runtime[S, A]) Info() any {
+	if r.info == nil || !r.started {
+		return nil
+	}
+	return r.info(r.state)
+}
+
+// AgentInfo describes the current state as the agent reported with id sees it, with
+// the agent's agent.Informer, or nil.
+func (r *Runtime[S, A]) AgentInfo(id string) any {
+	if rep := r.res.Report(id); rep != nil {
+		return r.agents[rep.agent].info(r.state, rep.Clock)
+	}
+	return nil
+}
+
+func (r *Runtime[S, A]) typedObservation(i int, c agent.Clock) any {
+	return r.agents[i].typedObservation(r.state, c)
+}
+
+// Reset starts a new episode from the environment's InitialState drawn with a generator
+// seeded by seed, calls every agent's OnReset, and reports the initial agent's first
+// observation.
+func (r *Runtime[S, A]) Reset(seed uint64) Result {
+	r.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
+	s := r.env.InitialState(r.rng)
+	for _, h := range r.hooks {
+		if h.onReset != nil {
+			s = h.onReset(s)
+		}
+	}
+	r.state = s
+	r.started, r.over, r.tick = true, false, 0
+	r.stack = r.stack[:0]
+	clear(r.subEp)
+	r.res.Reports = r.res.Reports[:0]
+	r.begin(r.table.Initial(), "", agent.Switch[A]{Cause: agent.ByReset})
+	return r.result()
+}
+
+// Step applies a raw action of the acting agent with the given id and reports every
+// agent concerned. A *StepError (one of the sentinels in errors.go, with the agent id,
+// the action and the reason) leaves the runtime exactly as it was: the caller may retry
+// with another action.
+func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
+	switch {
+	case !r.started:
+		return Result{}, r.fail(id, raw, ErrNotReset, nil)
+	case r.over:
+		return Result{}, r.fail(id, raw, ErrEpisodeOver, nil)
+	}
+	top := &r.stack[len(r.stack)-1]
+	if id != top.id {
+		return Result{}, r.fail(id, raw, ErrNotActing, nil)
+	}
+	b := r.agents[top.agent]
+	if err := raw.Check(b.ActionSpace()); err != nil {
+		return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
+	}
+	c := r.clock(top)
+	a, err := b.decode(r.state, c, raw)
+	if err != nil {
+		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
+	}
+	s, err := r.env.Step(r.state, a)
+	if err != nil {
+		return Result{}, r.fail(id, raw, ErrRejected, err)
+	}
+	if h := r.hooks[top.agent].onStep; h != nil {
+		s = h(s, a)
+	}
+	tr, to, matched := r.table.Match(top.agent, a)
+	switch {
+	case !matched && r.table.Switching(top.agent):
+		return Result{}, r.fail(id, raw, ErrNoTrigger, nil)
+	case matched && tr.Run != nil:
+		if s, err = tr.Run(s, a); err != nil {
+			return Result{}, r.fail(id, raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
+		}
+	}
+
+	// Nothing below fails: the step is committed.
+	prev := r.state
+	r.state = s
+	r.tick++
+	r.res.Reports = r.res.Reports[:0]
+	if matched && to >= 0 {
+		top.actedState, top.actedClock, top.actedTick, top.action = prev, c, r.tick-1, a
+		r.begin(to, top.id, agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
+	} else {
+		top.steps++
+		if r.settle(len(r.stack)-1, prev, c, a, 1) {
+			r.finish()
+		}
+	}
+	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
+		r.truncate()
+	}
+	return r.result(), nil
+}
+
+func (r *Runtime[S, A]) result() Result {
+	r.res.Over = r.over
+	r.res.Tick = r.tick
+	r.res.Next = r.Acting()
+	return r.res
+}
+
+func (r *Runtime[S, A]) clock(f *frame[S, A]) agent.Clock {
+	return agent.Clock{Steps: f.steps, Tick: r.tick, SubEpisode: r.subEp[f.agent]}
+}
+
+func (r *Runtime[S, A]) id(i int) string {
+	k := r.subEp[i]
+	for len(r.ids[i]) <= k {
+		r.ids[i] = append(r.ids[i], r.agents[i].Name()+"_"+strconv.Itoa(len(r.ids[i])))
+	}
+	return r.ids[i][k]
+}
+
+// slot returns the next report, with buffers for its observation and mask.
+func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
+	n := len(r.res.Reports)
+	if n == len(r.obsBuf) {
+		r.obsBuf = append(r.obsBuf, make([]float32, r.maxObs))
+		r.maskBuf = append(r.maskBuf, make([]bool, r.maxMask))
+	}
+	r.res.Reports = append(r.res.Reports, Report{
+		AgentID:  f.id,
+		Agent:    r.agents[i].Name(),
+		ParentID: f.parentID,
+		Obs:      r.obsBuf[n][:r.obsDim[i]],
+		Clock:    r.clock(f),
+		agent:    i,
+	})
+	rep := &r.res.Reports[n]
+	if m := r.specs[i].MaskLen; m > 0 {
+		rep.Mask = r.maskBuf[n][:m]
+	}
+	return rep
+}
+
+// begin starts a sub-episode of agent i and reports its first observation.
+func (r *Runtime[S, A]) begin(i int, parentID string, sw agent.Switch[A]) {
+	r.stack = append(r.stack, frame[S, A]{agent: i, id: r.id(i), parentID: parentID})
+	f := &r.stack[len(r.stack)-1]
+	if h := r.hooks[i].onTakes; h != nil {
+		r.state = h(r.state, sw)
+	}
+	rep := r.slot(i, f)
+	rep.Start = true
+	r.agents[i].observe(r.state, rep.Clock, rep.Obs, rep.Mask)
+}
+
+// settle scores the decision of the agent at stack level n, made in state prev with
+// clock pc, now that it has completed, and reports it. It returns whether the agent's
+// sub-episode is over.
+func (r *Runtime[S, A]) settle(n int, prev S, pc agent.Clock, a A, span int) bool {
+	f := &r.stack[n]
+	rep := r.slot(f.agent, f)
+	rep.SpanTicks = span
+	rep.Reward, rep.Terminated, rep.Truncated = r.agents[f.agent].settle(prev, pc, a, r.state, rep.Clock, rep.Obs, rep.Mask)
+	return rep.Done()
+}
+
+// finish ends the sub-episode of the agent on top of the stack and passes control as the
+// on-done table says, settling parents whose span ends with it.
+func (r *Runtime[S, A]) finish() {
+	for {
+		f := r.pop()
+		next := r.table.OnDone(f.agent)
+		if next == transitions.DoneParent && len(r.stack) > 0 {
+			next = r.stack[len(r.stack)-1].agent
+		}
+		if next < 0 {
+			// End, or Parent with no parent (Compile rejects that for the initial agent;
+			// a top-level agent begun by the on-done table has none either).
+			r.end()
+			return
+		}
+		n := r.level(next)
+		if n < 0 {
+			r.begin(next, f.parentID, agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: f.id})
+			return
+		}
+		// Control returns to an agent already waiting in the stack; the agents between
+		// are cut short.
+		for len(r.stack)-1 > n {
+			r.cut(len(r.stack) - 1)
+			r.pop()
+		}
+		p := &r.stack[n]
+		p.steps++
+		if !r.settle(n, p.actedState, p.actedClock, p.action, r.tick-p.actedTick) {
+			return
+		}
+	}
+}
+
+// pop ends the sub-episode of the agent on top of the stack.
+func (r *Runtime[S, A]) pop() frame[S, A] {
+	f := r.stack[len(r.stack)-1]
+	if h := r.hooks[f.agent].onGives; h != nil {
+		r.state = h(r.state)
+	}
+	r.subEp[f.agent]++
+	r.stack = r.stack[:len(r.stack)-1]
+	return f
+}
+
+// level returns the stack level of agent i, or -1 when it is not in control.
+func (r *Runtime[S, A]) level(i int) int {
+	for n := len(r.stack) - 1; n >= 0; n-- {
+		if r.stack[n].agent == i {
+			return n
+		}
+	}
+	return -1
+}
+
+// cut settles the pending decision of the waiting agent at stack level n, whose span is
+// cut short, and reports it truncated unless its own Done says terminated.
+func (r *Runtime[S, A]) cut(n int) {
+	f := &r.stack[n]
+	f.steps++
+	r.settle(n, f.actedState, f.actedClock, f.action, r.tick-f.actedTick)
+	if rep := &r.res.Reports[len(r.res.Reports)-1]; !rep.Terminated {
+		rep.Truncated = true
+	}
+}
+
+// end closes the episode: every agent still waiting for a child is cut short.
+func (r *Runtime[S, A]) end() {
+	for n := len(r.stack) - 1; n >= 0; n-- {
+		r.cut(n)
+	}
+	r.stack = r.stack[:0]
+	r.over = true
+}
+
+// truncate ends the episode at the tick limit: the acting agent's report of this step is
+// marked truncated and every agent waiting below it is cut short.
+func (r *Runtime[S, A]) truncate() {
+	top := len(r.stack) - 1
+	if rep := r.res.Report(r.stack[top].id); rep != nil && !rep.Terminated {
+		rep.Truncated = true
+	}
+	for n := top - 1; n >= 0; n-- {
+		r.cut(n)
+	}
+	r.stack = r.stack[:0]
+	r.over = true
+}
+
+// fail builds the error of a rejected step; the runtime is left untouched.
+func (r *Runtime[S, A]) fail(id string, raw agent.RawAction, kind, cause error) error {
+	acting := ""
+	if r.started && !r.over {
+		acting = r.stack[len(r.stack)-1].id
+	}
+	raw.Ints, raw.Floats = slices.Clone(raw.Ints), slices.Clone(raw.Floats)
+	return &StepError{AgentID: id, Acting: acting, Action: raw, Kind: kind, Err: cause}
+}
+
+// Errors of Step, wrapped by a *StepError.
+var (
+	ErrNotReset      = errors.New("hrl: environment not reset")
+	ErrEpisodeOver   = errors.New("hrl: episode is over")
+	ErrNotActing     = errors.New("hrl: agent is not acting")
+	ErrOutsideSpace  = errors.New("hrl: action outside the action space")
+	ErrInvalidAction = errors.New("hrl: action invalid in this state")
+	ErrRejected      = errors.New("hrl: environment rejected the action")
+	ErrNoTrigger     = errors.New("hrl: no trigger matches the switching action")
+)
+
+// StepError is the error of a rejected step. errors.Is matches both Kind (one of the
+// sentinels above) and the cause in Err.
+type StepError struct {
+	// AgentID is the id the caller gave; Acting the id of the agent that was acting.
+	AgentID, Acting string
+	// Action is a copy of the raw action.
+	Action agent.RawAction
+	// Kind is the sentinel saying what went wrong.
+	Kind error
+	// Err is the underlying reason (from the space, the agent, the environment or the
+	// procedure), or nil.
+	Err error
+}
+
+func (e *StepError) Error() string {
+	msg := fmt.Sprintf("%v: agent %s, action %v", e.Kind, e.AgentID, e.Action)
+	if errors.Is(e.Kind, ErrNotActing) {
+		if e.Acting == "" {
+			msg += " (no agent is acting)"
+		} else {
+			msg += " (acting: " + e.Acting + ")"
+		}
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the sentinel and the cause.
+func (e *StepError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
