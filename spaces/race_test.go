@@ -1,0 +1,5 @@
+//go:build race
+
+package spaces_test
+
+const raceEnabled = true
