@@ -135,7 +135,7 @@ func Compile[S, A any](m Machine[S, A], agents []string) (*Table[S, A], error) {
 		add("", "agents", "the environment has no agents")
 	}
 	t := &Table[S, A]{
-		machine:   m,
+		machine:   m.clone(),
 		agents:    slices.Clone(agents),
 		initial:   -1,
 		onDone:    make([]int, len(agents)),
@@ -154,6 +154,10 @@ func Compile[S, A any](m Machine[S, A], agents []string) (*Table[S, A], error) {
 		next, ok := m.OnDone[name]
 		switch {
 		case !ok:
+			if index[name] != i {
+				t.onDone[i] = DoneEnd
+				continue // a duplicate name, already reported
+			}
 			add(name, "on-done", "no on-done entry: say which agent takes control when its sub-episode ends, Parent or End")
 			t.onDone[i] = DoneEnd
 		case next == End:
@@ -229,13 +233,40 @@ func Compile[S, A any](m Machine[S, A], agents []string) (*Table[S, A], error) {
 
 // checkPaths reports agents unreachable from the initial agent and reachable agents from
 // which no path ends the episode. Node len(agents) stands for End.
+//
+// Parent needs the agents that can be an agent's parent: the agents with a trigger to it,
+// and the parents of any agent whose on-done rule hands control to it, since such a
+// successor takes its predecessor's place. An agent that can run at the top level (the
+// initial agent and its on-done successors) has no parent, and there Parent ends the
+// episode.
 func (t *Table[S, A]) checkPaths() []error {
 	n := len(t.agents)
 	edges := make([][]int, n+1)
+	parents := make([][]bool, n) // parents[i][p]; p == n means the top level
+	for i := range n {
+		parents[i] = make([]bool, n+1)
+	}
+	parents[t.initial][n] = true
 	for i := range n {
 		for _, f := range t.triggers[i] {
 			if t.machine.Triggers[f.trigger].Run == nil {
 				edges[i] = append(edges[i], f.to)
+				parents[f.to][i] = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range n {
+			d := t.onDone[i]
+			if d < 0 {
+				continue
+			}
+			for p, ok := range parents[i] {
+				if ok && !parents[d][p] {
+					parents[d][p] = true
+					changed = true
+				}
 			}
 		}
 	}
@@ -244,9 +275,9 @@ func (t *Table[S, A]) checkPaths() []error {
 		case DoneEnd:
 			edges[i] = append(edges[i], n)
 		case DoneParent:
-			for p := range n { // any agent with a trigger to i can be its parent
-				if slices.Contains(edges[p], i) {
-					edges[i] = append(edges[i], p)
+			for p, ok := range parents[i] {
+				if ok {
+					edges[i] = append(edges[i], p) // p == n: End
 				}
 			}
 		default:
@@ -304,8 +335,17 @@ func checkName(name string) string {
 	return ""
 }
 
-// Machine returns the machine the table was compiled from.
-func (t *Table[S, A]) Machine() Machine[S, A] { return t.machine }
+// Machine returns a copy of the machine the table was compiled from; changing it
+// changes neither the table nor later copies.
+func (t *Table[S, A]) Machine() Machine[S, A] { return t.machine.clone() }
+
+// clone copies m deeply enough that no map or slice is shared with it.
+func (m Machine[S, A]) clone() Machine[S, A] {
+	m.OnDone = maps.Clone(m.OnDone)
+	m.Triggers = slices.Clone(m.Triggers)
+	m.Switching = slices.Clone(m.Switching)
+	return m
+}
 
 // Agents returns the agent names, in the environment's order.
 func (t *Table[S, A]) Agents() []string { return slices.Clone(t.agents) }
@@ -322,7 +362,7 @@ func (t *Table[S, A]) Switching(i int) bool { return t.switching[i] }
 
 // Match returns the first trigger of agent i that action a fires, the index of the
 // agent it hands control to (-1 for a procedure), and whether any fired. It allocates
-// nothing.
+// nothing. The trigger belongs to the table: read it, do not change it.
 func (t *Table[S, A]) Match(i int, a A) (tr *Trigger[S, A], to int, ok bool) {
 	for _, f := range t.triggers[i] {
 		tr := &t.machine.Triggers[f.trigger]
