@@ -14,10 +14,8 @@ import (
 // and a walker steps there. The planner is rewarded when a leg ends at the exit.
 type corridor struct{ Pos, Target int }
 
-type leg struct {
-	Planner bool
-	N       int
-}
+// leg is the decoded action: the planner's leg length, or 0 for a walker's step.
+type leg struct{ N int }
 
 type planner struct{}
 
@@ -27,9 +25,14 @@ func (planner) ActionSpace() spaces.Space                    { return spaces.Dis
 func (planner) TranslateState(s corridor, _ agent.Clock) int { return s.Pos }
 func (planner) Observe(pos int) int                          { return pos }
 func (planner) EncodeObservation(dst []float32, pos int)     { dst[0] = float32(pos) }
-func (planner) DecodeAction(_ int, a int64) (leg, error)     { return leg{true, int(a) + 1}, nil }
+func (planner) DecodeAction(_ int, a int64) (leg, error)     { return leg{int(a) + 1}, nil }
 func (planner) Done(pos int) (bool, bool)                    { return pos == 6, false }
-func (planner) Reward(_ int, _ leg, pos int) float64         { return map[bool]float64{true: 1}[pos == 6] }
+func (planner) Reward(_ int, _ leg, pos int) float64 {
+	if pos == 6 {
+		return 1 // the leg ended at the exit
+	}
+	return 0
+}
 
 type walker struct{}
 
@@ -41,7 +44,7 @@ func (walker) Observe(s corridor) corridor                       { return s }
 func (walker) EncodeObservation(dst []float32, s corridor) {
 	dst[0], dst[1] = float32(s.Pos), float32(s.Target)
 }
-func (walker) DecodeAction(corridor, int64) (leg, error) { return leg{false, 1}, nil }
+func (walker) DecodeAction(corridor, int64) (leg, error) { return leg{}, nil }
 func (walker) Done(s corridor) (bool, bool)              { return s.Pos >= s.Target, false }
 func (walker) Reward(corridor, leg, corridor) float64    { return -0.1 }
 func (walker) OnTakesControl(s corridor, sw agent.Switch[leg]) corridor {
@@ -63,7 +66,7 @@ func (env) Machine() transitions.Machine[corridor, leg] {
 }
 func (env) InitialState(*rand.Rand) corridor { return corridor{} }
 func (env) Step(s corridor, a leg) (corridor, error) {
-	if !a.Planner {
+	if a.N == 0 {
 		s.Pos++
 	}
 	return s, nil
