@@ -113,18 +113,60 @@ func (r RawAction) Value(s spaces.Space) any {
 }
 
 // Check reports whether r is a member of the action space s without allocating on
-// success. Only Discrete, MultiDiscrete, MultiBinary and Box are action spaces.
+// success. Only Discrete, MultiDiscrete, MultiBinary and Box are action spaces; for any
+// other space Check returns an error wrapping ErrActionSpace. An action outside s, or
+// one that sets a field the space does not read (Floats for a Discrete space, Int for a
+// Box), gets a *spaces.ValueError, which wraps spaces.ErrOutside and names the value
+// and the bound or the stray field.
 func (r RawAction) Check(s spaces.Space) error {
 	switch sp := s.(type) {
 	case spaces.Discrete:
-		return sp.CheckInt(r.Int)
+		return r.checkDiscrete(s, sp)
+	case *spaces.Discrete:
+		if sp != nil {
+			return r.checkDiscrete(s, *sp)
+		}
 	case *spaces.Box:
+		if err := r.stray(s, true, true, false); err != nil {
+			return err
+		}
 		return sp.CheckFloats(r.Floats)
 	case *spaces.MultiDiscrete:
+		if err := r.stray(s, true, false, true); err != nil {
+			return err
+		}
 		return sp.CheckInts(r.Ints)
 	case *spaces.MultiBinary:
+		if err := r.stray(s, true, false, true); err != nil {
+			return err
+		}
 		return sp.CheckInts(r.Ints)
-	default:
-		return fmt.Errorf("%w: %s", ErrActionSpace, s)
 	}
+	return fmt.Errorf("%w: %v", ErrActionSpace, s)
+}
+
+// checkDiscrete checks r against d, which s holds.
+func (r RawAction) checkDiscrete(s spaces.Space, d spaces.Discrete) error {
+	if err := r.stray(s, false, true, true); err != nil {
+		return err
+	}
+	return d.CheckInt(r.Int)
+}
+
+// stray returns an error if r sets one of the fields the space s does not read: Int
+// (when it is not 0), Ints or Floats, as flagged.
+func (r RawAction) stray(s spaces.Space, noInt, noInts, noFloats bool) error {
+	var field string
+	var value any
+	switch {
+	case noInt && r.Int != 0:
+		field, value = "Int", r.Int
+	case noInts && r.Ints != nil:
+		field, value = "Ints", r.Ints
+	case noFloats && r.Floats != nil:
+		field, value = "Floats", r.Floats
+	default:
+		return nil
+	}
+	return &spaces.ValueError{Space: s, Reason: fmt.Sprintf("the action sets %s (%v), which a %s action space does not read", field, value, s.Kind())}
 }

@@ -36,13 +36,31 @@ var (
 	ErrScriptEnded = errors.New("agent: scripted policy has no more actions")
 )
 
-// Random returns a policy that draws uniformly from an action space with rng, honouring
-// the action mask for Discrete spaces. It allocates nothing per call; the slices of the
-// actions it returns are reused by the next call. Not safe for concurrent use: give each
-// trial its own, seeded.
+// Random returns a policy that draws uniformly from an action space with rng (Box
+// elements as spaces.Box.SampleTo draws them). For a Discrete space it honours the action
+// mask: Act draws among the allowed actions, and fails with an error wrapping
+// spaces.ErrEmptyMask when the mask allows none, or spaces.ErrMaskLength when its
+// length is not N. For the other spaces it ignores the mask.
+//
+// Act allocates nothing. For Box, MultiDiscrete and MultiBinary spaces the slice of the
+// action it returns is a buffer the policy owns and overwrites on its next call: copy it
+// (slices.Clone) to keep it longer.
+//
+// Random returns an error wrapping ErrActionSpace for a space that is not an action
+// space, and an error for an invalid Discrete space or a nil rng. Not safe for
+// concurrent use: give each trial its own, seeded.
 func Random(space spaces.Space, rng *rand.Rand) (Policy, error) {
+	if rng == nil {
+		return nil, errors.New("agent: random policy: nil *rand.Rand")
+	}
+	if d, ok := space.(*spaces.Discrete); ok && d != nil {
+		space = *d
+	}
 	switch sp := space.(type) {
 	case spaces.Discrete:
+		if err := sp.Validate(); err != nil {
+			return nil, fmt.Errorf("agent: random policy: %w", err)
+		}
 		return &randomDiscrete{space: sp, rng: rng}, nil
 	case *spaces.Box:
 		return &randomBox{space: sp, rng: rng, buf: make([]float32, sp.FlatDim())}, nil
@@ -51,7 +69,7 @@ func Random(space spaces.Space, rng *rand.Rand) (Policy, error) {
 	case *spaces.MultiBinary:
 		return &randomMultiBinary{rng: rng, buf: make([]int64, sp.FlatDim())}, nil
 	default:
-		return nil, fmt.Errorf("%w: %s", ErrActionSpace, space)
+		return nil, fmt.Errorf("%w: %v", ErrActionSpace, space)
 	}
 }
 
@@ -106,8 +124,9 @@ func (p *randomMultiBinary) Act(context.Context, []float32, []bool) (RawAction, 
 }
 
 // Scripted returns a policy that plays actions in order and then fails with
-// ErrScriptEnded, or, with Loop, starts over. It ignores observations and masks: a
-// script that plays an invalid action gets the runtime's error for it.
+// ErrScriptEnded, or, with Loop, starts over. It ignores observations, masks and the
+// context: a script that plays an invalid action gets the runtime's error for it.
+// The script keeps actions as given, without copying them or their slices.
 // Not safe for concurrent use.
 func Scripted(actions ...RawAction) *Script {
 	return &Script{actions: actions}

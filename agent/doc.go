@@ -1,0 +1,41 @@
+// Package agent defines the typed decision makers of a hierarchical environment and the
+// policies that act for them.
+//
+// # Agents
+//
+// An Agent[S, AS, O, R, A] is fully typed: S is the environment state all agents share,
+// AS the agent's own view of it, O its observation, R its raw action (int64, []int64 or
+// []float32) and A the environment's decoded action. One step of an agent goes
+//
+//	state S ──TranslateState──▶ AS ──Observe──▶ O ──EncodeObservation──▶ []float32
+//	raw R ──DecodeAction(AS, R)──▶ A ──env.Step──▶ next S
+//	Done(AS) (terminated, truncated)    Reward(prev AS, a A, next AS) float64
+//
+// An agent holds configuration only: everything that changes during an episode lives in
+// S or in the Clock the runtime passes, so one Agent value serves many environments at
+// once. Package hrl binds agents of different types into one environment.
+//
+// # Optional hooks
+//
+// An agent may implement any of ResetHook, TakesControlHook, StepHook, GivesControlHook,
+// Masker and Informer, each a one-method interface. The runtime finds them once, when the
+// agent is bound (as database/sql finds optional driver features), and never
+// type-asserts on the step path. TakesControlHook receives a Switch: why the agent takes
+// control (Cause), the rule that fired, the agent that handed over and its action.
+//
+// # Raw actions and policies
+//
+// RawAction is the erased form of a raw action that policies produce and the runtime,
+// the logs and the wire carry: Int for a Discrete action space, Ints for MultiDiscrete
+// and MultiBinary, Floats for Box. RawAction.Check tells why an action is outside its
+// space.
+//
+// A Policy maps a flat observation and an optional action mask to a raw action; it takes
+// a context because a policy may be remote. PolicyFunc adapts a function. Built in:
+// Random (uniform over an action space, honouring a Discrete mask, allocation-free) and
+// Scripted (a fixed sequence, optionally looped). Policies are not safe for concurrent
+// use unless they say so: give each trial its own.
+//
+// The package is pure: no I/O, no clock, no goroutines, no global state; randomness
+// comes only from the *rand.Rand a caller passes.
+package agent
