@@ -89,7 +89,7 @@ func (r *Result) Acting() *Report {
 }
 
 type observer interface {
-	typedObservation(agent int, c agent.Clock) any
+	typedObservation(slot, agent int, c agent.Clock) any
 }
 
 // Obs returns the typed observation of the agent reported with the given id, built
@@ -98,13 +98,14 @@ type observer interface {
 // be used before the runtime's next Step or Reset.
 func Obs[O any](res Result, id string) (O, error) {
 	var zero O
-	rep := res.Report(id)
-	if rep == nil || res.src == nil {
+	slot := slices.IndexFunc(res.Reports, func(r Report) bool { return r.AgentID == id })
+	if slot < 0 || res.src == nil {
 		return zero, fmt.Errorf("hrl: no agent %q reported in this step", id)
 	}
-	o, ok := res.src.typedObservation(rep.agent, rep.Clock).(O)
+	v := res.src.typedObservation(slot, res.Reports[slot].agent, res.Reports[slot].Clock)
+	o, ok := v.(O)
 	if !ok {
-		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, res.src.typedObservation(rep.agent, rep.Clock), zero)
+		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, v, zero)
 	}
 	return o, nil
 }
@@ -142,6 +143,7 @@ type Runtime[S, A any] struct {
 	res     Result
 	obsBuf  [][]float32 // one per report slot, sized for the largest observation
 	maskBuf [][]bool
+	states  []S // one per report slot: the state the report's observation was built from
 	obsDim  []int
 	maxObs  int
 	maxMask int
@@ -251,8 +253,12 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 	return nil
 }
 
-func (r *Runtime[S, A]) typedObservation(i int, c agent.Clock) any {
-	return r.agents[i].typedObservation(r.state, c)
+// typedObservation rebuilds the typed observation of agent i reported in the given slot
+// of the latest result, from the state its flat observation was built from: a hook that
+// ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
+// current state since.
+func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
+	return r.agents[i].typedObservation(r.states[slot], c)
 }
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
@@ -361,7 +367,10 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	if n == len(r.obsBuf) {
 		r.obsBuf = append(r.obsBuf, make([]float32, r.maxObs))
 		r.maskBuf = append(r.maskBuf, make([]bool, r.maxMask))
+		r.states = append(r.states, r.state)
 	}
+	// Every caller builds the report from the current state right after taking the slot.
+	r.states[n] = r.state
 	r.res.Reports = append(r.res.Reports, Report{
 		AgentID:  f.id,
 		Agent:    r.agents[i].Name(),
@@ -466,27 +475,24 @@ func (r *Runtime[S, A]) cut(n int) {
 	}
 }
 
-// end closes the episode: every agent still waiting for a child is cut short.
+// end closes the episode: every agent still waiting for a child is cut short and, as
+// at the end of any sub-episode, gives control (innermost first, as on a normal return).
 func (r *Runtime[S, A]) end() {
-	for n := len(r.stack) - 1; n >= 0; n-- {
-		r.cut(n)
+	for len(r.stack) > 0 {
+		r.cut(len(r.stack) - 1)
+		r.pop()
 	}
-	r.stack = r.stack[:0]
 	r.over = true
 }
 
 // truncate ends the episode at the tick limit: the acting agent's report of this step is
-// marked truncated and every agent waiting below it is cut short.
+// marked truncated, it gives control, and every agent waiting below it is cut short.
 func (r *Runtime[S, A]) truncate() {
-	top := len(r.stack) - 1
-	if rep := r.res.Report(r.stack[top].id); rep != nil && !rep.Terminated {
+	if rep := r.res.Report(r.stack[len(r.stack)-1].id); rep != nil && !rep.Terminated {
 		rep.Truncated = true
 	}
-	for n := top - 1; n >= 0; n-- {
-		r.cut(n)
-	}
-	r.stack = r.stack[:0]
-	r.over = true
+	r.pop()
+	r.end()
 }
 
 // fail builds the error of a rejected step; the runtime is left untouched.

@@ -8,7 +8,10 @@
 // finite, results that disagree with themselves (Next not reported, Over while an agent
 // is still going), trajectories that differ for the same seed and actions, and invalid
 // actions (from an agent not acting, outside the action space, after the end) that are
-// accepted or that change what happens next. The switching machine must validate.
+// accepted or that change what happens next. Actions an agent's mask rules out are tried
+// too: the environment may accept them (a mask is advice), but one it rejects must
+// change nothing. The switching machine must validate. A panic in the environment's
+// code is recovered and reported with its stack, and ends the check.
 package hrltest
 
 import (
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,17 +63,36 @@ func Run[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options) error 
 	var errs []error
 	for ep := range opts.Episodes {
 		seed := opts.Seed + uint64(ep)
-		// a steps with bad actions interleaved, b without; both must agree.
-		a, err := newPlayer(newEnv, opts, seed)
-		if err != nil {
-			return fmt.Errorf("hrltest: hrl.New: %w", err)
+		fatal, err := episode(newEnv, opts, seed)
+		if fatal != nil {
+			return errors.Join(append(errs, fatal)...)
 		}
-		b, _ := newPlayer(newEnv, opts, seed)
-		if err := compare(a, b, true); err != nil {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("hrltest: seed %d: %w", seed, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// episode checks one seeded episode. fatal reports a problem that ends the check: an
+// environment hrl.New rejects, or a panic in the environment's code, recovered with its
+// stack.
+func episode[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options, seed uint64) (fatal, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			fatal = fmt.Errorf("hrltest: seed %d: panic: %v\n%s", seed, v, debug.Stack())
+		}
+	}()
+	// a steps with bad actions interleaved, b without; both must agree.
+	a, err := newPlayer(newEnv, opts, seed)
+	if err != nil {
+		return fmt.Errorf("hrltest: hrl.New: %w", err), nil
+	}
+	b, err := newPlayer(newEnv, opts, seed)
+	if err != nil {
+		return fmt.Errorf("hrltest: hrl.New (second environment): %w", err), nil
+	}
+	return nil, compare(a, b, true)
 }
 
 type player[S, A any] struct {
@@ -81,6 +104,7 @@ type player[S, A any] struct {
 	// what the checks keep track of within an episode
 	ended     map[string]int  // sub-episodes ended per agent
 	inControl map[string]bool // ids in control
+	advisory  map[string]bool // agents whose environment accepted a masked-out action
 }
 
 func newPlayer[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options, seed uint64) (*player[S, A], error) {
@@ -147,7 +171,7 @@ func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN
 // probe is set) and on b, checking a's results and that both runs agree at every step.
 func compare[S, A any](a, b *player[S, A], probe bool) error {
 	ra, rb := a.rt.Reset(a.seed), b.rt.Reset(b.seed)
-	a.ended, a.inControl = map[string]int{}, map[string]bool{}
+	a.ended, a.inControl, a.advisory = map[string]int{}, map[string]bool{}, map[string]bool{}
 	if err := a.check(ra, ""); err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
@@ -167,14 +191,26 @@ func compare[S, A any](a, b *player[S, A], probe bool) error {
 			return fmt.Errorf("tick %d: agent %s: no valid action to play: %w", ra.Tick, acting.AgentID, err)
 		}
 		raw = clone(raw)
+		id := acting.AgentID
+		played := false
 		if probe {
 			if err := a.probe(acting, raw); err != nil {
 				return fmt.Errorf("tick %d: %w", ra.Tick, err)
 			}
+			var x agent.RawAction
+			var rx hrl.Result
+			if x, rx, played, err = a.probeMasked(acting); err != nil {
+				return fmt.Errorf("tick %d: %w", ra.Tick, err)
+			}
+			if played {
+				// The environment accepted a masked-out action: b plays it too.
+				raw, ra = x, rx
+			}
 		}
-		id := acting.AgentID
-		if ra, err = a.rt.Step(id, raw); err != nil {
-			return fmt.Errorf("tick %d: agent %s, action %v from its mask was rejected: %w", a.rt.Tick(), id, raw, err)
+		if !played {
+			if ra, err = a.rt.Step(id, raw); err != nil {
+				return fmt.Errorf("tick %d: agent %s, action %v from its mask was rejected: %w", a.rt.Tick(), id, raw, err)
+			}
 		}
 		if rb, err = b.rt.Step(id, raw); err != nil {
 			return fmt.Errorf("tick %d: the same action was accepted once and rejected once: %w", a.rt.Tick(), err)
@@ -223,6 +259,34 @@ func (p *player[S, A]) probe(acting *hrl.Report, valid agent.RawAction) error {
 		}
 	}
 	return nil
+}
+
+// probeMasked tries the actions the acting agent's mask rules out. A mask is advice to
+// policies, so the environment may accept such an action: then it is the one played
+// this tick (played is set, with its result) and the agent's masked-out actions are not
+// tried again this episode. An action the environment rejects must leave no trace, which
+// the comparison with the run that never saw it checks.
+func (p *player[S, A]) probeMasked(acting *hrl.Report) (raw agent.RawAction, res hrl.Result, played bool, err error) {
+	d, ok := p.specs[acting.Agent].ActionSpace.(spaces.Discrete)
+	if !ok || len(acting.Mask) == 0 || p.advisory[acting.Agent] {
+		return raw, res, false, nil
+	}
+	id := acting.AgentID
+	for i, allowed := range acting.Mask {
+		if allowed {
+			continue
+		}
+		raw = agent.Discrete(d.Start + int64(i))
+		res, err = p.rt.Step(id, raw)
+		if err == nil {
+			p.advisory[acting.Agent] = true
+			return raw, res, true, nil
+		}
+		if se := (*hrl.StepError)(nil); !errors.As(err, &se) || se.AgentID != id {
+			return raw, res, false, fmt.Errorf("step(%s, %v), an action its mask rules out, returned %v; want a *hrl.StepError naming the agent", id, raw, err)
+		}
+	}
+	return raw, res, false, nil
 }
 
 // outside returns a raw action outside the space, if one can be made.

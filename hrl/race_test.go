@@ -1,0 +1,5 @@
+//go:build race
+
+package hrl_test
+
+const raceEnabled = true
