@@ -223,12 +223,63 @@ func Compile[S, A any](m Machine[S, A], agents []string) (*Table[S, A], error) {
 		}
 	}
 	if len(errs) == 0 {
+		errs = append(errs, t.checkCycles()...)
+	}
+	if len(errs) == 0 {
 		errs = append(errs, t.checkPaths()...)
 	}
 	if err := multierr.Combine(errs...); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkCycles reports triggers that can hand control to an agent already waiting below
+// the acting one: an agent would become its own ancestor, and its ids and pending
+// decisions would be ambiguous. It follows trigger edges only, depth first from each
+// agent in order, and reports each cycle once, at the trigger that closes it.
+func (t *Table[S, A]) checkCycles() []error {
+	n := len(t.agents)
+	const (
+		unseen = iota
+		open
+		closed
+	)
+	state := make([]int, n)
+	var path []int
+	var errs []error
+	var visit func(i int)
+	visit = func(i int) {
+		state[i] = open
+		path = append(path, i)
+		for _, f := range t.triggers[i] {
+			tr := &t.machine.Triggers[f.trigger]
+			if tr.Run != nil {
+				continue
+			}
+			switch state[f.to] {
+			case unseen:
+				visit(f.to)
+			case open:
+				start := slices.Index(path, f.to)
+				names := make([]string, 0, len(path)-start+1)
+				for _, k := range path[start:] {
+					names = append(names, t.agents[k])
+				}
+				names = append(names, t.agents[f.to])
+				errs = append(errs, &RuleError{Agent: tr.From, Rule: tr.Name,
+					Reason: fmt.Sprintf("trigger cycle %s: an agent would take control below itself", strings.Join(names, " -> "))})
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = closed
+	}
+	for i := range n {
+		if state[i] == unseen {
+			visit(i)
+		}
+	}
+	return errs
 }
 
 // checkPaths reports agents unreachable from the initial agent and reachable agents from

@@ -451,6 +451,24 @@ func TestCompileErrors(t *testing.T) {
 			want: []ruleKey{{"strategy", "reachability"}, {"motion", "reachability"}},
 		},
 		{
+			name: "trigger cycle",
+			edit: func(m *machine) {
+				m.Triggers = append(m.Triggers, transitions.Trigger[int, int]{Name: "back", From: "motion", To: "strategy"})
+			},
+			want: []ruleKey{{"motion", "back"}},
+		},
+		{
+			name:   "agent that triggers itself",
+			agents: []string{"strategy", "motion", "grasp"},
+			edit: func(m *machine) {
+				m.OnDone["grasp"] = transitions.Parent
+				m.Triggers = append(m.Triggers,
+					transitions.Trigger[int, int]{Name: "grab", From: "motion", To: "grasp"},
+					transitions.Trigger[int, int]{Name: "regrab", From: "grasp", To: "grasp"})
+			},
+			want: []ruleKey{{"grasp", "regrab"}},
+		},
+		{
 			name:   "child that never returns",
 			agents: []string{"strategy", "motion", "grasp"},
 			edit: func(m *machine) {
