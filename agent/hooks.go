@@ -38,6 +38,17 @@ type Masker[AS any] interface {
 	ActionMask(as AS, dst []bool)
 }
 
+// ViewEncoder is implemented by agents that write their flat observation, and their
+// action mask if they have one, straight from their view in one call. The runtime then
+// uses EncodeView on the step path instead of Observe, EncodeObservation and
+// ActionMask, which saves building the typed observation and computing what the
+// observation and the mask share twice. EncodeView must write exactly what those would
+// (hrltest checks it); mask is nil for an agent without a Masker. Observe is still used
+// for typed observations (hrl.Obs).
+type ViewEncoder[AS any] interface {
+	EncodeView(as AS, obs []float32, mask []bool)
+}
+
 // Informer is implemented by agents that describe their view for humans and logs
 // (the runtime calls it only when asked, never on the step path).
 type Informer[AS any] interface {

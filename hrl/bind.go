@@ -21,9 +21,7 @@ type Binding[S, A any] interface {
 	check() error
 	hooks() hooks[S, A]
 	masked() int // length of the action mask, 0 without one
-	decode(s S, c agent.Clock, raw agent.RawAction) (A, error)
-	observe(s S, c agent.Clock, obs []float32, mask []bool)
-	settle(prev S, pc agent.Clock, a A, s S, c agent.Clock, obs []float32, mask []bool) (reward float64, terminated, truncated bool)
+	instance() instance[S, A]
 	typedObservation(s S, c agent.Clock) any
 	info(s S, c agent.Clock) any
 }
@@ -66,17 +64,21 @@ func Bind[S, AS, O any, R agent.Raw, A any](a agent.Agent[S, AS, O, R, A]) Bindi
 	if i, ok := a.(agent.Informer[AS]); ok {
 		b.inform = i.Info
 	}
+	if e, ok := a.(agent.ViewEncoder[AS]); ok {
+		b.encodeView = e.EncodeView
+	}
 	return b
 }
 
 type binding[S, AS, O any, R agent.Raw, A any] struct {
-	a        agent.Agent[S, AS, O, R, A]
-	name     string
-	obs, act spaces.Space
-	fromRaw  func(agent.RawAction) R
-	h        hooks[S, A]
-	mask     func(AS, []bool)
-	inform   func(AS) any
+	a          agent.Agent[S, AS, O, R, A]
+	name       string
+	obs, act   spaces.Space
+	fromRaw    func(agent.RawAction) R
+	h          hooks[S, A]
+	mask       func(AS, []bool)
+	inform     func(AS) any
+	encodeView func(AS, []float32, []bool)
 }
 
 func (b *binding[S, AS, O, R, A]) Name() string                   { return b.name }
@@ -119,27 +121,57 @@ func (b *binding[S, AS, O, R, A]) masked() int {
 	return int(b.act.(spaces.Discrete).N)
 }
 
-func (b *binding[S, AS, O, R, A]) decode(s S, c agent.Clock, raw agent.RawAction) (A, error) {
-	return b.a.DecodeAction(b.a.TranslateState(s, c), b.fromRaw(raw))
+func (b *binding[S, AS, O, R, A]) instance() instance[S, A] {
+	return &bound[S, AS, O, R, A]{binding: b}
 }
 
-func (b *binding[S, AS, O, R, A]) observe(s S, c agent.Clock, obs []float32, mask []bool) {
-	as := b.a.TranslateState(s, c)
+// instance is an agent bound into one runtime: it keeps the agent's view at its pending
+// decision, so that settling the decision translates only the state it ends in. An
+// agent is at most once in a runtime's stack (transitions rejects trigger cycles and
+// the runtime refuses a trigger into an agent in control), so one pending view each
+// suffices.
+type instance[S, A any] interface {
+	// decide translates s and decodes raw, and keeps the view as the pending one. The
+	// view of a decision that fails is never settled: the next decide replaces it.
+	decide(s *S, c agent.Clock, raw agent.RawAction) (A, error)
+	// observe writes the first observation of a sub-episode.
+	observe(s *S, c agent.Clock, obs []float32, mask []bool)
+	// settle scores the pending decision, whose action was a, in state s, and writes the
+	// observation there.
+	settle(a *A, s *S, c agent.Clock, obs []float32, mask []bool) (reward float64, terminated, truncated bool)
+}
+
+type bound[S, AS, O any, R agent.Raw, A any] struct {
+	*binding[S, AS, O, R, A]
+	pending AS
+}
+
+func (b *bound[S, AS, O, R, A]) decide(s *S, c agent.Clock, raw agent.RawAction) (A, error) {
+	b.pending = b.a.TranslateState(*s, c)
+	return b.a.DecodeAction(b.pending, b.fromRaw(raw))
+}
+
+func (b *bound[S, AS, O, R, A]) observe(s *S, c agent.Clock, obs []float32, mask []bool) {
+	b.encode(b.a.TranslateState(*s, c), obs, mask)
+}
+
+func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, c agent.Clock, obs []float32, mask []bool) (float64, bool, bool) {
+	next := b.a.TranslateState(*s, c)
+	reward := b.a.Reward(b.pending, *a, next)
+	term, trunc := b.a.Done(next)
+	b.encode(next, obs, mask)
+	return reward, term, trunc
+}
+
+func (b *binding[S, AS, O, R, A]) encode(as AS, obs []float32, mask []bool) {
+	if b.encodeView != nil {
+		b.encodeView(as, obs, mask)
+		return
+	}
 	b.a.EncodeObservation(obs, b.a.Observe(as))
 	if b.mask != nil {
 		b.mask(as, mask)
 	}
-}
-
-func (b *binding[S, AS, O, R, A]) settle(prev S, pc agent.Clock, a A, s S, c agent.Clock, obs []float32, mask []bool) (float64, bool, bool) {
-	next := b.a.TranslateState(s, c)
-	reward := b.a.Reward(b.a.TranslateState(prev, pc), a, next)
-	term, trunc := b.a.Done(next)
-	b.a.EncodeObservation(obs, b.a.Observe(next))
-	if b.mask != nil {
-		b.mask(next, mask)
-	}
-	return reward, term, trunc
 }
 
 func (b *binding[S, AS, O, R, A]) typedObservation(s S, c agent.Clock) any {

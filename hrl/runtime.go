@@ -85,6 +85,9 @@ func (r *Result) Acting() *Report {
 	if r.Over {
 		return nil
 	}
+	if n := len(r.Reports); n > 0 && r.Reports[n-1].AgentID == r.Next {
+		return &r.Reports[n-1] // the runtime reports the acting agent last
+	}
 	return r.Report(r.Next)
 }
 
@@ -127,7 +130,9 @@ type Runtime[S, A any] struct {
 	info   func(S) any
 	table  *transitions.Table[S, A]
 	agents []Binding[S, A]
+	inst   []instance[S, A]
 	hooks  []hooks[S, A]
+	fast   []discreteRange // per agent: its Discrete action range, for the check on the step path
 	specs  []AgentSpec
 	cfg    Config
 	pcg    *rand.PCG
@@ -156,11 +161,22 @@ type frame[S, A any] struct {
 	id       string
 	parentID string
 	steps    int
-	// The decision that handed control to a child, for the reward over its span.
-	actedState S
-	actedClock agent.Clock
-	actedTick  int
-	action     A
+	// The decision that handed control to a child, for the reward over its span (the
+	// agent's instance keeps its view at that decision).
+	actedTick int
+	action    A
+}
+
+// discreteRange is the range [lo, hi) of a Discrete action space; ok is false for
+// other spaces.
+type discreteRange struct {
+	lo, hi int64
+	ok     bool
+}
+
+// inside reports whether raw is a member of the range, without calling the space.
+func (d discreteRange) inside(raw *agent.RawAction) bool {
+	return d.ok && raw.Ints == nil && raw.Floats == nil && raw.Int >= d.lo && raw.Int < d.hi
 }
 
 // New checks env (its agents and its machine, every problem at once) and returns a
@@ -202,6 +218,12 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 		r.info = in.Info
 	}
 	for _, b := range agents {
+		r.inst = append(r.inst, b.instance())
+		var fast discreteRange
+		if d, ok := b.ActionSpace().(spaces.Discrete); ok {
+			fast = discreteRange{lo: d.Start, hi: d.Start + d.N, ok: true}
+		}
+		r.fast = append(r.fast, fast)
 		r.hooks = append(r.hooks, b.hooks())
 		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
 		r.obsDim = append(r.obsDim, b.ObservationSpace().FlatDim())
@@ -296,12 +318,12 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if id != top.id {
 		return Result{}, r.fail(id, raw, ErrNotActing, nil)
 	}
-	b := r.agents[top.agent]
-	if err := raw.Check(b.ActionSpace()); err != nil {
-		return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
+	if !r.fast[top.agent].inside(&raw) {
+		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
+			return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
+		}
 	}
-	c := r.clock(top)
-	a, err := b.decode(r.state, c, raw)
+	a, err := r.inst[top.agent].decide(&r.state, r.clock(top), raw)
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
 	}
@@ -320,19 +342,21 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 		if s, err = tr.Run(s, a); err != nil {
 			return Result{}, r.fail(id, raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
 		}
+	case matched && r.level(to) >= 0:
+		return Result{}, r.fail(id, raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
 	}
 
 	// Nothing below fails: the step is committed.
-	prev := r.state
 	r.state = s
 	r.tick++
 	r.res.Reports = r.res.Reports[:0]
+	top.action = a
 	if matched && to >= 0 {
-		top.actedState, top.actedClock, top.actedTick, top.action = prev, c, r.tick-1, a
+		top.actedTick = r.tick - 1
 		r.begin(to, top.id, agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
 	} else {
 		top.steps++
-		if r.settle(len(r.stack)-1, prev, c, a, 1) {
+		if r.settle(len(r.stack)-1, 1) {
 			r.finish()
 		}
 	}
@@ -371,15 +395,20 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	}
 	// Every caller builds the report from the current state right after taking the slot.
 	r.states[n] = r.state
-	r.res.Reports = append(r.res.Reports, Report{
+	if n < cap(r.res.Reports) {
+		r.res.Reports = r.res.Reports[:n+1]
+	} else {
+		r.res.Reports = append(r.res.Reports, Report{})
+	}
+	rep := &r.res.Reports[n]
+	*rep = Report{
 		AgentID:  f.id,
-		Agent:    r.agents[i].Name(),
+		Agent:    r.specs[i].Name,
 		ParentID: f.parentID,
 		Obs:      r.obsBuf[n][:r.obsDim[i]],
 		Clock:    r.clock(f),
 		agent:    i,
-	})
-	rep := &r.res.Reports[n]
+	}
 	if m := r.specs[i].MaskLen; m > 0 {
 		rep.Mask = r.maskBuf[n][:m]
 	}
@@ -395,17 +424,17 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw agent.Switch[A]) {
 	}
 	rep := r.slot(i, f)
 	rep.Start = true
-	r.agents[i].observe(r.state, rep.Clock, rep.Obs, rep.Mask)
+	r.inst[i].observe(&r.state, rep.Clock, rep.Obs, rep.Mask)
 }
 
-// settle scores the decision of the agent at stack level n, made in state prev with
-// clock pc, now that it has completed, and reports it. It returns whether the agent's
-// sub-episode is over.
-func (r *Runtime[S, A]) settle(n int, prev S, pc agent.Clock, a A, span int) bool {
+// settle scores the pending decision of the agent at stack level n, whose action is in
+// its frame, now that it has completed after span ticks, and reports it. It returns
+// whether the agent's sub-episode is over.
+func (r *Runtime[S, A]) settle(n, span int) bool {
 	f := &r.stack[n]
 	rep := r.slot(f.agent, f)
 	rep.SpanTicks = span
-	rep.Reward, rep.Terminated, rep.Truncated = r.agents[f.agent].settle(prev, pc, a, r.state, rep.Clock, rep.Obs, rep.Mask)
+	rep.Reward, rep.Terminated, rep.Truncated = r.inst[f.agent].settle(&f.action, &r.state, rep.Clock, rep.Obs, rep.Mask)
 	return rep.Done()
 }
 
@@ -437,7 +466,7 @@ func (r *Runtime[S, A]) finish() {
 		}
 		p := &r.stack[n]
 		p.steps++
-		if !r.settle(n, p.actedState, p.actedClock, p.action, r.tick-p.actedTick) {
+		if !r.settle(n, r.tick-p.actedTick) {
 			return
 		}
 	}
@@ -469,7 +498,7 @@ func (r *Runtime[S, A]) level(i int) int {
 func (r *Runtime[S, A]) cut(n int) {
 	f := &r.stack[n]
 	f.steps++
-	r.settle(n, f.actedState, f.actedClock, f.action, r.tick-f.actedTick)
+	r.settle(n, r.tick-f.actedTick)
 	if rep := &r.res.Reports[len(r.res.Reports)-1]; !rep.Terminated {
 		rep.Truncated = true
 	}
@@ -495,7 +524,10 @@ func (r *Runtime[S, A]) truncate() {
 	r.end()
 }
 
-// fail builds the error of a rejected step; the runtime is left untouched.
+// fail builds the error of a rejected step; the runtime is left untouched. It is kept
+// out of line so that Step's frame stays small.
+//
+//go:noinline
 func (r *Runtime[S, A]) fail(id string, raw agent.RawAction, kind, cause error) error {
 	acting := ""
 	if r.started && !r.over {
@@ -514,6 +546,7 @@ var (
 	ErrInvalidAction = errors.New("hrl: action invalid in this state")
 	ErrRejected      = errors.New("hrl: environment rejected the action")
 	ErrNoTrigger     = errors.New("hrl: no trigger matches the switching action")
+	ErrInControl     = errors.New("hrl: trigger target is already in control")
 )
 
 // StepError is the error of a rejected step. errors.Is matches both Kind (one of the

@@ -48,6 +48,12 @@ func (*Strategy) EncodeObservation(dst []float32, o StrategyObs) {
 // ActionMask marks the walkable directions.
 func (*Strategy) ActionMask(v View, dst []bool) { directionMask(v.State, dst) }
 
+// EncodeView writes the observation and the mask in one pass (agent.ViewEncoder).
+func (*Strategy) EncodeView(v View, obs []float32, mask []bool) {
+	directionMask(v.State, mask)
+	encode(obs, v.Maze, v.Pos, mask)
+}
+
 func directionMask(s State, dst []bool) {
 	for d := range Direction(4) {
 		dst[d] = s.Maze.Walkable(s.Pos.Move(d))
@@ -120,6 +126,12 @@ func (*Motion) EncodeObservation(dst []float32, o MotionObs) {
 
 // ActionMask marks the walkable moves.
 func (*Motion) ActionMask(v View, dst []bool) { moveMask(v.State, dst) }
+
+// EncodeView writes the observation and the mask in one pass (agent.ViewEncoder).
+func (*Motion) EncodeView(v View, obs []float32, mask []bool) {
+	moveMask(v.State, mask)
+	encode(obs, v.Maze, v.Pos, mask)
+}
 
 func moveMask(s State, dst []bool) {
 	dst[Backward] = s.Maze.Walkable(s.Pos.Move(s.Heading.Opposite()))
