@@ -1,0 +1,5 @@
+//go:build !race
+
+package cartpole_test
+
+const raceEnabled = false
