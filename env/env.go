@@ -1,0 +1,76 @@
+package env
+
+import (
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/hrl"
+)
+
+// Spec describes one agent of an environment: its name, its spaces and the length of
+// its action mask (0 without one). It is the same type as hrl.AgentSpec.
+type Spec = hrl.AgentSpec
+
+// Step is what a single-agent environment returns from Reset and Step, with
+// Gymnasium's meaning. Obs and Mask belong to the environment and stay valid until its
+// next Reset or Step; copy them to keep them longer.
+type Step struct {
+	// Obs is the flat observation, of length ObservationSpace().FlatDim().
+	Obs []float32
+	// Mask says which actions are valid, for an action space with a mask; else nil.
+	Mask []bool
+	// Reward scores the action just taken; 0 after Reset.
+	Reward float64
+	// Terminated: the episode reached a natural end. Truncated: a limit cut it short.
+	Terminated, Truncated bool
+}
+
+// Done reports whether the episode ended.
+func (s Step) Done() bool { return s.Terminated || s.Truncated }
+
+// Env is a single-agent environment with Gymnasium's semantics: Reset starts an episode
+// from a seed and returns the first observation; Step applies an action and returns the
+// next observation, the reward, and whether the episode terminated or was truncated.
+// After an episode ends, Step returns an error until the next Reset.
+//
+// Step returns an error, never panics, for an action outside the action space or one the
+// environment rejects, and leaves the environment as it was. Neither method blocks; an
+// Env is not safe for concurrent use unless it says so.
+type Env interface {
+	// Spec describes the environment's single agent.
+	Spec() Spec
+	// Reset starts a new episode; the same seed gives the same episode.
+	Reset(seed uint64) (Step, error)
+	// Step applies one action.
+	Step(a agent.RawAction) (Step, error)
+	// Info describes the current state for humans and logs (Gymnasium's info), or nil.
+	// It may allocate; it is not meant for the step path.
+	Info() any
+}
+
+// Turn is what a multi-agent environment returns from Reset and Step: the agents
+// reported, who acts next and whether the episode is over. It is the same type as
+// hrl.Result.
+type Turn = hrl.Result
+
+// Report is what one agent sees in one step; the same type as hrl.Report.
+type Report = hrl.Report
+
+// MultiAgent is an environment of several agents keyed by agent id, in the turn-taking
+// form (PettingZoo's AEC API): after Reset and each Step, Turn.Next names the agent that
+// acts next, and every agent whose observation, reward or end is new is reported.
+// *hrl.Runtime is a MultiAgent. Environments whose agents move simultaneously
+// (PettingZoo's parallel API) implement Parallel and become a MultiAgent through
+// Sequential, which collects one action per live agent before stepping.
+//
+// Step returns an error, never panics, for an action of an agent that is not acting,
+// outside its space or rejected by the environment, and leaves the environment as it
+// was. Neither method blocks; a MultiAgent is not safe for concurrent use.
+type MultiAgent interface {
+	// Agents describes every agent the environment may report, in a fixed order.
+	Agents() []Spec
+	// Reset starts a new episode; the same seed gives the same episode.
+	Reset(seed uint64) Turn
+	// Step applies the action of the acting agent id.
+	Step(id string, a agent.RawAction) (Turn, error)
+	// Info describes the current state for humans and logs, or nil.
+	Info() any
+}
