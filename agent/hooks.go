@@ -43,7 +43,7 @@ type Masker[AS any] interface {
 // uses EncodeView on the step path instead of Observe, EncodeObservation and
 // ActionMask, which saves building the typed observation and computing what the
 // observation and the mask share twice. EncodeView must write exactly what those would
-// (hrltest checks it); mask is nil for an agent without a Masker. Observe is still used
+// (test it against them, as the maze does); mask is nil for an agent without a Masker. Observe is still used
 // for typed observations (hrl.Obs).
 type ViewEncoder[AS any] interface {
 	EncodeView(as AS, obs []float32, mask []bool)

@@ -447,3 +447,53 @@ func TestOracleErrors(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, errors.Is(maze.ErrWall, maze.ErrWall))
 }
+
+// TestEncodeViewMatchesObserve checks the agents' fused EncodeView, which the runtime
+// uses on the step path, against Observe, EncodeObservation and ActionMask, which the
+// typed observations use, on every walkable tile, heading and step count.
+func TestEncodeViewMatchesObserve(t *testing.T) {
+	m, err := maze.Parse(maze.Reference)
+	require.NoError(t, err)
+	strategy := maze.NewStrategy(m, maze.StrategyConfig{})
+	motion := maze.NewMotion(m, maze.MotionConfig{})
+	tests := []struct {
+		name    string
+		obsDim  int
+		maskLen int
+		view    func(v maze.View, obs []float32, mask []bool)
+		slow    func(v maze.View, obs []float32, mask []bool)
+	}{
+		{"strategy", strategy.ObservationSpace().FlatDim(), 4, strategy.EncodeView, func(v maze.View, obs []float32, mask []bool) {
+			strategy.EncodeObservation(obs, strategy.Observe(v))
+			strategy.ActionMask(v, mask)
+		}},
+		{"motion", motion.ObservationSpace().FlatDim(), 2, motion.EncodeView, func(v maze.View, obs []float32, mask []bool) {
+			motion.EncodeObservation(obs, motion.Observe(v))
+			motion.ActionMask(v, mask)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fastObs, slowObs := make([]float32, tt.obsDim), make([]float32, tt.obsDim)
+			fastMask, slowMask := make([]bool, tt.maskLen), make([]bool, tt.maskLen)
+			views := 0
+			for r := range m.Rows() {
+				for c := range m.Cols() {
+					p := maze.Pos{Row: r, Col: c}
+					if !m.Walkable(p) {
+						continue
+					}
+					for h := range maze.Direction(4) {
+						v := maze.View{State: maze.State{Maze: m, Pos: p, Heading: h}, Steps: int(h)}
+						tt.view(v, fastObs, fastMask)
+						tt.slow(v, slowObs, slowMask)
+						require.Equal(t, slowObs, fastObs, "%v heading %v", p, h)
+						require.Equal(t, slowMask, fastMask, "%v heading %v", p, h)
+						views++
+					}
+				}
+			}
+			require.Greater(t, views, 100)
+		})
+	}
+}
