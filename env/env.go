@@ -63,7 +63,9 @@ type Report = hrl.Report
 //
 // Step returns an error, never panics, for an action of an agent that is not acting,
 // outside its space or rejected by the environment, and leaves the environment as it
-// was. Neither method blocks; a MultiAgent is not safe for concurrent use.
+// was; *hrl.Runtime and Sequential return a *hrl.StepError, which errors.Is matches
+// against hrl's sentinels (hrl.ErrNotActing, hrl.ErrOutsideSpace, ...). Neither method
+// blocks; a MultiAgent is not safe for concurrent use.
 type MultiAgent interface {
 	// Agents describes every agent the environment may report, in a fixed order.
 	Agents() []Spec
