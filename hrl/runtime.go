@@ -240,6 +240,13 @@ func (r *Runtime[S, A]) Agents() []AgentSpec { return slices.Clone(r.specs) }
 // Machine returns the environment's switching machine.
 func (r *Runtime[S, A]) Machine() transitions.Machine[S, A] { return r.table.Machine() }
 
+// Mermaid draws the environment's switching machine as a Mermaid state diagram (see
+// transitions.Machine.Mermaid), for tools that hold the runtime without its types.
+func (r *Runtime[S, A]) Mermaid() string { return r.table.Machine().Mermaid() }
+
+// DOT draws the environment's switching machine in Graphviz's DOT language.
+func (r *Runtime[S, A]) DOT() string { return r.table.Machine().DOT() }
+
 // State returns the current environment state. Treat it as read-only.
 func (r *Runtime[S, A]) State() S { return r.state }
 

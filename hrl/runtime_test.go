@@ -614,4 +614,7 @@ func TestAgentsAndMachine(t *testing.T) {
 	assert.Equal(t, "jump", m.Triggers[0].Name)
 	m.OnDone["walker"] = "changed"
 	assert.Equal(t, "$parent", rt.Machine().OnDone["walker"], "Machine returns a copy")
+	assert.Equal(t, rt.Machine().Mermaid(), rt.Mermaid())
+	assert.Equal(t, rt.Machine().DOT(), rt.DOT())
+	assert.Contains(t, rt.Mermaid(), "jump")
 }
