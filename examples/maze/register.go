@@ -1,0 +1,101 @@
+package maze
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/runners"
+)
+
+// Register adds the maze to a registry under the name "maze", configured by the JSON
+// that ParseConfig reads. Its agents and policies:
+//
+//	strategy  oracle (default): NewOracle's shortest paths; random: uniform over the
+//	          walkable directions
+//	motion    random (default): uniform over the walkable moves; forward: AlwaysForward
+//
+// An episode succeeds when the strategy agent reaches the goal (it terminates). The
+// procedure variant ({"procedure": true}) has no motion agent.
+func Register(r *runners.Registry) error {
+	return r.Register(runners.Entry{
+		Name:        "maze",
+		Description: "the reference maze: a strategy agent picks directions, a motion agent walks them",
+		Config:      Config{},
+		Open:        openFactory,
+		Agents: []runners.AgentEntry{
+			{Name: StrategyName, Default: "oracle", Policies: []runners.PolicyEntry{
+				{Name: "oracle", Description: "shortest paths to the goal", New: oraclePolicy},
+				{Name: "random", Description: "uniform over the walkable directions", New: randomPolicy(StrategyName)},
+			}},
+			{Name: MotionName, Default: "random", Policies: []runners.PolicyEntry{
+				{Name: "random", Description: "uniform over the walkable moves", New: randomPolicy(MotionName)},
+				{Name: "forward", Description: "always forward", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+					return AlwaysForward(), nil
+				}},
+			}},
+		},
+		Success: Reached,
+	})
+}
+
+// Reached reports whether the episode ending with final reached the goal: the strategy
+// agent terminated, which it does on the goal only. It is the maze's success.
+func Reached(final env.Turn) bool {
+	for i := range final.Reports {
+		if r := &final.Reports[i]; r.Agent == StrategyName && r.Terminated {
+			return true
+		}
+	}
+	return false
+}
+
+// factory is the runners.Factory of one maze configuration: the environment, which
+// holds configuration only, and the oracle, planned once; both are safe for
+// concurrent use.
+type factory struct {
+	env    *Env
+	oracle *Oracle
+}
+
+func openFactory(config []byte) (runners.Factory, error) {
+	cfg, err := ParseConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewEnv(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &factory{env: e, oracle: NewOracle(e.Maze())}, nil
+}
+
+// NewEnv returns a runtime of the maze with the tick limit.
+func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+	return hrl.New(hrl.HierarchicalEnv[State, Action](f.env), hrl.Config{MaxTicks: o.MaxTicks})
+}
+
+func oraclePolicy(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
+	mf, ok := f.(*factory)
+	if !ok {
+		return nil, fmt.Errorf("maze: the oracle needs the maze's factory, not %T", f)
+	}
+	return mf.oracle, nil
+}
+
+func randomPolicy(name string) runners.PolicyFactory {
+	return func(f runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+		mf, ok := f.(*factory)
+		if !ok {
+			return nil, fmt.Errorf("maze: the random %s policy needs the maze's factory, not %T", name, f)
+		}
+		for _, b := range mf.env.Agents() {
+			if b.Name() == name {
+				return agent.Random(b.ActionSpace(), rng)
+			}
+		}
+		return nil, fmt.Errorf("maze: no %s agent in this configuration", name)
+	}
+}

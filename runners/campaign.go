@@ -1,0 +1,402 @@
+package runners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/batonrl/baton/env"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Campaign runs many trials of one spec on a bounded pool of goroutines and sums them
+// up. Build it with NewCampaign; a Campaign is safe for concurrent use (each Run is
+// independent).
+type Campaign struct {
+	reg  *Registry
+	spec Spec
+	opts campaignOptions
+	base *opened
+
+	mu    sync.Mutex
+	cache map[string]*opened
+	plan  *plan // of the spec, for trials no hook changes
+}
+
+// NewCampaign checks spec (its environment, configuration, agents and policies, with
+// errors listing the choices, a *NameError for a name that is not registered) and the
+// options, and returns a campaign of trials of it. Trial i of the campaign is spec
+// with the ID "ID-i" (or "ENV-i") and the seed DeriveSeed(spec.Seed, i), changed by the
+// pre-trial hooks.
+func NewCampaign(reg *Registry, spec Spec, opts ...CampaignOption) (*Campaign, error) {
+	c := &Campaign{reg: reg, spec: spec.clone(), cache: map[string]*opened{}}
+	for _, o := range opts {
+		o.applyCampaign(&c.opts)
+	}
+	if c.opts.err != nil {
+		return nil, c.opts.err
+	}
+	if c.opts.trials == 0 {
+		c.opts.trials = 1
+	}
+	if err := checkSpec(&c.spec); err != nil {
+		return nil, err
+	}
+	o, err := open(reg, spec.Env, spec.Config, spec.MaxTicks)
+	if err != nil {
+		return nil, err
+	}
+	if c.plan, err = newPlan(c.spec, 0, o); err != nil {
+		return nil, err
+	}
+	c.base = o
+	c.cache[cacheKey(spec.Env, spec.Config)] = o
+	return c, nil
+}
+
+// Trials returns how many trials the campaign runs.
+func (c *Campaign) Trials() int { return c.opts.trials }
+
+// Agents describes the agents of the spec's environment.
+func (c *Campaign) Agents() []env.Spec { return slices.Clone(c.base.agents) }
+
+func cacheKey(name string, config []byte) string { return name + "\x00" + string(config) }
+
+// opened returns the opened configuration of an environment, opening it once per
+// campaign.
+func (c *Campaign) opened(name string, config []byte, maxTicks int) (*opened, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o, ok := c.cache[cacheKey(name, config)]; ok {
+		return o, nil
+	}
+	o, err := open(c.reg, name, config, maxTicks)
+	if err != nil {
+		return nil, err
+	}
+	c.cache[cacheKey(name, config)] = o
+	return o, nil
+}
+
+// takeFirst hands out the environment built when o was opened, once, if it was built
+// with the tick limit wanted.
+func (c *Campaign) takeFirst(o *opened, maxTicks int) env.MultiAgent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := o.first; m != nil && o.firstTicks == maxTicks {
+		o.first = nil
+		return m
+	}
+	return nil
+}
+
+// Summary sums up a campaign. The same campaign seed gives the same Summary, apart
+// from Wall and StepsPerSecond, whatever the number of workers: trials draw only from
+// their own seeds and are summed up in trial order.
+type Summary struct {
+	// Env is the spec's environment.
+	Env string `json:"env"`
+	// Trials counts the trials run (not those a cancellation kept from starting);
+	// Ended, Stopped and Failed split them by state.
+	Trials  int `json:"trials"`
+	Ended   int `json:"ended"`
+	Stopped int `json:"stopped"`
+	Failed  int `json:"failed"`
+	// Episodes counts the complete episodes of all trials (of failed and stopped
+	// trials too); the returns and the success rate are over them.
+	Episodes int `json:"episodes"`
+	// EnvSteps counts environment steps, over every episode begun.
+	EnvSteps int64 `json:"env_steps"`
+	// Wall is the campaign's wall-clock time, WallSeconds the same in seconds, and
+	// StepsPerSecond is EnvSteps / WallSeconds.
+	Wall           time.Duration `json:"-"`
+	WallSeconds    float64       `json:"wall_seconds"`
+	StepsPerSecond float64       `json:"steps_per_second"`
+	// Successes counts the successful episodes; SuccessRate is Successes over the
+	// complete episodes of trials whose environment defines success, nil when none does.
+	Successes   int      `json:"successes"`
+	SuccessRate *float64 `json:"success_rate,omitempty"`
+	// Agents sums up each agent's episode returns, in the environment's agent order
+	// (agents first seen in later trials, after a hook changed the environment, after).
+	Agents []AgentSummary `json:"agents"`
+	// Failures lists the trials that failed, in trial order.
+	Failures []Failure `json:"failures,omitempty"`
+}
+
+// AgentSummary sums up an agent's returns over the complete episodes that have it: an
+// episode's return is the sum of the rewards of all the agent's reports (every source,
+// every sub-episode) and of the retroactive rewards for them. Std is the population
+// standard deviation (0 for one episode), as NumPy's default.
+type AgentSummary struct {
+	Name     string  `json:"name"`
+	Episodes int     `json:"episodes"`
+	Mean     float64 `json:"mean"`
+	Std      float64 `json:"std"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+}
+
+// Failure is a failed trial of a campaign.
+type Failure struct {
+	Index  int    `json:"index"`
+	Trial  string `json:"trial"`
+	Err    error  `json:"-"`
+	Reason string `json:"reason"`
+}
+
+// Run runs the campaign's trials, at most the worker count at once, and sums them up.
+// A trial that fails (an error or a panic in user code) fails alone: the campaign goes
+// on. When ctx is done, running trials stop promptly (policies get ctx), no trial
+// starts, and Run returns the summary of the trials run so far with ctx's error. Every
+// goroutine Run starts has ended when it returns. Other errors come from worker sinks
+// (WithWorkerSinks).
+func (c *Campaign) Run(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	k := c.opts.trials
+	w := min(c.opts.workerCount(), k)
+	r := &campaignRun{c: c, results: make([]Result, k), ran: make([]bool, k)}
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for i := range w {
+		wg.Go(func() {
+			errs[i] = r.work(wctx, i)
+			if errs[i] != nil {
+				cancel(errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	s := c.summarize(r.results, r.ran, time.Since(start))
+	err := errors.Join(errs...)
+	if ctx.Err() != nil {
+		err = errors.Join(ctx.Err(), err)
+	}
+	return s, err
+}
+
+type campaignRun struct {
+	c       *Campaign
+	next    atomic.Int64
+	steps   atomic.Int64
+	results []Result
+	ran     []bool
+
+	mu                    sync.Mutex
+	done, failed, stopped int
+}
+
+// worker is what a worker keeps from one trial to the next: the trial's buffers and
+// the environment.
+type worker struct {
+	t        trial
+	plan     plan
+	open     *opened
+	maxTicks int
+	env      env.MultiAgent
+}
+
+func (r *campaignRun) work(ctx context.Context, index int) (err error) {
+	c := r.c
+	sinks := slices.Clone(c.opts.sinks)
+	if c.opts.workerSinks != nil {
+		s, err := c.opts.workerSinks(index)
+		if err != nil {
+			return fmt.Errorf("runners: sink of worker %d: %w", index, err)
+		}
+		if cl, ok := s.(io.Closer); ok {
+			defer func() {
+				if cerr := cl.Close(); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("runners: closing the sink of worker %d: %w", index, cerr))
+				}
+			}()
+		}
+		sinks = append(sinks, s)
+	}
+	sink := joinSinks(sinks...)
+	we := &worker{}
+	for ctx.Err() == nil {
+		i := int(r.next.Add(1) - 1)
+		if i >= len(r.results) {
+			return nil
+		}
+		r.results[i] = r.trial(ctx, i, sink, we)
+		r.ran[i] = true
+		r.report(i)
+	}
+	return nil
+}
+
+func (r *campaignRun) report(i int) {
+	res := &r.results[i]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done++
+	switch res.State {
+	case Failed:
+		r.failed++
+	case Stopped:
+		r.stopped++
+	}
+	if f := r.c.opts.progress; f != nil {
+		f(Progress{Done: r.done, Total: len(r.results), Failed: r.failed, Stopped: r.stopped, Steps: r.steps.Load(), Index: i, Result: res})
+	}
+}
+
+// trial runs trial i.
+func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Result {
+	c := r.c
+	prefix := c.spec.ID
+	if prefix == "" {
+		prefix = c.spec.Env
+	}
+	id, seed := prefix+"-"+strconv.Itoa(i), DeriveSeed(c.spec.Seed, i)
+	var p *plan
+	if len(c.opts.hooks) == 0 {
+		c.plan.copyFor(&w.plan, id, seed, i)
+		p = &w.plan
+	} else {
+		spec := c.spec.clone()
+		spec.ID, spec.Seed = id, seed
+		for _, h := range c.opts.hooks {
+			if err := runHook(ctx, h, i, &spec); err != nil {
+				return reject(ctx, spec.ID, err, sink)
+			}
+		}
+		o, err := c.opened(spec.Env, spec.Config, spec.MaxTicks)
+		if err != nil {
+			return reject(ctx, spec.ID, err, sink)
+		}
+		if p, err = newPlan(spec, i, o); err != nil {
+			return reject(ctx, spec.ID, err, sink)
+		}
+	}
+	o, maxTicks := p.open, p.spec.MaxTicks
+	var m env.MultiAgent
+	if w.open == o && w.maxTicks == maxTicks {
+		m = w.env
+	} else {
+		m = c.takeFirst(o, maxTicks)
+	}
+	t := &w.t
+	t.init(ctx, p, m, sink)
+	t.steps = &r.steps
+	res := t.run()
+	w.open, w.maxTicks, w.env = nil, 0, nil
+	if res.State != Failed {
+		w.open, w.maxTicks, w.env = o, maxTicks, t.env
+	}
+	return res
+}
+
+// runHook runs a pre-trial hook, turning a panic into an error.
+func runHook(ctx context.Context, h Hook, i int, s *Spec) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Where: "pre-trial hook", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	if err := h(ctx, i, s); err != nil {
+		return fmt.Errorf("%w: %w", ErrHook, err)
+	}
+	return nil
+}
+
+// reject is the result of a trial whose spec could not be run; the sinks are told.
+func reject(ctx context.Context, id string, err error, sink Sink) Result {
+	err = &TrialError{Trial: id, Tick: -1, Err: err}
+	if sink != nil {
+		func() {
+			defer func() { _ = recover() }()
+			_ = sink.Handle(ctx, &Event{Kind: KindState, Trial: id, State: &StateChange{Trial: id, State: Failed, Err: err}})
+		}()
+	}
+	return Result{ID: id, State: Failed, Err: err}
+}
+
+// summarize sums up the results of the trials run, in trial order.
+func (c *Campaign) summarize(results []Result, ran []bool, wall time.Duration) Summary {
+	s := Summary{Env: c.spec.Env, Wall: wall, WallSeconds: wall.Seconds()}
+	var order []string
+	returns := map[string][]float64{}
+	defined, successes, judged := false, 0, 0
+	for i := range results {
+		if !ran[i] {
+			continue
+		}
+		res := &results[i]
+		s.Trials++
+		switch res.State {
+		case Ended:
+			s.Ended++
+		case Stopped:
+			s.Stopped++
+		case Failed:
+			s.Failed++
+			reason := ""
+			if res.Err != nil {
+				reason = res.Err.Error()
+			}
+			s.Failures = append(s.Failures, Failure{Index: i, Trial: res.ID, Err: res.Err, Reason: reason})
+		}
+		s.EnvSteps += res.Steps
+		if res.Info == nil {
+			continue
+		}
+		for _, a := range res.Info.Agents {
+			if _, ok := returns[a.Name]; !ok {
+				order = append(order, a.Name)
+				returns[a.Name] = nil
+			}
+		}
+		defined = defined || res.Info.DefinesSuccess
+		for _, ep := range res.Episodes {
+			if !ep.Complete {
+				continue
+			}
+			s.Episodes++
+			if res.Info.DefinesSuccess {
+				judged++
+				if ep.Success {
+					successes++
+				}
+			}
+			for j, a := range res.Info.Agents {
+				returns[a.Name] = append(returns[a.Name], ep.Returns[j])
+			}
+		}
+	}
+	if wall > 0 {
+		s.StepsPerSecond = float64(s.EnvSteps) / wall.Seconds()
+	}
+	s.Successes = successes
+	if defined {
+		rate := 0.0
+		if judged > 0 {
+			rate = float64(successes) / float64(judged)
+		}
+		s.SuccessRate = &rate
+	}
+	for _, name := range order {
+		xs := returns[name]
+		as := AgentSummary{Name: name, Episodes: len(xs)}
+		if len(xs) > 0 {
+			as.Mean, as.Std = stat.PopMeanStdDev(xs, nil)
+			as.Min, as.Max = math.Inf(1), math.Inf(-1)
+			for _, x := range xs {
+				as.Min, as.Max = min(as.Min, x), max(as.Max, x)
+			}
+		}
+		s.Agents = append(s.Agents, as)
+	}
+	return s
+}

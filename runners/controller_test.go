@@ -1,0 +1,263 @@
+package runners_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/runners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func newController(t *testing.T, opts ...runners.ControllerOption) *runners.Controller {
+	t.Helper()
+	c, err := runners.NewController(registry(t), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
+	return c
+}
+
+func states(t *testing.T, c *runners.Controller, id string) []runners.State {
+	t.Helper()
+	changes, err := c.Watch(t.Context(), id)
+	require.NoError(t, err)
+	var out []runners.State
+	for sc := range changes {
+		assert.Equal(t, id, sc.Trial)
+		out = append(out, sc.State)
+	}
+	return out
+}
+
+func TestControllerStartWaitWatch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rec := newRecorder()
+	c := newController(t, runners.WithSinks(rec), runners.WithWorkers(2))
+	var ids []string
+	for i := range 3 {
+		spec := mazeSpec("forward")
+		spec.Seed = uint64(i)
+		id, err := c.Start(t.Context(), spec)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	assert.Equal(t, []string{"trial-1", "trial-2", "trial-3"}, ids)
+	for _, id := range ids {
+		res, err := c.Wait(t.Context(), id)
+		require.NoError(t, err)
+		assert.Equal(t, runners.Ended, res.State)
+		assert.Equal(t, id, res.ID)
+		assert.True(t, res.Episodes[0].Success)
+		assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Ended}, states(t, c, id))
+		assert.Equal(t, -1, res.Info.Index)
+		events := rec.events(id)
+		assert.Equal(t, runners.Running, events[0].State.State)
+		assert.Equal(t, runners.Ended, events[len(events)-1].State.State)
+	}
+	list := c.List()
+	require.Len(t, list, 3)
+	for i, st := range list {
+		assert.Equal(t, runners.Status{ID: ids[i], Env: "maze", State: runners.Ended, Tick: 20}, st)
+	}
+
+	// Ids are unique among the trials held; Forget drops a finished one.
+	spec := mazeSpec("forward")
+	spec.ID = "trial-1"
+	_, err := c.Start(t.Context(), spec)
+	require.ErrorIs(t, err, runners.ErrTrialExists)
+	require.NoError(t, c.Forget("trial-1"))
+	require.ErrorIs(t, c.Forget("trial-1"), runners.ErrUnknownTrial)
+	id, err := c.Start(t.Context(), spec)
+	require.NoError(t, err)
+	assert.Equal(t, "trial-1", id)
+	_, err = c.Wait(t.Context(), id)
+	require.NoError(t, err)
+
+	// Names are checked when a trial starts.
+	_, err = c.Start(t.Context(), mazeSpec("sideways"))
+	require.ErrorIs(t, err, runners.ErrUnknownPolicy)
+	_, err = c.Start(t.Context(), runners.Spec{Env: "nowhere"})
+	require.ErrorIs(t, err, runners.ErrUnknownEnv)
+}
+
+// Stop stops a running trial, even one whose policy blocks until its context is done,
+// and a pending one at once.
+func TestControllerStop(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rec := newRecorder()
+	c := newController(t, runners.WithSinks(rec), runners.WithWorkers(1))
+	started := make(chan string, 2)
+	spec := runners.Spec{Env: "maze", Actors: map[string]runners.Actor{maze.StrategyName: runners.PerTrial(func(*rand.Rand) (agent.Policy, error) {
+		return blocking(started, ""), nil
+	})}}
+	running, err := c.Start(t.Context(), spec)
+	require.NoError(t, err)
+	pending, err := c.Start(t.Context(), spec)
+	require.NoError(t, err)
+	<-started // the first trial blocks its only worker
+	require.ErrorIs(t, c.Forget(running), runners.ErrNotDone)
+
+	// Watching and waiting end with their context.
+	ctx, cancel := context.WithCancel(t.Context())
+	changes, err := c.Watch(ctx, running)
+	require.NoError(t, err)
+	var seen []runners.State
+	for sc := range changes {
+		seen = append(seen, sc.State)
+		if sc.State == runners.Running {
+			cancel()
+		}
+	}
+	assert.Equal(t, []runners.State{runners.Pending, runners.Running}, seen)
+	_, err = c.Wait(ctx, running)
+	require.ErrorIs(t, err, context.Canceled)
+
+	require.NoError(t, c.Stop(pending))
+	res, err := c.Wait(t.Context(), pending)
+	require.NoError(t, err)
+	assert.Equal(t, runners.Stopped, res.State)
+	require.ErrorIs(t, res.Err, runners.ErrStopped)
+	assert.Equal(t, []runners.State{runners.Pending, runners.Stopped}, states(t, c, pending))
+
+	require.NoError(t, c.Stop(running))
+	res, err = c.Wait(t.Context(), running)
+	require.NoError(t, err)
+	assert.Equal(t, runners.Stopped, res.State)
+	require.ErrorIs(t, res.Err, runners.ErrStopped)
+	assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Stopped}, states(t, c, running))
+	require.Len(t, res.Episodes, 1)
+	assert.False(t, res.Episodes[0].Complete)
+	events := rec.events(running)
+	assert.Equal(t, runners.Stopped, events[len(events)-1].State.State)
+	require.NoError(t, c.Stop(running), "stopping a finished trial does nothing")
+	require.ErrorIs(t, c.Stop("trial-9"), runners.ErrUnknownTrial)
+
+	// The context given to Start bounds the trial.
+	ctx, cancel = context.WithCancel(t.Context())
+	id, err := c.Start(ctx, spec)
+	require.NoError(t, err)
+	<-started
+	cancel()
+	res, err = c.Wait(t.Context(), id)
+	require.NoError(t, err)
+	assert.Equal(t, runners.Stopped, res.State)
+	require.ErrorIs(t, res.Err, context.Canceled)
+}
+
+// Shutdown stops the trials still running and waits for the workers.
+func TestControllerShutdown(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c, err := runners.NewController(registry(t), runners.WithWorkers(2))
+	require.NoError(t, err)
+	started := make(chan string, 3)
+	spec := runners.Spec{Env: "counter", Actors: map[string]runners.Actor{"counter": runners.PerTrial(func(*rand.Rand) (agent.Policy, error) {
+		return blocking(started, ""), nil
+	})}}
+	var ids []string
+	for range 3 {
+		id, err := c.Start(t.Context(), spec)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	<-started
+	<-started
+	require.NoError(t, c.Shutdown(t.Context()))
+	for _, id := range ids {
+		res, err := c.Wait(t.Context(), id)
+		require.NoError(t, err)
+		assert.Equal(t, runners.Stopped, res.State, id)
+		require.ErrorIs(t, res.Err, runners.ErrShutdown)
+	}
+	_, err = c.Start(t.Context(), spec)
+	require.ErrorIs(t, err, runners.ErrShutdown)
+}
+
+// Outside rewards reach the events and the result: one for the agent's next step, one
+// for an agent whose sub-episode has ended (retroactive to its last step), one for a
+// past tick (retroactive); a future tick is rejected.
+func TestControllerFeedback(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rec := newRecorder()
+	c := newController(t, runners.WithSinks(rec))
+	// The motion agent (forward) stops at its 4th call: motion_2 about to act at tick
+	// 6 (see TestTrialMazeOracleForward).
+	g := newGate(maze.AlwaysForward(), 4)
+	id, err := c.Start(t.Context(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{maze.MotionName: runners.Value(g)}})
+	require.NoError(t, err)
+	<-g.reached
+	steps := rec.steps(id)
+	require.Equal(t, "e0 t6 motion_2<-strategy_0 start acting", line(steps[len(steps)-1]))
+
+	for _, fb := range []runners.Feedback{
+		{AgentID: "motion_2", Tick: runners.Now, Value: 0.5, Source: "human"},
+		{AgentID: "motion_1", Tick: runners.Now, Value: 0.25},
+		{AgentID: "motion_0", Episode: 0, Tick: 2, Value: 5, Source: "script"},
+	} {
+		require.NoError(t, c.Reward(id, fb), "%+v", fb)
+	}
+	for _, tt := range []struct {
+		fb   runners.Feedback
+		want error
+	}{
+		{runners.Feedback{AgentID: "motion_2", Tick: 7, Value: 1}, runners.ErrReward},
+		{runners.Feedback{AgentID: "motion_2", Episode: 1, Tick: 0, Value: 1}, runners.ErrReward},
+		{runners.Feedback{AgentID: "walker_0", Tick: runners.Now, Value: 1}, runners.ErrReward},
+		{runners.Feedback{AgentID: "motion", Tick: runners.Now, Value: 1}, runners.ErrReward},
+		{runners.Feedback{AgentID: "motion_0", Tick: -2, Value: 1}, runners.ErrReward},
+	} {
+		require.ErrorIs(t, c.Reward(id, tt.fb), tt.want, "%+v", tt.fb)
+	}
+	require.ErrorIs(t, c.Reward("trial-9", runners.Feedback{}), runners.ErrUnknownTrial)
+	close(g.release)
+	res, err := c.Wait(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+
+	// The rewards arrived between ticks 6 and 7; the one for motion_2's next step
+	// went to its step at tick 8 (its step at 7 was reported before they were read).
+	want := []string{
+		"e0 t7 motion_2<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t8 motion_2<-strategy_0 a=1 r=1.5 env:1 human:0.5 span=1 acting",
+		"e0 t9 motion_2<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+	}
+	got := lines(rec.steps(id))
+	i := slices.Index(got, want[0])
+	require.GreaterOrEqual(t, i, 0, "%v", got)
+	assert.Equal(t, want, got[i:i+3])
+
+	retro := []runners.RetroReward{
+		{Episode: 0, Tick: 5, AgentID: "motion_1", Agent: "motion", Source: runners.SourceController, Value: 0.25, ArrivedTick: 7},
+		{Episode: 0, Tick: 2, AgentID: "motion_0", Agent: "motion", Source: "script", Value: 5, ArrivedTick: 7},
+	}
+	assert.Equal(t, retro, res.Retro)
+	var events []runners.RetroReward
+	for _, e := range rec.events(id) {
+		if e.Kind == runners.KindReward {
+			events = append(events, *e.Reward)
+		}
+	}
+	assert.Equal(t, retro, events)
+	assert.Equal(t, []float64{1, 13 + 0.5 + 0.25 + 5}, res.Episodes[0].Returns)
+
+	// A finished trial takes no reward.
+	require.ErrorIs(t, c.Reward(id, runners.Feedback{AgentID: "motion_0", Tick: runners.Now}), runners.ErrNotRunning)
+}
+
+func TestNewControllerErrors(t *testing.T) {
+	_, err := runners.NewController(registry(t), runners.WithWorkers(-2))
+	require.ErrorIs(t, err, runners.ErrInvalidSpec)
+	c := newController(t)
+	_, err = c.Watch(t.Context(), "nope")
+	require.ErrorIs(t, err, runners.ErrUnknownTrial)
+	_, err = c.Wait(t.Context(), "nope")
+	require.ErrorIs(t, err, runners.ErrUnknownTrial)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = c.Start(ctx, mazeSpec("forward"))
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -1,0 +1,98 @@
+// Package runners runs trials of baton environments: actors bound to policies, the
+// trial loop, the events it sends to sinks, rewards from several sources, messages
+// between actors and the environment, a controller that starts, watches, rewards and
+// stops trials, and campaigns of many trials on a bounded pool of goroutines.
+//
+// # Registry
+//
+// A Registry maps environment names to Entry values: how to open a JSON configuration
+// into a Factory of environments (env.MultiAgent; SingleAgent adapts an env.Env), the
+// named policies of each agent with a default, and optionally what makes an episode a
+// success. The examples register into it (maze.Register, cartpole.Register); commands
+// and services build one and look environments up by name. Unknown names are
+// *NameError values whose one-line message lists the choices.
+//
+// # Trials
+//
+// A Spec names the environment, its configuration, the policy of each agent (Actors:
+// a registered policy by Named, a policy value by Value, or one built per trial by
+// PerTrial; agents left out play their default), the seed, the number of episodes and
+// a tick limit. Swapping a learned agent for a scripted one is a change of the Spec.
+//
+// A trial plays its episodes in one goroutine: it resets the environment with the
+// episode's seed, asks the acting agent's policy for an action (passing the trial's
+// context), steps, and reports every agent of every step, until the episode is over.
+// Seeds derive deterministically (DeriveSeed, SplitMix64): episode e of a trial of seed
+// s resets with DeriveSeed(s, e), and agent i of the environment draws from
+// rand.New(rand.NewPCG(s, i)) for the whole trial, so the first episode of a trial of
+// seed s is `baton play --seed s`. Trial i of a campaign of seed s has the seed
+// DeriveSeed(s, i).
+//
+// A trial is Pending, then Running, then Ended, Stopped (cancelled) or Failed. A panic
+// in user code (a policy, the environment, a sink, a hook) is recovered into a failed
+// trial whose *PanicError carries the panic value and the stack; an error from user
+// code fails the trial too (*TrialError says where). Either way, other trials go on.
+//
+// # Events and sinks
+//
+// With sinks (WithSinks, WithWorkerSinks), a trial sends them an Event for each state
+// change (KindState; the Running one carries a TrialInfo: the agents' spaces, the
+// policies, the seed and the configuration), each episode's beginning and end
+// (KindEpisode; the end has the episode's length, success and returns), each agent
+// reported in each step (KindStep: one StepEvent per env.Report, with the observation,
+// the mask, the raw action that its reward scores, the reward and its sources, the
+// end flags, the span in ticks and the messages delivered at that tick) and each
+// retroactive reward (KindReward). Events of a trial come in order from its goroutine;
+// an Event and its slices are borrowed and must not be retained (Event.Clone copies
+// one). A transition of an agent is two consecutive step events of its agent id.
+// A sink's error fails the trial. Without sinks, events are not built at all.
+//
+// # Rewards
+//
+// A step's reward is the sum of its sources: the environment's reward (SourceEnv,
+// always listed first), rewards from other actors (an Interactor's Exchange.Reward,
+// source "actor:NAME"), and outside feedback through Controller.Reward (a person or a
+// script, with a source of its choice). A reward for a live agent id goes to its next
+// step. A reward for a step already reported (a past tick, or an agent id whose
+// sub-episode has ended) is retroactive: the step's event is gone, so a KindReward
+// event addresses the step by episode, tick and agent id; the trial keeps it in
+// Result.Retro and adds it to the episode's return. An episode's return for an agent
+// name is the sum of the rewards of all the reports of that name in the episode, every
+// source and retroactive reward included.
+//
+// # Messages
+//
+// Actors that implement Interactor get an Exchange on each call: the messages
+// delivered to their agent (Inbox), Send to another agent by name or to the
+// environment (EnvAddress), and Reward. An environment that implements Messenger
+// receives the messages addressed to it and sends its own. A message sent at tick t is
+// delivered at tick t+1 and listed in the step events of that tick. The hrl runtime
+// hides the hierarchical environment: to exchange messages, wrap the runtime in a type
+// that implements Messenger.
+//
+// # Controller and campaigns
+//
+// A Controller runs trials in the background on at most WithWorkers goroutines: Start
+// queues a trial and returns its id, Watch iterates over its state changes as they
+// happen, Reward sends outside feedback, Stop cancels it, Wait returns its Result, List
+// shows every trial; Shutdown stops everything and waits for the workers.
+//
+// A Campaign runs K trials (WithTrials) of one spec on W workers (WithWorkers), with
+// pre-trial hooks that may change each trial's spec (WithPreTrial), progress callbacks
+// (WithProgress), and cancellation through the context of Run, which stops running
+// trials promptly and leaves no goroutine behind. Run returns a Summary: trials,
+// episodes, environment steps, wall time and steps per second, the success rate where
+// the environment defines success, and each agent's episode returns (mean, population
+// standard deviation, minimum, maximum, with gonum/stat). The same seed gives the same
+// summary, apart from the timing, whatever the number of workers.
+//
+// # Concurrency and performance
+//
+// Registry, Campaign and Controller are safe for concurrent use; Exchange and the
+// events are valid only during the call that receives them. Sinks shared by trials
+// that run at once must be safe for concurrent use; a worker sink sees one trial at a
+// time. A trial's step path allocates nothing in steady state, with or without sinks;
+// a campaign's worker reuses the environment, the trial's buffers and the policies'
+// generators from one trial to the next (a policy must not keep the generator it was
+// built with beyond its trial).
+package runners

@@ -1,0 +1,139 @@
+package runners
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// CampaignOption configures NewCampaign.
+type CampaignOption interface{ applyCampaign(*campaignOptions) }
+
+// ControllerOption configures NewController.
+type ControllerOption interface{ applyController(*controllerOptions) }
+
+// Option configures both NewCampaign and NewController.
+type Option interface {
+	CampaignOption
+	ControllerOption
+}
+
+type commonOptions struct {
+	sinks   []Sink
+	workers int
+	err     error
+}
+
+func (c *commonOptions) workerCount() int {
+	if c.workers == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return c.workers
+}
+
+type campaignOptions struct {
+	commonOptions
+	trials      int
+	hooks       []Hook
+	progress    func(Progress)
+	workerSinks func(worker int) (Sink, error)
+}
+
+type controllerOptions struct {
+	commonOptions
+}
+
+type commonOption func(*commonOptions)
+
+func (o commonOption) applyCampaign(c *campaignOptions)     { o(&c.commonOptions) }
+func (o commonOption) applyController(c *controllerOptions) { o(&c.commonOptions) }
+
+type campaignOption func(*campaignOptions)
+
+func (o campaignOption) applyCampaign(c *campaignOptions) { o(c) }
+
+// WithSinks sends every trial's events to the sinks, in order (see MultiSink). The
+// sinks are shared by the trials that run at once: they must be safe for concurrent
+// use unless there is one worker. Without it, events are not built at all.
+func WithSinks(sinks ...Sink) Option {
+	return commonOption(func(c *commonOptions) { c.sinks = append(c.sinks, sinks...) })
+}
+
+// WithWorkers bounds how many trials run at once, each on a goroutine of its own; 0
+// means runtime.GOMAXPROCS(0). A campaign starts no more workers than it has trials; a
+// controller starts them as trials wait and lets them end when none does.
+func WithWorkers(n int) Option {
+	return commonOption(func(c *commonOptions) {
+		if n < 0 {
+			c.err = fmt.Errorf("%w: WithWorkers(%d): want 0 (GOMAXPROCS) or more", ErrInvalidSpec, n)
+		}
+		c.workers = n
+	})
+}
+
+// WithTrials sets how many trials a campaign runs; 0 means 1.
+func WithTrials(k int) CampaignOption {
+	return campaignOption(func(c *campaignOptions) {
+		if k < 0 {
+			c.err = fmt.Errorf("%w: WithTrials(%d): want 0 (for 1) or more", ErrInvalidSpec, k)
+		}
+		c.trials = k
+	})
+}
+
+// Hook changes the spec of trial i of a campaign before it runs: it may choose other
+// actors, another configuration, even another environment. s is the trial's own copy
+// (its ID and Seed already derived; Actors and Config copied), so a hook may change it
+// in place. Hooks run on the worker goroutines, several at once: a hook must be safe
+// for concurrent use. An error or a panic fails that trial only (ErrHook, or a
+// *PanicError).
+type Hook func(ctx context.Context, i int, s *Spec) error
+
+// WithPreTrial adds a hook run before each trial of a campaign; hooks run in the order
+// added.
+func WithPreTrial(h Hook) CampaignOption {
+	return campaignOption(func(c *campaignOptions) {
+		if h != nil {
+			c.hooks = append(c.hooks, h)
+		}
+	})
+}
+
+// Progress tells how far a campaign is, after each trial that finishes.
+type Progress struct {
+	// Done counts the trials finished, in any state; Total is the campaign's trials.
+	Done, Total int
+	// Failed and Stopped count the finished trials that failed or stopped.
+	Failed, Stopped int
+	// Steps counts the environment steps of every episode finished so far, and of the
+	// trials finished.
+	Steps int64
+	// Index is the index of the trial that just finished, Result its result; treat it
+	// as read-only.
+	Index  int
+	Result *Result
+}
+
+// WithProgress calls f after each trial of a campaign finishes. Calls are serialised
+// (f needs no lock) and made from the worker goroutines: a slow f slows the campaign.
+func WithProgress(f func(Progress)) CampaignOption {
+	return campaignOption(func(c *campaignOptions) { c.progress = f })
+}
+
+// WithWorkerSinks gives each worker of a campaign a sink of its own, made by newSink
+// when the worker starts (worker counts from 0), so that a sink that buffers (a log
+// writer) needs no lock: it sees one trial at a time. Events go to the shared sinks of
+// WithSinks first. A sink that is an io.Closer is closed when its worker ends; errors
+// from newSink or Close are returned by Run (an error from newSink stops the campaign).
+func WithWorkerSinks(newSink func(worker int) (Sink, error)) CampaignOption {
+	return campaignOption(func(c *campaignOptions) { c.workerSinks = newSink })
+}
+
+// joinSinks returns nil for no sink, so that the trial builds no event.
+func joinSinks(sinks ...Sink) Sink {
+	s := MultiSink(sinks...)
+	if m, ok := s.(multiSink); ok && len(m) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package runners_test
+
+const raceEnabled = true

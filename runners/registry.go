@@ -1,0 +1,317 @@
+package runners
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"go.uber.org/multierr"
+)
+
+// EnvOptions are the settings of one trial that an environment is built with.
+type EnvOptions struct {
+	// MaxTicks truncates every episode after this many environment steps; 0 means the
+	// environment's own limits only. A factory applies it where the environment can
+	// (hrl.Config.MaxTicks, a single-agent step limit), so that the environment itself
+	// reports who is truncated; where it does not, the runner stops the episode at the
+	// limit (see Spec.MaxTicks).
+	MaxTicks int
+}
+
+// Factory builds the environments of one configuration, one per trial (a campaign's
+// worker reuses one for the trials it runs with the same configuration and limits:
+// an environment's Reset must start an episode afresh). Policy factories receive it
+// too, so that a policy can use what the configuration describes (the maze's oracle
+// plans over the maze). A Factory must be safe for concurrent use.
+type Factory interface {
+	NewEnv(o EnvOptions) (env.MultiAgent, error)
+}
+
+// FactoryFunc adapts a function to a Factory.
+type FactoryFunc func(o EnvOptions) (env.MultiAgent, error)
+
+// NewEnv calls f.
+func (f FactoryFunc) NewEnv(o EnvOptions) (env.MultiAgent, error) { return f(o) }
+
+// PolicyFactory builds one agent's policy for one trial. f is the Factory of the
+// trial's configuration; rng is the generator of this trial and agent, seeded from the
+// trial's seed and the agent's index (see the package documentation): a policy that
+// draws at random must draw from it alone, so that trials replay. rng is the trial's:
+// a campaign's worker seeds it again for its next trial, so a policy must not use it
+// after its trial.
+type PolicyFactory func(f Factory, rng *rand.Rand) (agent.Policy, error)
+
+// PolicyEntry is a named policy an agent can play.
+type PolicyEntry struct {
+	Name        string
+	Description string
+	New         PolicyFactory
+}
+
+// AgentEntry lists the policies one agent of an environment can play.
+type AgentEntry struct {
+	// Name is the agent's name, as the environment's Agents report it.
+	Name string
+	// Default is the policy the agent plays when a trial names none; "" means the
+	// first of Policies.
+	Default string
+	// Policies are the agent's named policies, in the order help lists them.
+	Policies []PolicyEntry
+}
+
+// PolicyNames returns the names of the agent's policies, sorted.
+func (a *AgentEntry) PolicyNames() []string {
+	names := make([]string, len(a.Policies))
+	for i, p := range a.Policies {
+		names[i] = p.Name
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (a *AgentEntry) policy(name string) *PolicyEntry {
+	for i := range a.Policies {
+		if a.Policies[i].Name == name {
+			return &a.Policies[i]
+		}
+	}
+	return nil
+}
+
+// Entry is an environment registered by name, with the policies of its agents.
+type Entry struct {
+	// Name identifies the environment (`baton run maze`): not empty, no white space.
+	Name string
+	// Description is one line for help.
+	Description string
+	// Config is a value of the environment's configuration type (its zero value will
+	// do), for help: a command lists its JSON fields. nil when there is none.
+	Config any
+	// Open checks a JSON configuration (nil or empty means the defaults) and returns
+	// the Factory of its environments. An error means the configuration is bad; the
+	// runner wraps it with ErrEnvConfig.
+	Open func(config []byte) (Factory, error)
+	// Agents lists the agents that have named policies, normally every agent of the
+	// environment. An agent of the environment missing here must be given a policy
+	// value by each trial (Value or PerTrial).
+	Agents []AgentEntry
+	// Success reports whether an episode succeeded, from the Turn that ended it (the
+	// last Turn of an episode the runner cut at Spec.MaxTicks). nil means the
+	// environment defines no success; summaries then show no success rate.
+	Success func(final env.Turn) bool
+}
+
+// Agent returns the entry of the named agent, or a *NameError listing the choices.
+func (e *Entry) Agent(name string) (*AgentEntry, error) {
+	for i := range e.Agents {
+		if e.Agents[i].Name == name {
+			return &e.Agents[i], nil
+		}
+	}
+	return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: e.Name, Choices: e.AgentNames()}
+}
+
+// Policy returns the named policy of the named agent, or a *NameError listing the
+// choices.
+func (e *Entry) Policy(agentName, policy string) (*PolicyEntry, error) {
+	a, err := e.Agent(agentName)
+	if err != nil {
+		return nil, err
+	}
+	if p := a.policy(policy); p != nil {
+		return p, nil
+	}
+	return nil, &NameError{Kind: ErrUnknownPolicy, Name: policy, Env: e.Name, Agent: agentName, Choices: a.PolicyNames()}
+}
+
+// AgentNames returns the names of the entry's agents, in its order.
+func (e *Entry) AgentNames() []string {
+	names := make([]string, len(e.Agents))
+	for i, a := range e.Agents {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// clone copies the entry's slices, so that the registry's copy cannot change.
+func (e Entry) clone() *Entry {
+	e.Agents = slices.Clone(e.Agents)
+	for i := range e.Agents {
+		a := &e.Agents[i]
+		a.Policies = slices.Clone(a.Policies)
+		if a.Default == "" && len(a.Policies) > 0 {
+			a.Default = a.Policies[0].Name
+		}
+	}
+	return &e
+}
+
+// check reports every problem of an entry at once.
+func (e *Entry) check() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w %q: %s", ErrInvalidEntry, e.Name, fmt.Sprintf(format, args...)))
+	}
+	if e.Name == "" || strings.ContainsFunc(e.Name, unicode.IsSpace) {
+		bad("the name must be non-empty without white space")
+	}
+	if e.Open == nil {
+		bad("Open is nil")
+	}
+	agents := map[string]bool{}
+	for i, a := range e.Agents {
+		switch {
+		case a.Name == "":
+			bad("agent #%d has no name", i)
+		case agents[a.Name]:
+			bad("agent %q is listed twice", a.Name)
+		}
+		agents[a.Name] = true
+		if len(a.Policies) == 0 {
+			bad("agent %q has no policy", a.Name)
+		}
+		policies := map[string]bool{}
+		for j, p := range a.Policies {
+			switch {
+			case p.Name == "" || strings.ContainsFunc(p.Name, unicode.IsSpace) || strings.Contains(p.Name, "="):
+				bad("policy #%d of agent %q: the name must be non-empty without white space or '='", j, a.Name)
+			case policies[p.Name]:
+				bad("agent %q lists policy %q twice", a.Name, p.Name)
+			}
+			policies[p.Name] = true
+			if p.New == nil {
+				bad("policy %q of agent %q: New is nil", p.Name, a.Name)
+			}
+		}
+		if a.Default != "" && !policies[a.Default] {
+			bad("the default policy %q of agent %q is not one of its policies (%s)", a.Default, a.Name, strings.Join(a.PolicyNames(), ", "))
+		}
+	}
+	return multierr.Combine(errs...)
+}
+
+// Registry maps environment names to entries. Commands and services build one, have
+// the examples register into it (maze.Register, cartpole.Register), and look
+// environments up by name. The zero Registry is empty and ready to use; it is safe for
+// concurrent use.
+type Registry struct {
+	mu      sync.RWMutex
+	entries []*Entry
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{} }
+
+// Register adds an entry. It returns an error wrapping ErrInvalidEntry, listing every
+// problem, for an invalid entry, and one wrapping ErrDuplicate for a name already
+// registered. The registry keeps a copy: later changes to e do not reach it.
+func (r *Registry) Register(e Entry) error {
+	c := e.clone()
+	if err := c.check(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, old := range r.entries {
+		if old.Name == c.Name {
+			return fmt.Errorf("%w: %q", ErrDuplicate, c.Name)
+		}
+	}
+	r.entries = append(r.entries, c)
+	return nil
+}
+
+// Lookup returns the entry registered under name, or a *NameError (wrapping
+// ErrUnknownEnv) that lists the registered names. The entry's slices are shared with
+// the registry: treat them as read-only.
+func (r *Registry) Lookup(name string) (Entry, error) {
+	e, err := r.lookup(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	return *e, nil
+}
+
+func (r *Registry) lookup(name string) (*Entry, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, e := range r.entries {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	return nil, &NameError{Kind: ErrUnknownEnv, Name: name, Choices: r.names()}
+}
+
+// Names returns the registered names in the order they were registered.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.names()
+}
+
+func (r *Registry) names() []string {
+	names := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		names[i] = e.Name
+	}
+	return names
+}
+
+// All iterates over the entries in the order they were registered, as Lookup returns
+// them. Registering during the iteration does not disturb it.
+func (r *Registry) All() iter.Seq[Entry] {
+	return func(yield func(Entry) bool) {
+		r.mu.RLock()
+		entries := slices.Clone(r.entries)
+		r.mu.RUnlock()
+		for _, e := range entries {
+			if !yield(*e) {
+				return
+			}
+		}
+	}
+}
+
+// NameError is the error for a name that is not registered: an environment, an agent
+// of an environment or a policy of an agent. Its message is one line that names the
+// valid choices; errors.Is matches Kind.
+type NameError struct {
+	// Kind is ErrUnknownEnv, ErrUnknownAgent or ErrUnknownPolicy.
+	Kind error
+	// Name is the unknown name.
+	Name string
+	// Env is the environment of an unknown agent or policy; Agent the agent of an
+	// unknown policy.
+	Env, Agent string
+	// Choices are the valid names.
+	Choices []string
+}
+
+func (e *NameError) Error() string {
+	var b strings.Builder
+	switch {
+	case errors.Is(e.Kind, ErrUnknownPolicy):
+		fmt.Fprintf(&b, "runners: unknown policy %q for agent %s of %s", e.Name, e.Agent, e.Env)
+	case errors.Is(e.Kind, ErrUnknownAgent):
+		fmt.Fprintf(&b, "runners: unknown agent %q of %s", e.Name, e.Env)
+	default:
+		fmt.Fprintf(&b, "runners: unknown environment %q", e.Name)
+	}
+	if len(e.Choices) == 0 {
+		b.WriteString(" (there are none)")
+	} else {
+		b.WriteString(" (choices: " + strings.Join(e.Choices, ", ") + ")")
+	}
+	return b.String()
+}
+
+// Unwrap returns Kind.
+func (e *NameError) Unwrap() error { return e.Kind }

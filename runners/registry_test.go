@@ -1,0 +1,127 @@
+package runners_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/runners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRegistry(t *testing.T) {
+	reg := registry(t)
+	assert.Equal(t, []string{"maze", "cartpole", "counter"}, reg.Names())
+	var names []string
+	for e := range reg.All() {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, reg.Names(), names)
+	for range reg.All() {
+		break // stopping early is fine
+	}
+
+	e, err := reg.Lookup("maze")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"strategy", "motion"}, e.AgentNames())
+	a, err := e.Agent("motion")
+	require.NoError(t, err)
+	assert.Equal(t, "random", a.Default)
+	assert.Equal(t, []string{"forward", "random"}, a.PolicyNames())
+	p, err := e.Policy("strategy", "oracle")
+	require.NoError(t, err)
+	assert.Equal(t, "oracle", p.Name)
+
+	tests := []struct {
+		name string
+		err  func() error
+		kind error
+		msg  string
+	}{
+		{"environment", func() error { _, err := reg.Lookup("mace"); return err }, runners.ErrUnknownEnv,
+			`runners: unknown environment "mace" (choices: maze, cartpole, counter)`},
+		{"agent", func() error { _, err := e.Agent("walker"); return err }, runners.ErrUnknownAgent,
+			`runners: unknown agent "walker" of maze (choices: strategy, motion)`},
+		{"policy", func() error { _, err := e.Policy("motion", "sideways"); return err }, runners.ErrUnknownPolicy,
+			`runners: unknown policy "sideways" for agent motion of maze (choices: forward, random)`},
+		{"agent of a policy", func() error { _, err := e.Policy("walker", "random"); return err }, runners.ErrUnknownAgent,
+			`runners: unknown agent "walker" of maze (choices: strategy, motion)`},
+		{"empty registry", func() error { _, err := runners.NewRegistry().Lookup("maze"); return err }, runners.ErrUnknownEnv,
+			`runners: unknown environment "maze" (there are none)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err()
+			require.ErrorIs(t, err, tt.kind)
+			var ne *runners.NameError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, tt.msg, err.Error())
+		})
+	}
+}
+
+func TestRegisterErrors(t *testing.T) {
+	open := func([]byte) (runners.Factory, error) {
+		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) { return nil, errors.New("unused") }), nil
+	}
+	newPolicy := func(runners.Factory, *rand.Rand) (agent.Policy, error) { return constant(0), nil }
+	good := func() runners.Entry {
+		return runners.Entry{Name: "good", Open: open, Agents: []runners.AgentEntry{
+			{Name: "a", Policies: []runners.PolicyEntry{{Name: "p", New: newPolicy}, {Name: "q", New: newPolicy}}},
+		}}
+	}
+	reg := runners.NewRegistry()
+	require.NoError(t, reg.Register(good()))
+	e, err := reg.Lookup("good")
+	require.NoError(t, err)
+	assert.Equal(t, "p", e.Agents[0].Default, "the first policy is the default")
+	require.ErrorIs(t, reg.Register(good()), runners.ErrDuplicate)
+
+	tests := []struct {
+		name   string
+		change func(e *runners.Entry)
+		want   []string // in the message
+	}{
+		{"no name", func(e *runners.Entry) { e.Name = "" }, []string{"the name must be non-empty"}},
+		{"space in the name", func(e *runners.Entry) { e.Name = "my maze" }, []string{"without white space"}},
+		{"no Open", func(e *runners.Entry) { e.Open = nil }, []string{"Open is nil"}},
+		{"agent twice", func(e *runners.Entry) { e.Agents = append(e.Agents, e.Agents[0]) }, []string{`agent "a" is listed twice`}},
+		{"no agent name", func(e *runners.Entry) { e.Agents[0].Name = "" }, []string{"agent #0 has no name"}},
+		{"no policies", func(e *runners.Entry) { e.Agents[0].Policies = nil }, []string{`agent "a" has no policy`}},
+		{"bad default", func(e *runners.Entry) { e.Agents[0].Default = "r" }, []string{`the default policy "r" of agent "a" is not one of its policies (p, q)`}},
+		{"policy twice", func(e *runners.Entry) { e.Agents[0].Policies[1].Name = "p" }, []string{`lists policy "p" twice`}},
+		{"bad policy name", func(e *runners.Entry) { e.Agents[0].Policies[1].Name = "a=b" }, []string{"policy #1 of agent"}},
+		{"nil factory", func(e *runners.Entry) { e.Agents[0].Policies[0].New = nil }, []string{`policy "p" of agent "a": New is nil`}},
+		{"everything at once", func(e *runners.Entry) {
+			e.Name, e.Open, e.Agents[0].Policies[0].New = "", nil, nil
+		}, []string{"the name", "Open is nil", "New is nil"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := good()
+			e.Agents = slices.Clone(e.Agents)
+			e.Agents[0].Policies = slices.Clone(e.Agents[0].Policies)
+			tt.change(&e)
+			err := runners.NewRegistry().Register(e)
+			require.ErrorIs(t, err, runners.ErrInvalidEntry)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.Len(t, strings.Split(err.Error(), "\n"), 1, "multierr joins with ; on one line")
+		})
+	}
+
+	// The registry keeps its own copy of an entry.
+	e = good()
+	e.Name = "copy"
+	require.NoError(t, reg.Register(e))
+	e.Agents[0].Name = "changed"
+	got, err := reg.Lookup("copy")
+	require.NoError(t, err)
+	assert.Equal(t, "a", got.Agents[0].Name)
+}

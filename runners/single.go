@@ -1,0 +1,91 @@
+package runners
+
+import (
+	"slices"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/hrl"
+)
+
+// SingleAgent presents a single-agent environment as a MultiAgent with one agent, named
+// as e.Spec names it and always of id "<name>_0": each episode is one sub-episode, so a
+// single-agent environment can be registered and run like any other. Reports carry
+// SpanTicks 1 and the agent's Clock (Steps and Tick both count the episode's steps).
+//
+// Step returns e's errors as they are, and an *hrl.StepError wrapping hrl.ErrNotActing
+// for another id or hrl.ErrEpisodeOver after the episode ended. MultiAgent's Reset
+// cannot fail: when e's Reset fails, the Turn is over with no report, the runner fails
+// the trial with e's error, and Step fails until the next Reset. The adapter allocates
+// nothing per step and is not safe for concurrent use; Unwrap returns e.
+func SingleAgent(e env.Env) env.MultiAgent {
+	spec := e.Spec()
+	return &single{e: e, spec: spec, id: spec.Name + "_0"}
+}
+
+type single struct {
+	e    env.Env
+	spec env.Spec
+	id   string
+	rep  [1]env.Report
+	tick int
+	live bool
+	err  error // of the latest Reset
+}
+
+// Unwrap returns the single-agent environment.
+func (s *single) Unwrap() env.Env { return s.e }
+
+func (s *single) Agents() []env.Spec { return []env.Spec{s.spec} }
+
+func (s *single) Info() any { return s.e.Info() }
+
+func (s *single) Reset(seed uint64) env.Turn {
+	st, err := s.e.Reset(seed)
+	s.tick, s.err, s.live = 0, err, err == nil
+	if err != nil {
+		return env.Turn{Over: true}
+	}
+	s.rep[0] = env.Report{AgentID: s.id, Agent: s.spec.Name, Obs: st.Obs, Mask: st.Mask, Start: true}
+	return env.Turn{Reports: s.rep[:], Next: s.id}
+}
+
+func (s *single) Step(id string, a agent.RawAction) (env.Turn, error) {
+	switch {
+	case !s.live:
+		kind := hrl.ErrEpisodeOver
+		if s.err != nil {
+			kind = hrl.ErrNotReset
+		}
+		return env.Turn{}, &hrl.StepError{AgentID: id, Action: cloneAction(a), Kind: kind, Err: s.err}
+	case id != s.id:
+		return env.Turn{}, &hrl.StepError{AgentID: id, Acting: s.id, Action: cloneAction(a), Kind: hrl.ErrNotActing}
+	}
+	st, err := s.e.Step(a)
+	if err != nil {
+		return env.Turn{}, err
+	}
+	s.tick++
+	s.live = !st.Done()
+	s.rep[0] = env.Report{
+		AgentID:    s.id,
+		Agent:      s.spec.Name,
+		Obs:        st.Obs,
+		Mask:       st.Mask,
+		Reward:     st.Reward,
+		Terminated: st.Terminated,
+		Truncated:  st.Truncated,
+		SpanTicks:  1,
+		Clock:      agent.Clock{Steps: s.tick, Tick: s.tick},
+	}
+	t := env.Turn{Reports: s.rep[:], Over: !s.live, Tick: s.tick}
+	if s.live {
+		t.Next = s.id
+	}
+	return t, nil
+}
+
+func cloneAction(a agent.RawAction) agent.RawAction {
+	a.Ints, a.Floats = slices.Clone(a.Ints), slices.Clone(a.Floats)
+	return a
+}

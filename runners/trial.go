@@ -1,0 +1,720 @@
+package runners
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"sync/atomic"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+)
+
+// Result is what a trial did.
+type Result struct {
+	// ID is the trial's id.
+	ID string
+	// State is Ended, Stopped or Failed.
+	State State
+	// Err says why the trial failed (a *TrialError) or stopped (the cause of the
+	// cancellation: ErrStopped, ErrShutdown, context.Canceled, ...); nil when it ended.
+	Err error
+	// Info describes the trial; nil when its spec was rejected.
+	Info *TrialInfo
+	// Episodes lists the episodes begun, the last one possibly incomplete.
+	Episodes []EpisodeResult
+	// Steps counts environment steps over all episodes.
+	Steps int64
+	// Retro lists the retroactive rewards the trial received, in arrival order.
+	Retro []RetroReward
+}
+
+// EpisodeResult is what one episode of a trial did.
+type EpisodeResult struct {
+	// Seed is the episode's reset seed.
+	Seed uint64
+	// Ticks is the episode's length in environment steps.
+	Ticks int
+	// Complete reports that the episode ended (by the environment or at the tick
+	// limit); false for an episode cut short by a stop or a failure.
+	Complete bool
+	// Truncated reports that the runner stopped the episode at the tick limit (see
+	// Spec.MaxTicks).
+	Truncated bool
+	// Success reports a successful complete episode, where Info.DefinesSuccess.
+	Success bool
+	// Returns is each agent's return (Info.Agents order): the sum of the rewards of all
+	// its reports, every source included, and of the retroactive rewards received
+	// for them.
+	Returns []float64
+}
+
+// whereKind says which user code a trial is in, for the message of a panic.
+type whereKind uint8
+
+const (
+	whereRunner whereKind = iota
+	whereBuild
+	whereReset
+	whereStep
+	wherePolicy
+	whereSink
+	whereSuccess
+	whereMessenger
+	whereHook
+)
+
+type agentState struct {
+	name   string
+	source string // "actor:<name>"
+	policy agent.Policy
+	inter  Interactor
+	// last is the agent's last action, in buffers of the trial.
+	last   agent.RawAction
+	ints   []int64
+	floats []float32
+	// cur is the id of the agent's latest report in this episode ("" before one),
+	// live whether its sub-episode goes on, lastTick the tick of that report.
+	cur      string
+	live     bool
+	lastTick int
+	inbox    []Message
+}
+
+type idTick struct {
+	id    string
+	tick  int
+	agent int
+}
+
+type pendingReward struct {
+	id     string
+	source string
+	value  float64
+}
+
+// trial runs one trial in the calling goroutine. It is built for one run.
+type trial struct {
+	ctx     context.Context
+	done    <-chan struct{}
+	plan    *plan
+	id      string
+	env     env.MultiAgent
+	msgr    Messenger
+	single  *single
+	agents  []agentState
+	rngs    []pcgRand
+	sink    Sink
+	success func(env.Turn) bool
+
+	feed  *feedback      // outside rewards; nil outside a controller
+	pos   *atomic.Uint64 // episode<<32 | tick, published for the controller; nil outside one
+	steps *atomic.Int64  // the campaign's step count; nil outside one
+
+	episode int
+	tick    int // -1 before the episode's reset
+	ret     []float64
+	where   whereKind
+	whereID string
+	failed  bool // a sink failed: the final state is sent, its errors ignored
+
+	ends      []idTick
+	pending   []pendingReward
+	sources   []RewardSource
+	outbox    []Message
+	delivered []Message
+	retro     []RetroReward // received, not sent to the sinks yet
+	fbuf      []Feedback
+
+	ev     Event
+	step   StepEvent
+	epEv   EpisodeEvent
+	state  StateChange
+	retroE RetroReward
+	x      Exchange
+
+	flat   []float64 // the returns of every episode, episode-major
+	result Result
+}
+
+func newTrial(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) *trial {
+	t := &trial{}
+	t.init(ctx, p, m, sink)
+	return t
+}
+
+// init prepares t for a trial, keeping the buffers of its previous one: a campaign's
+// worker reuses one trial value.
+func (t *trial) init(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) {
+	*t = trial{
+		ctx: ctx, done: ctx.Done(), plan: p, id: p.spec.ID, env: m, sink: sink, tick: -1,
+		agents: t.agents[:0], rngs: t.rngs,
+		ends: t.ends[:0], pending: t.pending[:0], sources: t.sources[:0], outbox: t.outbox[:0],
+		delivered: t.delivered[:0], retro: t.retro[:0], fbuf: t.fbuf[:0],
+	}
+}
+
+// rng returns the generator of agent i, seeded for this trial. The generators are
+// reused from trial to trial.
+func (t *trial) rng(i int) *rand.Rand {
+	for len(t.rngs) <= i {
+		pcg := rand.NewPCG(0, 0)
+		t.rngs = append(t.rngs, pcgRand{pcg, rand.New(pcg)})
+	}
+	r := t.rngs[i]
+	r.pcg.Seed(t.plan.spec.Seed, uint64(i))
+	return r.rand
+}
+
+type pcgRand struct {
+	pcg  *rand.PCG
+	rand *rand.Rand
+}
+
+// run plays the trial and returns its result.
+func (t *trial) run() Result {
+	t.result = Result{ID: t.id, Info: t.plan.info}
+	err := t.guard(t.setup)
+	if err == nil {
+		err = t.guard(t.loop)
+	}
+	return t.finish(err)
+}
+
+// guard runs f, turning a panic into a failure.
+func (t *trial) guard(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = t.fail(&PanicError{Where: t.whereString(), Value: v, Stack: debug.Stack()})
+		}
+	}()
+	return f()
+}
+
+func (t *trial) whereString() string {
+	switch t.where {
+	case whereBuild:
+		return "building the trial"
+	case whereReset:
+		return "environment Reset"
+	case whereStep:
+		return "environment Step"
+	case wherePolicy:
+		return "policy of " + t.whereID
+	case whereSink:
+		return "sink"
+	case whereSuccess:
+		return "the environment's Success"
+	case whereMessenger:
+		return "environment messages"
+	case whereHook:
+		return "pre-trial hook"
+	}
+	return "runner"
+}
+
+// fail wraps err with where the trial is.
+func (t *trial) fail(err error) error {
+	var te *TrialError
+	if errors.As(err, &te) {
+		return err
+	}
+	return &TrialError{Trial: t.id, Episode: t.episode, Tick: t.tick, Err: err}
+}
+
+// setup builds the environment, if the caller has not, and the policies.
+func (t *trial) setup() error {
+	t.where = whereBuild
+	p := t.plan
+	if t.env == nil {
+		m, err := p.open.factory.NewEnv(EnvOptions{MaxTicks: p.spec.MaxTicks})
+		if err != nil {
+			return t.fail(fmt.Errorf("%w: %s: %w", ErrEnv, p.open.entry.Name, err))
+		}
+		t.env = m
+	}
+	t.msgr, _ = t.env.(Messenger)
+	t.single, _ = t.env.(*single)
+	t.success = p.open.entry.Success
+	n := len(p.open.agents)
+	t.agents = slices.Grow(t.agents[:0], n)[:n]
+	for i, spec := range p.open.agents {
+		a := &t.agents[i]
+		*a = agentState{name: spec.Name, source: p.open.sources[i], ints: a.ints[:0], floats: a.floats[:0], inbox: a.inbox[:0]}
+		pol, err := p.policy(i, t.rng(i))
+		if err != nil {
+			return t.fail(err)
+		}
+		a.policy = pol
+		a.inter, _ = pol.(Interactor)
+	}
+	t.x.t = t
+	t.result.Episodes = make([]EpisodeResult, 0, min(p.spec.Episodes, 4096))
+	t.where = whereRunner
+	return nil
+}
+
+func (t *trial) loop() error {
+	if err := t.emitState(Running, nil); err != nil {
+		return err
+	}
+	for e := range t.plan.spec.Episodes {
+		if err := t.play(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// play plays episode e.
+func (t *trial) play(e int) error {
+	seed := DeriveSeed(t.plan.spec.Seed, e)
+	t.begin(e, seed)
+	if t.sink != nil {
+		t.epEv = EpisodeEvent{Episode: e, Seed: seed}
+		t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
+		if err := t.emit(); err != nil {
+			return err
+		}
+	}
+	t.where = whereReset
+	turn := t.env.Reset(seed)
+	t.where = whereRunner
+	t.tick = 0
+	t.publish()
+	if len(turn.Reports) == 0 {
+		if t.single != nil && t.single.err != nil {
+			return t.fail(fmt.Errorf("%w: Reset: %w", ErrEnv, t.single.err))
+		}
+		return t.fail(fmt.Errorf("%w: Reset reported no agent", ErrEnv))
+	}
+	if err := t.exchange(0); err != nil {
+		return err
+	}
+	if err := t.report(&turn, false); err != nil {
+		return err
+	}
+	cut := false
+	for !turn.Over {
+		select {
+		case <-t.done:
+			return t.ctx.Err()
+		default:
+		}
+		if t.feed != nil && t.feed.any.Load() {
+			if err := t.drain(); err != nil {
+				return err
+			}
+		}
+		rep := turn.Acting()
+		if rep == nil {
+			return t.fail(fmt.Errorf("%w: no report for the acting agent %q", ErrEnv, turn.Next))
+		}
+		i := t.index(rep.Agent)
+		if i < 0 {
+			return t.fail(fmt.Errorf("%w: acting agent %s is not one of its agents", ErrEnv, rep.AgentID))
+		}
+		// The policy is called here, not in a helper, to keep the action's copies few.
+		a := &t.agents[i]
+		t.where, t.whereID = wherePolicy, rep.AgentID
+		var raw agent.RawAction
+		var err error
+		if a.inter == nil {
+			raw, err = a.policy.Act(t.ctx, rep.Obs, rep.Mask)
+		} else {
+			raw, err = t.interact(i, rep, turn.Tick)
+		}
+		if err != nil {
+			return t.fail(fmt.Errorf("%w: %s (%s): %w", ErrPolicy, rep.AgentID, t.plan.info.Policies[i], err))
+		}
+		a.keep(&raw)
+		if len(t.retro) > 0 {
+			if err := t.flushRetro(); err != nil {
+				return err
+			}
+		}
+		t.where = whereStep
+		turn, err = t.env.Step(rep.AgentID, raw)
+		t.where = whereRunner
+		if err != nil {
+			return t.fail(fmt.Errorf("%w: %w", ErrEnv, err))
+		}
+		t.tick = turn.Tick
+		t.publish()
+		if err := t.exchange(turn.Tick - 1); err != nil {
+			return err
+		}
+		cut = !turn.Over && t.plan.spec.MaxTicks > 0 && turn.Tick >= t.plan.spec.MaxTicks
+		if err := t.report(&turn, cut); err != nil {
+			return err
+		}
+		if cut {
+			break
+		}
+	}
+	return t.end(&turn, cut)
+}
+
+// begin resets the bookkeeping of an episode.
+func (t *trial) begin(e int, seed uint64) {
+	t.episode, t.tick = e, -1
+	n := len(t.agents)
+	for i := range t.agents {
+		a := &t.agents[i]
+		a.cur, a.live, a.lastTick = "", false, 0
+		clear(a.inbox)
+		a.inbox = a.inbox[:0]
+	}
+	t.ends = t.ends[:0]
+	t.pending = t.pending[:0]
+	clear(t.outbox)
+	t.outbox = t.outbox[:0]
+	clear(t.delivered)
+	t.delivered = t.delivered[:0]
+	t.result.Episodes = append(t.result.Episodes, EpisodeResult{Seed: seed})
+	for range n {
+		t.flat = append(t.flat, 0)
+	}
+	t.ret = t.flat[e*n : (e+1)*n]
+}
+
+// publish makes the trial's position visible to the controller.
+func (t *trial) publish() {
+	if t.pos != nil {
+		tick := max(t.tick, 0)
+		t.pos.Store(uint64(t.episode)<<32 | uint64(uint32(tick)))
+	}
+}
+
+// interact asks agent i's Interactor for its action on rep.
+func (t *trial) interact(i int, rep *env.Report, tick int) (agent.RawAction, error) {
+	a := &t.agents[i]
+	t.x.agent, t.x.id, t.x.tick = i, rep.AgentID, tick
+	raw, err := a.inter.Interact(t.ctx, &t.x, rep.Obs, rep.Mask)
+	clear(a.inbox)
+	a.inbox = a.inbox[:0]
+	return raw, err
+}
+
+// keep copies the agent's action into its own buffers: the policy may reuse the
+// action's slices.
+func (a *agentState) keep(raw *agent.RawAction) {
+	a.last.Int = raw.Int
+	a.last.Ints, a.last.Floats = nil, nil
+	if raw.Ints != nil {
+		a.ints = append(a.ints[:0], raw.Ints...)
+		a.last.Ints = a.ints
+	}
+	if raw.Floats != nil {
+		a.floats = append(a.floats[:0], raw.Floats...)
+		a.last.Floats = a.floats
+	}
+}
+
+// exchange collects the environment's outgoing messages, sent at tick sent, and
+// delivers every message sent at the previous tick: at the reset, those of the
+// environment's Reset.
+func (t *trial) exchange(sent int) error {
+	if t.msgr != nil {
+		t.where = whereMessenger
+		for _, m := range t.msgr.Outbox() {
+			if m.To == EnvAddress {
+				return t.fail(fmt.Errorf("%w: the environment sent a message to itself", ErrReceiver))
+			}
+			if err := t.checkReceiver(m.To); err != nil {
+				return t.fail(err)
+			}
+			t.outbox = append(t.outbox, Message{From: EnvAddress, To: m.To, Payload: bytes.Clone(m.Payload), Sent: sent})
+		}
+		t.where = whereRunner
+	}
+	if len(t.outbox) == 0 && len(t.delivered) == 0 {
+		return nil
+	}
+	clear(t.delivered)
+	t.delivered, t.outbox = t.outbox, t.delivered[:0]
+	for _, m := range t.delivered {
+		if m.To == EnvAddress {
+			t.where = whereMessenger
+			t.msgr.Receive(m)
+			t.where = whereRunner
+			continue
+		}
+		if i := t.index(m.To); i >= 0 && t.agents[i].inter != nil {
+			t.agents[i].inbox = append(t.agents[i].inbox, m)
+		}
+	}
+	return nil
+}
+
+// report accounts for every report of a turn and sends the step events. cut marks the
+// turn at which the runner stops the episode.
+func (t *trial) report(turn *env.Turn, cut bool) error {
+	for k := range turn.Reports {
+		rep := &turn.Reports[k]
+		i := t.index(rep.Agent)
+		if i < 0 {
+			return t.fail(fmt.Errorf("%w: reported agent %s is not one of its agents", ErrEnv, rep.AgentID))
+		}
+		a := &t.agents[i]
+		total := rep.Reward
+		t.sources = append(t.sources[:0], RewardSource{Source: SourceEnv, Value: rep.Reward})
+		if len(t.pending) > 0 {
+			total = t.settlePending(rep.AgentID, total)
+		}
+		truncated := rep.Truncated || cut && !rep.Terminated
+		done := rep.Terminated || truncated
+		a.cur, a.live, a.lastTick = rep.AgentID, !done, turn.Tick
+		if done {
+			t.ends = append(t.ends, idTick{id: rep.AgentID, tick: turn.Tick, agent: i})
+		}
+		t.ret[i] += total
+		if t.sink == nil {
+			continue
+		}
+		// Field by field: every field is set, and the event is not built and copied.
+		s := &t.step
+		s.Episode, s.Tick, s.Index = t.episode, turn.Tick, k
+		s.Agent, s.AgentID, s.ParentID = rep.Agent, rep.AgentID, rep.ParentID
+		s.Start, s.Acting = rep.Start, !cut && !turn.Over && rep.AgentID == turn.Next
+		s.Obs, s.Mask = rep.Obs, rep.Mask
+		if rep.Start {
+			s.Action = agent.RawAction{}
+		} else {
+			s.Action = a.last
+		}
+		s.Reward, s.Sources = total, t.sources
+		s.Terminated, s.Truncated, s.SpanTicks = rep.Terminated, truncated, rep.SpanTicks
+		s.Messages = nil
+		if len(t.delivered) > 0 {
+			s.Messages = t.delivered
+		}
+		t.ev = Event{Kind: KindStep, Trial: t.id, Step: s}
+		if err := t.emit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settlePending adds the pending rewards of agent id to its step.
+func (t *trial) settlePending(id string, total float64) float64 {
+	kept := t.pending[:0]
+	for _, p := range t.pending {
+		if p.id != id {
+			kept = append(kept, p)
+			continue
+		}
+		total += p.value
+		t.sources = append(t.sources, RewardSource{Source: p.source, Value: p.value})
+	}
+	clear(t.pending[len(kept):])
+	t.pending = kept
+	return total
+}
+
+// end closes an episode that reached its end.
+func (t *trial) end(turn *env.Turn, cut bool) error {
+	t.unpend()
+	er := &t.result.Episodes[t.episode]
+	er.Ticks, er.Complete, er.Truncated = turn.Tick, true, cut
+	t.result.Steps += int64(turn.Tick)
+	if t.steps != nil {
+		t.steps.Add(int64(turn.Tick))
+	}
+	if t.success != nil {
+		t.where = whereSuccess
+		er.Success = t.success(*turn)
+		t.where = whereRunner
+	}
+	if err := t.flushRetro(); err != nil {
+		return err
+	}
+	if t.sink == nil {
+		return nil
+	}
+	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ret}
+	t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
+	return t.emit()
+}
+
+// unpend turns the rewards still pending at the end of an episode, for agents that got
+// no further report, into retroactive rewards for their last step.
+func (t *trial) unpend() {
+	for _, p := range t.pending {
+		name, _ := agentName(p.id)
+		if i := t.index(name); i >= 0 {
+			t.addRetro(t.episode, t.agents[i].lastTick, p.id, i, p.source, p.value)
+		}
+	}
+	clear(t.pending)
+	t.pending = t.pending[:0]
+}
+
+// address gives a reward to the next step of a live agent id, or retroactively to the
+// last step of one whose sub-episode has ended in this episode.
+func (t *trial) address(id, source string, value float64) error {
+	name, ok := agentName(id)
+	i := -1
+	if ok {
+		i = t.index(name)
+	}
+	if i < 0 {
+		return fmt.Errorf("%w: %q is not the id of an agent of the trial (agents: %v)", ErrReward, id, t.names())
+	}
+	a := &t.agents[i]
+	if a.cur == id {
+		if a.live {
+			t.pending = append(t.pending, pendingReward{id: id, source: source, value: value})
+		} else {
+			t.addRetro(t.episode, a.lastTick, id, i, source, value)
+		}
+		return nil
+	}
+	for _, e := range t.ends {
+		if e.id == id {
+			t.addRetro(t.episode, e.tick, id, i, source, value)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: agent %s has not been reported in episode %d", ErrReward, id, t.episode)
+}
+
+// addRetro records a retroactive reward and adds it to its episode's return; flushRetro
+// sends it to the sinks.
+func (t *trial) addRetro(episode, tick int, id string, i int, source string, value float64) {
+	r := RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: t.agents[i].name, Source: source, Value: value, ArrivedEpisode: t.episode, ArrivedTick: max(t.tick, 0)}
+	t.result.Retro = append(t.result.Retro, r)
+	t.retro = append(t.retro, r)
+	t.flat[episode*len(t.agents)+i] += value
+}
+
+func (t *trial) flushRetro() error {
+	defer func() { t.retro = t.retro[:0] }()
+	if t.sink == nil {
+		return nil
+	}
+	for _, r := range t.retro {
+		t.retroE = r
+		t.ev = Event{Kind: KindReward, Trial: t.id, Reward: &t.retroE}
+		if err := t.emit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain applies the outside rewards queued by the controller.
+func (t *trial) drain() error {
+	t.fbuf = t.feed.take(t.fbuf[:0], false)
+	for _, f := range t.fbuf {
+		t.apply(f)
+	}
+	clear(t.fbuf)
+	return t.flushRetro()
+}
+
+// apply applies one outside reward; the controller has checked its address.
+func (t *trial) apply(f Feedback) {
+	if f.Source == "" {
+		f.Source = SourceController
+	}
+	if f.Tick == Now {
+		_ = t.address(f.AgentID, f.Source, f.Value) // an id not reported yet has no step to reward
+		return
+	}
+	name, _ := agentName(f.AgentID)
+	if i := t.index(name); i >= 0 && f.Episode < len(t.result.Episodes) {
+		t.addRetro(f.Episode, f.Tick, f.AgentID, i, f.Source, f.Value)
+	}
+}
+
+func (t *trial) emit() error {
+	prev := t.where
+	t.where = whereSink
+	err := t.sink.Handle(t.ctx, &t.ev)
+	t.where = prev
+	if err != nil {
+		t.failed = true
+		return t.fail(fmt.Errorf("%w: %w", ErrSink, err))
+	}
+	return nil
+}
+
+func (t *trial) emitState(s State, err error) error {
+	if t.sink == nil {
+		return nil
+	}
+	t.state = StateChange{Trial: t.id, State: s, Err: err, Info: t.plan.info}
+	t.ev = Event{Kind: KindState, Trial: t.id, State: &t.state}
+	return t.emit()
+}
+
+// finish closes the trial after err (nil when it ended) and sends its final state.
+func (t *trial) finish(err error) Result {
+	state := Ended
+	if err != nil {
+		state = Failed
+		var pe *PanicError
+		if t.ctx.Err() != nil && !errors.As(err, &pe) && !t.failed {
+			state, err = Stopped, context.Cause(t.ctx)
+		}
+	}
+	if t.feed != nil {
+		t.fbuf = t.feed.take(t.fbuf[:0], true)
+		if len(t.result.Episodes) > 0 {
+			for _, f := range t.fbuf {
+				t.apply(f)
+			}
+		}
+	}
+	if n := len(t.result.Episodes); n > 0 {
+		t.unpend()
+		if last := &t.result.Episodes[n-1]; !last.Complete {
+			last.Ticks = max(t.tick, 0)
+			t.result.Steps += int64(last.Ticks)
+			if t.steps != nil {
+				t.steps.Add(int64(last.Ticks))
+			}
+		}
+	}
+	if !t.failed && state != Failed && len(t.retro) > 0 {
+		if ferr := t.guard(t.flushRetro); ferr != nil && state == Ended {
+			state, err = Failed, ferr
+		}
+	}
+	t.retro = t.retro[:0]
+	n := len(t.agents)
+	for e := range t.result.Episodes {
+		t.result.Episodes[e].Returns = t.flat[e*n : (e+1)*n : (e+1)*n]
+	}
+	if t.sink != nil {
+		serr := t.guard(func() error { return t.emitState(state, err) })
+		if serr != nil && state == Ended && !t.failed {
+			state, err = Failed, serr
+		}
+	}
+	t.result.State, t.result.Err = state, err
+	return t.result
+}
+
+func (t *trial) index(name string) int {
+	for i := range t.agents {
+		if t.agents[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *trial) names() []string {
+	names := make([]string, len(t.agents))
+	for i := range t.agents {
+		names[i] = t.agents[i].name
+	}
+	return names
+}

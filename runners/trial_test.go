@@ -1,0 +1,310 @@
+package runners_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/runners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// runOne runs spec as a campaign of one trial on one worker, recording its events.
+func runOne(t *testing.T, reg *runners.Registry, spec runners.Spec) (runners.Result, *recorder) {
+	t.Helper()
+	rec := newRecorder()
+	var res runners.Result
+	c, err := runners.NewCampaign(reg, spec, runners.WithSinks(rec), runners.WithWorkers(1),
+		runners.WithProgress(func(p runners.Progress) { res = *p.Result }))
+	require.NoError(t, err)
+	_, err = c.Run(t.Context())
+	require.NoError(t, err)
+	return res, rec
+}
+
+// The oracle with a motion agent that only moves forward reaches the goal in seven
+// decisions and 20 ticks (README, quick start 2): every agent step is an event, with
+// the action its reward scores and the span of the decision.
+func TestTrialMazeOracleForward(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	res, rec := runOne(t, registry(t), mazeSpec("forward"))
+	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	require.NoError(t, res.Err)
+
+	const ( // the strategy's directions
+		up, down, left = "0", "2", "3"
+	)
+	want := []string{
+		"e0 t0 strategy_0<- start acting",
+		"e0 t1 motion_0<-strategy_0 start acting",
+		"e0 t2 motion_0<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t2 strategy_0<- a=" + left + " r=0 env:0 span=2 acting",
+		"e0 t3 motion_1<-strategy_0 start acting",
+		"e0 t4 motion_1<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t5 motion_1<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t5 strategy_0<- a=" + down + " r=0 env:0 span=3 acting",
+		"e0 t6 motion_2<-strategy_0 start acting",
+		"e0 t7 motion_2<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t8 motion_2<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t9 motion_2<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t9 strategy_0<- a=" + left + " r=0 env:0 span=4 acting",
+		"e0 t10 motion_3<-strategy_0 start acting",
+		"e0 t11 motion_3<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t12 motion_3<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t12 strategy_0<- a=" + up + " r=0 env:0 span=3 acting",
+		"e0 t13 motion_4<-strategy_0 start acting",
+		"e0 t14 motion_4<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t15 motion_4<-strategy_0 a=1 r=1 env:1 span=1 acting",
+		"e0 t16 motion_4<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t16 strategy_0<- a=" + up + " r=0 env:0 span=4 acting",
+		"e0 t17 motion_5<-strategy_0 start acting",
+		"e0 t18 motion_5<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t18 strategy_0<- a=" + left + " r=0 env:0 span=2 acting",
+		"e0 t19 motion_6<-strategy_0 start acting",
+		"e0 t20 motion_6<-strategy_0 a=1 r=1 env:1 span=1 terminated",
+		"e0 t20 strategy_0<- a=" + up + " r=1 env:1 span=2 terminated",
+	}
+	assert.Equal(t, want, lines(rec.steps("maze-0")))
+
+	// The events around the steps: state, episode begin and end.
+	events := rec.events("maze-0")
+	first, last := events[0], events[len(events)-1]
+	require.Equal(t, runners.KindState, first.Kind)
+	assert.Equal(t, runners.Running, first.State.State)
+	info := first.State.Info
+	require.NotNil(t, info)
+	assert.Equal(t, "maze-0", info.ID)
+	assert.Equal(t, "maze", info.Env)
+	assert.Equal(t, []string{"oracle", "forward"}, info.Policies)
+	assert.Equal(t, []string{"strategy", "motion"}, []string{info.Agents[0].Name, info.Agents[1].Name})
+	assert.True(t, info.DefinesSuccess)
+	require.Equal(t, runners.KindEpisode, events[1].Kind)
+	assert.Equal(t, runners.EpisodeEvent{Episode: 0, Seed: 0}, *events[1].Episode)
+	end := events[len(events)-2]
+	require.Equal(t, runners.KindEpisode, end.Kind)
+	assert.Equal(t, runners.EpisodeEvent{Episode: 0, Seed: 0, End: true, Ticks: 20, Success: true, Returns: []float64{1, 13}}, *end.Episode)
+	require.Equal(t, runners.KindState, last.Kind)
+	assert.Equal(t, runners.Ended, last.State.State)
+
+	// The result.
+	require.Len(t, res.Episodes, 1)
+	assert.Equal(t, runners.EpisodeResult{Seed: 0, Ticks: 20, Complete: true, Success: true, Returns: []float64{1, 13}}, res.Episodes[0])
+	assert.EqualValues(t, 20, res.Steps)
+	assert.Empty(t, res.Retro)
+}
+
+// The step events of a trial are the reports of a hand-written loop over the hrl
+// runtime with the same seeds and policies: observations, masks, rewards, ids, ends and
+// spans; the action is the one the reward scores.
+func TestTrialMatchesHandLoop(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const seed, episodes = 7, 3
+	spec := runners.Spec{Env: "maze", Seed: seed, Episodes: episodes,
+		Actors: map[string]runners.Actor{maze.StrategyName: runners.Named("random")}}
+	res, rec := runOne(t, registry(t), spec)
+	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	got := rec.steps("maze-0")
+
+	e, err := maze.NewEnv(maze.Config{})
+	require.NoError(t, err)
+	rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](e), hrl.Config{})
+	require.NoError(t, err)
+	policies := map[string]agent.Policy{}
+	for i, spec := range rt.Agents() {
+		policies[spec.Name], err = agent.Random(spec.ActionSpace, rand.New(rand.NewPCG(seed, uint64(i))))
+		require.NoError(t, err)
+	}
+	var want []runners.StepEvent
+	returns := make([][]float64, episodes)
+	last := map[string]agent.RawAction{}
+	add := func(ep int, turn env.Turn) {
+		for k, r := range turn.Reports {
+			s := runners.StepEvent{Episode: ep, Tick: turn.Tick, Index: k, Agent: r.Agent, AgentID: r.AgentID, ParentID: r.ParentID,
+				Start: r.Start, Acting: !turn.Over && r.AgentID == turn.Next, Obs: slices.Clone(r.Obs), Mask: slices.Clone(r.Mask),
+				Reward: r.Reward, Sources: []runners.RewardSource{{Source: runners.SourceEnv, Value: r.Reward}},
+				Terminated: r.Terminated, Truncated: r.Truncated, SpanTicks: r.SpanTicks}
+			if !r.Start {
+				s.Action = last[r.Agent]
+			}
+			want = append(want, s)
+			if r.Agent == maze.StrategyName {
+				returns[ep][0] += r.Reward
+			} else {
+				returns[ep][1] += r.Reward
+			}
+		}
+	}
+	for ep := range episodes {
+		returns[ep] = make([]float64, 2)
+		turn := rt.Reset(runners.DeriveSeed(seed, ep))
+		add(ep, turn)
+		for !turn.Over {
+			acting := turn.Acting()
+			raw, err := policies[acting.Agent].Act(t.Context(), acting.Obs, acting.Mask)
+			require.NoError(t, err)
+			last[acting.Agent] = raw
+			turn, err = rt.Step(acting.AgentID, raw)
+			require.NoError(t, err)
+			add(ep, turn)
+		}
+		assert.Equal(t, turn.Tick, res.Episodes[ep].Ticks)
+		assert.Equal(t, runners.DeriveSeed(seed, ep), res.Episodes[ep].Seed)
+		assert.InDeltaSlice(t, returns[ep], res.Episodes[ep].Returns, 1e-12)
+	}
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, want[i], *got[i], "step event %d", i)
+	}
+}
+
+// A tick limit is applied by the environment where it can be (the hrl runtime reports
+// every agent in control truncated), and by the runner otherwise.
+func TestTrialMaxTicks(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := registry(t)
+
+	t.Run("environment", func(t *testing.T) {
+		spec := mazeSpec("forward")
+		spec.MaxTicks = 4
+		res, rec := runOne(t, reg, spec)
+		require.Equal(t, runners.Ended, res.State)
+		steps := rec.steps("maze-0")
+		assert.Equal(t, []string{
+			"e0 t4 motion_1<-strategy_0 a=1 r=1 env:1 span=1 truncated",
+			"e0 t4 strategy_0<- a=2 r=0 env:0 span=2 truncated",
+		}, lines(steps[len(steps)-2:]))
+		assert.Equal(t, runners.EpisodeResult{Ticks: 4, Complete: true, Returns: []float64{0, 2}}, res.Episodes[0])
+	})
+	t.Run("runner", func(t *testing.T) {
+		spec := runners.Spec{Env: "counter", Config: []byte(`{"length": 10}`), MaxTicks: 3, Episodes: 2}
+		res, rec := runOne(t, reg, spec)
+		require.Equal(t, runners.Ended, res.State)
+		steps := rec.steps("counter-0")
+		require.Len(t, steps, 8)
+		assert.Equal(t, "e0 t3 counter_0<- a=1 r=1 env:1 span=1 truncated", line(steps[3]))
+		assert.Equal(t, "e1 t0 counter_0<- start acting", line(steps[4]))
+		for _, ep := range res.Episodes {
+			assert.Equal(t, runners.EpisodeResult{Seed: ep.Seed, Ticks: 3, Complete: true, Truncated: true, Success: true, Returns: []float64{3}}, ep)
+		}
+		var ends []runners.EpisodeEvent
+		for _, e := range rec.events("counter-0") {
+			if e.Kind == runners.KindEpisode && e.Episode.End {
+				ends = append(ends, *e.Episode)
+			}
+		}
+		require.Len(t, ends, 2)
+		assert.True(t, ends[0].Truncated)
+	})
+}
+
+// A single-agent environment runs through SingleAgent: the cart-pole's balance policy
+// keeps the pole up for the whole episode.
+func TestTrialCartPole(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := registry(t)
+	spec := runners.Spec{Env: "cartpole", Seed: 42, Episodes: 2, Actors: map[string]runners.Actor{"cartpole": runners.Named("balance")}}
+	res, rec := runOne(t, reg, spec)
+	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	for _, ep := range res.Episodes {
+		assert.Equal(t, 500, ep.Ticks)
+		assert.True(t, ep.Success)
+		assert.Equal(t, []float64{500}, ep.Returns)
+	}
+	steps := rec.steps("cartpole-0")
+	require.Len(t, steps, 2*501)
+	assert.Equal(t, "cartpole_0", steps[0].AgentID)
+	final := steps[500]
+	assert.Equal(t, 500, final.Tick)
+	assert.True(t, final.Truncated)
+	assert.False(t, final.Terminated)
+	assert.False(t, final.Acting)
+
+	// The cart-pole's own time limit follows the trial's.
+	spec.MaxTicks = 50
+	spec.Actors = nil // random: falls before 50 steps or not, the limit holds
+	res, _ = runOne(t, reg, spec)
+	for _, ep := range res.Episodes {
+		assert.LessOrEqual(t, ep.Ticks, 50)
+		assert.False(t, ep.Truncated, "the environment truncates, not the runner")
+	}
+}
+
+func TestSingleAgent(t *testing.T) {
+	m := runners.SingleAgent(&counter{cfg: counterConfig{Length: 2}})
+	require.Len(t, m.Agents(), 1)
+	_, err := m.Step("counter_0", agent.Discrete(1))
+	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
+
+	turn := m.Reset(1)
+	require.Len(t, turn.Reports, 1)
+	assert.Equal(t, "counter_0", turn.Next)
+	assert.True(t, turn.Reports[0].Start)
+
+	_, err = m.Step("other_0", agent.Discrete(1))
+	require.ErrorIs(t, err, hrl.ErrNotActing)
+	turn, err = m.Step("counter_0", agent.Discrete(2))
+	require.NoError(t, err)
+	assert.Equal(t, env.Report{AgentID: "counter_0", Agent: "counter", Obs: []float32{1}, Reward: 2, SpanTicks: 1, Clock: agent.Clock{Steps: 1, Tick: 1}}, turn.Reports[0])
+	turn, err = m.Step("counter_0", agent.Discrete(1))
+	require.NoError(t, err)
+	assert.True(t, turn.Over)
+	assert.Empty(t, turn.Next)
+	assert.True(t, turn.Reports[0].Terminated)
+	_, err = m.Step("counter_0", agent.Discrete(1))
+	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
+	assert.Equal(t, 2, m.Info())
+
+	// An error of the inner Step is returned as it is.
+	m = runners.SingleAgent(&counter{cfg: counterConfig{Length: 3, FailAt: 1}})
+	m.Reset(0)
+	_, err = m.Step("counter_0", agent.Discrete(1))
+	require.ErrorIs(t, err, errCounter)
+}
+
+// A failing Reset of a single-agent environment fails the trial with its error.
+func TestSingleAgentResetError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := runners.NewRegistry()
+	require.NoError(t, reg.Register(runners.Entry{
+		Name: "broken",
+		Open: func([]byte) (runners.Factory, error) {
+			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
+				return runners.SingleAgent(brokenReset{&counter{cfg: counterConfig{Length: 1}}}), nil
+			}), nil
+		},
+		Agents: []runners.AgentEntry{{Name: "counter", Policies: []runners.PolicyEntry{{Name: "one", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) { return constant(1), nil }}}}},
+	}))
+	c, err := runners.NewCampaign(reg, runners.Spec{Env: "broken"})
+	require.NoError(t, err)
+	s, err := c.Run(t.Context())
+	require.NoError(t, err)
+	require.Len(t, s.Failures, 1)
+	require.ErrorIs(t, s.Failures[0].Err, errCounter)
+	require.ErrorIs(t, s.Failures[0].Err, runners.ErrEnv)
+}
+
+type brokenReset struct{ *counter }
+
+func (brokenReset) Reset(uint64) (env.Step, error) { return env.Step{}, errCounter }
+
+// Episode e of a trial of seed s resets with DeriveSeed(s, e), s itself for the first.
+func TestDeriveSeed(t *testing.T) {
+	assert.Equal(t, uint64(42), runners.DeriveSeed(42, 0))
+	seen := map[uint64]bool{}
+	for s := range uint64(4) {
+		for k := range 100 {
+			v := runners.DeriveSeed(s, k)
+			if k > 0 {
+				assert.False(t, seen[v], "seed %d, k %d", s, k)
+			}
+			seen[v] = true
+		}
+	}
+	assert.Equal(t, runners.DeriveSeed(9, 3), runners.DeriveSeed(9, 3))
+}
