@@ -1,156 +1,267 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
-	"math/rand/v2"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/hrl"
-	"github.com/batonrl/baton/spaces"
+	"github.com/batonrl/baton/runners"
+	"github.com/spf13/cobra"
 )
 
-// table lists the environments baton can play, in the order help shows them. It is a
-// value built by environments and passed down; tests build their own.
-type table []environment
-
-// lookup returns the environment with the given name.
-func (t table) lookup(name string) (environment, bool) {
-	for _, e := range t {
-		if e.name == name {
-			return e, true
-		}
-	}
-	return environment{}, false
+// environments is what the command knows of the environments it runs: the registry
+// the examples register into, and for some of them how to show their actions and
+// states to people. newEnvironments builds the one baton ships; tests build their own.
+// It is passed down to every command, never kept in a global.
+type environments struct {
+	reg *runners.Registry
+	// looks, by environment name, shows actions and states in text output. An
+	// environment without one shows raw actions and its Info as JSON.
+	looks map[string]look
 }
 
-func (t table) names() []string {
-	names := make([]string, len(t))
-	for i, e := range t {
-		names[i] = e.name
+// look shows an environment's actions and states to people.
+type look struct {
+	// action names an agent's raw action (LEFT, FORWARD); nil means raw.String().
+	action func(agentName string, raw agent.RawAction) string
+	// info describes the environment's Info; nil means its JSON.
+	info func(info any) string
+}
+
+// newEnvironments registers the environments baton ships: the maze and the cart-pole.
+func newEnvironments() (*environments, error) {
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		return nil, err
+	}
+	if err := cartpole.Register(reg); err != nil {
+		return nil, err
+	}
+	return &environments{reg: reg, looks: map[string]look{
+		"maze":     mazeLook(),
+		"cartpole": cartpoleLook(),
+	}}, nil
+}
+
+// mazeLook names directions and moves, and shows the position [row col] and heading.
+func mazeLook() look {
+	return look{action: func(name string, raw agent.RawAction) string {
+		switch name {
+		case maze.StrategyName:
+			return maze.Direction(raw.Int).String()
+		case maze.MotionName:
+			return maze.Move(raw.Int).String()
+		}
+		return raw.String()
+	},
+		info: func(info any) string {
+			if in, ok := info.(maze.Info); ok {
+				return fmt.Sprintf("[%d %d] %s", in.Position[0], in.Position[1], in.Heading)
+			}
+			return infoJSON(info)
+		}}
+}
+
+// cartpoleLook names the pushes; the state shows as JSON.
+func cartpoleLook() look {
+	return look{action: func(_ string, raw agent.RawAction) string {
+		switch raw.Int {
+		case cartpole.PushLeft:
+			return "LEFT"
+		case cartpole.PushRight:
+			return "RIGHT"
+		}
+		return raw.String()
+	}}
+}
+
+func (l look) describe(info any) string {
+	if l.info != nil {
+		return l.info(info)
+	}
+	return infoJSON(info)
+}
+
+func (l look) name(agentName string, raw agent.RawAction) string {
+	if l.action != nil {
+		return l.action(agentName, raw)
+	}
+	return raw.String()
+}
+
+// infoJSON is the generic description of an Info: its JSON, or its %v when it has none.
+func infoJSON(info any) string {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Sprint(info)
+	}
+	return string(b)
+}
+
+// names returns the registered environments' names, in registration order.
+func (e *environments) names() []string { return e.reg.Names() }
+
+// lookup returns the entry of the named environment; an unknown name is a usage error
+// naming the choices.
+func (e *environments) lookup(name string) (runners.Entry, error) {
+	entry, err := e.reg.Lookup(name)
+	if err != nil {
+		return runners.Entry{}, usageErr(err)
+	}
+	return entry, nil
+}
+
+// opened is an environment opened for a command: its entry, the factory of its
+// configuration, and one environment built from it.
+type opened struct {
+	entry   runners.Entry
+	config  []byte
+	factory runners.Factory
+	env     env.MultiAgent
+	agents  []env.Spec
+	look    look
+}
+
+// open opens the named environment with a configuration (nil: the defaults) and builds
+// one environment with the tick limit. A configuration the environment rejects is a
+// usage error that lists the fields it takes.
+func (e *environments) open(name string, config []byte, maxTicks int) (*opened, error) {
+	entry, err := e.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := entry.Open(config)
+	if err != nil {
+		return nil, usagef("bad --env-config for %s: %v (%s)", name, err, configHelp(entry))
+	}
+	if f == nil {
+		return nil, fmt.Errorf("%s: the registry entry opened no factory", name)
+	}
+	m, err := f.NewEnv(runners.EnvOptions{MaxTicks: maxTicks})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &opened{entry: entry, config: config, factory: f, env: m, agents: m.Agents(), look: e.looks[name]}, nil
+}
+
+// agentNames returns the names of the opened environment's agents, in its order.
+func (o *opened) agentNames() []string {
+	names := make([]string, len(o.agents))
+	for i, a := range o.agents {
+		names[i] = a.Name
 	}
 	return names
 }
 
-// environment is an entry of the table.
-type environment struct {
-	name    string
-	summary string
-	// configFields describes what --env-config accepts, for messages.
-	configFields string
-	// open parses a JSON configuration ("" or whitespace means the defaults) and builds
-	// a runtime with its policies. A *configError means the configuration is bad.
-	open func(config []byte, cfg hrl.Config) (*episode, error)
-}
-
-// configError is an --env-config the environment rejects.
-type configError struct{ err error }
-
-func (e *configError) Error() string { return e.err.Error() }
-func (e *configError) Unwrap() error { return e.err }
-
-// stepper is the type-erased view of an *hrl.Runtime that play needs.
-type stepper interface {
-	Reset(seed uint64) hrl.Result
-	Step(id string, raw agent.RawAction) (hrl.Result, error)
-	Info() any
-	Agents() []hrl.AgentSpec
-}
-
-// episode is an opened environment: its runtime, the policies each agent can play, and
-// how to describe actions and states for people.
-type episode struct {
-	rt stepper
-	// agents lists, in the environment's agent order, the policies of each agent.
-	agents []agentPolicies
-	// describe formats the runtime's Info for text output.
-	describe func(info any) string
-	// action names a raw action of an agent for text output; nil means raw.String().
-	action func(agentName string, raw agent.RawAction) string
-}
-
-// agentPolicies is what an agent can play.
-type agentPolicies struct {
-	agent    string
-	fallback string // the policy played when --policy names none
-	policies map[string]policyFactory
-}
-
-// policyFactory builds a policy; rng is the agent's own seeded generator.
-type policyFactory func(rng *rand.Rand) (agent.Policy, error)
-
-// randomPolicy draws uniformly from an action space, honouring the action mask.
-func randomPolicy(space spaces.Space) policyFactory {
-	return func(rng *rand.Rand) (agent.Policy, error) { return agent.Random(space, rng) }
-}
-
-// fixed plays a policy that needs no generator.
-func fixed(p agent.Policy) policyFactory {
-	return func(*rand.Rand) (agent.Policy, error) { return p, nil }
-}
-
-// environments returns the table of environments baton ships.
-func environments() table {
-	return table{
-		{
-			name:         "maze",
-			summary:      "the reference maze: a strategy agent picks directions, a motion agent walks them",
-			configFields: "fields: " + jsonFields(reflect.TypeFor[maze.Config]()),
-			open:         openMaze,
-		},
-	}
-}
-
-func openMaze(data []byte, cfg hrl.Config) (*episode, error) {
-	mc, err := maze.ParseConfig(data)
-	if err != nil {
-		return nil, &configError{err}
-	}
-	env, err := maze.NewEnv(mc)
-	if err != nil {
-		return nil, &configError{err}
-	}
-	rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](env), cfg)
-	if err != nil {
-		return nil, err
-	}
-	ep := &episode{
-		rt: rt,
-		describe: func(info any) string {
-			if in, ok := info.(maze.Info); ok {
-				return fmt.Sprintf("[%d %d] %s", in.Position[0], in.Position[1], in.Heading)
-			}
-			return fmt.Sprint(info)
-		},
-		action: func(name string, raw agent.RawAction) string {
-			switch name {
-			case maze.StrategyName:
-				return maze.Direction(raw.Int).String()
-			case maze.MotionName:
-				return maze.Move(raw.Int).String()
-			}
-			return raw.String()
-		},
-	}
-	for _, spec := range rt.Agents() {
-		switch spec.Name {
-		case maze.StrategyName:
-			ep.agents = append(ep.agents, agentPolicies{agent: spec.Name, fallback: "oracle", policies: map[string]policyFactory{
-				"oracle": fixed(maze.NewOracle(env.Maze())),
-				"random": randomPolicy(spec.ActionSpace),
-			}})
-		case maze.MotionName:
-			ep.agents = append(ep.agents, agentPolicies{agent: spec.Name, fallback: "random", policies: map[string]policyFactory{
-				"random":  randomPolicy(spec.ActionSpace),
-				"forward": fixed(maze.AlwaysForward()),
-			}})
-		default:
-			return nil, fmt.Errorf("maze: unexpected agent %q", spec.Name)
+// choosePolicies reads --policy AGENT=POLICY flags against the agents of o and returns
+// the policy of every agent, in the environment's order: the one a flag names, or the
+// entry's default. Every problem with the flags is a usage error naming the choices.
+func choosePolicies(o *opened, flags []string) ([]string, error) {
+	names := o.agentNames()
+	chosen := make(map[string]string, len(names))
+	for _, p := range flags {
+		name, policy, ok := strings.Cut(p, "=")
+		if !ok || name == "" || policy == "" {
+			return nil, usagef("--policy %q: want AGENT=POLICY (agents of %s: %s)", p, o.entry.Name, strings.Join(names, ", "))
 		}
+		if !slices.Contains(names, name) {
+			return nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}, "--policy "+p)
+		}
+		if _, err := o.entry.Policy(name, policy); err != nil {
+			return nil, usageErr(err, "--policy "+p)
+		}
+		if prev, ok := chosen[name]; ok && prev != policy {
+			return nil, usagef("--policy gives agent %q two policies, %s and %s (choose one)", name, prev, policy)
+		}
+		chosen[name] = policy
 	}
-	return ep, nil
+	policies := make([]string, len(names))
+	for i, name := range names {
+		if p, ok := chosen[name]; ok {
+			policies[i] = p
+			continue
+		}
+		a, err := o.entry.Agent(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: agent %s has no registered policy", o.entry.Name, name)
+		}
+		policies[i] = a.Default
+	}
+	return policies, nil
+}
+
+// readConfig reads --env-config: JSON, or @FILE for the contents of a file. "" means
+// the environment's defaults.
+func readConfig(flag string) ([]byte, error) {
+	path, ok := strings.CutPrefix(flag, "@")
+	if !ok {
+		if flag == "" {
+			return nil, nil
+		}
+		return []byte(flag), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--env-config: %v", err)
+	}
+	return data, nil
+}
+
+// configHelp says what --env-config accepts for an environment.
+func configHelp(e runners.Entry) string {
+	if e.Config == nil {
+		return "it takes no configuration"
+	}
+	return "fields: " + jsonFields(reflect.TypeOf(e.Config))
+}
+
+// envHelp lists, for help, each environment with its policies and configuration.
+func envHelp(envs *environments) string {
+	var b strings.Builder
+	for e := range envs.reg.All() {
+		fmt.Fprintf(&b, "\n  %s: %s\n", e.Name, e.Description)
+		for _, a := range e.Agents {
+			fmt.Fprintf(&b, "    --policy %s=%s (default %s)\n", a.Name, strings.Join(a.PolicyNames(), "|"), a.Default)
+		}
+		fmt.Fprintf(&b, "    --env-config %s\n", configHelp(e))
+	}
+	return b.String()
+}
+
+// oneEnv checks that a command was given exactly one registered environment.
+func oneEnv(envs *environments, cmd string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return usagef("%s needs an environment (%s)", cmd, choices(envs.names()))
+		case len(args) > 1:
+			return usagef("%s takes one environment, got %q (%s)", cmd, args, choices(envs.names()))
+		}
+		_, err := envs.lookup(args[0])
+		return err
+	}
+}
+
+// usageErr makes a usage error of err, prefixed with context when given. A
+// *runners.NameError keeps its text, which names the choices, without the package
+// prefix.
+func usageErr(err error, context ...string) error {
+	msg := err.Error()
+	if _, ok := errors.AsType[*runners.NameError](err); ok {
+		msg = strings.TrimPrefix(msg, "runners: ")
+	}
+	if len(context) > 0 {
+		msg = strings.Join(context, ": ") + ": " + msg
+	}
+	return &usageError{msg: msg, err: err}
 }
 
 // jsonFields lists the JSON field names of a struct type, nested structs in braces:
@@ -159,6 +270,9 @@ func openMaze(data []byte, cfg hrl.Config) (*episode, error) {
 func jsonFields(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return t.String()
 	}
 	var out []string
 	for f := range t.Fields() {

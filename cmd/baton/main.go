@@ -23,13 +23,23 @@ func main() {
 }
 
 // run executes the command line args with the environments baton ships and returns the
-// exit status: 0 on success, 2 for bad input, 1 for a failure while running.
+// exit status: 0 on success, 2 for bad input, 1 for a failure while running, 130 when
+// ctx is cancelled (an interrupt).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runWith(ctx, environments(), args, stdout, stderr)
+	envs, err := newEnvironments()
+	if err != nil {
+		fmt.Fprintln(stderr, "baton: "+oneLine(err.Error()))
+		return 1
+	}
+	return runWith(ctx, envs, args, stdout, stderr)
 }
 
-// runWith is run over a given table of environments.
-func runWith(ctx context.Context, envs table, args []string, stdout, stderr io.Writer) int {
+// exitInterrupted is the exit status of a command stopped by an interrupt (SIGINT or
+// SIGTERM, which cancel main's context): 128 + SIGINT, as shells report.
+const exitInterrupted = 130
+
+// runWith is run over given environments.
+func runWith(ctx context.Context, envs *environments, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(envs, stdout, stderr)
 	root.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
 	err := root.ExecuteContext(ctx)
@@ -37,19 +47,31 @@ func runWith(ctx context.Context, envs table, args []string, stdout, stderr io.W
 		return 0
 	}
 	fmt.Fprintln(stderr, "baton: "+oneLine(err.Error()))
-	if _, ok := errors.AsType[*usageError](err); ok {
+	switch {
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return exitInterrupted
+	case isUsage(err):
 		return 2
 	}
 	return 1
 }
 
 // usageError is bad input: exit status 2.
-type usageError struct{ msg string }
+type usageError struct {
+	msg string
+	err error // the cause, if any
+}
 
 func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func isUsage(err error) bool {
+	_, ok := errors.AsType[*usageError](err)
+	return ok
 }
 
 // oneLine joins the lines of a message (errors.Join and multierr use newlines).
@@ -57,19 +79,23 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// choices formats the names a user may pick from, sorted.
+// choices formats the names a user may pick from, as runners.NameError does.
 func choices(names []string) string {
-	names = slices.Sorted(slices.Values(names))
-	return "choose one of: " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		return "there are none"
+	}
+	return "choices: " + strings.Join(names, ", ")
 }
 
-func newRoot(envs table, stdout, stderr io.Writer) *cobra.Command {
+func newRoot(envs *environments, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "baton",
-		Short: "Play hierarchical multi-agent environments",
-		Long: `baton plays hierarchical environments: typed agents that pass control to each other
+		Short: "Run and play hierarchical multi-agent environments",
+		Long: `baton runs hierarchical environments: typed agents that pass control to each other
 (a strategy agent choosing where to go, a motion agent getting there), stepped by baton's
-pure runtime (package hrl).`,
+pure runtime (package hrl). "baton run" runs a campaign of many trials and sums them up,
+"baton play" prints one episode step by step, "baton envs" lists the environments and
+"baton graph" draws an environment's switching state machine.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -83,6 +109,7 @@ pure runtime (package hrl).`,
 					names = append(names, c.Name())
 				}
 			}
+			slices.Sort(names)
 			if len(args) == 0 {
 				return usagef("missing command (%s)", choices(names))
 			}
@@ -92,7 +119,7 @@ pure runtime (package hrl).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newPlay(envs))
+	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs))
 	return root
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,12 +18,16 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestMain checks that no test leaves a goroutine behind (baton run starts workers).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // result is what one run of the command printed.
 type result struct {
@@ -29,16 +35,44 @@ type result struct {
 	code           int
 }
 
+// runArgs runs the command line with the environments baton ships.
 func runArgs(t *testing.T, args ...string) result {
 	t.Helper()
-	return runTable(t, environments(), args...)
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), args, &stdout, &stderr)
+	return result{stdout.String(), stderr.String(), code}
 }
 
-func runTable(t *testing.T, envs table, args ...string) result {
+// runEnvs runs the command line with the given environments.
+func runEnvs(t *testing.T, envs *environments, args ...string) result {
 	t.Helper()
+	return runCtx(t.Context(), envs, args...)
+}
+
+func runCtx(ctx context.Context, envs *environments, args ...string) result {
 	var stdout, stderr bytes.Buffer
-	code := runWith(t.Context(), envs, args, &stdout, &stderr)
+	code := runWith(ctx, envs, args, &stdout, &stderr)
 	return result{stdout.String(), stderr.String(), code}
+}
+
+// shipped returns the environments baton ships.
+func shipped(t testing.TB) *environments {
+	t.Helper()
+	envs, err := newEnvironments()
+	require.NoError(t, err)
+	return envs
+}
+
+// golden compares got with the file testdata/name, which -update rewrites.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./cmd/baton -update to write the golden files")
+	assert.Equal(t, string(want), got)
 }
 
 func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }
@@ -128,13 +162,7 @@ func TestPlayText(t *testing.T) {
 				assert.Equal(t, tt.returns, byName)
 			}
 			if tt.golden != "" {
-				path := filepath.Join("testdata", tt.golden)
-				if *update {
-					require.NoError(t, os.WriteFile(path, []byte(r.stdout), 0o644))
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "run go test ./cmd/baton -update to write the golden files")
-				assert.Equal(t, string(want), r.stdout)
+				golden(t, tt.golden, r.stdout)
 			}
 		})
 	}
@@ -309,18 +337,19 @@ func TestBadInput(t *testing.T) {
 		// want is the whole stderr line after "baton: "; "..." stands for any text.
 		want string
 	}{
-		{"no command", nil, "missing command (choose one of: play)"},
-		{"unknown command", []string{"plya"}, `unknown command "plya" (choose one of: play)`},
-		{"no environment", []string{"play"}, "play needs an environment (choose one of: maze)"},
-		{"unknown environment", []string{"play", "mazes"}, `unknown environment "mazes" (choose one of: maze)`},
-		{"two environments", []string{"play", "maze", "maze"}, `play takes one environment, got ["maze" "maze"] (choose one of: maze)`},
-		{"unknown policy", []string{"play", "maze", "--policy", "motion=foo"}, `unknown policy "foo" for agent "motion" (choose one of: forward, random)`},
-		{"unknown strategy policy", []string{"play", "maze", "--policy", "strategy=forward"}, `unknown policy "forward" for agent "strategy" (choose one of: oracle, random)`},
-		{"unknown agent", []string{"play", "maze", "--policy", "walker=random"}, `unknown agent "walker" in --policy walker=random for maze (choose one of: motion, strategy)`},
+		{"no command", nil, "missing command (choices: envs, graph, play, run)"},
+		{"unknown command", []string{"plya"}, `unknown command "plya" (choices: envs, graph, play, run)`},
+		{"no environment", []string{"play"}, "play needs an environment (choices: maze, cartpole)"},
+		{"unknown environment", []string{"play", "mazes"}, `unknown environment "mazes" (choices: maze, cartpole)`},
+		{"two environments", []string{"play", "maze", "maze"}, `play takes one environment, got ["maze" "maze"] (choices: maze, cartpole)`},
+		{"unknown policy", []string{"play", "maze", "--policy", "motion=foo"}, `--policy motion=foo: unknown policy "foo" for agent motion of maze (choices: forward, random)`},
+		{"unknown strategy policy", []string{"play", "maze", "--policy", "strategy=forward"}, `--policy strategy=forward: unknown policy "forward" for agent strategy of maze (choices: oracle, random)`},
+		{"unknown cartpole policy", []string{"play", "cartpole", "--policy", "cartpole=oracle"}, `--policy cartpole=oracle: unknown policy "oracle" for agent cartpole of cartpole (choices: balance, random)`},
+		{"unknown agent", []string{"play", "maze", "--policy", "walker=random"}, `--policy walker=random: unknown agent "walker" of maze (choices: strategy, motion)`},
 		{"no motion agent in the procedure variant", []string{"play", "maze", "--env-config", `{"procedure":true}`, "--policy", "motion=forward"},
-			`unknown agent "motion" in --policy motion=forward for maze (choose one of: strategy)`},
-		{"policy without =", []string{"play", "maze", "--policy", "motion"}, `--policy "motion": want AGENT=POLICY (agents of maze: motion, strategy)`},
-		{"policy without name", []string{"play", "maze", "--policy", "=random"}, `--policy "=random": want AGENT=POLICY (agents of maze: motion, strategy)`},
+			`--policy motion=forward: unknown agent "motion" of maze (choices: strategy)`},
+		{"policy without =", []string{"play", "maze", "--policy", "motion"}, `--policy "motion": want AGENT=POLICY (agents of maze: strategy, motion)`},
+		{"policy without name", []string{"play", "maze", "--policy", "=random"}, `--policy "=random": want AGENT=POLICY (agents of maze: strategy, motion)`},
 		{"two policies for one agent", []string{"play", "maze", "--policy", "motion=random", "--policy", "motion=forward"},
 			`--policy gives agent "motion" two policies, random and forward (choose one)`},
 		{"negative seed", []string{"play", "maze", "--seed", "-1"},
@@ -345,15 +374,23 @@ func TestBadInput(t *testing.T) {
 			"bad --env-config for maze: maze: invalid map: ... " + configFields},
 		{"env-config missing file", []string{"play", "maze", "--env-config", "@testdata/no-such-file.json"},
 			"--env-config: open testdata/no-such-file.json: no such file or directory"},
+		{"cartpole env-config", []string{"play", "cartpole", "--env-config", `{"max_steps": -1}`},
+			"bad --env-config for cartpole: ...max_steps... (fields: max_steps, kinematics_integrator)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runArgs(t, tt.args...)
-			assert.Equal(t, 2, r.code)
-			assert.Empty(t, r.stdout)
-			assert.Regexp(t, "^baton: "+strings.ReplaceAll(regexp.QuoteMeta(tt.want), `\.\.\.`, ".*")+"\n$", r.stderr, "one line naming the problem and the choices")
+			checkBadInput(t, runArgs(t, tt.args...), tt.want)
 		})
 	}
+}
+
+// checkBadInput checks that r is a usage error: exit status 2, nothing on stdout, and
+// one line on stderr matching want, where "..." stands for any text.
+func checkBadInput(t *testing.T, r result, want string) {
+	t.Helper()
+	assert.Equal(t, 2, r.code)
+	assert.Empty(t, r.stdout)
+	assert.Regexp(t, "^baton: "+strings.ReplaceAll(regexp.QuoteMeta(want), `\.\.\.`, ".*")+"\n$", r.stderr, "one line naming the problem and the choices")
 }
 
 func TestEnvConfig(t *testing.T) {
@@ -416,25 +453,32 @@ func TestEnvConfig(t *testing.T) {
 	}
 }
 
-// withPolicies returns the shipped table with extra strategy policies for the maze.
-func withPolicies(extra map[string]agent.Policy) table {
-	envs := environments()
-	open := envs[0].open
-	envs[0].open = func(data []byte, cfg hrl.Config) (*episode, error) {
-		ep, err := open(data, cfg)
-		if err != nil {
-			return nil, err
+// withPolicies returns the shipped environments with extra strategy policies for the
+// maze.
+func withPolicies(t *testing.T, extra map[string]agent.Policy) *environments {
+	t.Helper()
+	base := shipped(t)
+	reg := runners.NewRegistry()
+	for e := range base.reg.All() {
+		if e.Name == "maze" {
+			e.Agents = slices.Clone(e.Agents)
+			a := &e.Agents[0]
+			require.Equal(t, maze.StrategyName, a.Name)
+			a.Policies = slices.Clone(a.Policies)
+			for _, name := range slices.Sorted(maps.Keys(extra)) {
+				p := extra[name]
+				a.Policies = append(a.Policies, runners.PolicyEntry{Name: name, New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+					return p, nil
+				}})
+			}
 		}
-		for name, p := range extra {
-			ep.agents[0].policies[name] = fixed(p)
-		}
-		return ep, nil
+		require.NoError(t, reg.Register(e))
 	}
-	return envs
+	return &environments{reg: reg, looks: base.looks}
 }
 
 func TestRuntimeErrors(t *testing.T) {
-	envs := withPolicies(map[string]agent.Policy{
+	envs := withPolicies(t, map[string]agent.Policy{
 		"wall": agent.PolicyFunc(func(context.Context, []float32, []bool) (agent.RawAction, error) {
 			return agent.Discrete(int64(maze.Down)), nil // a wall below the start
 		}),
@@ -455,7 +499,7 @@ func TestRuntimeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
 			for _, mode := range [][]string{nil, {"--json"}} {
-				r := runTable(t, envs, append([]string{"play", "maze", "--policy", "strategy=" + tt.policy}, mode...)...)
+				r := runEnvs(t, envs, append([]string{"play", "maze", "--policy", "strategy=" + tt.policy}, mode...)...)
 				assert.Equal(t, 1, r.code)
 				assert.True(t, strings.HasPrefix(r.stderr, tt.want), r.stderr)
 				assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
@@ -465,27 +509,42 @@ func TestRuntimeErrors(t *testing.T) {
 	}
 }
 
-func TestInterrupted(t *testing.T) {
+func TestPlayInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	var stdout, stderr bytes.Buffer
-	code := runWith(ctx, environments(), []string{"play", "maze"}, &stdout, &stderr)
-	assert.Equal(t, 1, code)
-	assert.Equal(t, "baton: tick 0: context canceled\n", stderr.String())
+	r := runCtx(ctx, shipped(t), "play", "maze")
+	assert.Equal(t, exitInterrupted, r.code)
+	assert.Equal(t, "baton: tick 0: context canceled\n", r.stderr)
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"help"}, {"play", "--help"}, {"help", "play"}} {
+	for _, args := range [][]string{{"--help"}, {"help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := runArgs(t, args...)
 			assert.Equal(t, 0, r.code)
 			assert.Empty(t, r.stderr)
-			assert.Contains(t, r.stdout, "play")
+			for _, cmd := range []string{"run", "play", "envs", "graph"} {
+				assert.Regexp(t, "(?m)^  "+cmd+" ", r.stdout)
+			}
 		})
 	}
-	r := runArgs(t, "play", "--help")
-	assert.Contains(t, r.stdout, "--policy strategy=oracle|random (default oracle)")
-	assert.Contains(t, r.stdout, "--policy motion=forward|random (default random)")
+	for _, cmd := range []string{"run", "play", "envs", "graph"} {
+		for _, args := range [][]string{{cmd, "--help"}, {"help", cmd}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				r := runArgs(t, args...)
+				assert.Equal(t, 0, r.code)
+				assert.Empty(t, r.stderr)
+				assert.Contains(t, r.stdout, "baton "+cmd)
+			})
+		}
+	}
+	for _, cmd := range []string{"run", "play"} {
+		r := runArgs(t, cmd, "--help")
+		assert.Contains(t, r.stdout, "--policy strategy=oracle|random (default oracle)")
+		assert.Contains(t, r.stdout, "--policy motion=forward|random (default random)")
+		assert.Contains(t, r.stdout, "--policy cartpole=balance|random (default random)")
+		assert.Contains(t, r.stdout, "--env-config fields: max_steps, kinematics_integrator")
+	}
 }
 
 func TestJSONFields(t *testing.T) {

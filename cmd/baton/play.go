@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/spaces"
 	"github.com/spf13/cobra"
 )
@@ -27,44 +26,23 @@ type playFlags struct {
 	json      bool
 }
 
-func newPlay(envs table) *cobra.Command {
+func newPlay(envs *environments) *cobra.Command {
 	var f playFlags
-	var help strings.Builder
-	for _, e := range envs {
-		fmt.Fprintf(&help, "\n  %s: %s\n", e.name, e.summary)
-		if ep, err := e.open(nil, hrl.Config{}); err == nil {
-			for _, a := range ep.agents {
-				fmt.Fprintf(&help, "    --policy %s=%s (default %s)\n", a.agent, strings.Join(policyNames(a), "|"), a.fallback)
-			}
-		}
-		fmt.Fprintf(&help, "    --env-config %s\n", e.configFields)
-	}
 	cmd := &cobra.Command{
 		Use:   "play ENV",
 		Short: "Play one episode of an environment and print every step",
 		Long: `play runs one episode of the environment ENV, each agent playing a named policy, and
 prints every agent reported in every step: one line each, or with --json one JSON object
-per line. The same flags print the same episode.
+per line. The same flags print the same episode, which is also the first episode of the
+first trial of "baton run ENV" with the same flags.
 
 Environments:
-` + help.String(),
-		Example:   "  baton play maze --seed 1\n  baton play maze --policy motion=forward --json\n  baton play maze --env-config '{\"procedure\": true}'",
+` + envHelp(envs),
+		Example:   "  baton play maze --seed 1\n  baton play maze --policy motion=forward --json\n  baton play maze --env-config '{\"procedure\": true}'\n  baton play cartpole --policy cartpole=balance",
 		ValidArgs: envs.names(),
-		Args: func(_ *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				return usagef("play needs an environment (%s)", choices(envs.names()))
-			case len(args) > 1:
-				return usagef("play takes one environment, got %q (%s)", args, choices(envs.names()))
-			}
-			if _, ok := envs.lookup(args[0]); !ok {
-				return usagef("unknown environment %q (%s)", args[0], choices(envs.names()))
-			}
-			return nil
-		},
+		Args:      oneEnv(envs, "play"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, _ := envs.lookup(args[0])
-			return play(cmd.Context(), e, f, cmd.OutOrStdout())
+			return play(cmd.Context(), envs, args[0], f, cmd.OutOrStdout())
 		},
 	}
 	fl := cmd.Flags()
@@ -77,77 +55,54 @@ Environments:
 	return cmd
 }
 
-func policyNames(a agentPolicies) []string {
-	names := make([]string, 0, len(a.policies))
-	for n := range a.policies {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+// episode is an environment opened for one episode, with every agent's policy.
+type episode struct {
+	*opened
+	// policies holds each agent's policy, in the environment's agent order.
+	policies []agent.Policy
+	maxTicks int
 }
 
 // setup opens the environment and builds every agent's policy: every problem with the
-// flags is a usage error.
-func setup(e environment, f playFlags) (*episode, map[string]agent.Policy, error) {
+// flags is a usage error. The policy of the agent at index k draws from
+// rand.NewPCG(seed, k), as in a trial of package runners.
+func setup(envs *environments, name string, f playFlags) (*episode, error) {
 	if f.maxTicks < 0 {
-		return nil, nil, usagef("--max-ticks %d: want 0 (no limit beyond the environment's own) or more", f.maxTicks)
+		return nil, usagef("--max-ticks %d: want 0 (no limit beyond the environment's own) or more", f.maxTicks)
 	}
-	config := []byte(f.envConfig)
-	if path, ok := strings.CutPrefix(f.envConfig, "@"); ok {
-		var err error
-		if config, err = os.ReadFile(path); err != nil {
-			return nil, nil, usagef("--env-config: %v", err)
-		}
-	}
-	ep, err := e.open(config, hrl.Config{MaxTicks: f.maxTicks})
+	config, err := readConfig(f.envConfig)
 	if err != nil {
-		if _, ok := errors.AsType[*configError](err); ok {
-			return nil, nil, usagef("bad --env-config for %s: %v (%s)", e.name, err, e.configFields)
-		}
-		return nil, nil, fmt.Errorf("%s: %w", e.name, err)
+		return nil, err
 	}
-
-	chosen := make(map[string]string, len(ep.agents))
-	var agentNames []string
-	for _, a := range ep.agents {
-		agentNames = append(agentNames, a.agent)
+	o, err := envs.open(name, config, f.maxTicks)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range f.policies {
-		name, policy, ok := strings.Cut(p, "=")
-		if !ok || name == "" || policy == "" {
-			return nil, nil, usagef("--policy %q: want AGENT=POLICY (agents of %s: %s)", p, e.name, strings.Join(slices.Sorted(slices.Values(agentNames)), ", "))
-		}
-		i := slices.IndexFunc(ep.agents, func(a agentPolicies) bool { return a.agent == name })
-		if i < 0 {
-			return nil, nil, usagef("unknown agent %q in --policy %s for %s (%s)", name, p, e.name, choices(agentNames))
-		}
-		if _, ok := ep.agents[i].policies[policy]; !ok {
-			return nil, nil, usagef("unknown policy %q for agent %q (%s)", policy, name, choices(policyNames(ep.agents[i])))
-		}
-		if prev, ok := chosen[name]; ok && prev != policy {
-			return nil, nil, usagef("--policy gives agent %q two policies, %s and %s (choose one)", name, prev, policy)
-		}
-		chosen[name] = policy
+	chosen, err := choosePolicies(o, f.policies)
+	if err != nil {
+		return nil, err
 	}
-
-	policies := make(map[string]agent.Policy, len(ep.agents))
-	for k, a := range ep.agents {
-		name, ok := chosen[a.agent]
-		if !ok {
-			name = a.fallback
-		}
-		p, err := a.policies[name](rand.New(rand.NewPCG(f.seed, uint64(k))))
+	ep := &episode{opened: o, policies: make([]agent.Policy, len(o.agents)), maxTicks: f.maxTicks}
+	for k, a := range o.agents {
+		pe, err := o.entry.Policy(a.Name, chosen[k])
 		if err != nil {
-			return nil, nil, fmt.Errorf("policy %s for agent %s: %w", name, a.agent, err)
+			return nil, usageErr(err)
 		}
-		policies[a.agent] = p
+		p, err := pe.New(o.factory, rand.New(rand.NewPCG(f.seed, uint64(k))))
+		if err == nil && p == nil {
+			err = errors.New("no policy built")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("policy %s for agent %s: %w", chosen[k], a.Name, err)
+		}
+		ep.policies[k] = p
 	}
-	return ep, policies, nil
+	return ep, nil
 }
 
 // play runs one episode and prints it to w.
-func play(ctx context.Context, e environment, f playFlags, w io.Writer) error {
-	ep, policies, err := setup(e, f)
+func play(ctx context.Context, envs *environments, name string, f playFlags, w io.Writer) error {
+	ep, err := setup(envs, name, f)
 	if err != nil {
 		return err
 	}
@@ -156,7 +111,7 @@ func play(ctx context.Context, e environment, f playFlags, w io.Writer) error {
 	if f.json {
 		out = newJSONPrinter(bw, ep)
 	}
-	err = episodeLoop(ctx, ep, policies, f.seed, out)
+	err = episodeLoop(ctx, ep, f.seed, out)
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing output: %w", ferr)
 	}
@@ -166,17 +121,25 @@ func play(ctx context.Context, e environment, f playFlags, w io.Writer) error {
 // printer writes what happened in each step.
 type printer interface {
 	// step prints the reports of res. actor is "" for the reset; raw is then unused.
-	step(res hrl.Result, actor, actorName string, raw agent.RawAction, info any) error
-	// end closes the episode.
-	end(res hrl.Result) error
+	step(res env.Turn, actor, actorName string, raw agent.RawAction, info any) error
+	// end closes the episode; cut reports that --max-ticks stopped it because the
+	// environment did not.
+	end(res env.Turn, cut bool) error
 }
 
-func episodeLoop(ctx context.Context, ep *episode, policies map[string]agent.Policy, seed uint64, out printer) error {
-	res := ep.rt.Reset(seed)
-	if err := out.step(res, "", "", agent.RawAction{}, ep.rt.Info()); err != nil {
+func episodeLoop(ctx context.Context, ep *episode, seed uint64, out printer) error {
+	m := ep.env
+	res := m.Reset(seed)
+	if len(res.Reports) == 0 {
+		return fmt.Errorf("%s: the reset reported no agent (a failed reset)", ep.entry.Name)
+	}
+	if err := out.step(res, "", "", agent.RawAction{}, m.Info()); err != nil {
 		return err
 	}
 	for !res.Over {
+		if ep.maxTicks > 0 && res.Tick >= ep.maxTicks {
+			return out.end(res, true) // an environment that ignores the limit
+		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("tick %d: %w", res.Tick, err)
 		}
@@ -185,19 +148,23 @@ func episodeLoop(ctx context.Context, ep *episode, policies map[string]agent.Pol
 			return fmt.Errorf("tick %d: no report for the acting agent %q", res.Tick, res.Next)
 		}
 		id, name := acting.AgentID, acting.Agent
-		raw, err := policies[name].Act(ctx, acting.Obs, acting.Mask)
+		k := slices.IndexFunc(ep.agents, func(a env.Spec) bool { return a.Name == name })
+		if k < 0 {
+			return fmt.Errorf("tick %d: the acting agent %s is not among the environment's agents", res.Tick, id)
+		}
+		raw, err := ep.policies[k].Act(ctx, acting.Obs, acting.Mask)
 		if err != nil {
 			return fmt.Errorf("tick %d: policy of %s: %w", res.Tick, id, err)
 		}
 		tick := res.Tick
-		if res, err = ep.rt.Step(id, raw); err != nil {
+		if res, err = m.Step(id, raw); err != nil {
 			return fmt.Errorf("tick %d: %w", tick, err)
 		}
-		if err := out.step(res, id, name, raw, ep.rt.Info()); err != nil {
+		if err := out.step(res, id, name, raw, m.Info()); err != nil {
 			return err
 		}
 	}
-	return out.end(res)
+	return out.end(res, false)
 }
 
 // returns sums the rewards of an episode by agent id and by agent name.
@@ -207,7 +174,7 @@ type returns struct {
 	byName map[string]float64
 }
 
-func (r *returns) add(rep *hrl.Report) {
+func (r *returns) add(rep *env.Report) {
 	if r.byID == nil {
 		r.byID, r.byName = map[string]float64{}, map[string]float64{}
 	}
@@ -228,7 +195,7 @@ type textPrinter struct {
 
 const textRow = "%4v  %-11s %-8s %-11s %7s %5v  %-10s  %s\n"
 
-func (p *textPrinter) step(res hrl.Result, actor, actorName string, raw agent.RawAction, info any) error {
+func (p *textPrinter) step(res env.Turn, actor, actorName string, raw agent.RawAction, info any) error {
 	if !p.header {
 		p.header = true
 		if _, err := fmt.Fprintf(p.w, textRow, "tick", "acting", "action", "agent", "reward", "span", "status", "info"); err != nil {
@@ -238,12 +205,10 @@ func (p *textPrinter) step(res hrl.Result, actor, actorName string, raw agent.Ra
 	action := "-"
 	if actor == "" {
 		actor = "-"
-	} else if p.ep.action != nil {
-		action = p.ep.action(actorName, raw)
 	} else {
-		action = raw.String()
+		action = p.ep.look.name(actorName, raw)
 	}
-	desc := p.ep.describe(info)
+	desc := p.ep.look.describe(info)
 	for i := range res.Reports {
 		rep := &res.Reports[i]
 		p.sums.add(rep)
@@ -255,7 +220,7 @@ func (p *textPrinter) step(res hrl.Result, actor, actorName string, raw agent.Ra
 	return nil
 }
 
-func status(rep *hrl.Report) string {
+func status(rep *env.Report) string {
 	var s []string
 	if rep.Start {
 		s = append(s, "start")
@@ -272,7 +237,7 @@ func status(rep *hrl.Report) string {
 	return strings.Join(s, "+")
 }
 
-func (p *textPrinter) end(res hrl.Result) error {
+func (p *textPrinter) end(res env.Turn, cut bool) error {
 	w := p.w
 	width := 0
 	for _, id := range p.sums.ids {
@@ -284,14 +249,21 @@ func (p *textPrinter) end(res hrl.Result) error {
 	}
 	fmt.Fprintln(w, "returns by agent:")
 	for _, a := range p.ep.agents {
-		fmt.Fprintf(w, "  %-*s %7.3f\n", width, a.agent, p.sums.byName[a.agent])
+		width = max(width, len(a.Name))
 	}
-	// The root agent is reported last in the final step.
-	last := &res.Reports[len(res.Reports)-1]
+	for _, a := range p.ep.agents {
+		fmt.Fprintf(w, "  %-*s %7.3f\n", width, a.Name, p.sums.byName[a.Name])
+	}
 	ticks := "ticks"
 	if res.Tick == 1 {
 		ticks = "tick"
 	}
+	if cut {
+		_, err := fmt.Fprintf(w, "episode cut after %d %s by --max-ticks\n", res.Tick, ticks)
+		return err
+	}
+	// The root agent is reported last in the final step.
+	last := &res.Reports[len(res.Reports)-1]
 	_, err := fmt.Fprintf(w, "episode over after %d %s: %s %s\n", res.Tick, ticks, last.AgentID, status(last))
 	return err
 }
@@ -309,7 +281,7 @@ func newJSONPrinter(w io.Writer, ep *episode) *jsonPrinter {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	p := &jsonPrinter{enc: enc, spaces: map[string]spaces.Space{}, pending: map[string]any{}}
-	for _, a := range ep.rt.Agents() {
+	for _, a := range ep.agents {
 		p.spaces[a.Name] = a.ActionSpace
 	}
 	return p
@@ -331,11 +303,11 @@ type jsonReport struct {
 	Info          any     `json:"info"`
 }
 
-func (p *jsonPrinter) step(res hrl.Result, actor, actorName string, raw agent.RawAction, info any) error {
+func (p *jsonPrinter) step(res env.Turn, actor, actorName string, raw agent.RawAction, info any) error {
 	var action any
 	if actor != "" {
 		action = actionValue(raw, p.spaces[actorName])
-		own := slices.ContainsFunc(res.Reports, func(r hrl.Report) bool { return r.AgentID == actor && !r.Start })
+		own := slices.ContainsFunc(res.Reports, func(r env.Report) bool { return r.AgentID == actor && !r.Start })
 		if !own {
 			p.pending[actor] = action // handed control down: settled later
 		}
@@ -370,7 +342,7 @@ func (p *jsonPrinter) step(res hrl.Result, actor, actorName string, raw agent.Ra
 	return nil
 }
 
-func (p *jsonPrinter) end(hrl.Result) error { return nil }
+func (p *jsonPrinter) end(env.Turn, bool) error { return nil }
 
 func optional(s string) *string {
 	if s == "" {

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/batonrl/baton/runners"
+	"github.com/spf13/cobra"
+)
+
+// runFlags are the flags of baton run.
+type runFlags struct {
+	trials    int
+	workers   int
+	episodes  int
+	seed      uint64
+	policies  []string
+	envConfig string
+	maxTicks  int
+	json      bool
+}
+
+func newRun(envs *environments) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run ENV",
+		Short: "Run a campaign of trials of an environment and sum them up",
+		Long: `run runs a campaign of trials of the environment ENV on a pool of workers, each agent
+playing a named policy, and prints a summary: trials, episodes, environment steps,
+steps per second, the success rate where the environment defines success, and each
+agent's episode return (mean, standard deviation, minimum and maximum). With --json the
+summary is one JSON object on stdout.
+
+Progress goes to stderr: a bar on a terminal, otherwise a line at every tenth of the
+trials. The same flags give the same summary, apart from the timing, whatever the
+number of workers: trial i plays with a seed derived from --seed and i alone. The first
+episode of the first trial is "baton play ENV" with the same --seed.
+
+Environments:
+` + envHelp(envs),
+		Example:   "  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10",
+		ValidArgs: envs.names(),
+		Args:      oneEnv(envs, "run"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCampaign(cmd.Context(), envs, args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.IntVar(&f.trials, "trials", 1000, "run `N` trials")
+	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS)")
+	fl.IntVar(&f.episodes, "episodes", 1, "play `N` episodes per trial")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the campaign, from which every trial's seed derives, an integer `N` from 0 to 18446744073709551615")
+	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays; repeatable (the choices: baton run --help)")
+	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate each episode after `N` environment steps; 0 keeps only the environment's own limits")
+	fl.StringVar(&f.envConfig, "env-config", "", "the environment's configuration as `JSON`, or @FILE to read it from a file")
+	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
+	return cmd
+}
+
+// runCampaign runs the campaign that the flags describe, reports its progress to
+// stderr and prints its summary to stdout, even when ctx is cancelled part way.
+func runCampaign(ctx context.Context, envs *environments, name string, f runFlags, stdout, stderr io.Writer) error {
+	var bad []string
+	if f.trials < 1 {
+		bad = append(bad, fmt.Sprintf("--trials %d: want 1 or more", f.trials))
+	}
+	if f.workers < 0 {
+		bad = append(bad, fmt.Sprintf("--workers %d: want 0 (one per CPU) or more", f.workers))
+	}
+	if f.episodes < 1 {
+		bad = append(bad, fmt.Sprintf("--episodes %d: want 1 or more", f.episodes))
+	}
+	if f.maxTicks < 0 {
+		bad = append(bad, fmt.Sprintf("--max-ticks %d: want 0 (no limit beyond the environment's own) or more", f.maxTicks))
+	}
+	if len(bad) > 0 {
+		return usagef("%s", strings.Join(bad, "; "))
+	}
+	config, err := readConfig(f.envConfig)
+	if err != nil {
+		return err
+	}
+	// Open the environment here too, so that a bad configuration or --policy gets the
+	// same message as in baton play.
+	o, err := envs.open(name, config, f.maxTicks)
+	if err != nil {
+		return err
+	}
+	policies, err := choosePolicies(o, f.policies)
+	if err != nil {
+		return err
+	}
+	spec := runners.Spec{
+		Env:      name,
+		Config:   config,
+		Actors:   make(map[string]runners.Actor, len(policies)),
+		Seed:     f.seed,
+		Episodes: f.episodes,
+		MaxTicks: f.maxTicks,
+	}
+	for i, a := range o.agents {
+		spec.Actors[a.Name] = runners.Named(policies[i])
+	}
+	prog := newProgress(stderr, name, f.trials)
+	c, err := runners.NewCampaign(envs.reg, spec,
+		runners.WithTrials(f.trials), runners.WithWorkers(f.workers), runners.WithProgress(prog.update))
+	if err != nil {
+		var ne *runners.NameError
+		if errors.As(err, &ne) || errors.Is(err, runners.ErrEnvConfig) || errors.Is(err, runners.ErrInvalidSpec) {
+			return usageErr(err)
+		}
+		return err
+	}
+	s, err := c.Run(ctx)
+	interrupted := ctx.Err() != nil
+	prog.finish(interrupted)
+
+	sum := newRunSummary(s, f.seed, o, policies, interrupted)
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if werr := enc.Encode(sum); werr != nil {
+			return fmt.Errorf("writing the summary: %w", werr)
+		}
+	} else if werr := sum.writeText(stdout, f.trials, workers(f.workers, f.trials)); werr != nil {
+		return fmt.Errorf("writing the summary: %w", werr)
+	}
+
+	switch {
+	case interrupted:
+		return fmt.Errorf("interrupted: %d of %d trials finished, %d stopped: %w", s.Ended+s.Failed, f.trials, s.Stopped, ctx.Err())
+	case err != nil:
+		return err
+	case s.Failed > 0:
+		first := s.Failures[0]
+		return fmt.Errorf("%d of %d trials failed; the first, %s: %s", s.Failed, s.Trials, first.Trial, first.Reason)
+	}
+	return nil
+}
+
+// runSummary is the summary that baton run prints; see the package documentation for
+// its JSON form.
+type runSummary struct {
+	Env            string                  `json:"env"`
+	Seed           uint64                  `json:"seed"`
+	Policies       map[string]string       `json:"policies"`
+	Trials         int                     `json:"trials"`
+	Ended          int                     `json:"ended"`
+	Stopped        int                     `json:"stopped"`
+	Failed         int                     `json:"failed"`
+	Episodes       int                     `json:"episodes"`
+	EnvSteps       int64                   `json:"env_steps"`
+	WallSeconds    float64                 `json:"wall_seconds"`
+	StepsPerSecond float64                 `json:"steps_per_second"`
+	Successes      *int                    `json:"successes,omitempty"`
+	SuccessRate    *rate                   `json:"success_rate,omitempty"`
+	Agents         map[string]agentSummary `json:"agents"`
+	Failures       []failure               `json:"failures"`
+	Interrupted    bool                    `json:"interrupted"`
+
+	agentOrder []string
+}
+
+// rate is a success rate: in JSON a number, or null when no episode completed.
+type rate struct {
+	value float64
+	known bool
+}
+
+func (r rate) MarshalJSON() ([]byte, error) {
+	if !r.known {
+		return []byte("null"), nil
+	}
+	return json.Marshal(r.value)
+}
+
+func (r *rate) UnmarshalJSON(b []byte) error {
+	*r = rate{}
+	if string(b) == "null" {
+		return nil
+	}
+	r.known = true
+	return json.Unmarshal(b, &r.value)
+}
+
+// agentSummary is an agent's episode returns.
+type agentSummary struct {
+	Mean     float64 `json:"mean"`
+	Std      float64 `json:"std"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	Episodes int     `json:"episodes"`
+}
+
+// failure is a failed trial.
+type failure struct {
+	Index  int    `json:"index"`
+	Trial  string `json:"trial"`
+	Reason string `json:"reason"`
+}
+
+func newRunSummary(s runners.Summary, seed uint64, o *opened, policies []string, interrupted bool) *runSummary {
+	r := &runSummary{
+		Env:            s.Env,
+		Seed:           seed,
+		Policies:       make(map[string]string, len(policies)),
+		Trials:         s.Trials,
+		Ended:          s.Ended,
+		Stopped:        s.Stopped,
+		Failed:         s.Failed,
+		Episodes:       s.Episodes,
+		EnvSteps:       s.EnvSteps,
+		WallSeconds:    s.WallSeconds,
+		StepsPerSecond: s.StepsPerSecond,
+		Agents:         make(map[string]agentSummary, len(s.Agents)),
+		Failures:       []failure{},
+		Interrupted:    interrupted,
+	}
+	if o.entry.Success != nil { // also when no trial ran
+		r.Successes = &s.Successes
+		r.SuccessRate = &rate{}
+		if s.SuccessRate != nil && s.Episodes > 0 {
+			*r.SuccessRate = rate{value: *s.SuccessRate, known: true}
+		}
+	}
+	for i, a := range o.agents {
+		r.Policies[a.Name] = policies[i]
+	}
+	for _, a := range s.Agents {
+		r.Agents[a.Name] = agentSummary{Mean: a.Mean, Std: a.Std, Min: a.Min, Max: a.Max, Episodes: a.Episodes}
+		r.agentOrder = append(r.agentOrder, a.Name)
+	}
+	if len(r.agentOrder) == 0 { // no trial ran: list the agents all the same
+		for _, a := range o.agents {
+			r.Agents[a.Name] = agentSummary{}
+			r.agentOrder = append(r.agentOrder, a.Name)
+		}
+	}
+	for _, fl := range s.Failures {
+		r.Failures = append(r.Failures, failure{Index: fl.Index, Trial: fl.Trial, Reason: oneLine(fl.Reason)})
+	}
+	return r
+}
+
+// workers is how many workers a campaign of trials starts for the --workers flag.
+func workers(flag, trials int) int {
+	if flag == 0 {
+		flag = runtime.GOMAXPROCS(0)
+	}
+	return min(flag, trials)
+}
+
+// writeText prints the summary as a table; requested is the number of trials asked
+// for, workers the number of workers.
+func (r *runSummary) writeText(w io.Writer, requested, workers int) error {
+	var b strings.Builder
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(&b, "%-14s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	pols := make([]string, len(r.agentOrder))
+	for i, name := range r.agentOrder {
+		pols[i] = name + "=" + r.Policies[name]
+	}
+	row("env", "%s (seed %d; %s)", r.Env, r.Seed, strings.Join(pols, ", "))
+	trials := group(int64(r.Trials))
+	if r.Interrupted {
+		trials += " of " + group(int64(requested))
+	}
+	trials += " on " + strconv.Itoa(workers) + " worker"
+	if workers != 1 {
+		trials += "s"
+	}
+	if r.Interrupted {
+		trials += ", interrupted"
+	}
+	row("trials", "%s (%s ended, %s stopped, %s failed)", trials, group(int64(r.Ended)), group(int64(r.Stopped)), group(int64(r.Failed)))
+	row("episodes", "%s", group(int64(r.Episodes)))
+	row("env steps", "%s", group(r.EnvSteps))
+	row("wall time", "%.3f s", r.WallSeconds)
+	row("steps/s", "%s", group(int64(r.StepsPerSecond+0.5)))
+	if r.SuccessRate != nil && r.SuccessRate.known {
+		row("success rate", "%.3f (%s of %s episodes)", r.SuccessRate.value, group(int64(*r.Successes)), group(int64(r.Episodes)))
+	}
+	width := len("return of")
+	for _, name := range r.agentOrder {
+		width = max(width, len(name))
+	}
+	fmt.Fprintf(&b, "\n%-*s  %8s  %9s  %9s  %9s  %9s\n", width, "return of", "episodes", "mean", "std", "min", "max")
+	for _, name := range r.agentOrder {
+		a := r.Agents[name]
+		fmt.Fprintf(&b, "%-*s  %8d  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, a.Episodes, a.Mean, a.Std, a.Min, a.Max)
+	}
+	if len(r.Failures) > 0 {
+		b.WriteString("\nfailed trials:\n")
+		for _, fl := range r.Failures {
+			fmt.Fprintf(&b, "  %s: %s\n", fl.Trial, fl.Reason)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// group writes n with thousands separated by commas: 1,234,567.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
