@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
@@ -142,63 +143,19 @@ func (d *loopDriver) step() error {
 	return nil
 }
 
-// The benchmark loops are written out, state in locals, so that the harness costs as
-// little as it can on both sides; the drivers above serve the tests.
+// The benchmark loops live in suite.go (bench.Suite), where `baton bench` runs them
+// too; the drivers above serve the tests.
 
-func BenchmarkMazeStep(b *testing.B) {
-	for _, m := range benchMazes {
-		b.Run(m.name, func(b *testing.B) {
-			d := newRuntimeDriver(b, m.cfg, policyRNG())
-			rt, strategy, motion := d.rt, d.strategy, d.motion
-			ctx := context.Background()
-			seed := uint64(0)
-			res := rt.Reset(seed)
-			b.ReportAllocs()
-			for b.Loop() {
-				rep := res.Acting()
-				p := strategy
-				if rep.Agent != maze.StrategyName {
-					p = motion
-				}
-				raw, err := p.Act(ctx, rep.Obs, rep.Mask)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res, err = rt.Step(rep.AgentID, raw); err != nil {
-					b.Fatal(err)
-				}
-				if res.Over {
-					seed++
-					res = rt.Reset(seed)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
-		})
-	}
-}
+func BenchmarkMazeStep(b *testing.B)     { runCases(b, "MazeStep/") }
+func BenchmarkMazeBaseline(b *testing.B) { runCases(b, "MazeBaseline/") }
+func BenchmarkCampaignMaze(b *testing.B) { runCases(b, "CampaignMaze/") }
 
-func BenchmarkMazeBaseline(b *testing.B) {
-	for _, m := range benchMazes {
-		b.Run(m.name, func(b *testing.B) {
-			d := newLoopDriver(b, m.cfg, policyRNG())
-			loop, rng := d.loop, d.rng
-			res := loop.Reset()
-			b.ReportAllocs()
-			for b.Loop() {
-				rep := res.Acting()
-				a, err := spaces.Discrete{N: int64(len(rep.Mask))}.SampleMasked(rng, rep.Mask)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res, err = loop.Step(a); err != nil {
-					b.Fatal(err)
-				}
-				if res.Over {
-					res = loop.Reset()
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
-		})
+// runCases runs the suite's cases whose names start with prefix as sub-benchmarks.
+func runCases(b *testing.B, prefix string) {
+	for _, c := range bench.Suite() {
+		if name, ok := strings.CutPrefix(c.Name, prefix); ok {
+			b.Run(name, c.Run)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@
 //	baton play ENV    play one episode and print every step
 //	baton envs        list the environments, their agents, spaces and policies
 //	baton graph ENV   draw an environment's switching state machine
+//	baton bench       run the benchmark suite against its hand-written baselines
 //
 // The environments are those registered in a runners.Registry that the command builds
 // when it starts: maze (examples/maze) and cartpole (examples/cartpole). Each agent of
@@ -130,6 +131,17 @@
 // variant has another machine) as a Mermaid state diagram, or with --dot in Graphviz's
 // DOT language (transitions.Machine.Mermaid and DOT). An environment without a
 // switching machine (the cart-pole) is bad input.
+//
+// # Bench
+//
+//	baton bench [--run REGEXP] [--benchtime DURATION] [--json]
+//
+// runs the cases of package bench (bench.Suite, the same as "go test -bench . ./bench")
+// with testing.Benchmark and prints one table: per case its time and allocations per
+// iteration (a step or a trial), its throughput, and that throughput as a share of the
+// case it is compared with: the hand-written loop doing the same work, or the layer
+// below (the campaign through the runner against the same trials driven by hand over
+// the hrl runtime, and those against the hand-written maze). Progress goes to stderr.
 //
 // # Exit status
 //

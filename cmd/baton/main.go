@@ -119,7 +119,7 @@ pure runtime (package hrl). "baton run" runs a campaign of many trials and sums 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs))
+	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs), newBench())
 	return root
 }
 
