@@ -1,0 +1,221 @@
+// Package datalog writes the activity logs of baton trials as Apache Arrow datasets,
+// reads them back, recovers the parts of a writer that was killed, and replays logged
+// trials to check that they come out the same.
+//
+// # Writing
+//
+// A Dataset is a log being written into a directory; its Writers are runners.Sink
+// values, one per goroutine that feeds events. For a campaign, give each worker its
+// own:
+//
+//	ds, err := datalog.NewDataset(dir, datalog.WithCompression(datalog.LZ4))
+//	c, err := runners.NewCampaign(reg, spec, runners.WithWorkers(8),
+//		runners.WithWorkerSinks(ds.WorkerSinks()))
+//	summary, err := c.Run(ctx)
+//	err = ds.Close()
+//
+// A runners.Controller runs its trials at once through shared sinks: wrap one Writer
+// in Locked for it. Options: WithBatchRows (rows per record batch, 4096), WithMaxPartBytes
+// (256 MiB), WithCompression (none, LZ4 or ZSTD body compression), WithMetadata (extra
+// schema metadata), WithShard (several processes writing one directory),
+// WithAllocator (where Arrow buffers come from).
+//
+// # Layout
+//
+// A log is a directory of Arrow IPC files (the file format, ".arrow"), hive-partitioned
+// by agent, since each agent's observations have their own shape:
+//
+//	DIR/agent=strategy/part-00003.arrow   the strategy agent's steps
+//	DIR/agent=motion/part-00004.arrow     the motion agent's steps
+//	DIR/_trials/part-00000.arrow          one row when a trial starts, one when it ends
+//	DIR/_episodes/part-00001.arrow        one row per episode that ended
+//	DIR/_rewards/part-00007.arrow         retroactive rewards
+//
+// Part numbers are unique within a directory: a Dataset hands them out to its writers
+// and starts after the highest already there (part-SHARD-NNNNN.arrow with WithShard).
+// A writer's parts of one table are numbered in the order it wrote them, so reading a
+// table's parts by (shard, number) and each part's batches in order gives each trial's
+// rows in the order they happened. Agent names are escaped as URL path segments in
+// folder names (url.PathEscape), as pyarrow's hive partitioning expects. The tables
+// whose folders start with '_' are skipped by pyarrow's dataset discovery, so that
+// the steps can be read as one dataset.
+//
+// # Columns of the steps
+//
+// One row per runners.StepEvent (per agent reported in a step):
+//
+//	trial_id         dictionary<int32, utf8>  the trial's id
+//	episode          int32                    episode of the trial, from 0
+//	tick             int64                    environment steps since the episode's reset
+//	index            int32                    position among the reports of the tick (all agents)
+//	agent_id         dictionary<int32, utf8>  "motion_3": the agent's name and sub-episode
+//	parent_agent_id  dictionary<int32, utf8>  the id whose action started this sub-episode; null for none
+//	start            bool                     first row of the sub-episode: the agent has not acted
+//	acting           bool                     the agent acted next, on this row's observation
+//	observation      fixed_size_list<float32>[observation_dim]  flat, as the observation space flattens
+//	action           int64                    for a Discrete action space
+//	                 fixed_size_list<float32>[n]  for a Box
+//	                 fixed_size_list<int64>[n]    for a MultiDiscrete (n = len(nvec)) or MultiBinary
+//	                                          null on start rows
+//	action_mask      fixed_size_list<bool>[mask_len]  only for agents with a mask; null when absent
+//	reward           float32                  the step's reward: the sum of reward_sources
+//	reward_sources   list<struct<source: dictionary<int32, utf8>, value: float32>>
+//	                                          "env" first, then "actor:NAME", "controller", ...
+//	terminated       bool                     the sub-episode reached its natural end
+//	truncated        bool                     a limit cut it short
+//	span_ticks       int32                    environment steps the scored decision took (0 on start)
+//	messages         list<struct<from: utf8, to: utf8, payload: binary, sent: int64>>
+//	                                          the messages delivered at this tick
+//
+// The agent's name is the partition key, not a column of the files: pyarrow and polars
+// add it from the folder as a string column named agent (a column of the same name in
+// the files would clash with the partition field's type when pyarrow unifies the
+// schemas); each file's metadata names it too (baton.agent). Every row of a tick
+// carries the same messages: take them where index is 0 to see each once.
+//
+// # Transitions
+//
+// A transition of an agent id is two consecutive rows of that agent_id within a trial
+// and episode (consecutive in the log's order, or after sorting by tick): the first
+// row's observation and action_mask are what the agent acted on (that row has acting
+// set), and the second row's action is what it did, its reward what that earned, its
+// observation where it got to, its terminated and truncated whether the sub-episode
+// ended there, and its span_ticks how many environment steps the decision took, for a
+// discount of gamma^span_ticks. The second row's tick minus its span_ticks is the
+// first row's tick. So, for the rows of one agent_id, the transitions are
+//
+//	(obs, mask) = row[k-1].observation, row[k-1].action_mask
+//	action      = row[k].action
+//	reward      = row[k].reward (plus its retroactive rewards, below)
+//	next_obs    = row[k].observation
+//	done        = row[k].terminated or row[k].truncated
+//	discount    = gamma ** row[k].span_ticks
+//
+// for every row[k] that is not a start row; a start row has a null action and a zero
+// reward and begins the id's sequence. There is no next_observation column: the next
+// row is it, and repeating the observation would double the size of the log. An
+// agent id whose episode was cut by the runner's tick limit, or whose trial stopped,
+// may end on an acting row with no row after it: that action is not in the log.
+//
+// In polars, for example:
+//
+//	steps = (pl.scan_ipc(f"{DIR}/agent=motion/*.arrow").collect()
+//	         .sort("trial_id", "episode", "tick", "index"))
+//	keys = ["trial_id", "episode", "agent_id"]
+//	transitions = steps.with_columns(
+//	    pl.col("observation").shift(1).over(keys).alias("obs"),
+//	    pl.col("action_mask").shift(1).over(keys).alias("mask"),
+//	).filter(~pl.col("start"))
+//	# obs, mask, action, reward, observation (the next), terminated | truncated, span_ticks
+//
+// # Retroactive rewards
+//
+// A reward that arrives for a step already logged (runners.RetroReward: a controller's
+// reward addressed to a past tick, or one for an agent id whose sub-episode had ended)
+// cannot change the row, which is written. It goes to the rewards table, one row per
+// reward: trial_id, episode, tick, agent, agent_id, source, value (float32),
+// arrived_episode, arrived_tick. Join it to the steps on (trial_id, episode, tick,
+// agent_id), after casting the steps' dictionary columns to strings, and append its
+// (source, value) pairs to the step's reward_sources and its values to its reward: that
+// is the step's whole reward, as the runner counts it in returns. Row.Retro and
+// Row.TotalReward do this in Go; the Python loader does it too.
+//
+// # Trials and episodes
+//
+// The trials table has a row when a trial starts running and another when it ends
+// (the latest row of a trial id is its state; a trial whose latest row says
+// "running" was cut off by a crash): trial_id, index (in its campaign), env, config
+// (the JSON configuration, null for the defaults), seed (uint64), episodes,
+// max_ticks, agents (JSON: [{"name", "observation_space", "action_space",
+// "mask_len"}], spaces as the spaces JSON spec), policies (JSON: {agent: policy}, ""
+// for a policy value), defines_success, state ("running", "ended", "stopped",
+// "failed") and error. A trial rejected before it ran has only trial_id, state and
+// error. The episodes table has, per episode that ended: trial_id, episode, seed,
+// ticks, truncated, success (null where the environment does not define it) and
+// returns (list<struct<agent: utf8, value: float64>>, every source and the
+// retroactive rewards received so far). Their strings are plain utf8.
+//
+// # Schema metadata
+//
+// Every part's schema carries baton.format_version (FormatVersion), baton.version
+// (the module's version), baton.table ("steps", "trials", "episodes" or "rewards")
+// and baton.compression, plus what WithMetadata adds. An agent's parts also carry
+// baton.agent, baton.observation_space and baton.action_space (the spaces JSON spec,
+// from which spaces.Unmarshal and the Python side rebuild the spaces),
+// baton.observation_dim, baton.action_dim and baton.mask_len, and, for the trial
+// whose rows opened the part, baton.env, baton.env_config, baton.trial and
+// baton.seed. A part holds many trials: the trials table has every trial's seed and
+// configuration, which is what Replay reads.
+//
+// # Parts and dictionaries
+//
+// Each part is a valid IPC file, and also, after its first 8 bytes, an IPC stream:
+//
+//	"ARROW1\0\0"
+//	schema
+//	dictionaries, batch 0              each batch preceded by the dictionary entries it
+//	dictionary deltas, batch 1         adds, as delta dictionary batches
+//	...
+//	full dictionaries                  one non-delta dictionary batch per dictionary
+//	end-of-stream marker
+//	footer, its length, "ARROW1"       lists the full dictionaries and the batches
+//
+// The IPC file format allows one dictionary batch per dictionary and no replacement;
+// Arrow C++ (so pyarrow) refuses delta dictionaries in files too, though the format
+// allows them, and arrow-go's file writer refuses any change of a dictionary. Yet the
+// trial ids of a part are not known when it begins. So within a part a dictionary
+// only grows (indices stay valid), and the part is written as a stream whose batches
+// are preceded by their new entries as deltas; when the part is finished, each
+// dictionary is written once more in full after the last batch, and the footer lists
+// only those full dictionaries and the batches. Readers of the file format (pyarrow,
+// polars, the JavaScript library, arrow-go) follow the footer and see a single
+// dictionary per field; the deltas in the body are unreferenced bytes to them, and the
+// IPC file format lets a dictionary batch come after the batches that use it. A part
+// that lost its footer reads as the stream it is. Dictionaries start afresh in each
+// part.
+//
+// # Crashes and Recover
+//
+// A batch is handed to the operating system as soon as it is written, so a process
+// killed at any moment leaves every batch it wrote readable: the open part has no
+// footer, and this package's reader reads it as the stream after the leading magic,
+// up to its last complete batch, without an error. Other readers need the footer:
+// Recover rewrites each such part as a proper file (through a temporary file and a
+// rename) and reports the batches and rows kept; a part with no complete batch is
+// removed. Rows still buffered when the process died are lost; Writer.Flush writes
+// them early.
+//
+// # Reading
+//
+// From Python, with pyarrow:
+//
+//	import pyarrow.dataset as ds
+//	steps = ds.dataset(DIR, format="arrow", partitioning="hive")   # every agent
+//	motion = ds.dataset(f"{DIR}/agent=motion", format="arrow").to_table()
+//	trials = ds.dataset(f"{DIR}/_trials", format="arrow").to_table()
+//	meta = motion.schema.metadata    # {b"baton.observation_space": b"{...}", ...}
+//
+// With polars: pl.scan_ipc(f"{DIR}/agent=motion/*.arrow") (dictionary columns become
+// Categorical), or pl.scan_ipc(f"{DIR}/agent=*/*.arrow", hive_partitioning=True) for
+// every agent that shares a schema. With Arrow JavaScript: tableFromIPC on each file,
+// with the lz4 and zstd codecs registered for compressed logs.
+//
+// In Go, Open reads a log: Agents, Agent (the spaces, rebuilt), Rows (typed rows, as
+// an iter.Seq2), Batches (the record batches), Trials, Episodes, Retro, Parts.
+//
+// # Replay
+//
+// Replay re-runs every logged trial from its environment's name, configuration, seed,
+// episodes and tick limit, with each agent playing its logged actions, and reports each
+// step whose observation, mask, environment reward, end flags or span differ from the
+// log, and the rows either side lacks. An intact log of a deterministic environment
+// replays with no mismatch.
+//
+// # Memory, speed and concurrency
+//
+// A Writer holds at most one batch of rows per agent and per table, plus the
+// dictionaries of its open parts (bounded by the part size), whatever the length of
+// the run. It allocates less than once per row (amortised: per batch, not per row) and
+// takes no lock. Dataset and Log are safe for concurrent use; a Writer is not (one per
+// worker, or Locked). Rows, Batches and their slices are valid during one iteration.
+package datalog

@@ -1,0 +1,47 @@
+package datalog
+
+import (
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// RewritePart rewrites the part at path batch by batch: edit gets each batch and its
+// position and returns the batch to write in its place (a new one, which RewritePart
+// releases, or the same one).
+func RewritePart(path string, edit func(i int, rec arrow.RecordBatch) arrow.RecordBatch) error {
+	mem := memory.DefaultAllocator
+	r, err := openPart(path, mem)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tmp := path + ".tmp"
+	var pw *partWriter
+	i := 0
+	for rec, err := range r.batches() {
+		if err != nil {
+			return err
+		}
+		if pw == nil {
+			if pw, err = createPart(tmp, r.schema, mem, Uncompressed); err != nil {
+				return err
+			}
+		}
+		out := edit(i, rec)
+		err = pw.writeBatch(out)
+		if out != rec {
+			out.Release()
+		}
+		if err != nil {
+			pw.abandon()
+			return err
+		}
+		i++
+	}
+	if err := pw.finish(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,219 @@
+package datalog
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Compression is the body compression of the record batches of a log.
+type Compression int
+
+// The compressions a log may use.
+const (
+	// Uncompressed writes buffers as they are (the default).
+	Uncompressed Compression = 1 + iota
+	// LZ4 compresses each buffer with LZ4 frames: fast, modest savings.
+	LZ4
+	// ZSTD compresses each buffer with Zstandard: slower, smaller.
+	ZSTD
+)
+
+// String names the compression as the schema metadata and the command line do:
+// "none", "lz4" or "zstd".
+func (c Compression) String() string {
+	switch c {
+	case Uncompressed:
+		return "none"
+	case LZ4:
+		return "lz4"
+	case ZSTD:
+		return "zstd"
+	}
+	return "Compression(" + strconv.Itoa(int(c)) + ")"
+}
+
+// ParseCompression reads a compression's name: "none" (or ""), "lz4" or "zstd", in
+// any case.
+func ParseCompression(s string) (Compression, error) {
+	switch strings.ToLower(s) {
+	case "", "none":
+		return Uncompressed, nil
+	case "lz4":
+		return LZ4, nil
+	case "zstd":
+		return ZSTD, nil
+	}
+	return 0, fmt.Errorf("%w: unknown compression %q (want none, lz4 or zstd)", ErrOption, s)
+}
+
+// ipcOptions returns the ipc options that select c.
+func (c Compression) ipcOptions() []ipc.Option {
+	switch c {
+	case LZ4:
+		return []ipc.Option{ipc.WithLZ4()}
+	case ZSTD:
+		return []ipc.Option{ipc.WithZstd()}
+	}
+	return nil
+}
+
+// Defaults of the writer's options.
+const (
+	// DefaultBatchRows is how many rows a record batch holds unless WithBatchRows
+	// says otherwise.
+	DefaultBatchRows = 4096
+	// DefaultMaxPartBytes is the size past which a part is closed and the next one
+	// begun, unless WithMaxPartBytes says otherwise.
+	DefaultMaxPartBytes = 256 << 20
+)
+
+// WriteOption configures NewDataset (and so its writers) and Recover.
+type WriteOption interface{ applyWrite(*writeConfig) }
+
+// ReadOption configures Open and Recover.
+type ReadOption interface{ applyRead(*readConfig) }
+
+// Option configures writing, reading and replaying.
+type Option interface {
+	WriteOption
+	ReadOption
+	ReplayOption
+}
+
+type writeConfig struct {
+	mem         memory.Allocator
+	batchRows   int
+	maxPart     int64
+	compression Compression
+	meta        map[string]string
+	shard       string
+	err         error
+}
+
+type readConfig struct {
+	mem memory.Allocator
+}
+
+func newWriteConfig(opts []WriteOption) (writeConfig, error) {
+	c := writeConfig{batchRows: DefaultBatchRows, maxPart: DefaultMaxPartBytes, compression: Uncompressed}
+	for _, o := range opts {
+		if o != nil {
+			o.applyWrite(&c)
+		}
+	}
+	if c.mem == nil {
+		c.mem = memory.NewGoAllocator()
+	}
+	return c, c.err
+}
+
+func newReadConfig(opts []ReadOption) readConfig {
+	var c readConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyRead(&c)
+		}
+	}
+	if c.mem == nil {
+		c.mem = memory.NewGoAllocator()
+	}
+	return c
+}
+
+type allocatorOption struct{ mem memory.Allocator }
+
+func (o allocatorOption) applyWrite(c *writeConfig) { c.mem = o.mem }
+func (o allocatorOption) applyRead(c *readConfig)   { c.mem = o.mem }
+
+// WithAllocator makes the writers and readers take their Arrow buffers from mem; nil
+// means memory.NewGoAllocator(). Pass a memory.CheckedAllocator in tests to prove that
+// everything taken is given back.
+func WithAllocator(mem memory.Allocator) Option { return allocatorOption{mem} }
+
+type writeOption func(*writeConfig)
+
+func (o writeOption) applyWrite(c *writeConfig) { o(c) }
+
+// WithBatchRows sets how many rows of an agent a writer buffers before it writes them
+// as one record batch; 0 means DefaultBatchRows. A batch is also written when its part
+// would otherwise stay open (Flush, Close). Memory grows with n: n rows of every agent.
+func WithBatchRows(n int) WriteOption {
+	return writeOption(func(c *writeConfig) {
+		switch {
+		case n < 0:
+			c.err = fmt.Errorf("%w: WithBatchRows(%d): want 0 (for %d) or more", ErrOption, n, DefaultBatchRows)
+		case n > 0:
+			c.batchRows = n
+		}
+	})
+}
+
+// WithMaxPartBytes closes a part once it holds n bytes or more and begins the next one
+// with the next batch; 0 means DefaultMaxPartBytes. A part holds at least one batch,
+// so a part may exceed n by up to one batch.
+func WithMaxPartBytes(n int64) WriteOption {
+	return writeOption(func(c *writeConfig) {
+		switch {
+		case n < 0:
+			c.err = fmt.Errorf("%w: WithMaxPartBytes(%d): want 0 (for %d) or more", ErrOption, n, DefaultMaxPartBytes)
+		case n > 0:
+			c.maxPart = n
+		}
+	})
+}
+
+// WithCompression compresses the body buffers of every record batch with c (Arrow
+// IPC body compression, which pyarrow, polars and the JavaScript reader with its
+// codecs registered read); 0 means Uncompressed. Recover rewrites a part with the
+// compression its schema metadata names, whatever this option says.
+func WithCompression(c Compression) WriteOption {
+	return writeOption(func(cfg *writeConfig) {
+		switch c {
+		case 0:
+			cfg.compression = Uncompressed
+		case Uncompressed, LZ4, ZSTD:
+			cfg.compression = c
+		default:
+			cfg.err = fmt.Errorf("%w: WithCompression(%v): want Uncompressed, LZ4 or ZSTD", ErrOption, c)
+		}
+	})
+}
+
+// WithMetadata adds key-value pairs to the schema metadata of every part the dataset
+// writes (a command line, a campaign's seed, a git commit); nil adds nothing. Keys that
+// start with "baton." are the package's own and are rejected.
+func WithMetadata(md map[string]string) WriteOption {
+	return writeOption(func(c *writeConfig) {
+		for k := range md {
+			if strings.HasPrefix(k, metaPrefix) {
+				c.err = fmt.Errorf("%w: WithMetadata: key %q: keys starting with %q are reserved", ErrOption, k, metaPrefix)
+				return
+			}
+		}
+		if c.meta == nil {
+			c.meta = map[string]string{}
+		}
+		maps.Copy(c.meta, md)
+	})
+}
+
+// WithShard names the parts this dataset writes part-SHARD-NNNNN.arrow instead of
+// part-NNNNN.arrow, so that several processes (the shards of a campaign spread over
+// machines) can write into one directory without taking each other's names; "" means
+// no shard. A shard name is made of letters, digits and '_'.
+func WithShard(name string) WriteOption {
+	return writeOption(func(c *writeConfig) {
+		for _, r := range name {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+				c.err = fmt.Errorf("%w: WithShard(%q): want letters, digits and '_' only", ErrOption, name)
+				return
+			}
+		}
+		c.shard = name
+	})
+}
