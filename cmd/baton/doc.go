@@ -5,6 +5,9 @@
 //	baton envs        list the environments, their agents, spaces and policies
 //	baton graph ENV   draw an environment's switching state machine
 //	baton bench       run the benchmark suite against its hand-written baselines
+//	baton inspect DIR sum up an activity log: rows, episodes, returns, success rate
+//	baton replay DIR  replay a log's trials and report every step that differs
+//	baton log recover DIR  rewrite the parts a killed writer left without a footer
 //
 // The environments are those registered in a runners.Registry that the command builds
 // when it starts: maze (examples/maze) and cartpole (examples/cartpole). Each agent of
@@ -22,6 +25,7 @@
 //
 //	baton run ENV [--trials N] [--workers N] [--episodes N] [--seed N]
 //	              [--policy AGENT=POLICY]... [--max-ticks N] [--env-config JSON|@FILE] [--json]
+//	              [--log DIR [--log-compression none|lz4|zstd]]
 //
 // runs a campaign (runners.Campaign) of --trials trials (default 1000) of --episodes
 // episodes each (default 1) on --workers goroutines (default 0: one per CPU, that is
@@ -62,9 +66,24 @@
 //	                  agent's episode returns
 //	failures          [{"index", "trial", "reason"}, ...]: the failed trials
 //	interrupted       true when an interrupt stopped the campaign
+//	log               only with --log: {"dir", "compression", "rows", "parts",
+//	                  "bytes"}: the step rows written, the files and their size
 //
-// Only wall_seconds and steps_per_second change from one run of the same flags to
-// the next.
+// Only wall_seconds and steps_per_second (and the log's bytes, which hold the
+// version of baton) change from one run of the same flags to the next.
+//
+// With --log DIR, every step of every trial goes to an activity log in DIR (package
+// datalog): an Apache Arrow dataset of IPC files, one folder per agent
+// (DIR/agent=NAME/part-NNNNN.arrow, one row per agent reported in a step) and the
+// tables _trials, _episodes and _rewards, which pyarrow.dataset.dataset(DIR,
+// format="arrow", partitioning="hive"), polars and the python/ package read. Each
+// worker writes its own parts. DIR is created; one that already holds a log is bad
+// input (a second campaign would reuse the trial ids). --log-compression compresses
+// the record batches with LZ4 or Zstandard (default none). The log is closed when the
+// campaign ends, also when it is interrupted or some trial failed, so that every part
+// has its footer; the text summary then ends with the line
+//
+//	log            DIR: 25,631 rows in 8 parts, 468.3 KiB (compression lz4)
 //
 // # Play
 //
@@ -143,17 +162,90 @@
 // below (the campaign through the runner against the same trials driven by hand over
 // the hrl runtime, and those against the hand-written maze). Progress goes to stderr.
 //
+// # Inspect
+//
+//	baton inspect DIR [--plot FILE.png] [--json]
+//
+// reads the log in DIR and prints its parts and their size (and how many lack a
+// footer, their writer killed), the environments, the trials (ended, stopped, failed,
+// and unfinished: cut off by a kill), the complete episodes, the step rows, the success
+// rate where the environment defines success, and a table with, per agent (in the
+// environment's order), its rows, its complete episodes and its episode return over
+// them: mean, standard deviation (population), minimum and maximum. An episode's return
+// is the sum of every reward of the agent's reports in the episode, every source and
+// the retroactive rewards included: the episodes table's returns, plus the
+// retroactive rewards that arrived in a later episode. The episodes are taken in the
+// order of their trials in the campaign, so the figures are those of the summary of
+// the baton run that wrote the log, to the last bit.
+//
+// --plot FILE.png draws, with gonum.org/v1/plot, one panel per agent (their scales
+// differ): its episode returns over the episodes in trial order as dots, and their
+// moving mean (over a twentieth of the episodes, at most 100) as a line.
+//
+// With --json, stdout holds one JSON object:
+//
+//	dir               the log's directory
+//	envs              the environments of its trials
+//	trials, ended, stopped, failed, unfinished
+//	episodes          complete episodes
+//	rows              step rows, every agent's
+//	parts, bytes      the files of the log and their size
+//	successes         successful episodes       } null where no trial's environment
+//	success_rate      successes / episodes      } defines success; success_rate also
+//	                                              when no episode completed
+//	agents            {"AGENT": {"rows", "episodes", "return": {"mean", "std", "min",
+//	                  "max"}}, ...}
+//
+// # Replay
+//
+//	baton replay DIR [--max-mismatches N] [--json]
+//
+// re-runs every trial of the log from its logged environment, configuration, seed,
+// episodes and tick limit, each agent playing its logged actions (datalog.Replay, with
+// the environments registered here), and compares each step with the log:
+// observation, action mask, the environment's reward, end flags, span and order. It
+// prints one line per difference,
+//
+//	trial maze-1 episode 0 tick 2 motion_0: reward: logged 1, replayed 2
+//
+// then "replayed N trials, N steps: no mismatch" (or "N mismatches in N trials"), and
+// exits 1 when there is any difference. --max-mismatches N stops comparing a trial
+// after N differences (0, the default: no limit). With --json: {"trials", "steps",
+// "skipped" (trials rejected before they ran), "mismatches": [{"trial", "episode",
+// "tick", "index", "agent_id", "field", "element" (the first differing element of an
+// observation or mask, else null), "logged", "replayed"}]}.
+//
+// # Log recover
+//
+//	baton log recover DIR [--json]
+//
+// rewrites each part of the log that has no footer (its writer was killed: baton
+// reads such parts as they are, other Arrow readers do not) as a proper IPC file with
+// its complete record batches, and deletes a part with none (datalog.Recover). It
+// prints per part what it did,
+//
+//	agent=motion/part-00001.arrow: rewritten with its footer: 1 batch, 4,096 rows kept (cut: unexpected EOF)
+//
+// then "recovered N parts: N rows kept", or "nothing to recover: every part has its
+// footer". With --json: {"parts": [{"path", "batches", "rows", "removed", "cut"}],
+// "rows"}. No process may be writing the log meanwhile.
+//
 // # Exit status
 //
 // Every command exits with
 //
 //	0    success
 //	1    a failure while running: an episode of baton play fails (a policy error, an
-//	     action the environment rejects), or some trial of baton run failed (the
-//	     summary is printed all the same, and stderr names the first failure)
+//	     action the environment rejects), some trial of baton run failed (the
+//	     summary is printed all the same, and stderr names the first failure), the
+//	     log could not be written or read, or baton replay found a mismatch (the
+//	     report is printed all the same)
 //	2    bad input: an unknown command, environment, agent or policy, a malformed or
 //	     out-of-range flag, a bad --env-config, baton graph of an environment without a
-//	     switching machine
+//	     switching machine, a bad --log-compression, --log into a directory that holds
+//	     a log, a log directory that is missing or holds no log (or one of a format
+//	     this baton does not read), baton replay of a log whose environment is not
+//	     registered here
 //	130  interrupted (SIGINT, as Ctrl-C sends, or SIGTERM): baton run stops its trials
 //	     promptly and prints the summary of what ran; baton play stops where it is
 //

@@ -93,9 +93,12 @@ func newRoot(envs *environments, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run and play hierarchical multi-agent environments",
 		Long: `baton runs hierarchical environments: typed agents that pass control to each other
 (a strategy agent choosing where to go, a motion agent getting there), stepped by baton's
-pure runtime (package hrl). "baton run" runs a campaign of many trials and sums them up,
-"baton play" prints one episode step by step, "baton envs" lists the environments and
-"baton graph" draws an environment's switching state machine.`,
+pure runtime (package hrl). "baton run" runs a campaign of many trials and sums them up
+(with --log DIR, writing every step to an Apache Arrow activity log), "baton play"
+prints one episode step by step, "baton envs" lists the environments and "baton graph"
+draws an environment's switching state machine. "baton inspect DIR" sums up a log,
+"baton replay DIR" checks it by replaying its trials, and "baton log recover DIR"
+repairs the files of a writer that was killed.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -119,7 +122,8 @@ pure runtime (package hrl). "baton run" runs a campaign of many trials and sums 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs), newBench())
+	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs), newBench(),
+		newInspect(), newReplay(envs), newLogCmd())
 	return root
 }
 

@@ -337,8 +337,8 @@ func TestBadInput(t *testing.T) {
 		// want is the whole stderr line after "baton: "; "..." stands for any text.
 		want string
 	}{
-		{"no command", nil, "missing command (choices: envs, graph, play, run)"},
-		{"unknown command", []string{"plya"}, `unknown command "plya" (choices: envs, graph, play, run)`},
+		{"no command", nil, "missing command (choices: bench, envs, graph, inspect, log, play, replay, run)"},
+		{"unknown command", []string{"plya"}, `unknown command "plya" (choices: bench, envs, graph, inspect, log, play, replay, run)`},
 		{"no environment", []string{"play"}, "play needs an environment (choices: maze, cartpole)"},
 		{"unknown environment", []string{"play", "mazes"}, `unknown environment "mazes" (choices: maze, cartpole)`},
 		{"two environments", []string{"play", "maze", "maze"}, `play takes one environment, got ["maze" "maze"] (choices: maze, cartpole)`},
@@ -523,13 +523,13 @@ func TestHelp(t *testing.T) {
 			r := runArgs(t, args...)
 			assert.Equal(t, 0, r.code)
 			assert.Empty(t, r.stderr)
-			for _, cmd := range []string{"run", "play", "envs", "graph"} {
+			for _, cmd := range []string{"run", "play", "envs", "graph", "inspect", "replay", "log"} {
 				assert.Regexp(t, "(?m)^  "+cmd+" ", r.stdout)
 			}
 		})
 	}
-	for _, cmd := range []string{"run", "play", "envs", "graph"} {
-		for _, args := range [][]string{{cmd, "--help"}, {"help", cmd}} {
+	for _, cmd := range []string{"run", "play", "envs", "graph", "inspect", "replay", "log", "log recover"} {
+		for _, args := range [][]string{append(strings.Fields(cmd), "--help"), append([]string{"help"}, strings.Fields(cmd)...)} {
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
 				r := runArgs(t, args...)
 				assert.Equal(t, 0, r.code)

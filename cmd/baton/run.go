@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
 )
@@ -24,6 +25,10 @@ type runFlags struct {
 	envConfig string
 	maxTicks  int
 	json      bool
+	// log is the directory of the activity log ("": none), logCompression the
+	// compression of its record batches.
+	log            string
+	logCompression string
 }
 
 func newRun(envs *environments) *cobra.Command {
@@ -37,6 +42,11 @@ steps per second, the success rate where the environment defines success, and ea
 agent's episode return (mean, standard deviation, minimum and maximum). With --json the
 summary is one JSON object on stdout.
 
+With --log DIR, every step of every trial goes to an activity log in DIR: an Apache
+Arrow dataset, one folder of parts per agent, that "baton inspect DIR" sums up,
+"baton replay DIR" checks, and Python (pyarrow, polars) reads. The summary then ends
+with the log's directory and the rows written. DIR must not hold a log already.
+
 Progress goes to stderr: a bar on a terminal, otherwise a line at every tenth of the
 trials. The same flags give the same summary, apart from the timing, whatever the
 number of workers: trial i plays with a seed derived from --seed and i alone. The first
@@ -44,7 +54,7 @@ episode of the first trial is "baton play ENV" with the same --seed.
 
 Environments:
 ` + envHelp(envs),
-		Example:   "  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10",
+		Example:   "  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd",
 		ValidArgs: envs.names(),
 		Args:      oneEnv(envs, "run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +71,8 @@ Environments:
 	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate each episode after `N` environment steps; 0 keeps only the environment's own limits")
 	fl.StringVar(&f.envConfig, "env-config", "", "the environment's configuration as `JSON`, or @FILE to read it from a file")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
+	fl.StringVar(&f.log, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet)")
+	fl.StringVar(&f.logCompression, "log-compression", "none", "compress the log's record batches with `KIND`: none, lz4 (fast) or zstd (smaller)")
 	return cmd
 }
 
@@ -79,6 +91,13 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	}
 	if f.maxTicks < 0 {
 		bad = append(bad, fmt.Sprintf("--max-ticks %d: want 0 (no limit beyond the environment's own) or more", f.maxTicks))
+	}
+	comp, err := datalog.ParseCompression(f.logCompression)
+	switch {
+	case err != nil:
+		bad = append(bad, fmt.Sprintf("--log-compression %q: want none, lz4 or zstd", f.logCompression))
+	case f.log == "" && comp != datalog.Uncompressed:
+		bad = append(bad, fmt.Sprintf("--log-compression %s: needs --log DIR", f.logCompression))
 	}
 	if len(bad) > 0 {
 		return usagef("%s", strings.Join(bad, "; "))
@@ -108,9 +127,22 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	for i, a := range o.agents {
 		spec.Actors[a.Name] = runners.Named(policies[i])
 	}
+	opts := []runners.CampaignOption{runners.WithTrials(f.trials), runners.WithWorkers(f.workers)}
+	var ds *datalog.Dataset
+	if f.log != "" {
+		if err := newLogDir(f.log); err != nil {
+			return err
+		}
+		if ds, err = datalog.NewDataset(f.log, datalog.WithCompression(comp)); err != nil {
+			return fmt.Errorf("--log %s: %w", f.log, err)
+		}
+		// Closed on every path, an interrupt included, so that the log stays readable
+		// by every Arrow reader: each part gets its footer.
+		defer ds.Close() // a second Close does nothing
+		opts = append(opts, runners.WithWorkerSinks(ds.WorkerSinks()))
+	}
 	prog := newProgress(stderr, name, f.trials)
-	c, err := runners.NewCampaign(envs.reg, spec,
-		runners.WithTrials(f.trials), runners.WithWorkers(f.workers), runners.WithProgress(prog.update))
+	c, err := runners.NewCampaign(envs.reg, spec, append(opts, runners.WithProgress(prog.update))...)
 	if err != nil {
 		var ne *runners.NameError
 		if errors.As(err, &ne) || errors.Is(err, runners.ErrEnvConfig) || errors.Is(err, runners.ErrInvalidSpec) {
@@ -123,6 +155,15 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	prog.finish(interrupted)
 
 	sum := newRunSummary(s, f.seed, o, policies, interrupted)
+	if ds != nil {
+		if cerr := ds.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("writing the log: %w", cerr))
+		}
+		sum.Log = &logStats{Dir: f.log, Compression: comp.String(), Rows: ds.Stats().Rows}
+		if l, oerr := datalog.Open(f.log); oerr == nil { // no part at all when no trial ran
+			sum.Log.Parts, sum.Log.Bytes, _, _ = partFiles(l)
+		}
+	}
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -164,8 +205,20 @@ type runSummary struct {
 	Agents         map[string]agentSummary `json:"agents"`
 	Failures       []failure               `json:"failures"`
 	Interrupted    bool                    `json:"interrupted"`
+	Log            *logStats               `json:"log,omitempty"`
 
 	agentOrder []string
+}
+
+// logStats is what baton run --log wrote.
+type logStats struct {
+	Dir         string `json:"dir"`
+	Compression string `json:"compression"`
+	// Rows counts the step rows (one per agent reported in a step), Parts the files
+	// and Bytes their size.
+	Rows  int64 `json:"rows"`
+	Parts int   `json:"parts"`
+	Bytes int64 `json:"bytes"`
 }
 
 // rate is a success rate: in JSON a number, or null when no episode completed.
@@ -302,6 +355,10 @@ func (r *runSummary) writeText(w io.Writer, requested, workers int) error {
 		for _, fl := range r.Failures {
 			fmt.Fprintf(&b, "  %s: %s\n", fl.Trial, fl.Reason)
 		}
+	}
+	if l := r.Log; l != nil {
+		b.WriteByte('\n')
+		row("log", "%s: %s rows in %s parts, %s (compression %s)", l.Dir, group(l.Rows), group(int64(l.Parts)), bytesText(l.Bytes), l.Compression)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

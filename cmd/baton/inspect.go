@@ -1,0 +1,323 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/runners"
+	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/stat"
+)
+
+func newInspect() *cobra.Command {
+	var (
+		asJSON bool
+		plotTo string
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect DIR",
+		Short: "Sum up an activity log: rows, episodes and returns per agent, success rate",
+		Long: `inspect reads the activity log in DIR (as "baton run ENV --log DIR" writes it) and
+prints its trials, complete episodes and rows, the success rate where the environment
+defines success, and for each agent its rows (one per step it was reported in), the
+complete episodes it played and its episode return over them: mean, standard deviation
+(population), minimum and maximum. An episode's return is the sum of every reward of the
+agent in the episode, from every source, retroactive rewards included: the figures are
+those of the summary of the "baton run" that wrote the log.
+
+--plot FILE.png draws each agent's episode return over the episodes (in trial order),
+with a moving mean, one panel per agent. With --json, stdout holds one JSON object.`,
+		Example: "  baton inspect runs/maze\n  baton inspect runs/maze --plot returns.png\n  baton inspect runs/maze --json",
+		Args:    oneLog("inspect"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return inspect(args[0], asJSON, plotTo, cmd.OutOrStdout())
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.BoolVar(&asJSON, "json", false, "print the figures as one JSON object")
+	fl.StringVar(&plotTo, "plot", "", "draw each agent's episode return over the episodes into `FILE.png`")
+	return cmd
+}
+
+func inspect(dir string, asJSON bool, plotTo string, w io.Writer) error {
+	if plotTo != "" && !strings.EqualFold(filepath.Ext(plotTo), ".png") {
+		return usagef("--plot %s: want a file name ending in .png", plotTo)
+	}
+	l, err := openLog("inspect", dir)
+	if err != nil {
+		return err
+	}
+	s, err := summarizeLog(l)
+	if err != nil {
+		return logError("inspect", dir, err)
+	}
+	if plotTo != "" {
+		if err := plotReturns(plotTo, s); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(s)
+	}
+	return s.writeText(w, plotTo)
+}
+
+// logSummary is what baton inspect prints; see the package documentation for its
+// JSON form.
+type logSummary struct {
+	Dir         string                  `json:"dir"`
+	Envs        []string                `json:"envs"`
+	Trials      int                     `json:"trials"`
+	Ended       int                     `json:"ended"`
+	Stopped     int                     `json:"stopped"`
+	Failed      int                     `json:"failed"`
+	Unfinished  int                     `json:"unfinished"`
+	Episodes    int                     `json:"episodes"`
+	Rows        int64                   `json:"rows"`
+	Parts       int                     `json:"parts"`
+	Bytes       int64                   `json:"bytes"`
+	Successes   *int                    `json:"successes"`
+	SuccessRate *rate                   `json:"success_rate"`
+	Agents      map[string]agentLogStat `json:"agents"`
+
+	agentOrder []string
+	// series holds each agent's episode returns in trial order, for the plot.
+	series map[string][]float64
+	// footerless counts the parts without a footer (their writer was killed).
+	footerless int
+}
+
+// agentLogStat is an agent's figures in a log.
+type agentLogStat struct {
+	Rows     int64       `json:"rows"`
+	Episodes int         `json:"episodes"`
+	Return   returnStats `json:"return"`
+}
+
+// returnStats sums up episode returns; Std is the population standard deviation, as in
+// baton run's summary.
+type returnStats struct {
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+// summarizeLog reads the trials, episodes, retroactive rewards and steps of a log.
+//
+// The returns are those of the episodes table, which the runner computes as it runs
+// (every source, float64, and the retroactive rewards received before the episode
+// ended), plus the retroactive rewards that arrived in a later episode (a controller's
+// for a past step). The episodes are taken in the order of their trials' index in the
+// campaign, then of their number, as the campaign's summary takes them, so that the
+// sums come out the same to the last bit.
+func summarizeLog(l *datalog.Log) (*logSummary, error) {
+	s := &logSummary{Dir: l.Dir(), Envs: []string{}, Agents: map[string]agentLogStat{}, series: map[string][]float64{}}
+	trials, err := l.Trials()
+	if err != nil {
+		return nil, err
+	}
+	type place struct{ index, order int }
+	at := make(map[string]place, len(trials))
+	defined := false
+	for i, t := range trials {
+		at[t.ID] = place{t.Index, i}
+		switch t.State {
+		case runners.Ended:
+			s.Ended++
+		case runners.Stopped:
+			s.Stopped++
+		case runners.Failed:
+			s.Failed++
+		default: // its writer was killed before the trial ended
+			s.Unfinished++
+		}
+		if !t.HasInfo {
+			continue
+		}
+		if !slices.Contains(s.Envs, t.Env) {
+			s.Envs = append(s.Envs, t.Env)
+		}
+		defined = defined || t.DefinesSuccess
+		for _, a := range t.Agents {
+			if !slices.Contains(s.agentOrder, a.Name) {
+				s.agentOrder = append(s.agentOrder, a.Name)
+			}
+		}
+	}
+	s.Trials = len(trials)
+
+	episodes, err := l.Episodes()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(episodes, func(a, b datalog.Episode) int {
+		pa, pb := at[a.Trial], at[b.Trial]
+		return cmp.Or(cmp.Compare(pa.index, pb.index), cmp.Compare(pa.order, pb.order), cmp.Compare(a.Episode, b.Episode))
+	})
+	retro, err := l.Retro()
+	if err != nil {
+		return nil, err
+	}
+	type epAgent struct {
+		trial   string
+		episode int
+		agent   string
+	}
+	late := map[epAgent]float64{}
+	for _, r := range retro {
+		if r.ArrivedEpisode > r.Episode {
+			late[epAgent{r.Trial, r.Episode, r.Agent}] += r.Value
+		}
+	}
+	successes, judged := 0, 0
+	for _, e := range episodes {
+		s.Episodes++
+		if e.DefinesSuccess {
+			judged++
+			if e.Success {
+				successes++
+			}
+		}
+		for _, r := range e.Returns {
+			s.series[r.Agent] = append(s.series[r.Agent], r.Value+late[epAgent{e.Trial, e.Episode, r.Agent}])
+			if !slices.Contains(s.agentOrder, r.Agent) {
+				s.agentOrder = append(s.agentOrder, r.Agent)
+			}
+		}
+	}
+	if defined {
+		s.Successes, s.SuccessRate = &successes, &rate{}
+		if judged > 0 {
+			*s.SuccessRate = rate{value: float64(successes) / float64(judged), known: true}
+		}
+	}
+
+	for _, name := range l.Agents() {
+		if !slices.Contains(s.agentOrder, name) {
+			s.agentOrder = append(s.agentOrder, name)
+		}
+	}
+	for _, name := range s.agentOrder {
+		a := agentLogStat{}
+		if slices.Contains(l.Agents(), name) {
+			for rec, err := range l.Batches(name) {
+				if err != nil {
+					return nil, err
+				}
+				a.Rows += rec.NumRows()
+			}
+		}
+		xs := s.series[name]
+		a.Episodes = len(xs)
+		if len(xs) > 0 {
+			a.Return.Mean, a.Return.Std = stat.PopMeanStdDev(xs, nil)
+			a.Return.Min, a.Return.Max = math.Inf(1), math.Inf(-1)
+			for _, x := range xs {
+				a.Return.Min, a.Return.Max = min(a.Return.Min, x), max(a.Return.Max, x)
+			}
+		}
+		s.Agents[name] = a
+		s.Rows += a.Rows
+	}
+
+	if s.Parts, s.Bytes, s.footerless, err = partFiles(l); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// partFiles counts the parts of a log, their bytes, and those without a footer.
+func partFiles(l *datalog.Log) (parts int, bytes int64, footerless int, err error) {
+	for _, p := range l.Parts() {
+		st, err := os.Stat(p.Path)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		parts++
+		bytes += st.Size()
+		if !hasFooter(p.Path, st.Size()) {
+			footerless++
+		}
+	}
+	return parts, bytes, footerless, nil
+}
+
+// hasFooter reports whether the file at path ends as an Arrow IPC file does, with the
+// magic "ARROW1": a part whose writer was killed does not.
+func hasFooter(path string, size int64) bool {
+	const magic = "ARROW1"
+	if size < 2*int64(len(magic)) {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(magic))
+	if _, err := f.ReadAt(b, size-int64(len(magic))); err != nil {
+		return false
+	}
+	return string(b) == magic
+}
+
+// writeText prints the summary for people; plotTo is the plot written, if any.
+func (s *logSummary) writeText(w io.Writer, plotTo string) error {
+	var b strings.Builder
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(&b, "%-14s %s\n", name, fmt.Sprintf(format, args...))
+	}
+	row("log", "%s: %s parts, %s", s.Dir, group(int64(s.Parts)), bytesText(s.Bytes))
+	if s.footerless > 0 {
+		row("", "%s without a footer (a writer was killed): baton log recover %s rewrites them for other readers", plural(s.footerless, "part", "parts"), s.Dir)
+	}
+	if len(s.Envs) > 0 {
+		row("env", "%s", strings.Join(s.Envs, ", "))
+	}
+	states := fmt.Sprintf("%s ended, %s stopped, %s failed", group(int64(s.Ended)), group(int64(s.Stopped)), group(int64(s.Failed)))
+	if s.Unfinished > 0 {
+		states += fmt.Sprintf(", %s unfinished", group(int64(s.Unfinished)))
+	}
+	row("trials", "%s (%s)", group(int64(s.Trials)), states)
+	row("episodes", "%s", group(int64(s.Episodes)))
+	row("rows", "%s", group(s.Rows))
+	if s.SuccessRate != nil && s.SuccessRate.known {
+		row("success rate", "%.3f (%s of %s episodes)", s.SuccessRate.value, group(int64(*s.Successes)), group(int64(s.Episodes)))
+	}
+	if plotTo != "" {
+		row("plot", "%s", plotTo)
+	}
+	width := len("agent")
+	for _, name := range s.agentOrder {
+		width = max(width, len(name))
+	}
+	fmt.Fprintf(&b, "\n%-*s  %9s  %8s  %9s  %9s  %9s  %9s\n", width, "agent", "rows", "episodes", "mean", "std", "min", "max")
+	for _, name := range s.agentOrder {
+		a := s.Agents[name]
+		fmt.Fprintf(&b, "%-*s  %9s  %8s  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, group(a.Rows), group(int64(a.Episodes)),
+			a.Return.Mean, a.Return.Std, a.Return.Min, a.Return.Max)
+	}
+	b.WriteString("(mean, std, min and max of the agent's episode return over its complete episodes)\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// plural writes "1 part", "2 parts".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return group(int64(n)) + " " + many
+}

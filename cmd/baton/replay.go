@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/batonrl/baton/datalog"
+	"github.com/spf13/cobra"
+)
+
+func newReplay(envs *environments) *cobra.Command {
+	var (
+		asJSON bool
+		most   int
+	)
+	cmd := &cobra.Command{
+		Use:   "replay DIR",
+		Short: "Replay the trials of an activity log and report every step that comes out differently",
+		Long: `replay re-runs every trial of the activity log in DIR from its logged environment,
+configuration, seed, episodes and tick limit, each agent playing the actions the log
+holds for it, and compares every step with the log: observation, action mask, the
+environment's reward, the end flags, the span of the decision and the order of the
+reports (rewards from other sources are not replayed). It prints every difference, one
+line each (trial, episode, tick, agent id, field, the logged and the replayed value),
+then the trials and steps compared. A deterministic environment replayed from an intact
+log shows none; any difference makes the exit status 1.
+
+The log's environments must be registered in this baton (` + strings.Join(envs.names(), ", ") + `).`,
+		Example: "  baton replay runs/maze\n  baton replay runs/maze --max-mismatches 5 --json",
+		Args:    oneLog("replay"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if most < 0 {
+				return usagef("--max-mismatches %d: want 0 (no limit) or more", most)
+			}
+			return replay(cmd.Context(), envs, args[0], most, asJSON, cmd.OutOrStdout())
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.IntVar(&most, "max-mismatches", 0, "stop comparing a trial after `N` differences (a trial that diverged differs at every later step); 0 means no limit")
+	fl.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	return cmd
+}
+
+// replayReport is what baton replay prints; see the package documentation for its
+// JSON form.
+type replayReport struct {
+	Trials     int              `json:"trials"`
+	Steps      int64            `json:"steps"`
+	Skipped    []string         `json:"skipped"`
+	Mismatches []replayMismatch `json:"mismatches"`
+}
+
+// replayMismatch is a datalog.Mismatch in JSON.
+type replayMismatch struct {
+	Trial    string `json:"trial"`
+	Episode  int    `json:"episode"`
+	Tick     int    `json:"tick"`
+	Index    int    `json:"index"`
+	AgentID  string `json:"agent_id"`
+	Field    string `json:"field"`
+	Element  *int   `json:"element"`
+	Logged   string `json:"logged"`
+	Replayed string `json:"replayed"`
+}
+
+func replay(ctx context.Context, envs *environments, dir string, most int, asJSON bool, w io.Writer) error {
+	if _, err := openLog("replay", dir); err != nil {
+		return err
+	}
+	rep, err := datalog.Replay(ctx, dir, envs.reg, datalog.WithMaxMismatches(most))
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
+	case errors.Is(err, datalog.ErrReplay):
+		return &usageError{msg: fmt.Sprintf("replay %s: %s (environments here: %s)", dir, strings.TrimPrefix(err.Error(), "datalog: "), strings.Join(envs.names(), ", ")), err: err}
+	case err != nil:
+		return logError("replay", dir, err)
+	}
+
+	out := replayReport{Trials: rep.Trials, Steps: rep.Steps, Skipped: append([]string{}, rep.Skipped...), Mismatches: []replayMismatch{}}
+	trials := map[string]bool{}
+	for _, m := range rep.Mismatches {
+		trials[m.Trial] = true
+		jm := replayMismatch{Trial: m.Trial, Episode: m.Episode, Tick: m.Tick, Index: m.Index, AgentID: m.AgentID, Field: m.Field, Logged: m.Logged, Replayed: m.Replayed}
+		if m.Element >= 0 {
+			jm.Element = &m.Element
+		}
+		out.Mismatches = append(out.Mismatches, jm)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		for _, m := range rep.Mismatches {
+			b.WriteString(oneLine(m.String()))
+			b.WriteByte('\n')
+		}
+		if len(out.Skipped) > 0 {
+			fmt.Fprintf(&b, "skipped %s rejected before they ran: %s\n", plural(len(out.Skipped), "trial", "trials"), strings.Join(out.Skipped, ", "))
+		}
+		verdict := "no mismatch"
+		if n := len(out.Mismatches); n > 0 {
+			verdict = fmt.Sprintf("%s in %s", plural(n, "mismatch", "mismatches"), plural(len(trials), "trial", "trials"))
+		}
+		fmt.Fprintf(&b, "replayed %s, %s steps: %s\n", plural(out.Trials, "trial", "trials"), group(out.Steps), verdict)
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	if n := len(out.Mismatches); n > 0 {
+		return fmt.Errorf("replay %s: %s in %d of %s", dir, plural(n, "mismatch", "mismatches"), len(trials), plural(out.Trials, "trial", "trials"))
+	}
+	return nil
+}
