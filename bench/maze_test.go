@@ -302,15 +302,17 @@ func TestMazeLoopRejects(t *testing.T) {
 }
 
 // TestMazeStepAllocs asserts that the runtime's step path allocates nothing once warm:
-// 10,000 steps, about a hundred episodes with their resets, in one measured run, so
-// that a single allocation fails the test (AllocsPerRun divides by the number of runs
-// in integers). The warm-up grows what grows once: agent ids up to the largest motion
-// sub-episode count, the report and observation buffers.
+// 10,000 steps, about a hundred episodes with their resets, measured as 10 runs of
+// 1,000 steps. AllocsPerRun counts every allocation of the process and divides by the
+// runs in integers, so a stray allocation of the test machinery cannot fail the test,
+// while one allocation per step or per episode would (hundreds a run). The warm-up
+// grows what grows once: agent ids up to the largest motion sub-episode count, the
+// report and observation buffers.
 func TestMazeStepAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	const warmup, steps = 20000, 10000
+	const warmup, runs, steps = 20000, 10, 1000
 	for _, m := range benchMazes {
 		t.Run("runtime/"+m.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -324,7 +326,7 @@ func TestMazeStepAllocs(t *testing.T) {
 			}
 			play(warmup)
 			before := d.episodes
-			assert.Zero(t, testing.AllocsPerRun(1, func() { play(steps) }), "allocations in %d steps", steps)
+			assert.Zero(t, testing.AllocsPerRun(runs, func() { play(steps) }), "allocations per %d steps", steps)
 			assert.Greater(t, d.episodes-before, 20, "the measured steps include resets")
 		})
 		t.Run("baseline/"+m.name, func(t *testing.T) {
@@ -337,7 +339,7 @@ func TestMazeStepAllocs(t *testing.T) {
 				}
 			}
 			play(warmup)
-			assert.Zero(t, testing.AllocsPerRun(1, func() { play(steps) }), "allocations in %d steps", steps)
+			assert.Zero(t, testing.AllocsPerRun(runs, func() { play(steps) }), "allocations per %d steps", steps)
 		})
 	}
 }

@@ -1,0 +1,501 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"go.uber.org/multierr"
+)
+
+// Group is the batch of one agent name for one tick of a Multi: the copies whose
+// acting agent has this name, with their observations and masks row after row (the
+// embedded Batch), the acting agent id of each row, and the actions to fill.
+//
+// A Group's slices belong to the Multi and stay valid until its next Reset or Step.
+// Write the elements of Actions; do not change the Group's fields.
+type Group struct {
+	Batch
+	// Agent is the agent name; Index its position in Multi.Agents.
+	Agent string
+	Index int
+	// IDs holds the acting agent id of each row ("motion_3").
+	IDs []string
+	// Actions holds the action of each row, for the next Step: Act fills it, or the
+	// caller does.
+	Actions []agent.RawAction
+}
+
+// Multi steps N copies of a turn-taking multi-agent environment (env.MultiAgent, a
+// hierarchical environment's hrl runtime) in lockstep. In each copy one agent acts per
+// tick, not necessarily the same agent in every copy, so Multi batches per agent name:
+// Groups holds, for each agent, the copies it acts in, and one batched policy call per
+// name (Act) chooses all their actions. Step then steps every copy with its action,
+// resets each copy whose episode is over in the same step, keeping its final reports,
+// and regroups. Create it with NewMulti; Close it when done if it has workers.
+//
+// A Multi is not safe for concurrent use: one goroutine calls its methods, whatever
+// the number of workers.
+type Multi struct {
+	n      int
+	cfg    config
+	specs  []env.Spec
+	names  []string
+	groups []Group
+	copies []multiCopy
+	pool   *pool
+	fns    [opGather + 1]func(i int) error
+
+	seeds    []uint64
+	episodes []int
+	errs     []error
+
+	op   Op
+	base uint64
+	done <-chan struct{}
+
+	ready, closed bool
+}
+
+// opGather is Multi's internal third phase: copying acting observations into groups.
+const opGather = OpAct + 1
+
+// multiCopy is the state of one copy.
+type multiCopy struct {
+	env   env.MultiAgent
+	turn  env.Turn // where the copy stands: the acting report is in it
+	final env.Turn // the kept final turn, when ended
+	ended bool     // the episode ended in the last Step: Stepped is final
+	fresh bool     // the copy was Reset, not stepped: Stepped is the zero Turn
+	info  any
+
+	agent, row int // the acting agent's index, and the copy's row in its group
+	id         string
+	obs        []float32
+	mask       []bool
+
+	// The final reports of an ended episode, copied out of the environment's buffers
+	// before the reset overwrites them.
+	kept     []env.Report
+	keptObs  []float32
+	keptMask []bool
+}
+
+// NewMulti makes n copies with factory (called with 0 to n-1, in order, from the
+// calling goroutine) and returns their vector; call Reset before the first Step. Every
+// copy must describe the same agents in the same order, with the same observation and
+// mask lengths. NewMulti reports every problem at once.
+func NewMulti(n int, factory func(i int) (env.MultiAgent, error), opts ...Option) (*Multi, error) {
+	cfg, err := newConfig(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("vector: %d copies; want 1 or more", n)
+	case factory == nil:
+		return nil, errors.New("vector: nil factory")
+	}
+	m := &Multi{n: n, cfg: cfg, copies: make([]multiCopy, n)}
+	var errs []error
+	for i := range n {
+		e, err := factory(i)
+		switch {
+		case err != nil:
+			errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: fmt.Errorf("factory: %w", err)})
+			continue
+		case e == nil:
+			errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: errors.New("factory returned a nil environment")})
+			continue
+		}
+		m.copies[i].env = e
+		specs := e.Agents()
+		if m.specs == nil {
+			if len(specs) == 0 {
+				errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: errors.New("no agents")})
+				continue
+			}
+			for j, s := range specs {
+				if s.ObservationSpace == nil {
+					errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: fmt.Errorf("agent #%d %q has no observation space", j, s.Name)})
+				}
+			}
+			m.specs = specs
+			continue
+		}
+		if !sameAgents(m.specs, specs) {
+			errs = append(errs, fmt.Errorf("%w: copy %d has agents %v; the first copy %v", ErrMismatch, i, describe(specs), describe(m.specs)))
+		}
+	}
+	if err := multierr.Combine(errs...); err != nil {
+		return nil, err
+	}
+	m.names = make([]string, len(m.specs))
+	m.groups = make([]Group, len(m.specs))
+	for j, s := range m.specs {
+		m.names[j] = s.Name
+		dim := s.ObservationSpace.FlatDim()
+		g := Group{Batch: Batch{
+			Copies: make([]int, 0, n), Obs: make([]float32, 0, n*dim),
+			ObsDim: dim, MaskLen: s.MaskLen,
+		}, Agent: s.Name, Index: j, IDs: make([]string, 0, n), Actions: make([]agent.RawAction, 0, n)}
+		if s.MaskLen > 0 {
+			g.Masks = make([]bool, 0, n*s.MaskLen)
+		}
+		m.groups[j] = g
+	}
+	m.seeds = make([]uint64, n)
+	m.episodes = make([]int, n)
+	m.errs = make([]error, n)
+	m.fns[OpReset], m.fns[OpStep], m.fns[opGather] = m.resetOne, m.stepOne, m.gatherOne
+	m.pool = newPool(n, cfg.workers, m.run)
+	return m, nil
+}
+
+func sameAgents(a, b []env.Spec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for j := range a {
+		if b[j].ObservationSpace == nil || a[j].Name != b[j].Name || a[j].MaskLen != b[j].MaskLen ||
+			a[j].ObservationSpace.FlatDim() != b[j].ObservationSpace.FlatDim() {
+			return false
+		}
+	}
+	return true
+}
+
+func describe(specs []env.Spec) []string {
+	out := make([]string, len(specs))
+	for j, s := range specs {
+		dim := -1
+		if s.ObservationSpace != nil {
+			dim = s.ObservationSpace.FlatDim()
+		}
+		out[j] = fmt.Sprintf("%s(obs %d, mask %d)", s.Name, dim, s.MaskLen)
+	}
+	return out
+}
+
+// Len returns N, the number of copies.
+func (m *Multi) Len() int { return m.n }
+
+// Workers returns the number of workers, 1 when synchronous.
+func (m *Multi) Workers() int { return m.cfg.workers }
+
+// Agents describes the copies' agents (copy 0's), in the environment's order, which is
+// the order of Groups. The slice is shared: do not modify it.
+func (m *Multi) Agents() []env.Spec { return m.specs }
+
+// Groups returns one Group per agent, in the order of Agents: the copies that the agent
+// acts in now, with their observations, masks and ids, and the actions for the next
+// Step. An agent that acts in no copy has an empty group. The slice and the groups'
+// slices are the Multi's and change with every Reset and Step; the slice itself (not
+// its elements' fields) may be kept.
+func (m *Multi) Groups() []Group { return m.groups }
+
+// Turn returns where copy i stands: the Turn its last Step returned, or, after an
+// auto-reset or a Reset, the Turn of that reset, whose acting report is the first of
+// the new episode. Its slices belong to the copy's environment and stay valid until the
+// vector's next Reset or Step.
+func (m *Multi) Turn(i int) env.Turn { return m.copies[i].turn }
+
+// Stepped returns the Turn copy i's Step returned in the last Step of the vector: every
+// agent reported in that step, with rewards, ends and spans; its Over says whether the
+// episode ended (Ended). For an ended episode it is a copy that the reset did not
+// overwrite (hrl.Obs cannot rebuild its typed observations). After Reset it is the
+// zero Turn. Its slices stay valid until the vector's next Reset or Step.
+func (m *Multi) Stepped(i int) env.Turn {
+	switch c := &m.copies[i]; {
+	case c.fresh:
+		return env.Turn{}
+	case c.ended:
+		return c.final
+	default:
+		return c.turn
+	}
+}
+
+// Ended reports whether copy i's episode ended in the last Step, and the copy was
+// reset: Stepped(i) has the final reports, Turn(i) the new episode's first.
+func (m *Multi) Ended(i int) bool { return m.copies[i].ended }
+
+// FinalInfo returns, with WithFinalInfo(true), copy i's Info taken just before its
+// auto-reset when Ended(i); nil otherwise.
+func (m *Multi) FinalInfo(i int) any { return m.copies[i].info }
+
+// Seeds returns the seed each copy's current episode was reset with: EpisodeSeed(seed,
+// i, Episodes()[i]).
+func (m *Multi) Seeds() []uint64 { return m.seeds }
+
+// Episodes returns the index k of each copy's current episode: 0 after Reset, plus one
+// for each auto-reset.
+func (m *Multi) Episodes() []int { return m.episodes }
+
+// Reset starts episode 0 of every copy, copy i with EpisodeSeed(seed, i, 0), and
+// groups the copies by acting agent. If ctx is done before Reset starts, it returns
+// ctx.Err() and changes nothing.
+func (m *Multi) Reset(ctx context.Context, seed uint64) error {
+	if m.closed {
+		return ErrClosed
+	}
+	done := ctx.Done()
+	if done != nil {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+	}
+	clear(m.errs)
+	m.ready = true
+	m.base = seed
+	return m.tick(ctx, OpReset, done)
+}
+
+// Act calls, for each agent that acts in at least one copy, its policy once with the
+// agent's group, which fills the group's Actions. policies maps agent names to
+// batched policies; agents that act in no copy need none. An error (ErrNoPolicy, or a
+// policy's error wrapped with the agent's name) changes nothing but the Actions.
+func (m *Multi) Act(ctx context.Context, policies map[string]BatchPolicy) error {
+	if m.closed {
+		return ErrClosed
+	}
+	if !m.ready {
+		return ErrNotReset
+	}
+	for j := range m.groups {
+		g := &m.groups[j]
+		if len(g.Copies) == 0 {
+			continue
+		}
+		p := policies[g.Agent]
+		if p == nil {
+			return fmt.Errorf("%w %q", ErrNoPolicy, g.Agent)
+		}
+		if err := p.ActBatch(ctx, g.Batch, g.Actions); err != nil {
+			return fmt.Errorf("vector: policy of %q: %w", g.Agent, err)
+		}
+	}
+	return nil
+}
+
+// Step steps every copy with its action, the element of its group's Actions at its
+// row, resets each copy whose episode is over (Ended; the final reports stay in
+// Stepped, the next episode seed is EpisodeSeed(seed, i, k+1)), and regroups the copies
+// by their acting agents. If ctx is done before Step starts, it returns ctx.Err() and
+// changes nothing. Failures are described in the package documentation.
+func (m *Multi) Step(ctx context.Context) error {
+	switch {
+	case m.closed:
+		return ErrClosed
+	case !m.ready:
+		return ErrNotReset
+	}
+	done := ctx.Done()
+	if done != nil {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+	}
+	return m.tick(ctx, OpStep, done)
+}
+
+// Close stops the workers and waits for them to exit. It is idempotent; the other
+// methods return ErrClosed afterwards.
+func (m *Multi) Close() error {
+	m.closed = true
+	m.pool.close()
+	return nil
+}
+
+// tick runs one phase over the copies (reset or step), regroups them and gathers the
+// acting observations into the groups.
+func (m *Multi) tick(ctx context.Context, op Op, done <-chan struct{}) error {
+	m.op, m.done = op, done
+	m.pool.do()
+	m.done = nil
+	if err := m.outcome(ctx); err != nil {
+		return err
+	}
+	m.regroup()
+	// The gather runs to the end, whatever ctx says, and cannot fail: the lengths
+	// were checked when the acting reports were taken. With workers, each copies its
+	// own copies' rows, which it has in its cache.
+	if len(m.pool.state) > 1 {
+		m.op = opGather
+		m.pool.do()
+	} else {
+		for i := range m.copies {
+			m.gatherOne(i)
+		}
+	}
+	return nil
+}
+
+func (m *Multi) run(w, lo, hi int) {
+	each(m.pool, w, lo, hi, m.done, m.errs, m.op, m.fns[m.op])
+}
+
+func (m *Multi) outcome(ctx context.Context) error {
+	failed, cancelled := m.pool.outcome()
+	if !failed && !cancelled {
+		return nil
+	}
+	m.ready = false
+	var errs []error
+	for i, err := range m.errs {
+		if err != nil {
+			errs = append(errs, err)
+			m.errs[i] = nil
+		}
+	}
+	if cancelled {
+		errs = append(errs, fmt.Errorf("vector: %v cut short: %w", m.op, ctx.Err()))
+	}
+	for j := range m.groups {
+		m.groups[j].setLen(0)
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+func (g *Group) setLen(k int) {
+	g.Copies = g.Copies[:k]
+	g.IDs = g.IDs[:k]
+	g.Actions = g.Actions[:k]
+	g.Obs = g.Obs[:k*g.ObsDim]
+	if g.MaskLen > 0 {
+		g.Masks = g.Masks[:k*g.MaskLen]
+	}
+}
+
+// regroup assigns each copy its row in its acting agent's group, in copy order.
+func (m *Multi) regroup() {
+	for j := range m.groups {
+		g := &m.groups[j]
+		g.Copies, g.IDs = g.Copies[:0], g.IDs[:0]
+	}
+	for i := range m.copies {
+		c := &m.copies[i]
+		g := &m.groups[c.agent]
+		c.row = len(g.Copies)
+		g.Copies = append(g.Copies, i)
+		g.IDs = append(g.IDs, c.id)
+	}
+	for j := range m.groups {
+		g := &m.groups[j]
+		g.setLen(len(g.Copies))
+	}
+}
+
+func (m *Multi) gatherOne(i int) error {
+	c := &m.copies[i]
+	g := &m.groups[c.agent]
+	copy(g.Obs[c.row*g.ObsDim:(c.row+1)*g.ObsDim], c.obs)
+	if g.MaskLen > 0 {
+		copy(g.Masks[c.row*g.MaskLen:(c.row+1)*g.MaskLen], c.mask)
+	}
+	return nil
+}
+
+func (m *Multi) resetOne(i int) error {
+	c := &m.copies[i]
+	m.episodes[i] = 0
+	m.seeds[i] = EpisodeSeed(m.base, i, 0)
+	c.fresh, c.ended, c.info = true, false, nil
+	c.turn = c.env.Reset(m.seeds[i])
+	return m.acting(i, c, OpReset)
+}
+
+// stepOne steps copy i. The turn is written straight into the copy, and Stepped reads
+// it from there: Turn is a struct of nine words, and every copy of it costs.
+func (m *Multi) stepOne(i int) error {
+	c := &m.copies[i]
+	a := &m.groups[c.agent].Actions[c.row]
+	var err error
+	if c.turn, err = c.env.Step(c.id, agent.RawAction{Int: a.Int, Ints: a.Ints, Floats: a.Floats}); err != nil {
+		return &CopyError{Copy: i, Op: OpStep, Err: err}
+	}
+	if !c.turn.Over {
+		c.fresh, c.ended = false, false
+		if m.cfg.finalInfo {
+			c.info = nil
+		}
+		return m.acting(i, c, OpStep)
+	}
+	c.final, c.fresh, c.ended = c.keep(&c.turn), false, true
+	if m.cfg.finalInfo {
+		c.info = c.env.Info()
+	}
+	k := m.episodes[i] + 1
+	m.episodes[i], m.seeds[i] = k, EpisodeSeed(m.base, i, k)
+	c.turn = c.env.Reset(m.seeds[i])
+	return m.acting(i, c, OpReset)
+}
+
+// acting takes the acting report of the copy's current turn.
+func (m *Multi) acting(i int, c *multiCopy, op Op) error {
+	rep := c.turn.Acting()
+	if rep == nil {
+		return &CopyError{Copy: i, Op: op, Err: fmt.Errorf("%w: next %q, over %t", ErrNoActing, c.turn.Next, c.turn.Over)}
+	}
+	j := m.index(rep.Agent)
+	if j < 0 {
+		return &CopyError{Copy: i, Op: op, Err: fmt.Errorf("%w: acting agent %q is not among %v", ErrNoActing, rep.Agent, m.names)}
+	}
+	if len(rep.Obs) != m.groups[j].ObsDim || len(rep.Mask) != m.groups[j].MaskLen {
+		return &CopyError{Copy: i, Op: op, Err: fmt.Errorf("%w: %s: observation of %d (want %d), mask of %d (want %d)",
+			ErrShape, rep.AgentID, len(rep.Obs), m.groups[j].ObsDim, len(rep.Mask), m.groups[j].MaskLen)}
+	}
+	c.agent, c.id, c.obs, c.mask = j, rep.AgentID, rep.Obs, rep.Mask
+	return nil
+}
+
+func (m *Multi) index(name string) int {
+	for j, n := range m.names {
+		if n == name {
+			return j
+		}
+	}
+	return -1
+}
+
+// keep copies a turn's reports, with their observations and masks, into the copy's
+// own buffers, and returns the copy, without the environment's typed-observation
+// source.
+func (c *multiCopy) keep(t *env.Turn) env.Turn {
+	nObs, nMask := 0, 0
+	for k := range t.Reports {
+		nObs += len(t.Reports[k].Obs)
+		nMask += len(t.Reports[k].Mask)
+	}
+	if cap(c.keptObs) < nObs {
+		c.keptObs = make([]float32, nObs)
+	}
+	if cap(c.keptMask) < nMask {
+		c.keptMask = make([]bool, nMask)
+	}
+	c.kept = append(c.kept[:0], t.Reports...)
+	o, k := 0, 0
+	for r := range c.kept {
+		rep := &c.kept[r]
+		if rep.Obs != nil {
+			n := copy(c.keptObs[o:o+len(rep.Obs)], rep.Obs)
+			rep.Obs = c.keptObs[o : o+n : o+n]
+			o += n
+		}
+		if rep.Mask != nil {
+			n := copy(c.keptMask[k:k+len(rep.Mask)], rep.Mask)
+			rep.Mask = c.keptMask[k : k+n : k+n]
+			k += n
+		}
+	}
+	return env.Turn{Reports: c.kept, Next: t.Next, Over: t.Over, Tick: t.Tick}
+}

@@ -1,0 +1,456 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"go.uber.org/multierr"
+)
+
+// Env steps N copies of a single-agent env.Env in lockstep into contiguous buffers,
+// resetting each copy whose episode ends in the same step (see the package
+// documentation, "Auto-reset"). Create it with New; Close it when done if it has
+// workers.
+//
+// The slices its accessors return belong to the Env: they are the same buffers for the
+// Env's life, overwritten by every Reset and Step, and the caller must not write to
+// them. An Env is not safe for concurrent use: one goroutine calls Reset, Step and
+// Close, whatever the number of workers.
+type Env struct {
+	n, dim, mlen int
+	spec         env.Spec
+	cfg          config
+	envs         []env.Env
+	pool         *pool
+	fns          [OpReset + 1]func(i int) error
+
+	seeds    []uint64
+	episodes []int
+	copies   []int
+	obs      []float32
+	final    []float32
+	masks    []bool
+	rewards  []float64
+	term     []bool
+	trunc    []bool
+	// With workers, each worker writes its copies' flags apart, worker w's part of
+	// termW and truncW padded to 64 bytes: copy i's flags at termW[i+shift[w]] and
+	// truncW[i+shift[w]]. The caller gathers them into term and trunc after each
+	// Step. A []bool holds 64 copies to a cache line, which the workers would
+	// otherwise share, at the cost of the line moving between CPUs at every write.
+	// A synchronous vector writes term and trunc directly (termW and truncW are
+	// them, shift is 0).
+	termW, truncW []bool
+	shift         []int
+	infos         []any
+	errs          []error
+
+	// The call in progress, read by the workers.
+	op      Op
+	base    uint64
+	actions []agent.RawAction
+	ints    []int64 // StepDiscrete's actions, instead of actions
+	done    <-chan struct{}
+
+	ready, closed bool
+}
+
+// New makes n copies with factory (called with 0 to n-1, in order, from the calling
+// goroutine) and returns their vector; call Reset before the first Step. Every copy
+// must describe the same agent: the same name, observation length and mask length.
+// New reports every problem at once: a factory error (as a *CopyError), copies that
+// differ (ErrMismatch), a bad option.
+func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, error) {
+	cfg, err := newConfig(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("vector: %d copies; want 1 or more", n)
+	case factory == nil:
+		return nil, errors.New("vector: nil factory")
+	}
+	v := &Env{n: n, cfg: cfg, envs: make([]env.Env, n)}
+	var errs []error
+	for i := range n {
+		e, err := factory(i)
+		switch {
+		case err != nil:
+			errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: fmt.Errorf("factory: %w", err)})
+			continue
+		case e == nil:
+			errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: errors.New("factory returned a nil env")})
+			continue
+		}
+		v.envs[i] = e
+		s := e.Spec()
+		if s.ObservationSpace == nil {
+			errs = append(errs, &CopyError{Copy: i, Op: OpReset, Err: errors.New("spec has no observation space")})
+			continue
+		}
+		if v.spec.ObservationSpace == nil {
+			v.spec = s
+			v.dim, v.mlen = s.ObservationSpace.FlatDim(), s.MaskLen
+			continue
+		}
+		if s.Name != v.spec.Name || s.ObservationSpace.FlatDim() != v.dim || s.MaskLen != v.mlen {
+			errs = append(errs, fmt.Errorf("%w: copy %d is agent %q with observations of %d and masks of %d; the first is %q with %d and %d",
+				ErrMismatch, i, s.Name, s.ObservationSpace.FlatDim(), s.MaskLen, v.spec.Name, v.dim, v.mlen))
+		}
+	}
+	if err := multierr.Combine(errs...); err != nil {
+		return nil, err
+	}
+	v.seeds = make([]uint64, n)
+	v.episodes = make([]int, n)
+	v.copies = make([]int, n)
+	for i := range v.copies {
+		v.copies[i] = i
+	}
+	v.obs = make([]float32, n*v.dim)
+	v.final = make([]float32, n*v.dim)
+	if v.mlen > 0 {
+		v.masks = make([]bool, n*v.mlen)
+	}
+	v.rewards = make([]float64, n)
+	v.term = make([]bool, n)
+	v.trunc = make([]bool, n)
+	v.termW, v.truncW = v.term, v.trunc
+	v.infos = make([]any, n)
+	v.errs = make([]error, n)
+	v.fns[OpReset] = v.resetOne
+	v.pool = newPool(n, cfg.workers, v.run)
+	v.shift = make([]int, cfg.workers)
+	if cfg.workers > 1 {
+		const line = 64
+		off := 0
+		for w := range cfg.workers {
+			lo, hi := v.pool.lo[w], v.pool.lo[w+1]
+			v.shift[w] = off - lo
+			off += (hi - lo + line - 1) / line * line
+		}
+		v.termW, v.truncW = make([]bool, off), make([]bool, off)
+	}
+	return v, nil
+}
+
+// Len returns N, the number of copies.
+func (v *Env) Len() int { return v.n }
+
+// Workers returns the number of workers, 1 when synchronous.
+func (v *Env) Workers() int { return v.cfg.workers }
+
+// Spec describes the copies' agent (copy 0's Spec).
+func (v *Env) Spec() env.Spec { return v.spec }
+
+// ObsDim returns the length of one copy's observation.
+func (v *Env) ObsDim() int { return v.dim }
+
+// MaskLen returns the length of one copy's action mask, 0 without one.
+func (v *Env) MaskLen() int { return v.mlen }
+
+// Batch returns the copies' observations and masks as a batched policy reads them:
+// every copy, in order.
+func (v *Env) Batch() Batch {
+	return Batch{Copies: v.copies, Obs: v.obs, Masks: v.masks, ObsDim: v.dim, MaskLen: v.mlen}
+}
+
+// Obs returns the observations, N rows of ObsDim: each copy's current observation,
+// which after an auto-reset is the first observation of its new episode.
+func (v *Env) Obs() []float32 { return v.obs }
+
+// Masks returns the action masks that go with Obs, N rows of MaskLen, or nil when the
+// agent has no mask.
+func (v *Env) Masks() []bool { return v.masks }
+
+// Rewards returns each copy's reward for the last step; 0 after Reset.
+//
+// Rewards are float64, as env.Step and Gymnasium's vector environments give them:
+// the value each copy returned, unrounded, in the type of the activity log's reward
+// column.
+func (v *Env) Rewards() []float64 { return v.rewards }
+
+// Terminated returns which copies' episodes terminated in the last step.
+func (v *Env) Terminated() []bool { return v.term }
+
+// Truncated returns which copies' episodes were truncated in the last step.
+func (v *Env) Truncated() []bool { return v.trunc }
+
+// Done reports whether copy i's episode ended in the last step (and the copy was
+// reset).
+func (v *Env) Done(i int) bool { return v.term[i] || v.trunc[i] }
+
+// FinalObs returns the final observations, N rows of ObsDim: row i is the last
+// observation of copy i's episode where Done(i), the observation a learner
+// bootstraps from after a truncation. Rows of the other copies hold what they held
+// (the final observation of an earlier episode, or zeros): read a row only where
+// Done(i).
+func (v *Env) FinalObs() []float32 { return v.final }
+
+// FinalInfo returns, with WithFinalInfo(true), each copy's Info taken just before its
+// auto-reset where Done(i), nil elsewhere; without it, nil.
+func (v *Env) FinalInfo() []any {
+	if !v.cfg.finalInfo {
+		return nil
+	}
+	return v.infos
+}
+
+// Seeds returns the seed each copy's current episode was reset with: EpisodeSeed(seed,
+// i, Episodes()[i]).
+func (v *Env) Seeds() []uint64 { return v.seeds }
+
+// Episodes returns the index k of each copy's current episode: 0 after Reset, plus one
+// for each auto-reset.
+func (v *Env) Episodes() []int { return v.episodes }
+
+// Reset starts episode 0 of every copy, copy i with EpisodeSeed(seed, i, 0), and
+// fills Obs and Masks with their first observations; Rewards, Terminated and Truncated
+// are cleared. If ctx is done before Reset starts, it returns ctx.Err() and changes
+// nothing. Errors are described in the package documentation.
+func (v *Env) Reset(ctx context.Context, seed uint64) error {
+	if v.closed {
+		return ErrClosed
+	}
+	done := ctx.Done()
+	if done != nil {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+	}
+	clear(v.errs)
+	clear(v.term)
+	clear(v.trunc)
+	v.op, v.base, v.done = OpReset, seed, done
+	v.pool.do()
+	v.done = nil
+	v.ready = true
+	return v.outcome(ctx)
+}
+
+// Step applies actions[i] to copy i, for every copy, and fills the buffers: Rewards,
+// Terminated, Truncated, and Obs and Masks with each copy's next observation. A copy
+// whose episode ends is reset in the same step with its next episode seed; its last
+// observation goes to FinalObs (and its Info to FinalInfo with WithFinalInfo(true)).
+// Step does not retain actions.
+//
+// Step returns an error wrapping ErrActions, and changes nothing, when len(actions)
+// is not Len(); ctx.Err(), changing nothing, when ctx is done before Step starts; and
+// ErrNotReset before the first Reset and after a failure. The failures (a copy's
+// error, a cancellation during the step) are described in the package documentation.
+func (v *Env) Step(ctx context.Context, actions []agent.RawAction) error {
+	if len(actions) != v.n {
+		return v.step(ctx, fmt.Errorf("%w: %d actions for %d copies", ErrActions, len(actions), v.n))
+	}
+	v.actions = actions
+	err := v.step(ctx, nil)
+	v.actions = nil
+	return err
+}
+
+// StepDiscrete is Step for a Discrete action space, with the actions as integers:
+// copy i gets agent.Discrete(actions[i]). It is the form of a policy network's output
+// (an integer tensor, DiscretePolicy), and the lighter one with workers: the actions
+// go from the caller's CPU to the workers', 8 bytes a copy where an agent.RawAction
+// takes 56. Step's documentation applies.
+func (v *Env) StepDiscrete(ctx context.Context, actions []int64) error {
+	if len(actions) != v.n {
+		return v.step(ctx, fmt.Errorf("%w: %d actions for %d copies", ErrActions, len(actions), v.n))
+	}
+	v.ints = actions
+	err := v.step(ctx, nil)
+	v.ints = nil
+	return err
+}
+
+// step runs one Step; bad is the error of bad arguments, if any, which Step returns
+// after the checks that come first.
+func (v *Env) step(ctx context.Context, bad error) error {
+	switch {
+	case v.closed:
+		return ErrClosed
+	case !v.ready:
+		return ErrNotReset
+	case bad != nil:
+		return bad
+	}
+	done := ctx.Done()
+	if done != nil {
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+	}
+	v.op, v.done = OpStep, done
+	v.pool.do()
+	v.done = nil
+	if len(v.shift) > 1 {
+		for w, shift := range v.shift {
+			lo, hi := v.pool.lo[w], v.pool.lo[w+1]
+			copy(v.term[lo:hi], v.termW[lo+shift:hi+shift])
+			copy(v.trunc[lo:hi], v.truncW[lo+shift:hi+shift])
+		}
+	}
+	return v.outcome(ctx)
+}
+
+// Close stops the workers and waits for them to exit. It is idempotent; Reset and
+// Step return ErrClosed afterwards. It does not close the copies (env.Env has no
+// Close); the factory's caller owns what they hold.
+func (v *Env) Close() error {
+	v.closed = true
+	v.pool.close()
+	return nil
+}
+
+func (v *Env) run(w, lo, hi int) {
+	if v.op != OpStep {
+		each(v.pool, w, lo, hi, v.done, v.errs, v.op, v.fns[v.op])
+		return
+	}
+	for i := lo; i < hi; {
+		i = v.stepFrom(w, i, hi)
+	}
+}
+
+// stepFrom is each for Step, written out so that the hottest loop calls stepOne
+// directly.
+func (v *Env) stepFrom(w, i, hi int) (next int) {
+	defer func() {
+		if r := recover(); r != nil {
+			v.errs[i] = panicError(i, OpStep, r)
+			v.pool.state[w].failed.Store(true)
+			next = i + 1
+		}
+	}()
+	st := &v.pool.state[w]
+	done := v.done
+	shift := v.shift[w]
+	for ; i < hi; i++ {
+		if done != nil {
+			select {
+			case <-done:
+				st.cancelled.Store(true)
+				return hi
+			default:
+			}
+		}
+		if err := v.stepOne(i, i+shift); err != nil {
+			v.errs[i] = err
+			st.failed.Store(true)
+		}
+	}
+	return hi
+}
+
+// outcome turns the workers' reports into Step's or Reset's error, and breaks the
+// vector (ErrNotReset until the next Reset) on failure.
+func (v *Env) outcome(ctx context.Context) error {
+	failed, cancelled := v.pool.outcome()
+	if !failed && !cancelled {
+		return nil
+	}
+	v.ready = false
+	var errs []error
+	for i, err := range v.errs {
+		if err != nil {
+			errs = append(errs, err)
+			v.errs[i] = nil
+		}
+	}
+	if cancelled {
+		errs = append(errs, fmt.Errorf("vector: %v cut short: %w", v.op, ctx.Err()))
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+func (v *Env) resetOne(i int) error {
+	v.episodes[i] = 0
+	v.seeds[i] = EpisodeSeed(v.base, i, 0)
+	v.rewards[i] = 0
+	v.infos[i] = nil
+	st, err := v.envs[i].Reset(v.seeds[i])
+	if err != nil {
+		return &CopyError{Copy: i, Op: OpReset, Err: err}
+	}
+	return v.put(i, OpReset, st.Obs, st.Mask)
+}
+
+// stepOne steps copy i. It is the hot path: the action is passed field by field and
+// the result taken apart into locals, so that the compiler moves them in registers
+// (copying the structs through the stack costs store-forwarding stalls, a quarter of
+// the vector's own time per step on cart-poles).
+func (v *Env) stepOne(i, flag int) error {
+	var n int64
+	var ints []int64
+	var floats []float32
+	if v.ints != nil {
+		n = v.ints[i]
+	} else {
+		a := &v.actions[i]
+		n, ints, floats = a.Int, a.Ints, a.Floats
+	}
+	st, err := v.envs[i].Step(agent.RawAction{Int: n, Ints: ints, Floats: floats})
+	if err != nil {
+		return &CopyError{Copy: i, Op: OpStep, Err: err}
+	}
+	obs, mask, term, trunc := st.Obs, st.Mask, st.Terminated, st.Truncated
+	v.rewards[i] = st.Reward
+	v.termW[flag] = term
+	v.truncW[flag] = trunc
+	if term || trunc {
+		return v.restart(i, obs)
+	}
+	if v.cfg.finalInfo {
+		v.infos[i] = nil
+	}
+	return v.put(i, OpStep, obs, mask)
+}
+
+// restart keeps the final observation of copy i's episode and resets the copy with
+// its next episode seed.
+func (v *Env) restart(i int, final []float32) error {
+	if len(final) != v.dim {
+		return v.shape(i, OpStep, final, nil)
+	}
+	copy(v.final[i*v.dim:(i+1)*v.dim], final)
+	e := v.envs[i]
+	if v.cfg.finalInfo {
+		v.infos[i] = e.Info()
+	}
+	k := v.episodes[i] + 1
+	seed := EpisodeSeed(v.base, i, k)
+	st, err := e.Reset(seed)
+	if err != nil {
+		return &CopyError{Copy: i, Op: OpReset, Err: err}
+	}
+	v.episodes[i], v.seeds[i] = k, seed
+	return v.put(i, OpReset, st.Obs, st.Mask)
+}
+
+// put copies an observation and a mask into copy i's rows.
+func (v *Env) put(i int, op Op, obs []float32, mask []bool) error {
+	d := v.dim
+	if len(obs) != d || (v.mlen > 0 && len(mask) != v.mlen) {
+		return v.shape(i, op, obs, mask)
+	}
+	copy(v.obs[i*d:i*d+d], obs)
+	if m := v.mlen; m > 0 {
+		copy(v.masks[i*m:i*m+m], mask)
+	}
+	return nil
+}
+
+func (v *Env) shape(i int, op Op, obs []float32, mask []bool) error {
+	return &CopyError{Copy: i, Op: op, Err: fmt.Errorf("%w: observation of %d (want %d), mask of %d (want %d)", ErrShape, len(obs), v.dim, len(mask), v.mlen)}
+}
