@@ -1,0 +1,73 @@
+"""baton: read the Arrow activity logs of baton trials in Python and train from them.
+
+Use it from a checkout without installing anything from an index:
+
+    PYTHONPATH=python python3 -c "import baton"   # or: sys.path.insert(0, "python")
+
+- ``baton.load(dir)``: every agent's steps as a pyarrow Table and numpy arrays, with
+  observations in their spaces' shapes, and the trials, episodes and rewards tables
+  (needs pyarrow).
+- ``baton.spaces_from_schema(metadata_or_spec)``: the Gymnasium spaces of an agent (plain
+  descriptions when gymnasium is not importable); ``baton.parse_space`` for the plain
+  description of one spaces JSON spec, ``baton.unflatten`` to undo the flat encoding.
+- ``baton.build_transitions(columns)``: (obs, action, reward, next_obs, terminated,
+  truncated, span_ticks) per agent, paired as datalog/doc.go says, in numpy.
+- ``baton.TransitionDataset``: a torch Dataset of those transitions (needs torch).
+
+numpy is the only dependency of the package itself.
+"""
+
+from .spaces import (
+    DEFAULT_CHARSET,
+    AgentSpaces,
+    Box,
+    Dict,
+    Discrete,
+    MultiBinary,
+    MultiDiscrete,
+    SpecError,
+    Text,
+    Tuple,
+    flat_dim,
+    parse_space,
+    spaces_from_schema,
+    to_gymnasium,
+    unflatten,
+)
+from .transitions import PairingError, Transitions, build_transitions
+from .loader import AgentData, Log, load, read_table
+
+__all__ = [
+    "DEFAULT_CHARSET",
+    "AgentData",
+    "AgentSpaces",
+    "Box",
+    "Dict",
+    "Discrete",
+    "Log",
+    "MultiBinary",
+    "MultiDiscrete",
+    "PairingError",
+    "SpecError",
+    "Text",
+    "TransitionDataset",
+    "Transitions",
+    "Tuple",
+    "build_transitions",
+    "flat_dim",
+    "load",
+    "parse_space",
+    "read_table",
+    "spaces_from_schema",
+    "to_gymnasium",
+    "unflatten",
+]
+
+
+def __getattr__(name):
+    # torch is imported only when the Dataset is asked for.
+    if name == "TransitionDataset":
+        from .dataset import TransitionDataset
+
+        return TransitionDataset
+    raise AttributeError(f"module 'baton' has no attribute {name!r}")

@@ -1,0 +1,351 @@
+"""Reading a baton log (datalog/doc.go) with pyarrow.
+
+    import baton
+    log = baton.load("/tmp/mazelog")
+    strategy = log["strategy"]
+    strategy.table            # pyarrow Table of the agent's steps, in the log's order
+    strategy.observations     # numpy, in the observation space's shape: (N, 106) for the maze
+    strategy.columns          # every column as numpy arrays (observation flat)
+    t = strategy.transitions()  # baton.Transitions: obs, action, reward, next_obs, ...
+
+pyarrow is imported when a log is loaded, not when baton is imported: the spaces and
+the transitions work without it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Mapping
+from typing import Dict as TypingDict, Iterable, Iterator, List, Optional
+
+import numpy as np
+
+from . import spaces as _spaces
+from .transitions import Transitions, build_transitions
+
+__all__ = ["AgentData", "Log", "load", "read_table"]
+
+_PART = re.compile(r"^part-(?:(.+)-)?(\d+)\.arrow$")
+_MAGIC = b"ARROW1"
+
+PYARROW_MISSING = (
+    "baton.load needs pyarrow to read the Arrow files of a log: pip install pyarrow "
+    "(conda install pyarrow; Debian and Ubuntu have no python3-pyarrow package). "
+    "baton.spaces_from_schema and baton.build_transitions work without it."
+)
+
+
+def _pyarrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.ipc  # noqa: F401
+    except ImportError as e:
+        raise ImportError(PYARROW_MISSING) from e
+    return pa
+
+
+def _parts(folder: str) -> List[str]:
+    """The parts of a table's folder in the order they were written: by shard, then
+    number (part-[SHARD-]NNNNN.arrow)."""
+    found = []
+    for name in os.listdir(folder):
+        m = _PART.match(name)
+        if m and os.path.isfile(os.path.join(folder, name)):
+            found.append((m.group(1) or "", int(m.group(2)), os.path.join(folder, name)))
+    found.sort()
+    return [p for _, _, p in found]
+
+
+def _read_part(pa, path: str):
+    """One part as a Table. A part whose writer was killed has no footer: its complete
+    batches are read as the IPC stream that follows the leading magic, with a warning
+    (``baton log recover DIR`` rewrites such parts as proper files)."""
+    try:
+        return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+    except pa.ArrowInvalid:
+        with open(path, "rb") as f:
+            data = f.read()
+        if not data.startswith(_MAGIC):
+            raise
+    batches = []
+    reader = pa.ipc.open_stream(pa.py_buffer(data[8:]))
+    schema = reader.schema
+    while True:
+        try:
+            batches.append(reader.read_next_batch())
+        except StopIteration:
+            break
+        except (pa.ArrowInvalid, OSError, EOFError):
+            break  # the incomplete batch the writer was killed in
+    warnings.warn(
+        f"{path} has no footer (its writer was killed?): read its {len(batches)} complete "
+        f"batches as a stream; run `baton log recover` on the log to fix it for other readers",
+        stacklevel=3,
+    )
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def read_table(folder: str):
+    """Every part of one table's folder (an agent=NAME folder, _trials, _episodes or
+    _rewards) as one pyarrow Table, in the order they were written; None if the folder
+    has no part. The schema metadata is the first part's."""
+    pa = _pyarrow()
+    tables = [_read_part(pa, p) for p in _parts(folder)]
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    # The parts' schemas differ only in their metadata (the trial that opened each).
+    first = tables[0].schema
+    return pa.concat_tables([t.replace_schema_metadata(first.metadata) for t in tables])
+
+
+# ---------------------------------------------------------------------------------
+# Columns to numpy.
+
+
+def _decode(chunk):
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(chunk.type):
+        return chunk.dictionary_decode()
+    return chunk
+
+
+def _numpy(col, dtype=None) -> np.ndarray:
+    """A column of scalars as one numpy array (strings as an object array, None for
+    nulls)."""
+    parts = [_decode(c).to_numpy(zero_copy_only=False) for c in col.chunks]
+    if not parts:
+        return np.array([], dtype=dtype or object)
+    out = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return out.astype(dtype, copy=False) if dtype is not None else out
+
+
+def _fixed_lists(col, dim: int, fill, dtype) -> np.ndarray:
+    """A fixed_size_list column as an (N, dim) array; null lists are filled."""
+    out = []
+    for c in col.chunks:
+        vals = c.values.slice(c.offset * dim, len(c) * dim)
+        if vals.null_count:
+            vals = vals.fill_null(fill)
+        out.append(np.asarray(vals.to_numpy(zero_copy_only=False), dtype=dtype).reshape(len(c), dim))
+    if not out:
+        return np.zeros((0, dim), dtype=dtype)
+    return np.concatenate(out) if len(out) > 1 else out[0]
+
+
+def _valid(col) -> np.ndarray:
+    parts = [c.is_valid().to_numpy(zero_copy_only=False) for c in col.chunks]
+    return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
+
+
+def _meta(schema) -> TypingDict[str, str]:
+    return {k.decode("utf-8"): v.decode("utf-8") for k, v in (schema.metadata or {}).items()}
+
+
+class AgentData:
+    """One agent's steps in a log.
+
+    Attributes: ``name``; ``table``, the pyarrow Table of its rows in the log's order
+    (retroactive rewards added to reward and reward_sources); ``metadata``, the first
+    part's schema metadata as str; ``spaces``, AgentSpaces(observation, action,
+    mask_len) rebuilt from it (Gymnasium spaces when gymnasium is importable, plain
+    descriptions otherwise); ``observation_space`` and ``action_space``, the plain
+    descriptions; ``columns``, a dict of numpy arrays: trial_id, agent_id and
+    parent_agent_id (object arrays of str, None for no parent), episode, tick, index,
+    start, acting, observation (N, observation_dim) float32 flat, action (int64 (N,)
+    for Discrete, (N, n) otherwise; 0 on start rows), action_valid (False on start
+    rows), action_mask (N, mask_len) bool if the agent has one, reward (float32, the
+    whole reward with the retroactive ones), retro_reward, terminated, truncated,
+    span_ticks.
+    """
+
+    def __init__(self, name: str, table, retro=None):
+        self.name = name
+        self.metadata = _meta(table.schema)
+        self.observation_space = _spaces.parse_space(self.metadata[_spaces.META_OBSERVATION_SPACE])
+        self.action_space = _spaces.parse_space(self.metadata[_spaces.META_ACTION_SPACE])
+        self.spaces = _spaces.spaces_from_schema(self.metadata)
+        self.mask_len = int(self.metadata.get(_spaces.META_MASK_LEN, "0") or 0)
+        self.table = table
+        self.columns = self._columns(table)
+        self._add_retro(retro)
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __repr__(self) -> str:
+        return f"<baton.AgentData {self.name}: {len(self)} rows, observations {self.observation_space}, actions {self.action_space}>"
+
+    def _columns(self, t) -> TypingDict[str, np.ndarray]:
+        obs_dim = self.observation_space.flat_dim
+        c = {
+            "trial_id": _numpy(t.column("trial_id")),
+            "episode": _numpy(t.column("episode"), np.int32),
+            "tick": _numpy(t.column("tick"), np.int64),
+            "index": _numpy(t.column("index"), np.int32),
+            "agent_id": _numpy(t.column("agent_id")),
+            "parent_agent_id": _numpy(t.column("parent_agent_id")),
+            "start": _numpy(t.column("start"), bool),
+            "acting": _numpy(t.column("acting"), bool),
+            "observation": _fixed_lists(t.column("observation"), obs_dim, 0.0, np.float32),
+            "reward": _numpy(t.column("reward"), np.float32),
+            "terminated": _numpy(t.column("terminated"), bool),
+            "truncated": _numpy(t.column("truncated"), bool),
+            "span_ticks": _numpy(t.column("span_ticks"), np.int32),
+        }
+        act = t.column("action")
+        c["action_valid"] = _valid(act)
+        if isinstance(self.action_space, _spaces.Discrete):
+            parts = [ch.fill_null(0).to_numpy(zero_copy_only=False) for ch in act.chunks]
+            c["action"] = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        else:
+            dim = int(act.type.list_size)
+            dtype = np.float32 if isinstance(self.action_space, _spaces.Box) else np.int64
+            c["action"] = _fixed_lists(act, dim, 0, dtype)
+        if self.mask_len > 0 and "action_mask" in t.column_names:
+            c["action_mask"] = _fixed_lists(t.column("action_mask"), self.mask_len, False, bool)
+        c["retro_reward"] = np.zeros(len(c["tick"]), dtype=np.float32)
+        return c
+
+    def _add_retro(self, retro) -> None:
+        """Adds the retroactive rewards of the rewards table to the steps they are
+        for: to columns["reward"] (and retro_reward) and to the table's reward and
+        reward_sources."""
+        if not retro:
+            return
+        c = self.columns
+        at = {}
+        for i, key in enumerate(zip(c["trial_id"], c["episode"].tolist(), c["tick"].tolist(), c["agent_id"])):
+            at[key] = i
+        extra: TypingDict[int, list] = {}
+        for key, sources in retro.items():
+            i = at.get(key)
+            if i is not None:
+                extra[i] = sources
+        if not extra:
+            return
+        import pyarrow as pa
+
+        for i, sources in extra.items():
+            c["retro_reward"][i] = np.float32(sum(v for _, v in sources))
+        c["reward"] = (c["reward"] + c["retro_reward"]).astype(np.float32)
+        lists = self.table.column("reward_sources").to_pylist()
+        for i, sources in extra.items():
+            lists[i] = list(lists[i]) + [{"source": s, "value": v} for s, v in sources]
+        src_type = pa.list_(pa.struct([("source", pa.string()), ("value", pa.float32())]))
+        t = self.table
+        t = t.set_column(t.schema.get_field_index("reward"), "reward", pa.array(c["reward"], pa.float32()))
+        t = t.set_column(
+            t.schema.get_field_index("reward_sources"), "reward_sources", pa.array(lists, type=src_type)
+        )
+        self.table = t
+
+    @property
+    def observations(self):
+        """The observations in their space's shape (see baton.unflatten): for a Box,
+        float32 (N, *shape); a Dict gives a dict of arrays."""
+        return _spaces.unflatten(self.observation_space, self.columns["observation"])
+
+    @property
+    def actions(self) -> np.ndarray:
+        """The actions in their space's shape: int64 (N,) for a Discrete, float32
+        (N, *shape) for a Box, (N, *shape) int64 for a MultiBinary; 0 where
+        action_valid is False (start rows)."""
+        a = self.columns["action"]
+        sp = self.action_space
+        if isinstance(sp, (_spaces.Box, _spaces.MultiBinary)):
+            return a.reshape((a.shape[0],) + tuple(sp.shape))
+        return a
+
+    def transitions(self, check: bool = True) -> Transitions:
+        """The agent's transitions (datalog/doc.go, "Transitions"); see
+        baton.build_transitions."""
+        return build_transitions(self.columns, check=check)
+
+
+class Log(Mapping):
+    """A log: a read-only mapping from agent name to AgentData, plus the side tables
+    (pyarrow Tables, or None where the log has none): ``trials``, ``episodes``,
+    ``rewards``."""
+
+    def __init__(self, dir: str, agents: dict, trials, episodes, rewards):
+        self.dir = dir
+        self.agents = agents
+        self.trials = trials
+        self.episodes = episodes
+        self.rewards = rewards
+
+    def __getitem__(self, name: str) -> AgentData:
+        try:
+            return self.agents[name]
+        except KeyError:
+            raise KeyError(f"{name!r}: the log has {', '.join(self.agents) or 'no agent'}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.agents)
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    def __repr__(self) -> str:
+        return f"<baton.Log {self.dir}: " + ", ".join(f"{n} ({len(a)} rows)" for n, a in self.agents.items()) + ">"
+
+
+def _retro_index(rewards) -> TypingDict[str, dict]:
+    """The rewards table by agent, then by step (trial_id, episode, tick, agent_id):
+    [(source, value), ...] in the order they arrived."""
+    out: TypingDict[str, dict] = {}
+    if rewards is None or rewards.num_rows == 0:
+        return out
+    cols = {n: _numpy(rewards.column(n)) for n in ("trial_id", "episode", "tick", "agent", "agent_id", "source", "value")}
+    for trial, ep, tick, agent, aid, src, val in zip(
+        cols["trial_id"], cols["episode"].tolist(), cols["tick"].tolist(), cols["agent"], cols["agent_id"],
+        cols["source"], cols["value"].tolist(),
+    ):
+        out.setdefault(agent, {}).setdefault((trial, int(ep), int(tick), aid), []).append((src, float(val)))
+    return out
+
+
+def load(dir: str, agents: Optional[Iterable[str]] = None, retro: bool = True) -> Log:
+    """Loads the log in ``dir`` (what ``baton run ENV --log DIR`` writes): every
+    agent's steps, or those of ``agents``, as AgentData (a pyarrow Table and numpy
+    arrays), and the trials, episodes and retroactive rewards tables. With ``retro``
+    (the default) the retroactive rewards are added to the steps they are for.
+
+    Needs pyarrow; raises ImportError saying so without it.
+    """
+    _pyarrow()
+    if not os.path.isdir(dir):
+        raise FileNotFoundError(f"{dir}: no such directory")
+    from urllib.parse import unquote
+
+    folders = {}
+    for name in sorted(os.listdir(dir)):
+        if name.startswith("agent=") and os.path.isdir(os.path.join(dir, name)):
+            folders[unquote(name[len("agent="):])] = os.path.join(dir, name)
+    if agents is not None:
+        wanted = list(agents)
+        unknown = [a for a in wanted if a not in folders]
+        if unknown:
+            raise KeyError(f"{', '.join(unknown)}: the log in {dir} has {', '.join(folders) or 'no agent'}")
+        folders = {a: folders[a] for a in wanted}
+
+    def side(table):
+        folder = os.path.join(dir, "_" + table)
+        return read_table(folder) if os.path.isdir(folder) else None
+
+    trials, episodes, rewards = side("trials"), side("episodes"), side("rewards")
+    if not folders and trials is None:
+        raise FileNotFoundError(f"{dir} holds no baton log (no agent=NAME folder, no _trials)")
+    index = _retro_index(rewards) if retro else {}
+    data = {}
+    for name, folder in folders.items():
+        table = read_table(folder)
+        if table is None:
+            continue
+        data[name] = AgentData(name, table, index.get(name))
+    return Log(dir, data, trials, episodes, rewards)

@@ -1,0 +1,38 @@
+"""Makes the package importable from a checkout without PYTHONPATH; maze_log, a real
+log written by `go run ./cmd/baton run maze --log DIR` (for the tests that need
+pyarrow), with the Go reader's figures of it."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(PYTHON_DIR)
+if PYTHON_DIR not in sys.path:
+    sys.path.insert(0, PYTHON_DIR)
+
+PYARROW_REASON = "baton.load needs pyarrow, which Debian does not package (pip install pyarrow)"
+
+
+def _go_or_skip():
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH: cannot write a log with `go run ./cmd/baton run maze --log`")
+
+
+@pytest.fixture(scope="session")
+def maze_log(tmp_path_factory):
+    """A log of 3 maze trials, 2 episodes each, and the Go reader's figures of it."""
+    pytest.importorskip("pyarrow", reason=PYARROW_REASON)
+    _go_or_skip()
+    d = str(tmp_path_factory.mktemp("mazelog") / "log")
+    cmd = ["go", "run", "./cmd/baton", "run", "maze", "--trials", "3", "--episodes", "2", "--log", d]
+    r = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} failed:\n{r.stderr}")
+    r = subprocess.run(["go", "run", "./tools/arrowcheck/dump", d], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return d, json.loads(r.stdout)

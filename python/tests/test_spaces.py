@@ -1,0 +1,324 @@
+"""The spaces JSON spec (spaces/doc.go) read by baton.spaces, without pyarrow."""
+
+import json
+import math
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import baton
+from baton import spaces as S
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def golden():
+    with open(os.path.join(HERE, "testdata", "spaces_golden.json")) as f:
+        return json.load(f)
+
+
+# ---------------------------------------------------------------------------------
+# Every kind, from the examples of spaces/doc.go.
+
+
+def test_discrete():
+    sp = baton.parse_space('{"type":"discrete","n":4,"start":0}')
+    assert sp == S.Discrete(4, 0)
+    assert sp.flat_dim == 4
+    assert baton.parse_space({"type": "discrete", "n": 3}) == S.Discrete(3, 0)
+    assert baton.parse_space({"type": "discrete", "n": 3, "start": -2}).start == -2
+
+
+def test_box_with_infinite_bounds():
+    sp = baton.parse_space('{"type":"box","shape":[2],"dtype":"float32","low":[-1,"-inf"],"high":[1,"inf"]}')
+    assert isinstance(sp, S.Box)
+    assert sp.shape == (2,)
+    assert sp.low.dtype == np.float32 and sp.high.dtype == np.float32
+    assert sp.low[0] == -1 and sp.low[1] == -np.inf
+    assert sp.high[0] == 1 and sp.high[1] == np.inf
+    assert sp.flat_dim == 2
+
+
+def test_box_scalar_bounds_fill_the_shape():
+    sp = baton.parse_space('{"type":"box","shape":[2,3],"low":0,"high":1}')
+    assert sp.shape == (2, 3)
+    assert sp.low.shape == (2, 3) and (sp.low == 0).all() and (sp.high == 1).all()
+    sp = baton.parse_space({"type": "box", "shape": [4], "low": "-inf", "high": "inf"})
+    assert np.isneginf(sp.low).all() and np.isposinf(sp.high).all()
+
+
+def test_box_bounds_are_float32():
+    sp = baton.parse_space({"type": "box", "shape": [1], "low": [0.1], "high": [1e30]})
+    assert sp.low[0] == np.float32(0.1)
+
+
+def test_box_rank_zero_and_empty():
+    assert baton.parse_space({"type": "box", "shape": [], "low": [-1], "high": [1]}).flat_dim == 1
+    sp = baton.parse_space({"type": "box", "shape": [0, 3], "low": [], "high": []})
+    assert sp.flat_dim == 0 and sp.low.shape == (0, 3)
+
+
+def test_multi_discrete_and_multi_binary():
+    sp = baton.parse_space('{"type":"multi_discrete","nvec":[3,4]}')
+    assert sp == S.MultiDiscrete((3, 4)) and sp.flat_dim == 7
+    sp = baton.parse_space('{"type":"multi_binary","shape":[5]}')
+    assert sp == S.MultiBinary((5,)) and sp.flat_dim == 5
+    assert baton.parse_space({"type": "multi_binary", "shape": [2, 3]}).flat_dim == 6
+
+
+def test_dict_keeps_key_order():
+    sp = baton.parse_space(
+        '{"type":"dict","spaces":[{"key":"pos","space":{"type":"box","shape":[2],"dtype":"float32",'
+        '"low":[0,0],"high":[1,1]}},{"key":"door","space":{"type":"discrete","n":3,"start":0}}]}'
+    )
+    assert isinstance(sp, S.Dict)
+    assert sp.keys() == ["pos", "door"]  # not sorted
+    assert sp["door"] == S.Discrete(3)
+    assert sp.flat_dim == 5
+
+
+def test_tuple():
+    sp = baton.parse_space(
+        '{"type":"tuple","spaces":[{"type":"discrete","n":2,"start":0},{"type":"multi_binary","shape":[3]}]}'
+    )
+    assert sp == S.Tuple((S.Discrete(2), S.MultiBinary((3,))))
+    assert len(sp) == 2 and sp.flat_dim == 5
+
+
+def test_nested_dict_and_tuple():
+    spec = {
+        "type": "dict",
+        "spaces": [
+            {"key": "a", "space": {"type": "tuple", "spaces": [
+                {"type": "dict", "spaces": [{"key": "x", "space": {"type": "box", "shape": [1], "low": "-inf", "high": 0}}]},
+                {"type": "multi_discrete", "nvec": [2, 2]},
+            ]}},
+            {"key": "b", "space": {"type": "text", "min_length": 0, "max_length": 2, "charset": "xy"}},
+        ],
+    }
+    sp = baton.parse_space(spec)
+    inner = sp["a"][0]["x"]
+    assert isinstance(inner, S.Box) and inner.low[0] == -np.inf and inner.high[0] == 0
+    assert sp.flat_dim == 1 + 4 + 2
+
+
+def test_text():
+    sp = baton.parse_space('{"type":"text","min_length":0,"max_length":8,"charset":"abc"}')
+    assert sp == S.Text(0, 8, "abc") and sp.flat_dim == 8
+    assert baton.parse_space({"type": "text", "min_length": 1, "max_length": 2}).charset == baton.DEFAULT_CHARSET
+    assert baton.parse_space({"type": "text", "min_length": 1, "max_length": 2, "charset": ""}).charset == baton.DEFAULT_CHARSET
+
+
+def test_bytes_and_str_inputs():
+    assert baton.parse_space(b'{"type":"discrete","n":2}') == S.Discrete(2)
+
+
+# ---------------------------------------------------------------------------------
+# Rejections: what spaces.Unmarshal rejects, with the path of the problem.
+
+
+@pytest.mark.parametrize(
+    "spec, path",
+    [
+        ('{"type":"discrete"}', ".n"),
+        ('{"type":"discrete","n":0}', ".n"),
+        ('{"type":"discrete","n":2.5}', ".n"),
+        ('{"type":"discrete","n":true}', ".n"),
+        ('{"type":"discrete","n":2,"N":3}', ".N"),
+        ('{"type":"discrete","n":2,"n":3}', ""),
+        ('{"type":"circle","n":2}', ".type"),
+        ('{"n":2}', ".type"),
+        ('[1,2]', ""),
+        ('{"type":"box","shape":[2],"low":[0],"high":[1,1]}', ".low"),
+        ('{"type":"box","shape":[2],"low":[0,"nan"],"high":[1,1]}', ".low[1]"),
+        ('{"type":"box","shape":[1],"low":[2],"high":[1]}', ""),
+        ('{"type":"box","shape":[1],"dtype":"float64","low":0,"high":1}', ".dtype"),
+        ('{"type":"box","shape":[-1],"low":0,"high":1}', ".shape[0]"),
+        ('{"type":"box","low":0,"high":1}', ".shape"),
+        ('{"type":"multi_discrete","nvec":[3,0]}', ".nvec[1]"),
+        ('{"type":"multi_binary","shape":[0]}', ".shape[0]"),
+        ('{"type":"dict","spaces":[{"key":"a","space":{"type":"discrete","n":1}},{"key":"a","space":{"type":"discrete","n":1}}]}', ".spaces[1].key"),
+        ('{"type":"dict","spaces":[{"key":"","space":{"type":"discrete","n":1}}]}', ".spaces[0].key"),
+        ('{"type":"dict","spaces":[{"key":"a","space":{"type":"discrete","n":0}}]}', ".spaces[0].space.n"),
+        ('{"type":"tuple","spaces":[{"type":"discrete","n":1},{"type":"box"}]}', ".spaces[1].shape"),
+        ('{"type":"text","min_length":3,"max_length":2}', ".max_length"),
+        ('{"type":"text","min_length":0,"max_length":2,"charset":"aa"}', ".charset"),
+        ('{"type":"discrete",', ""),
+    ],
+)
+def test_rejects(spec, path):
+    with pytest.raises(baton.SpecError) as e:
+        baton.parse_space(spec)
+    assert e.value.path == path, str(e.value)
+
+
+def test_rejects_deep_nesting_and_huge_spaces():
+    spec = {"type": "discrete", "n": 2}  # depth 1, as in Go
+    for _ in range(S.MAX_DEPTH - 1):
+        spec = {"type": "tuple", "spaces": [spec]}
+    assert baton.parse_space(spec).flat_dim == 2  # depth MAX_DEPTH: allowed
+    spec = {"type": "tuple", "spaces": [spec]}
+    with pytest.raises(baton.SpecError, match="deeper"):
+        baton.parse_space(spec)
+    with pytest.raises(baton.SpecError, match="flat dimension"):
+        baton.parse_space({"type": "multi_binary", "shape": [1 << 14, 1 << 13]})
+    with pytest.raises(baton.SpecError, match="dimensions"):
+        baton.parse_space({"type": "multi_binary", "shape": [1] * (S.MAX_RANK + 1)})
+
+
+# ---------------------------------------------------------------------------------
+# Against the Go side: specs written by spaces.Marshal, and values flattened by
+# spaces.Flatten (testdata/spaces_golden.json, from testdata/gen).
+
+
+def _text_value(indices, charset):
+    return "".join(charset[i] for i in indices if i < len(charset))
+
+
+def _compare(sp, got, want):
+    if isinstance(sp, S.Dict):
+        assert set(got) == set(want)
+        for k, s in sp.spaces:
+            _compare(s, got[k], want[k])
+    elif isinstance(sp, S.Tuple):
+        assert len(got) == len(want)
+        for s, g, w in zip(sp.spaces, got, want):
+            _compare(s, g, w)
+    elif isinstance(sp, S.Text):
+        assert _text_value(got, sp.charset) == want
+    elif isinstance(sp, S.Box):
+        w = np.array([{"inf": np.inf, "-inf": -np.inf}.get(x, x) for x in want], dtype=np.float32).reshape(sp.shape)
+        assert got.shape == sp.shape and got.dtype == np.float32
+        np.testing.assert_array_equal(got, w)
+    elif isinstance(sp, S.MultiBinary):
+        assert got.shape == sp.shape
+        np.testing.assert_array_equal(got.ravel(), want)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", golden(), ids=lambda g: g["name"])
+def test_golden_specs_and_flat_encodings(case):
+    sp = baton.parse_space(json.dumps(case["spec"]))
+    assert sp.flat_dim == case["flat_dim"]
+    flats = np.array([s["flat"] for s in case["samples"]], dtype=np.float32)
+    batch = baton.unflatten(sp, flats)  # (N, ...) for the whole batch
+    for i, s in enumerate(case["samples"]):
+        one = baton.unflatten(sp, flats[i])
+        _compare(sp, one, s["value"])
+        _compare(sp, S._first(S._unflatten(sp, flats[i : i + 1])), s["value"])
+    if isinstance(sp, S.Box):
+        assert batch.shape == (len(flats),) + sp.shape
+
+
+def test_unflatten_shapes():
+    sp = baton.parse_space({"type": "box", "shape": [2, 3], "low": 0, "high": 1})
+    flat = np.arange(24, dtype=np.float32).reshape(4, 6)
+    out = baton.unflatten(sp, flat)
+    assert out.shape == (4, 2, 3) and out[1, 1, 0] == 9
+    with pytest.raises(ValueError):
+        baton.unflatten(sp, np.zeros((4, 5), np.float32))
+    d = baton.parse_space({"type": "discrete", "n": 3, "start": 5})
+    np.testing.assert_array_equal(baton.unflatten(d, np.eye(3, dtype=np.float32)[[2, 0]]), [7, 5])
+
+
+# ---------------------------------------------------------------------------------
+# spaces_from_schema: metadata or spec, plain or Gymnasium.
+
+MAZE_LIKE_METADATA = {
+    b"baton.format_version": b"1",
+    b"baton.agent": b"strategy",
+    b"baton.observation_space": b'{"type":"box","shape":[3],"dtype":"float32","low":[0,0,0],"high":[1,1,"inf"]}',
+    b"baton.action_space": b'{"type":"discrete","n":4,"start":0}',
+    b"baton.mask_len": b"4",
+}
+
+
+def test_spaces_from_schema_plain():
+    got = baton.spaces_from_schema(MAZE_LIKE_METADATA, gymnasium=False)
+    assert isinstance(got, baton.AgentSpaces)
+    obs, act, mask_len = got
+    assert obs.shape == (3,) and obs.high[2] == np.inf
+    assert act == S.Discrete(4) and mask_len == 4
+    str_md = {k.decode(): v.decode() for k, v in MAZE_LIKE_METADATA.items()}
+    assert baton.spaces_from_schema(str_md, gymnasium=False) == got
+    # A spec gives one space.
+    assert baton.spaces_from_schema('{"type":"discrete","n":2}', gymnasium=False) == S.Discrete(2)
+    assert baton.spaces_from_schema({"type": "discrete", "n": 2}, gymnasium=False) == S.Discrete(2)
+
+
+def test_spaces_from_schema_reads_a_schema_object():
+    class FakeSchema:  # what pyarrow.Schema offers: .metadata with bytes
+        metadata = MAZE_LIKE_METADATA
+
+    assert baton.spaces_from_schema(FakeSchema(), gymnasium=False).action == S.Discrete(4)
+
+
+def test_spaces_from_schema_without_spaces():
+    with pytest.raises(KeyError, match="baton.observation_space"):
+        baton.spaces_from_schema({b"baton.table": b"trials"}, gymnasium=False)
+
+
+def test_plain_descriptions_without_gymnasium(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gymnasium", None)  # import gymnasium fails
+    monkeypatch.setitem(sys.modules, "gymnasium.spaces", None)
+    got = baton.spaces_from_schema(MAZE_LIKE_METADATA)
+    assert isinstance(got.observation, S.Box)
+    with pytest.raises(ImportError, match="gymnasium"):
+        baton.spaces_from_schema(MAZE_LIKE_METADATA, gymnasium=True)
+
+
+class _Recorder:
+    """A stand-in for gymnasium.spaces that records how each space is built."""
+
+    def __init__(self):
+        mod = types.ModuleType("gymnasium.spaces")
+        for name in ("Discrete", "Box", "MultiDiscrete", "MultiBinary", "Dict", "Tuple", "Text"):
+            setattr(mod, name, self._make(name))
+        self.module = mod
+
+    @staticmethod
+    def _make(name):
+        def build(*args, **kwargs):
+            return (name, args, kwargs)
+
+        return build
+
+
+def test_gymnasium_spaces_are_built_as_the_spec_says(monkeypatch):
+    rec = _Recorder()
+    gym = types.ModuleType("gymnasium")
+    gym.spaces = rec.module
+    monkeypatch.setitem(sys.modules, "gymnasium", gym)
+    monkeypatch.setitem(sys.modules, "gymnasium.spaces", rec.module)
+
+    assert baton.spaces_from_schema({"type": "discrete", "n": 4, "start": 1}) == ("Discrete", (4,), {"start": 1})
+    name, args, kw = baton.spaces_from_schema({"type": "box", "shape": [2], "low": [-1, "-inf"], "high": [1, "inf"]})
+    assert name == "Box" and kw["dtype"] == np.float32 and kw["shape"] == (2,)
+    np.testing.assert_array_equal(kw["low"], np.array([-1, -np.inf], np.float32))
+    np.testing.assert_array_equal(kw["high"], np.array([1, np.inf], np.float32))
+    name, args, _ = baton.spaces_from_schema({"type": "multi_discrete", "nvec": [3, 4]})
+    assert name == "MultiDiscrete" and list(args[0]) == [3, 4]
+    assert baton.spaces_from_schema({"type": "multi_binary", "shape": [5]}) == ("MultiBinary", (5,), {})
+    assert baton.spaces_from_schema({"type": "multi_binary", "shape": [2, 3]}) == ("MultiBinary", ([2, 3],), {})
+    d = baton.spaces_from_schema(
+        {"type": "dict", "spaces": [{"key": "z", "space": {"type": "discrete", "n": 2}},
+                                    {"key": "a", "space": {"type": "tuple", "spaces": [{"type": "discrete", "n": 3}]}}]}
+    )
+    # Dict from a list of pairs, so that the key order (z before a) is kept.
+    assert d == ("Dict", ([("z", ("Discrete", (2,), {"start": 0})), ("a", ("Tuple", ([("Discrete", (3,), {"start": 0})],), {}))],), {})
+    assert baton.spaces_from_schema({"type": "text", "min_length": 1, "max_length": 4, "charset": "ab"}) == (
+        "Text", (4,), {"min_length": 1, "charset": "ab"})
+    got = baton.spaces_from_schema(MAZE_LIKE_METADATA)
+    assert got.action == ("Discrete", (4,), {"start": 0}) and got.mask_len == 4
+
+
+def test_box_equality_and_hash():
+    a = baton.parse_space({"type": "box", "shape": [2], "low": 0, "high": 1})
+    b = baton.parse_space({"type": "box", "shape": [2], "low": [0, 0], "high": [1, 1]})
+    c = baton.parse_space({"type": "box", "shape": [2], "low": 0, "high": 2})
+    assert a == b and hash(a) == hash(b) and a != c
+    assert math.isinf(baton.parse_space({"type": "box", "shape": [1], "low": "-inf", "high": 0}).low[0])

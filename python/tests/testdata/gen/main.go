@@ -1,0 +1,121 @@
+// Command gen writes spaces_golden.json, the fixture of python/tests/test_spaces.py:
+// spaces of every kind as the Go spaces package marshals them (the spaces JSON
+// spec), their flat dimensions, and sampled values with their flat encodings, so that
+// the Python side's spec parser and unflatten are checked against the Go side.
+// Regenerate it from the repository root with
+//
+//	go run ./python/tests/testdata/gen > python/tests/testdata/spaces_golden.json
+//
+// (it lives under testdata, which go vet ./... and go test ./... skip).
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+
+	"github.com/batonrl/baton/spaces"
+)
+
+type sample struct {
+	Value any       `json:"value"`
+	Flat  []float32 `json:"flat"`
+}
+
+type golden struct {
+	Name    string          `json:"name"`
+	Spec    json.RawMessage `json:"spec"`
+	FlatDim int             `json:"flat_dim"`
+	Samples []sample        `json:"samples"`
+}
+
+func main() {
+	inf := float32(math.Inf(1))
+	box := spaces.Must(spaces.NewBoxBounds([]int{2, 3}, []float32{-1, 0, float32(math.Inf(-1)), -2.5, 0, 0}, []float32{1, 1, 0, inf, 0.5, 1e-3}))
+	disc := spaces.Discrete{N: 4, Start: 1}
+	md := spaces.Must(spaces.NewMultiDiscrete([]int64{3, 2, 4}))
+	mb := spaces.Must(spaces.NewMultiBinary(2, 2))
+	text := spaces.Must(spaces.NewText(1, 5, "abc"))
+	textDefault := spaces.Must(spaces.NewText(0, 3, ""))
+	tuple := spaces.Must(spaces.NewTuple(spaces.Discrete{N: 2}, mb))
+	dict := spaces.Must(spaces.NewDict(
+		spaces.DictEntry{Key: "pos", Space: spaces.Must(spaces.NewBox([]int{2}, 0, 1))},
+		spaces.DictEntry{Key: "door", Space: spaces.Discrete{N: 3}},
+		spaces.DictEntry{Key: "inner", Space: spaces.Must(spaces.NewDict(
+			spaces.DictEntry{Key: "z", Space: tuple},
+			spaces.DictEntry{Key: "a", Space: md},
+		))},
+	))
+	unbounded := spaces.Must(spaces.NewBox([]int{3}, float32(math.Inf(-1)), inf))
+	scalar := spaces.Must(spaces.NewBox([]int{}, -1, 1))
+	cases := []struct {
+		name string
+		s    spaces.Space
+	}{
+		{"discrete", disc}, {"box", box}, {"box_unbounded", unbounded}, {"box_scalar", scalar},
+		{"multi_discrete", md}, {"multi_binary", mb}, {"text", text}, {"text_default_charset", textDefault},
+		{"tuple", tuple}, {"dict", dict},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var out []golden
+	for _, c := range cases {
+		spec, err := spaces.Marshal(c.s)
+		if err != nil {
+			panic(err)
+		}
+		g := golden{Name: c.name, Spec: spec, FlatDim: c.s.FlatDim()}
+		for range 3 {
+			v := c.s.Sample(rng)
+			flat, err := spaces.Flatten(c.s, v)
+			if err != nil {
+				panic(err)
+			}
+			g.Samples = append(g.Samples, sample{Value: jsonable(v), Flat: flat})
+		}
+		out = append(out, g)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(out); err != nil {
+		panic(err)
+	}
+}
+
+// jsonable makes v encodable: infinite floats as "inf"/"-inf", []int8 as numbers.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case []float32:
+		out := make([]any, len(x))
+		for i, f := range x {
+			switch {
+			case math.IsInf(float64(f), 1):
+				out[i] = "inf"
+			case math.IsInf(float64(f), -1):
+				out[i] = "-inf"
+			default:
+				out[i] = f
+			}
+		}
+		return out
+	case []int8:
+		out := make([]int, len(x))
+		for i, b := range x {
+			out[i] = int(b)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonable(e)
+		}
+		return out
+	}
+	return v
+}
