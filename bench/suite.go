@@ -42,7 +42,7 @@ func Suite() []Case {
 		Case{Name: "CampaignMaze/hrl", Baseline: "CampaignMaze/baseline", Unit: "trial", Run: campaignMazeHRL},
 		Case{Name: "CampaignMaze/baseline", Unit: "trial", Run: campaignMazeBaseline},
 	)
-	return cs
+	return append(cs, vectorCases()...)
 }
 
 // Lookup returns the case of the given name.

@@ -75,37 +75,9 @@ func newCartPoleVector(tb testing.TB, n, workers int) *vector.Env {
 	return v
 }
 
-func reportSteps(b *testing.B, perOp int) {
-	steps := float64(b.N) * float64(perOp)
-	b.ReportMetric(steps/b.Elapsed().Seconds(), "steps/s")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
-}
-
-func BenchmarkVectorCartPole(b *testing.B) {
-	for _, n := range []int{1, 64, 1024} {
-		for _, vv := range vecVariants {
-			b.Run(fmt.Sprintf("N=%d/%s", n, vv.name), func(b *testing.B) {
-				ctx := context.Background()
-				v := newCartPoleVector(b, n, vv.workers)
-				policy := vecFlips(bench.NewCoinFlips(1))
-				actions := make([]int64, n)
-				if err := v.Reset(ctx, 0); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := policy.ActDiscrete(ctx, v.Batch(), actions); err != nil {
-						b.Fatal(err)
-					}
-					if err := v.StepDiscrete(ctx, actions); err != nil {
-						b.Fatal(err)
-					}
-				}
-				reportSteps(b, n)
-			})
-		}
-	}
-}
+func BenchmarkVectorCartPole(b *testing.B)   { runCases(b, "VectorCartPole/") }
+func BenchmarkCartPoleBaseline(b *testing.B) { runCases(b, "CartPoleBaseline") }
+func BenchmarkVectorMaze(b *testing.B)       { runCases(b, "VectorMaze/") }
 
 // BenchmarkVectorCartPoleRaw is BenchmarkVectorCartPole with the actions as
 // agent.RawAction values (BatchPolicy and Step) rather than integers.
@@ -129,22 +101,11 @@ func BenchmarkVectorCartPoleRaw(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				reportSteps(b, n)
+				steps := float64(b.N) * float64(n)
+				b.ReportMetric(steps/b.Elapsed().Seconds(), "steps/s")
 			})
 		}
 	}
-}
-
-func BenchmarkCartPoleBaseline(b *testing.B) {
-	loop, err := bench.NewCartPoleLoop(0)
-	require.NoError(b, err)
-	flips := bench.NewCoinFlips(1)
-	loop.Reset(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		loop.Step(flips.Next())
-	}
-	reportSteps(b, 1)
 }
 
 func newMazeVector(tb testing.TB, n, workers int) (*vector.Multi, map[string]vector.BatchPolicy) {
@@ -165,41 +126,6 @@ func newMazeVector(tb testing.TB, n, workers int) (*vector.Multi, map[string]vec
 		policies[s.Name] = p
 	}
 	return m, policies
-}
-
-// vecMazeWarmup is how many ticks BenchmarkVectorMaze plays before it measures.
-const vecMazeWarmup = 3000
-
-func BenchmarkVectorMaze(b *testing.B) {
-	for _, n := range []int{1, 16, 256} {
-		for _, vv := range vecVariants {
-			b.Run(fmt.Sprintf("N=%d/%s", n, vv.name), func(b *testing.B) {
-				ctx := context.Background()
-				m, policies := newMazeVector(b, n, vv.workers)
-				if err := m.Reset(ctx, 0); err != nil {
-					b.Fatal(err)
-				}
-				tick := func() {
-					if err := m.Act(ctx, policies); err != nil {
-						b.Fatal(err)
-					}
-					if err := m.Step(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-				// Warm up: each copy's runtime makes its agent ids ("motion_12") the
-				// first time one of its episodes needs them.
-				for range vecMazeWarmup {
-					tick()
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					tick()
-				}
-				reportSteps(b, n)
-			})
-		}
-	}
 }
 
 // TestCartPoleLoopMatchesVector plays the baseline loop and a vector of one cart-pole
