@@ -46,6 +46,22 @@ type Env interface {
 	Info() any
 }
 
+// DiscreteStepper is an optional interface of an Env whose action space is Discrete.
+// StepDiscrete is Step(agent.Discrete(action)) with the next observation and action
+// mask written into the caller's slices, of the lengths the Spec gives (mask is nil
+// without a mask), rather than returned in a Step. Vectors (package env/vector) look
+// for it once, when they are built, and step their copies with it: it saves passing
+// an agent.RawAction and a Step through every call and copying the observation out,
+// about a third of a vector's own cost per step for environments as cheap as a
+// cart-pole.
+//
+// Its results must be Step's for the same action. Its errors are Step's too: on an
+// error it writes nothing and leaves the environment as it was. Wrappers do not pass
+// it on; a vector of wrapped environments uses Step.
+type DiscreteStepper interface {
+	StepDiscrete(action int64, obs []float32, mask []bool) (reward float64, terminated, truncated bool, err error)
+}
+
 // Turn is what a multi-agent environment returns from Reset and Step: the agents
 // reported, who acts next and whether the episode is over. It is the same type as
 // hrl.Result.

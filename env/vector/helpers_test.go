@@ -179,3 +179,32 @@ func noLeaks(t *testing.T) {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 }
+
+// directLine is a line that is an env.DiscreteStepper, so that vectors step it on
+// their direct path; its results are the line's.
+type directLine struct{ *line }
+
+func (d directLine) StepDiscrete(a int64, obs []float32, mask []bool) (float64, bool, bool, error) {
+	st, err := d.Step(agent.Discrete(a))
+	if err != nil {
+		return 0, false, false, err
+	}
+	copy(obs, st.Obs)
+	copy(mask, st.Mask)
+	return st.Reward, st.Terminated, st.Truncated, nil
+}
+
+// plain hides every method of an env.Env but the interface's, so that vectors step
+// it with Step.
+type plain struct{ env.Env }
+
+func directLines(goal, maxSteps int) func(int) (env.Env, error) {
+	return func(int) (env.Env, error) { return directLine{&line{goal: goal, maxSteps: maxSteps}}, nil }
+}
+
+func plainCartpoles(cfg cartpole.Config) func(int) (env.Env, error) {
+	return func(int) (env.Env, error) {
+		e, err := cartpole.NewEnv(cfg)
+		return plain{e}, err
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/spaces"
 	"go.uber.org/multierr"
 )
 
@@ -24,8 +25,11 @@ type Env struct {
 	spec         env.Spec
 	cfg          config
 	envs         []env.Env
-	pool         *pool
-	fns          [OpReset + 1]func(i int) error
+	// direct holds the copies as env.DiscreteStepper when the action space is
+	// Discrete and every copy is one; nil otherwise.
+	direct []env.DiscreteStepper
+	pool   *pool
+	fns    [OpReset + 1]func(i int) error
 
 	seeds    []uint64
 	episodes []int
@@ -105,6 +109,7 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 	if err := multierr.Combine(errs...); err != nil {
 		return nil, err
 	}
+	v.direct = discreteSteppers(v.spec, v.envs)
 	v.seeds = make([]uint64, n)
 	v.episodes = make([]int, n)
 	v.copies = make([]int, n)
@@ -315,9 +320,70 @@ func (v *Env) run(w, lo, hi int) {
 		each(v.pool, w, lo, hi, v.done, v.errs, v.op, v.fns[v.op])
 		return
 	}
+	if v.direct != nil && v.ints != nil {
+		for i := lo; i < hi; {
+			i = v.stepDiscreteFrom(w, i, hi)
+		}
+		return
+	}
 	for i := lo; i < hi; {
 		i = v.stepFrom(w, i, hi)
 	}
+}
+
+// stepDiscreteFrom is stepFrom for StepDiscrete on env.DiscreteStepper copies, the
+// fastest path: the loop keeps the buffers in locals, which the calls would otherwise
+// make it load again from v for every copy.
+func (v *Env) stepDiscreteFrom(w, i, hi int) (next int) {
+	defer func() {
+		if r := recover(); r != nil {
+			v.errs[i] = panicError(i, OpStep, r)
+			v.pool.state[w].failed.Store(true)
+			next = i + 1
+		}
+	}()
+	st := &v.pool.state[w]
+	done := v.done
+	shift := v.shift[w]
+	direct, ints, rewards := v.direct[:hi], v.ints[:hi], v.rewards[:hi]
+	obsBuf, d := v.obs, v.dim
+	masks, m := v.masks, v.mlen
+	termW, truncW := v.termW, v.truncW
+	for ; i < hi; i++ {
+		if done != nil {
+			select {
+			case <-done:
+				st.cancelled.Store(true)
+				return hi
+			default:
+			}
+		}
+		obs := obsBuf[i*d : i*d+d : i*d+d]
+		var mask []bool
+		if m > 0 {
+			mask = masks[i*m : i*m+m : i*m+m]
+		}
+		r, term, trunc, err := direct[i].StepDiscrete(ints[i], obs, mask)
+		if err != nil {
+			v.errs[i] = &CopyError{Copy: i, Op: OpStep, Err: err}
+			st.failed.Store(true)
+			continue
+		}
+		rewards[i] = r
+		termW[i+shift] = term
+		truncW[i+shift] = trunc
+		if term || trunc {
+			copy(v.final[i*d:i*d+d], obs)
+			err = v.restart(i)
+		} else if v.cfg.finalInfo {
+			v.infos[i] = nil
+		}
+		if err != nil {
+			v.errs[i] = err
+			st.failed.Store(true)
+		}
+	}
+	return hi
 }
 
 // stepFrom is each for Step, written out so that the hottest loop calls stepOne
@@ -386,6 +452,23 @@ func (v *Env) resetOne(i int) error {
 	return v.put(i, OpReset, st.Obs, st.Mask)
 }
 
+// discreteSteppers returns the copies as env.DiscreteStepper if the action space is
+// Discrete and every copy is one, else nil.
+func discreteSteppers(spec env.Spec, envs []env.Env) []env.DiscreteStepper {
+	if _, ok := spec.ActionSpace.(spaces.Discrete); !ok {
+		return nil
+	}
+	ds := make([]env.DiscreteStepper, len(envs))
+	for i, e := range envs {
+		d, ok := e.(env.DiscreteStepper)
+		if !ok {
+			return nil
+		}
+		ds[i] = d
+	}
+	return ds
+}
+
 // stepOne steps copy i. It is the hot path: the action is passed field by field and
 // the result taken apart into locals, so that the compiler moves them in registers
 // (copying the structs through the stack costs store-forwarding stalls, a quarter of
@@ -400,6 +483,9 @@ func (v *Env) stepOne(i, flag int) error {
 		a := &v.actions[i]
 		n, ints, floats = a.Int, a.Ints, a.Floats
 	}
+	if v.direct != nil && ints == nil && floats == nil {
+		return v.stepDirect(i, flag, n)
+	}
 	st, err := v.envs[i].Step(agent.RawAction{Int: n, Ints: ints, Floats: floats})
 	if err != nil {
 		return &CopyError{Copy: i, Op: OpStep, Err: err}
@@ -409,7 +495,11 @@ func (v *Env) stepOne(i, flag int) error {
 	v.termW[flag] = term
 	v.truncW[flag] = trunc
 	if term || trunc {
-		return v.restart(i, obs)
+		if len(obs) != v.dim {
+			return v.shape(i, OpStep, obs, nil)
+		}
+		copy(v.final[i*v.dim:(i+1)*v.dim], obs)
+		return v.restart(i)
 	}
 	if v.cfg.finalInfo {
 		v.infos[i] = nil
@@ -417,13 +507,35 @@ func (v *Env) stepOne(i, flag int) error {
 	return v.put(i, OpStep, obs, mask)
 }
 
-// restart keeps the final observation of copy i's episode and resets the copy with
-// its next episode seed.
-func (v *Env) restart(i int, final []float32) error {
-	if len(final) != v.dim {
-		return v.shape(i, OpStep, final, nil)
+// stepDirect steps copy i, an env.DiscreteStepper, which writes its observation and
+// mask into the copy's rows.
+func (v *Env) stepDirect(i, flag int, n int64) error {
+	d := v.dim
+	obs := v.obs[i*d : i*d+d : i*d+d]
+	var mask []bool
+	if m := v.mlen; m > 0 {
+		mask = v.masks[i*m : i*m+m : i*m+m]
 	}
-	copy(v.final[i*v.dim:(i+1)*v.dim], final)
+	r, term, trunc, err := v.direct[i].StepDiscrete(n, obs, mask)
+	if err != nil {
+		return &CopyError{Copy: i, Op: OpStep, Err: err}
+	}
+	v.rewards[i] = r
+	v.termW[flag] = term
+	v.truncW[flag] = trunc
+	if term || trunc {
+		copy(v.final[i*d:i*d+d], obs)
+		return v.restart(i)
+	}
+	if v.cfg.finalInfo {
+		v.infos[i] = nil
+	}
+	return nil
+}
+
+// restart resets copy i, whose episode ended and whose final observation is in its
+// FinalObs row, with its next episode seed.
+func (v *Env) restart(i int) error {
 	e := v.envs[i]
 	if v.cfg.finalInfo {
 		v.infos[i] = e.Info()

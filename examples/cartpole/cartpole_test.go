@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -629,4 +630,66 @@ func TestObsAliasesEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, &first[0], &st.Obs[0], "the observation buffer is reused")
 	assert.NotEqual(t, kept, st.Obs)
+}
+
+// TestStepDiscrete checks that StepDiscrete gives Step's results, episode after
+// episode, and Step's errors, writing nothing on an error.
+func TestStepDiscrete(t *testing.T) {
+	for _, in := range []cartpole.Integrator{cartpole.Euler, cartpole.SemiImplicitEuler} {
+		t.Run(in.String(), func(t *testing.T) {
+			cfg := cartpole.Config{MaxSteps: 60, Integrator: in}
+			a, b := newEnv(t, cfg), newEnv(t, cfg)
+			rng := rand.New(rand.NewPCG(3, 4))
+			obs := make([]float32, 4)
+			ends := 0
+			for seed := range uint64(40) {
+				_, err := a.Reset(seed)
+				require.NoError(t, err)
+				_, err = b.Reset(seed)
+				require.NoError(t, err)
+				for {
+					act := rng.Int64N(2)
+					want, err := a.Step(agent.Discrete(act))
+					require.NoError(t, err)
+					r, term, trunc, err := b.StepDiscrete(act, obs, nil)
+					require.NoError(t, err)
+					require.Equal(t, want.Obs, obs)
+					require.Equal(t, want.Reward, r)
+					require.Equal(t, want.Terminated, term)
+					require.Equal(t, want.Truncated, trunc)
+					require.Equal(t, a.State(), b.State())
+					if term || trunc {
+						ends++
+						break
+					}
+				}
+			}
+			assert.Equal(t, 40, ends)
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		e := newEnv(t, cartpole.Config{})
+		obs := []float32{9, 9, 9, 9}
+		_, _, _, err := e.StepDiscrete(0, obs, nil)
+		require.ErrorIs(t, err, cartpole.ErrEpisodeOver)
+		_, err = e.Reset(1)
+		require.NoError(t, err)
+		before := e.State()
+		for _, tc := range []struct {
+			name   string
+			action int64
+			obs    []float32
+			want   error
+		}{
+			{"action 2", 2, obs, spaces.ErrOutside},
+			{"action -1", -1, obs, spaces.ErrOutside},
+			{"short buffer", 0, obs[:3], cartpole.ErrObsBuffer},
+		} {
+			_, _, _, err := e.StepDiscrete(tc.action, tc.obs, nil)
+			require.ErrorIs(t, err, tc.want, tc.name)
+			assert.Equal(t, []float32{9, 9, 9, 9}, obs, "%s: nothing written", tc.name)
+			assert.Equal(t, before, e.State(), "%s: state unchanged", tc.name)
+			assert.Equal(t, 0, e.Steps(), tc.name)
+		}
+	})
 }

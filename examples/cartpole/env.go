@@ -27,6 +27,9 @@ var (
 	// ErrState is wrapped by the error of ResetTo for a state with a NaN or infinite
 	// component.
 	ErrState = errors.New("cartpole: invalid state")
+	// ErrObsBuffer is wrapped by the error of StepDiscrete for an observation buffer
+	// too short to hold an observation.
+	ErrObsBuffer = errors.New("cartpole: observation buffer too short")
 )
 
 // Config configures an Env. The zero value is CartPole-v1.
@@ -66,19 +69,24 @@ func (c Config) validate() error {
 // the Env owns, valid until its next Reset, ResetTo or Step; copy it to keep it. An
 // Env is not safe for concurrent use; run one per goroutine.
 type Env struct {
-	cfg   Config
-	spec  env.Spec
-	pcg   *rand.PCG
-	rng   *rand.Rand
+	// What Step reads and writes comes first, in one cache line.
 	state State
 	steps int
+	cfg   Config
 	// live is true from a reset until the episode ends.
 	live    bool
 	started bool
 	obs     [4]float32
+
+	spec env.Spec
+	pcg  *rand.PCG
+	rng  *rand.Rand
 }
 
-var _ env.Env = (*Env)(nil)
+var (
+	_ env.Env             = (*Env)(nil)
+	_ env.DiscreteStepper = (*Env)(nil)
+)
 
 // NewEnv returns an environment with the configuration cfg; it needs a Reset before
 // its first Step.
@@ -185,6 +193,28 @@ func (e *Env) Step(a agent.RawAction) (env.Step, error) {
 	e.live = !st.Terminated && !st.Truncated
 	e.state.Obs(e.obs[:])
 	return st, nil
+}
+
+// StepDiscrete is Step(agent.Discrete(action)) with the observation written into obs,
+// which must hold 4 values (env.DiscreteStepper: vectors step cart-poles with it). It
+// returns Step's errors, and an error wrapping ErrObsBuffer for a shorter obs, and then
+// writes nothing and changes nothing.
+func (e *Env) StepDiscrete(action int64, obs []float32, _ []bool) (reward float64, terminated, truncated bool, err error) {
+	switch {
+	case !e.live:
+		return 0, false, false, ErrEpisodeOver
+	case uint64(action) > 1:
+		return 0, false, false, e.invalid(agent.Discrete(action))
+	case len(obs) < len(e.obs):
+		return 0, false, false, fmt.Errorf("%w: %d values; want %d", ErrObsBuffer, len(obs), len(e.obs))
+	}
+	e.state = Dynamics(e.state, action, e.cfg.Integrator)
+	e.steps++
+	terminated = e.state.Terminated()
+	truncated = !terminated && e.steps >= e.cfg.MaxSteps
+	e.live = !terminated && !truncated
+	e.state.Obs(obs)
+	return 1, terminated, truncated, nil
 }
 
 // invalid returns the error for an action that is not 0 or 1 in its Int field alone.
