@@ -38,6 +38,25 @@ func (c *CoinFlips) Next() int64 {
 	return b
 }
 
+// Fill writes the next len(dst) flips into dst, the flips Next would return one after
+// the other, a word of 64 at a time: a batched policy's cost, small next to a tick.
+func (c *CoinFlips) Fill(dst []int64) {
+	for len(dst) > 0 && c.left > 0 {
+		dst[0] = c.Next()
+		dst = dst[1:]
+	}
+	for len(dst) >= 64 {
+		bits := c.pcg.Uint64()
+		for j := range dst[:64] {
+			dst[j] = int64(bits >> j & 1)
+		}
+		dst = dst[64:]
+	}
+	for j := range dst {
+		dst[j] = c.Next()
+	}
+}
+
 // CartPoleLoop is CartPole-v1 (cartpole.Config{}: the Euler integrator, the 500-step
 // limit) written by hand: one struct, the physics called directly, no env.Env, no
 // action check, no vector. It is the baseline BenchmarkVectorCartPole is measured

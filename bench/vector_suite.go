@@ -79,9 +79,7 @@ func vectorCartPole(n, workers int) func(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			for r := range actions {
-				actions[r] = flips.Next()
-			}
+			flips.Fill(actions)
 			if err := v.StepDiscrete(ctx, actions); err != nil {
 				b.Fatal(err)
 			}

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonrl/baton/agent"
@@ -50,9 +51,7 @@ var vecVariants = []struct {
 // one bench.CoinFlips for the batch, as integers (a policy network's output).
 func vecFlips(flips *bench.CoinFlips) vector.DiscretePolicy {
 	return vector.DiscretePolicyFunc(func(_ context.Context, b vector.Batch, actions []int64) error {
-		for r := range actions {
-			actions[r] = flips.Next()
-		}
+		flips.Fill(actions)
 		return nil
 	})
 }
@@ -132,6 +131,23 @@ func newMazeVector(tb testing.TB, n, workers int) (*vector.Multi, map[string]vec
 // with the same coin flips and checks that they agree at every step: observations,
 // final observations, rewards, ends and episode indices. So the baseline does the
 // vector's work, auto-reset included.
+// TestCoinFlipsFill checks that Fill writes the flips Next returns, in order, whatever
+// the lengths of the slices it fills.
+func TestCoinFlipsFill(t *testing.T) {
+	next, fill := bench.NewCoinFlips(5), bench.NewCoinFlips(5)
+	ones := 0
+	for _, n := range []int{0, 1, 63, 64, 65, 200, 3, 128, 1000, 7} {
+		got := make([]int64, n)
+		fill.Fill(got)
+		for j, g := range got {
+			want := next.Next()
+			require.Equal(t, want, g, "slice of %d, flip %d", n, j)
+			ones += int(g)
+		}
+	}
+	assert.InDelta(t, 0.5, float64(ones)/1471, 0.05, "fair coins")
+}
+
 func TestCartPoleLoopMatchesVector(t *testing.T) {
 	ctx := context.Background()
 	v := newCartPoleVector(t, 1, 0)
