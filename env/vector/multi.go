@@ -45,18 +45,11 @@ type Multi struct {
 	names  []string
 	groups []Group
 	copies []multiCopy
-	pool   *pool
 	fns    [opGather + 1]func(i int) error
+	lockstep
 
 	seeds    []uint64
 	episodes []int
-	errs     []error
-
-	op   Op
-	base uint64
-	done <-chan struct{}
-
-	ready, closed bool
 }
 
 // opGather is Multi's internal third phase: copying acting observations into groups.
@@ -148,9 +141,8 @@ func NewMulti(n int, factory func(i int) (env.MultiAgent, error), opts ...Option
 	}
 	m.seeds = make([]uint64, n)
 	m.episodes = make([]int, n)
-	m.errs = make([]error, n)
 	m.fns[OpReset], m.fns[OpStep], m.fns[opGather] = m.resetOne, m.stepOne, m.gatherOne
-	m.pool = newPool(n, cfg.workers, m.run)
+	m.lockstep = newLockstep(n, cfg.workers, m.run)
 	return m, nil
 }
 
@@ -238,18 +230,13 @@ func (m *Multi) Episodes() []int { return m.episodes }
 // groups the copies by acting agent. If ctx is done before Reset starts, it returns
 // ctx.Err() and changes nothing.
 func (m *Multi) Reset(ctx context.Context, seed uint64) error {
-	if m.closed {
-		return ErrClosed
+	if err := m.usable(OpReset); err != nil {
+		return err
 	}
-	done := ctx.Done()
-	if done != nil {
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
-		}
+	done, err := begin(ctx)
+	if err != nil {
+		return err
 	}
-	clear(m.errs)
 	m.ready = true
 	m.base = seed
 	return m.tick(ctx, OpReset, done)
@@ -260,11 +247,8 @@ func (m *Multi) Reset(ctx context.Context, seed uint64) error {
 // batched policies; agents that act in no copy need none. An error (ErrNoPolicy, or a
 // policy's error wrapped with the agent's name) changes nothing but the Actions.
 func (m *Multi) Act(ctx context.Context, policies map[string]BatchPolicy) error {
-	if m.closed {
-		return ErrClosed
-	}
-	if !m.ready {
-		return ErrNotReset
+	if err := m.usable(OpAct); err != nil {
+		return err
 	}
 	for j := range m.groups {
 		g := &m.groups[j]
@@ -288,19 +272,12 @@ func (m *Multi) Act(ctx context.Context, policies map[string]BatchPolicy) error 
 // by their acting agents. If ctx is done before Step starts, it returns ctx.Err() and
 // changes nothing. Failures are described in the package documentation.
 func (m *Multi) Step(ctx context.Context) error {
-	switch {
-	case m.closed:
-		return ErrClosed
-	case !m.ready:
-		return ErrNotReset
+	if err := m.usable(OpStep); err != nil {
+		return err
 	}
-	done := ctx.Done()
-	if done != nil {
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
-		}
+	done, err := begin(ctx)
+	if err != nil {
+		return err
 	}
 	return m.tick(ctx, OpStep, done)
 }
@@ -308,18 +285,18 @@ func (m *Multi) Step(ctx context.Context) error {
 // Close stops the workers and waits for them to exit. It is idempotent; the other
 // methods return ErrClosed afterwards.
 func (m *Multi) Close() error {
-	m.closed = true
-	m.pool.close()
+	m.close()
 	return nil
 }
 
 // tick runs one phase over the copies (reset or step), regroups them and gathers the
 // acting observations into the groups.
 func (m *Multi) tick(ctx context.Context, op Op, done <-chan struct{}) error {
-	m.op, m.done = op, done
-	m.pool.do()
-	m.done = nil
+	m.do(op, done)
 	if err := m.outcome(ctx); err != nil {
+		for j := range m.groups {
+			m.groups[j].setLen(0)
+		}
 		return err
 	}
 	m.regroup()
@@ -327,8 +304,7 @@ func (m *Multi) tick(ctx context.Context, op Op, done <-chan struct{}) error {
 	// were checked when the acting reports were taken. With workers, each copies its
 	// own copies' rows, which it has in its cache.
 	if len(m.pool.state) > 1 {
-		m.op = opGather
-		m.pool.do()
+		m.do(opGather, nil)
 	} else {
 		for i := range m.copies {
 			m.gatherOne(i)
@@ -339,31 +315,6 @@ func (m *Multi) tick(ctx context.Context, op Op, done <-chan struct{}) error {
 
 func (m *Multi) run(w, lo, hi int) {
 	each(m.pool, w, lo, hi, m.done, m.errs, m.op, m.fns[m.op])
-}
-
-func (m *Multi) outcome(ctx context.Context) error {
-	failed, cancelled := m.pool.outcome()
-	if !failed && !cancelled {
-		return nil
-	}
-	m.ready = false
-	var errs []error
-	for i, err := range m.errs {
-		if err != nil {
-			errs = append(errs, err)
-			m.errs[i] = nil
-		}
-	}
-	if cancelled {
-		errs = append(errs, fmt.Errorf("vector: %v cut short: %w", m.op, ctx.Err()))
-	}
-	for j := range m.groups {
-		m.groups[j].setLen(0)
-	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }
 
 func (g *Group) setLen(k int) {

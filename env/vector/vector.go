@@ -28,8 +28,8 @@ type Env struct {
 	// direct holds the copies as env.DiscreteStepper when the action space is
 	// Discrete and every copy is one; nil otherwise.
 	direct []env.DiscreteStepper
-	pool   *pool
 	fns    [OpReset + 1]func(i int) error
+	lockstep
 
 	seeds    []uint64
 	episodes []int
@@ -50,16 +50,10 @@ type Env struct {
 	termW, truncW []bool
 	shift         []int
 	infos         []any
-	errs          []error
 
-	// The call in progress, read by the workers.
-	op      Op
-	base    uint64
+	// The actions of the Step in progress, read by the workers.
 	actions []agent.RawAction
 	ints    []int64 // StepDiscrete's actions, instead of actions
-	done    <-chan struct{}
-
-	ready, closed bool
 }
 
 // New makes n copies with factory (called with 0 to n-1, in order, from the calling
@@ -126,9 +120,8 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 	v.trunc = make([]bool, n)
 	v.termW, v.truncW = v.term, v.trunc
 	v.infos = make([]any, n)
-	v.errs = make([]error, n)
 	v.fns[OpReset] = v.resetOne
-	v.pool = newPool(n, cfg.workers, v.run)
+	v.lockstep = newLockstep(n, cfg.workers, v.run)
 	v.shift = make([]int, cfg.workers)
 	if cfg.workers > 1 {
 		const line = 64
@@ -218,23 +211,17 @@ func (v *Env) Episodes() []int { return v.episodes }
 // are cleared. If ctx is done before Reset starts, it returns ctx.Err() and changes
 // nothing. Errors are described in the package documentation.
 func (v *Env) Reset(ctx context.Context, seed uint64) error {
-	if v.closed {
-		return ErrClosed
+	if err := v.usable(OpReset); err != nil {
+		return err
 	}
-	done := ctx.Done()
-	if done != nil {
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
-		}
+	done, err := begin(ctx)
+	if err != nil {
+		return err
 	}
-	clear(v.errs)
 	clear(v.term)
 	clear(v.trunc)
-	v.op, v.base, v.done = OpReset, seed, done
-	v.pool.do()
-	v.done = nil
+	v.base = seed
+	v.do(OpReset, done)
 	v.ready = true
 	return v.outcome(ctx)
 }
@@ -277,25 +264,17 @@ func (v *Env) StepDiscrete(ctx context.Context, actions []int64) error {
 // step runs one Step; bad is the error of bad arguments, if any, which Step returns
 // after the checks that come first.
 func (v *Env) step(ctx context.Context, bad error) error {
-	switch {
-	case v.closed:
-		return ErrClosed
-	case !v.ready:
-		return ErrNotReset
-	case bad != nil:
+	if err := v.usable(OpStep); err != nil {
+		return err
+	}
+	if bad != nil {
 		return bad
 	}
-	done := ctx.Done()
-	if done != nil {
-		select {
-		case <-done:
-			return ctx.Err()
-		default:
-		}
+	done, err := begin(ctx)
+	if err != nil {
+		return err
 	}
-	v.op, v.done = OpStep, done
-	v.pool.do()
-	v.done = nil
+	v.do(OpStep, done)
 	if len(v.shift) > 1 {
 		for w, shift := range v.shift {
 			lo, hi := v.pool.lo[w], v.pool.lo[w+1]
@@ -310,8 +289,7 @@ func (v *Env) step(ctx context.Context, bad error) error {
 // Step return ErrClosed afterwards. It does not close the copies (env.Env has no
 // Close); the factory's caller owns what they hold.
 func (v *Env) Close() error {
-	v.closed = true
-	v.pool.close()
+	v.close()
 	return nil
 }
 
@@ -320,70 +298,9 @@ func (v *Env) run(w, lo, hi int) {
 		each(v.pool, w, lo, hi, v.done, v.errs, v.op, v.fns[v.op])
 		return
 	}
-	if v.direct != nil && v.ints != nil {
-		for i := lo; i < hi; {
-			i = v.stepDiscreteFrom(w, i, hi)
-		}
-		return
-	}
 	for i := lo; i < hi; {
 		i = v.stepFrom(w, i, hi)
 	}
-}
-
-// stepDiscreteFrom is stepFrom for StepDiscrete on env.DiscreteStepper copies, the
-// fastest path: the loop keeps the buffers in locals, which the calls would otherwise
-// make it load again from v for every copy.
-func (v *Env) stepDiscreteFrom(w, i, hi int) (next int) {
-	defer func() {
-		if r := recover(); r != nil {
-			v.errs[i] = panicError(i, OpStep, r)
-			v.pool.state[w].failed.Store(true)
-			next = i + 1
-		}
-	}()
-	st := &v.pool.state[w]
-	done := v.done
-	shift := v.shift[w]
-	direct, ints, rewards := v.direct[:hi], v.ints[:hi], v.rewards[:hi]
-	obsBuf, d := v.obs, v.dim
-	masks, m := v.masks, v.mlen
-	termW, truncW := v.termW, v.truncW
-	for ; i < hi; i++ {
-		if done != nil {
-			select {
-			case <-done:
-				st.cancelled.Store(true)
-				return hi
-			default:
-			}
-		}
-		obs := obsBuf[i*d : i*d+d : i*d+d]
-		var mask []bool
-		if m > 0 {
-			mask = masks[i*m : i*m+m : i*m+m]
-		}
-		r, term, trunc, err := direct[i].StepDiscrete(ints[i], obs, mask)
-		if err != nil {
-			v.errs[i] = &CopyError{Copy: i, Op: OpStep, Err: err}
-			st.failed.Store(true)
-			continue
-		}
-		rewards[i] = r
-		termW[i+shift] = term
-		truncW[i+shift] = trunc
-		if term || trunc {
-			copy(v.final[i*d:i*d+d], obs)
-			err = v.restart(i)
-		} else if v.cfg.finalInfo {
-			v.infos[i] = nil
-		}
-		if err != nil {
-			v.errs[i] = err
-			st.failed.Store(true)
-		}
-	}
-	return hi
 }
 
 // stepFrom is each for Step, written out so that the hottest loop calls stepOne
@@ -414,30 +331,6 @@ func (v *Env) stepFrom(w, i, hi int) (next int) {
 		}
 	}
 	return hi
-}
-
-// outcome turns the workers' reports into Step's or Reset's error, and breaks the
-// vector (ErrNotReset until the next Reset) on failure.
-func (v *Env) outcome(ctx context.Context) error {
-	failed, cancelled := v.pool.outcome()
-	if !failed && !cancelled {
-		return nil
-	}
-	v.ready = false
-	var errs []error
-	for i, err := range v.errs {
-		if err != nil {
-			errs = append(errs, err)
-			v.errs[i] = nil
-		}
-	}
-	if cancelled {
-		errs = append(errs, fmt.Errorf("vector: %v cut short: %w", v.op, ctx.Err()))
-	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }
 
 func (v *Env) resetOne(i int) error {
