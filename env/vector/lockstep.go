@@ -19,10 +19,35 @@ type lockstep struct {
 	done <-chan struct{}
 
 	ready, closed bool
+
+	seeds    []uint64
+	episodes []int
 }
 
 func newLockstep(n, workers int, run func(w, lo, hi int)) lockstep {
-	return lockstep{pool: newPool(n, workers, run), errs: make([]error, n)}
+	return lockstep{pool: newPool(n, workers, run), errs: make([]error, n), seeds: make([]uint64, n), episodes: make([]int, n)}
+}
+
+// Seeds returns the seed each copy's current episode was reset with: EpisodeSeed(seed,
+// i, Episodes()[i]).
+func (l *lockstep) Seeds() []uint64 { return l.seeds }
+
+// Episodes returns the index k of each copy's current episode: 0 after Reset, plus one
+// for each auto-reset.
+func (l *lockstep) Episodes() []int { return l.episodes }
+
+// start begins a call of op: it returns the error of a vector that cannot take it
+// (usable), else bad, the error of the call's arguments, if any, else ctx.Err() if ctx
+// is already done; in all these cases the call changes nothing. Otherwise it returns
+// ctx's Done channel, for do.
+func (l *lockstep) start(ctx context.Context, op Op, bad error) (<-chan struct{}, error) {
+	if err := l.usable(op); err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	return begin(ctx)
 }
 
 // usable returns the error of a call of op on a vector that cannot take it: ErrClosed

@@ -47,9 +47,6 @@ type Multi struct {
 	copies []multiCopy
 	fns    [opGather + 1]func(i int) error
 	lockstep
-
-	seeds    []uint64
-	episodes []int
 }
 
 // opGather is Multi's internal third phase: copying acting observations into groups.
@@ -139,8 +136,6 @@ func NewMulti(n int, factory func(i int) (env.MultiAgent, error), opts ...Option
 		}
 		m.groups[j] = g
 	}
-	m.seeds = make([]uint64, n)
-	m.episodes = make([]int, n)
 	m.fns[OpReset], m.fns[OpStep], m.fns[opGather] = m.resetOne, m.stepOne, m.gatherOne
 	m.lockstep = newLockstep(n, cfg.workers, m.run)
 	return m, nil
@@ -218,22 +213,11 @@ func (m *Multi) Ended(i int) bool { return m.copies[i].ended }
 // auto-reset when Ended(i); nil otherwise.
 func (m *Multi) FinalInfo(i int) any { return m.copies[i].info }
 
-// Seeds returns the seed each copy's current episode was reset with: EpisodeSeed(seed,
-// i, Episodes()[i]).
-func (m *Multi) Seeds() []uint64 { return m.seeds }
-
-// Episodes returns the index k of each copy's current episode: 0 after Reset, plus one
-// for each auto-reset.
-func (m *Multi) Episodes() []int { return m.episodes }
-
 // Reset starts episode 0 of every copy, copy i with EpisodeSeed(seed, i, 0), and
 // groups the copies by acting agent. If ctx is done before Reset starts, it returns
 // ctx.Err() and changes nothing.
 func (m *Multi) Reset(ctx context.Context, seed uint64) error {
-	if err := m.usable(OpReset); err != nil {
-		return err
-	}
-	done, err := begin(ctx)
+	done, err := m.start(ctx, OpReset, nil)
 	if err != nil {
 		return err
 	}
@@ -272,10 +256,7 @@ func (m *Multi) Act(ctx context.Context, policies map[string]BatchPolicy) error 
 // by their acting agents. If ctx is done before Step starts, it returns ctx.Err() and
 // changes nothing. Failures are described in the package documentation.
 func (m *Multi) Step(ctx context.Context) error {
-	if err := m.usable(OpStep); err != nil {
-		return err
-	}
-	done, err := begin(ctx)
+	done, err := m.start(ctx, OpStep, nil)
 	if err != nil {
 		return err
 	}

@@ -31,15 +31,13 @@ type Env struct {
 	fns    [OpReset + 1]func(i int) error
 	lockstep
 
-	seeds    []uint64
-	episodes []int
-	copies   []int
-	obs      []float32
-	final    []float32
-	masks    []bool
-	rewards  []float64
-	term     []bool
-	trunc    []bool
+	copies  []int
+	obs     []float32
+	final   []float32
+	masks   []bool
+	rewards []float64
+	term    []bool
+	trunc   []bool
 	// With workers, each worker writes its copies' flags apart, worker w's part of
 	// termW and truncW padded to 64 bytes: copy i's flags at termW[i+shift[w]] and
 	// truncW[i+shift[w]]. The caller gathers them into term and trunc after each
@@ -104,8 +102,6 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 		return nil, err
 	}
 	v.direct = discreteSteppers(v.spec, v.envs)
-	v.seeds = make([]uint64, n)
-	v.episodes = make([]int, n)
 	v.copies = make([]int, n)
 	for i := range v.copies {
 		v.copies[i] = i
@@ -198,23 +194,12 @@ func (v *Env) FinalInfo() []any {
 	return v.infos
 }
 
-// Seeds returns the seed each copy's current episode was reset with: EpisodeSeed(seed,
-// i, Episodes()[i]).
-func (v *Env) Seeds() []uint64 { return v.seeds }
-
-// Episodes returns the index k of each copy's current episode: 0 after Reset, plus one
-// for each auto-reset.
-func (v *Env) Episodes() []int { return v.episodes }
-
 // Reset starts episode 0 of every copy, copy i with EpisodeSeed(seed, i, 0), and
 // fills Obs and Masks with their first observations; Rewards, Terminated and Truncated
 // are cleared. If ctx is done before Reset starts, it returns ctx.Err() and changes
 // nothing. Errors are described in the package documentation.
 func (v *Env) Reset(ctx context.Context, seed uint64) error {
-	if err := v.usable(OpReset); err != nil {
-		return err
-	}
-	done, err := begin(ctx)
+	done, err := v.start(ctx, OpReset, nil)
 	if err != nil {
 		return err
 	}
@@ -264,13 +249,7 @@ func (v *Env) StepDiscrete(ctx context.Context, actions []int64) error {
 // step runs one Step; bad is the error of bad arguments, if any, which Step returns
 // after the checks that come first.
 func (v *Env) step(ctx context.Context, bad error) error {
-	if err := v.usable(OpStep); err != nil {
-		return err
-	}
-	if bad != nil {
-		return bad
-	}
-	done, err := begin(ctx)
+	done, err := v.start(ctx, OpStep, bad)
 	if err != nil {
 		return err
 	}
