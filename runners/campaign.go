@@ -127,6 +127,10 @@ type Summary struct {
 	// Agents sums up each agent's episode returns, in the environment's agent order
 	// (agents first seen in later trials, after a hook changed the environment, after).
 	Agents []AgentSummary `json:"agents"`
+	// Metrics sums up the environment's metrics (Entry.Metrics) over the complete
+	// episodes that measured them, in the environment's order (metrics first seen in
+	// later trials after); nil when it defines none.
+	Metrics []MetricSummary `json:"metrics,omitempty"`
 	// Failures lists the trials that failed, in trial order.
 	Failures []Failure `json:"failures,omitempty"`
 }
@@ -136,6 +140,17 @@ type Summary struct {
 // every sub-episode) and of the retroactive rewards for them. Std is the population
 // standard deviation (0 for one episode), as NumPy's default.
 type AgentSummary struct {
+	Name     string  `json:"name"`
+	Episodes int     `json:"episodes"`
+	Mean     float64 `json:"mean"`
+	Std      float64 `json:"std"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+}
+
+// MetricSummary sums up an environment metric over the complete episodes that
+// measured it; Std is the population standard deviation, as in AgentSummary.
+type MetricSummary struct {
 	Name     string  `json:"name"`
 	Episodes int     `json:"episodes"`
 	Mean     float64 `json:"mean"`
@@ -326,8 +341,8 @@ func reject(ctx context.Context, id string, err error, sink Sink) Result {
 // summarize sums up the results of the trials run, in trial order.
 func (c *Campaign) summarize(results []Result, ran []bool, wall time.Duration) Summary {
 	s := Summary{Env: c.spec.Env, Wall: wall, WallSeconds: wall.Seconds()}
-	var order []string
-	returns := map[string][]float64{}
+	var order, metricOrder []string
+	returns, metrics := map[string][]float64{}, map[string][]float64{}
 	defined, successes, judged := false, 0, 0
 	for i := range results {
 		if !ran[i] {
@@ -358,10 +373,21 @@ func (c *Campaign) summarize(results []Result, ran []bool, wall time.Duration) S
 				returns[a.Name] = nil
 			}
 		}
+		for _, name := range res.Info.Metrics {
+			if _, ok := metrics[name]; !ok {
+				metricOrder = append(metricOrder, name)
+				metrics[name] = nil
+			}
+		}
 		defined = defined || res.Info.DefinesSuccess
 		for _, ep := range res.Episodes {
 			if !ep.Complete {
 				continue
+			}
+			for j, name := range res.Info.Metrics {
+				if j < len(ep.Metrics) && !math.IsNaN(ep.Metrics[j]) {
+					metrics[name] = append(metrics[name], ep.Metrics[j])
+				}
 			}
 			s.Episodes++
 			if res.Info.DefinesSuccess {
@@ -389,14 +415,28 @@ func (c *Campaign) summarize(results []Result, ran []bool, wall time.Duration) S
 	for _, name := range order {
 		xs := returns[name]
 		as := AgentSummary{Name: name, Episodes: len(xs)}
-		if len(xs) > 0 {
-			as.Mean, as.Std = stat.PopMeanStdDev(xs, nil)
-			as.Min, as.Max = math.Inf(1), math.Inf(-1)
-			for _, x := range xs {
-				as.Min, as.Max = min(as.Min, x), max(as.Max, x)
-			}
-		}
+		as.Mean, as.Std, as.Min, as.Max = describe(xs)
 		s.Agents = append(s.Agents, as)
 	}
+	for _, name := range metricOrder {
+		xs := metrics[name]
+		ms := MetricSummary{Name: name, Episodes: len(xs)}
+		ms.Mean, ms.Std, ms.Min, ms.Max = describe(xs)
+		s.Metrics = append(s.Metrics, ms)
+	}
 	return s
+}
+
+// describe returns the mean, population standard deviation, minimum and maximum of
+// xs; all 0 when xs is empty.
+func describe(xs []float64) (mean, std, lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0, 0
+	}
+	mean, std = stat.PopMeanStdDev(xs, nil)
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return mean, std, lo, hi
 }

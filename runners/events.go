@@ -175,6 +175,9 @@ type TrialInfo struct {
 	// DefinesSuccess reports whether the environment defines the success of an
 	// episode (EpisodeResult.Success is meaningful).
 	DefinesSuccess bool
+	// Metrics names the environment's metrics (Entry.Metrics), in its order, which
+	// EpisodeResult.Metrics follows; nil when it defines none.
+	Metrics []string
 }
 
 // EpisodeEvent marks the beginning (End false) or the end (End true) of an episode.

@@ -106,6 +106,24 @@ type Entry struct {
 	// last Turn of an episode the runner cut at Spec.MaxTicks). nil means the
 	// environment defines no success; summaries then show no success rate.
 	Success func(final env.Turn) bool
+	// Metrics are figures of an episode the environment defines beyond returns and
+	// success (the web-testing example's coverage and defects found), each measured,
+	// as Success judges, from the Turn that ended the episode. Trials record them per
+	// complete episode (EpisodeResult.Metrics) and campaign summaries sum them up
+	// (Summary.Metrics). nil means none.
+	Metrics []Metric
+}
+
+// Metric is a named figure of an episode, measured from the Turn that ended it.
+type Metric struct {
+	// Name identifies the metric in summaries and their JSON: not empty, without
+	// white space, unique within the entry.
+	Name string
+	// Description is one line for help.
+	Description string
+	// Value measures the episode; ok false means the episode does not tell, and it is
+	// left out of the metric's summary.
+	Value func(final env.Turn) (v float64, ok bool)
 }
 
 // Agent returns the entry of the named agent, or a *NameError listing the choices.
@@ -142,6 +160,7 @@ func (e *Entry) AgentNames() []string {
 
 // clone copies the entry's slices, so that the registry's copy cannot change.
 func (e Entry) clone() *Entry {
+	e.Metrics = slices.Clone(e.Metrics)
 	e.Agents = slices.Clone(e.Agents)
 	for i := range e.Agents {
 		a := &e.Agents[i]
@@ -194,7 +213,32 @@ func (e *Entry) check() error {
 			bad("the default policy %q of agent %q is not one of its policies (%s)", a.Default, a.Name, strings.Join(a.PolicyNames(), ", "))
 		}
 	}
+	metrics := map[string]bool{}
+	for i, m := range e.Metrics {
+		switch {
+		case m.Name == "" || strings.ContainsFunc(m.Name, unicode.IsSpace):
+			bad("metric #%d: the name must be non-empty without white space", i)
+		case metrics[m.Name]:
+			bad("metric %q is listed twice", m.Name)
+		}
+		metrics[m.Name] = true
+		if m.Value == nil {
+			bad("metric %q: Value is nil", m.Name)
+		}
+	}
 	return multierr.Combine(errs...)
+}
+
+// metricNames returns the names of the entry's metrics, nil when it has none.
+func (e *Entry) metricNames() []string {
+	if len(e.Metrics) == 0 {
+		return nil
+	}
+	names := make([]string, len(e.Metrics))
+	for i, m := range e.Metrics {
+		names[i] = m.Name
+	}
+	return names
 }
 
 // Registry maps environment names to entries. Commands and services build one, have

@@ -211,6 +211,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 		Agents:         o.agents,
 		Policies:       policies,
 		DefinesSuccess: o.entry.Success != nil,
+		Metrics:        o.entry.metricNames(),
 	}
 	return p, nil
 }

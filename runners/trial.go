@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -51,6 +52,10 @@ type EpisodeResult struct {
 	// its reports, every source included, and of the retroactive rewards received
 	// for them.
 	Returns []float64
+	// Metrics are the environment's metrics of a complete episode, in Info.Metrics
+	// order: NaN for one the episode did not tell; nil for an incomplete episode or
+	// an environment that defines none.
+	Metrics []float64
 }
 
 // whereKind says which user code a trial is in, for the message of a panic.
@@ -64,6 +69,7 @@ const (
 	wherePolicy
 	whereSink
 	whereSuccess
+	whereMetric
 	whereMessenger
 	whereHook
 )
@@ -209,6 +215,8 @@ func (t *trial) whereString() string {
 		return "sink"
 	case whereSuccess:
 		return "the environment's Success"
+	case whereMetric:
+		return "the environment's metric " + t.whereID
 	case whereMessenger:
 		return "environment messages"
 	case whereHook:
@@ -529,6 +537,18 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	if t.success != nil {
 		t.where = whereSuccess
 		er.Success = t.success(*turn)
+		t.where = whereRunner
+	}
+	if ms := t.plan.open.entry.Metrics; len(ms) > 0 {
+		er.Metrics = make([]float64, len(ms))
+		for i, m := range ms {
+			t.where, t.whereID = whereMetric, m.Name
+			v, ok := m.Value(*turn)
+			if !ok {
+				v = math.NaN()
+			}
+			er.Metrics[i] = v
+		}
 		t.where = whereRunner
 	}
 	if err := t.flushRetro(); err != nil {
