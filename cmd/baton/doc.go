@@ -8,16 +8,21 @@
 //	baton inspect DIR sum up an activity log: rows, episodes, returns, success rate
 //	baton replay DIR  replay a log's trials and report every step that differs
 //	baton log recover DIR  rewrite the parts a killed writer left without a footer
+//	baton serve agent|env|trials  serve agents, environments or trials over gRPC
+//	                  (package remote; baton serve --help)
 //
 // The environments are those registered in a runners.Registry that the command builds
-// when it starts: maze (examples/maze) and cartpole (examples/cartpole). Each agent of
-// an environment plays one of its registered policies; --policy AGENT=POLICY picks one
-// (repeatable), and an agent left out plays its default (the maze: strategy=oracle|random,
-// default oracle; motion=random|forward, default random; the cart-pole:
-// cartpole=random|balance, default random). --env-config configures the environment
-// with JSON (for the maze, the fields of maze.Config: map, generate, procedure, strategy,
-// motion; for the cart-pole, those of cartpole.Config: max_steps,
-// kinematics_integrator), given inline or, with a leading @, read from a file.
+// when it starts: maze (examples/maze), cartpole (examples/cartpole) and webtest
+// (examples/webtest). Each agent of an environment plays one of its registered
+// policies; --policy AGENT=POLICY picks one (repeatable), and an agent left out plays
+// its default (the maze: strategy=oracle|random, default oracle; motion=random|forward,
+// default random; the cart-pole: cartpole=random|balance, default random; webtest:
+// strategy=heuristic|random, default heuristic; motion=scripted|random, default
+// scripted). --env-config configures the environment with JSON (for the maze, the
+// fields of maze.Config: map, generate, procedure, strategy, motion; for the cart-pole,
+// those of cartpole.Config: max_steps, kinematics_integrator; for webtest, those of
+// webtest.Config: site, site_file, generate, strategy, motion), given inline or, with
+// a leading @, read from a file.
 // --max-ticks truncates every episode after that many environment steps (0: only the
 // environment's own limits). `baton envs` and `baton COMMAND --help` list the choices.
 //
@@ -45,7 +50,9 @@
 // second; the success rate where the environment defines success (the maze: the
 // strategy agent reached the goal; the cart-pole: the pole stayed up to the time
 // limit); and for each agent its episode returns: episodes, mean, standard deviation
-// (population), minimum and maximum; then the failed trials with their reasons.
+// (population), minimum and maximum; the same figures for each metric the
+// environment defines (runners.Entry.Metrics; webtest: coverage and defects found);
+// then the failed trials with their reasons.
 //
 // With --json, stdout holds one JSON object and nothing else:
 //
@@ -64,6 +71,9 @@
 //	                                              no episode completed
 //	agents            {"AGENT": {"mean", "std", "min", "max", "episodes"}, ...}: each
 //	                  agent's episode returns
+//	metrics           {"METRIC": {"mean", "std", "min", "max", "episodes"}, ...}: the
+//	                  environment's metrics, over the episodes that measured them;
+//	                  only where it defines some
 //	failures          [{"index", "trial", "reason"}, ...]: the failed trials
 //	interrupted       true when an interrupt stopped the campaign
 //	log               only with --log: {"dir", "compression", "rows", "parts",

@@ -13,6 +13,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
 )
@@ -43,6 +44,9 @@ func newEnvironments() (*environments, error) {
 		return nil, err
 	}
 	if err := cartpole.Register(reg); err != nil {
+		return nil, err
+	}
+	if err := webtest.Register(reg); err != nil {
 		return nil, err
 	}
 	return &environments{reg: reg, looks: map[string]look{

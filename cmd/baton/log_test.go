@@ -241,7 +241,7 @@ func TestReplay(t *testing.T) {
 			require.NoError(t, noMaze.reg.Register(e))
 		}
 	}
-	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: cartpole)")
+	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: cartpole, webtest)")
 }
 
 // A part whose writer was killed lacks its footer and may end in a torn batch: inspect

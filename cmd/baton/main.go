@@ -98,7 +98,8 @@ pure runtime (package hrl). "baton run" runs a campaign of many trials and sums 
 prints one episode step by step, "baton envs" lists the environments and "baton graph"
 draws an environment's switching state machine. "baton inspect DIR" sums up a log,
 "baton replay DIR" checks it by replaying its trials, and "baton log recover DIR"
-repairs the files of a writer that was killed.`,
+repairs the files of a writer that was killed. "baton serve" puts agents, environments
+or trials on the network over gRPC.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -123,7 +124,7 @@ repairs the files of a writer that was killed.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs), newBench(),
-		newInspect(), newReplay(envs), newLogCmd())
+		newInspect(), newReplay(envs), newLogCmd(), newServe(envs))
 	return root
 }
 

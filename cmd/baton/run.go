@@ -29,6 +29,9 @@ type runFlags struct {
 	// compression of its record batches.
 	log            string
 	logCompression string
+	// keyFile holds the keys presented to remote agents (--policy AGENT=grpc://...),
+	// tlsCA the certificates trusted for grpcs:// ones.
+	keyFile, tlsCA string
 }
 
 func newRun(envs *environments) *cobra.Command {
@@ -38,9 +41,10 @@ func newRun(envs *environments) *cobra.Command {
 		Short: "Run a campaign of trials of an environment and sum them up",
 		Long: `run runs a campaign of trials of the environment ENV on a pool of workers, each agent
 playing a named policy, and prints a summary: trials, episodes, environment steps,
-steps per second, the success rate where the environment defines success, and each
-agent's episode return (mean, standard deviation, minimum and maximum). With --json the
-summary is one JSON object on stdout.
+steps per second, the success rate where the environment defines success, each
+agent's episode return (mean, standard deviation, minimum and maximum), and the same
+figures for the environment's own metrics where it defines some (webtest: coverage and
+defects found). With --json the summary is one JSON object on stdout.
 
 With --log DIR, every step of every trial goes to an activity log in DIR: an Apache
 Arrow dataset, one folder of parts per agent, that "baton inspect DIR" sums up,
@@ -54,7 +58,7 @@ episode of the first trial is "baton play ENV" with the same --seed.
 
 Environments:
 ` + envHelp(envs),
-		Example:   "  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd",
+		Example:   "  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd\n  baton run maze --policy strategy=grpc://127.0.0.1:50051 --key-file keys",
 		ValidArgs: envs.names(),
 		Args:      oneEnv(envs, "run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,7 +71,9 @@ Environments:
 	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS)")
 	fl.IntVar(&f.episodes, "episodes", 1, "play `N` episodes per trial")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the campaign, from which every trial's seed derives, an integer `N` from 0 to 18446744073709551615")
-	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays; repeatable (the choices: baton run --help)")
+	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays, or AGENT=grpc://HOST:PORT for an agent served by baton serve agent; repeatable (the choices: baton run --help)")
+	fl.StringVar(&f.keyFile, "key-file", "", "present the API keys of `FILE` to remote agents (NAME=KEY lines, or one bare key)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "trust the PEM certificates of `FILE` for grpcs:// remote agents")
 	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate each episode after `N` environment steps; 0 keeps only the environment's own limits")
 	fl.StringVar(&f.envConfig, "env-config", "", "the environment's configuration as `JSON`, or @FILE to read it from a file")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
@@ -112,7 +118,12 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	if err != nil {
 		return err
 	}
-	policies, err := choosePolicies(o, f.policies)
+	localFlags, remotes, err := dialRemotePolicies(ctx, o, f.policies, f.keyFile, f.tlsCA)
+	if err != nil {
+		return err
+	}
+	defer remotes.close()
+	policies, err := choosePolicies(o, localFlags)
 	if err != nil {
 		return err
 	}
@@ -126,6 +137,9 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	}
 	for i, a := range o.agents {
 		spec.Actors[a.Name] = runners.Named(policies[i])
+		if c, ok := remotes.clients[a.Name]; ok {
+			spec.Actors[a.Name], policies[i] = runners.Value(c), remotes.targets[a.Name]
+		}
 	}
 	opts := []runners.CampaignOption{runners.WithTrials(f.trials), runners.WithWorkers(f.workers)}
 	var ds *datalog.Dataset
@@ -203,11 +217,12 @@ type runSummary struct {
 	Successes      *int                    `json:"successes,omitempty"`
 	SuccessRate    *rate                   `json:"success_rate,omitempty"`
 	Agents         map[string]agentSummary `json:"agents"`
+	Metrics        map[string]agentSummary `json:"metrics,omitempty"`
 	Failures       []failure               `json:"failures"`
 	Interrupted    bool                    `json:"interrupted"`
 	Log            *logStats               `json:"log,omitempty"`
 
-	agentOrder []string
+	agentOrder, metricOrder []string
 }
 
 // logStats is what baton run --log wrote.
@@ -243,7 +258,7 @@ func (r *rate) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &r.value)
 }
 
-// agentSummary is an agent's episode returns.
+// agentSummary is an agent's episode returns, or an environment metric's values.
 type agentSummary struct {
 	Mean     float64 `json:"mean"`
 	Std      float64 `json:"std"`
@@ -295,6 +310,13 @@ func newRunSummary(s runners.Summary, seed uint64, o *opened, policies []string,
 			r.Agents[a.Name] = agentSummary{}
 			r.agentOrder = append(r.agentOrder, a.Name)
 		}
+	}
+	for _, m := range s.Metrics {
+		if r.Metrics == nil {
+			r.Metrics = make(map[string]agentSummary, len(s.Metrics))
+		}
+		r.Metrics[m.Name] = agentSummary{Mean: m.Mean, Std: m.Std, Min: m.Min, Max: m.Max, Episodes: m.Episodes}
+		r.metricOrder = append(r.metricOrder, m.Name)
 	}
 	for _, fl := range s.Failures {
 		r.Failures = append(r.Failures, failure{Index: fl.Index, Trial: fl.Trial, Reason: oneLine(fl.Reason)})
@@ -349,6 +371,17 @@ func (r *runSummary) writeText(w io.Writer, requested, workers int) error {
 	for _, name := range r.agentOrder {
 		a := r.Agents[name]
 		fmt.Fprintf(&b, "%-*s  %8d  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, a.Episodes, a.Mean, a.Std, a.Min, a.Max)
+	}
+	if len(r.metricOrder) > 0 {
+		width = len("metric")
+		for _, name := range r.metricOrder {
+			width = max(width, len(name))
+		}
+		fmt.Fprintf(&b, "\n%-*s  %8s  %9s  %9s  %9s  %9s\n", width, "metric", "episodes", "mean", "std", "min", "max")
+		for _, name := range r.metricOrder {
+			m := r.Metrics[name]
+			fmt.Fprintf(&b, "%-*s  %8d  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, m.Episodes, m.Mean, m.Std, m.Min, m.Max)
+		}
 	}
 	if len(r.Failures) > 0 {
 		b.WriteString("\nfailed trials:\n")

@@ -303,9 +303,9 @@ func TestRunBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no environment", nil, "run needs an environment (choices: maze, cartpole)"},
-		{"unknown environment", []string{"mace"}, `unknown environment "mace" (choices: maze, cartpole)`},
-		{"two environments", []string{"maze", "cartpole"}, `run takes one environment, got ["maze" "cartpole"] (choices: maze, cartpole)`},
+		{"no environment", nil, "run needs an environment (choices: maze, cartpole, webtest)"},
+		{"unknown environment", []string{"mace"}, `unknown environment "mace" (choices: maze, cartpole, webtest)`},
+		{"two environments", []string{"maze", "cartpole"}, `run takes one environment, got ["maze" "cartpole"] (choices: maze, cartpole, webtest)`},
 		{"no trials", []string{"maze", "--trials", "0"}, "--trials 0: want 1 or more"},
 		{"negative workers", []string{"maze", "--workers", "-1"}, "--workers -1: want 0 (one per CPU) or more"},
 		{"no episodes", []string{"maze", "--episodes", "0"}, "--episodes 0: want 1 or more"},
@@ -314,7 +314,7 @@ func TestRunBadInput(t *testing.T) {
 		{"trials not a number", []string{"maze", "--trials", "many"},
 			`invalid argument "many" for "--trials" flag: strconv.ParseInt: parsing "many": invalid syntax (--trials: run N trials)`},
 		{"unknown flag", []string{"maze", "--trial", "3"},
-			"unknown flag: --trial (flags of baton run: --env-config, --episodes, --help, --json, --log, --log-compression, --max-ticks, --policy, --seed, --trials, --workers)"},
+			"unknown flag: --trial (flags of baton run: --env-config, --episodes, --help, --json, --key-file, --log, --log-compression, --max-ticks, --policy, --seed, --tls-ca, --trials, --workers)"},
 		{"unknown agent", []string{"maze", "--policy", "walker=random"}, `--policy walker=random: unknown agent "walker" of maze (choices: strategy, motion)`},
 		{"unknown policy", []string{"maze", "--policy", "motion=teleport"}, `--policy motion=teleport: unknown policy "teleport" for agent motion of maze (choices: forward, random)`},
 		{"policy without =", []string{"cartpole", "--policy", "balance"}, `--policy "balance": want AGENT=POLICY (agents of cartpole: cartpole)`},

@@ -1,0 +1,408 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/hrl"
+	pb "github.com/batonrl/baton/remote/proto/baton/v1"
+	"github.com/batonrl/baton/runners"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// envService implements EnvService over a registry.
+type envService struct {
+	pb.UnimplementedEnvServiceServer
+	reg         *runners.Registry
+	idle        time.Duration
+	maxSessions int
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+// session is one environment made by a client.
+type session struct {
+	id      string
+	env     string
+	mu      sync.Mutex // one call at a time
+	m       env.MultiAgent
+	specs   []env.Spec
+	proto   *pb.EnvSpec
+	actions map[string]*actionShape // by agent name
+	broken  error                   // set when the environment panicked
+	closed  bool
+	used    time.Time // guarded by envService.mu
+	ints    []int64
+	floats  []float32
+}
+
+// AddEnvs serves the environments of reg on the server (EnvService): clients make
+// sessions of them by name, reset and step them. With keys, a session's calls need a
+// key that grants its environment's name.
+func (s *Server) AddEnvs(reg *runners.Registry) error {
+	if reg == nil {
+		return fmt.Errorf("%w: AddEnvs: nil registry", ErrConfig)
+	}
+	svc := &envService{reg: reg, idle: s.cfg.sessionIdle, maxSessions: s.cfg.maxSessions, sessions: map[string]*session{}}
+	return s.register(pb.EnvService_ServiceDesc.ServiceName, svc.scope, func(gs *grpc.Server) {
+		pb.RegisterEnvServiceServer(gs, svc)
+	}, svc.closeAll)
+}
+
+// ServeEnv serves the environments of reg on lis until ctx is done (see
+// Server.Serve).
+func ServeEnv(ctx context.Context, lis net.Listener, reg *runners.Registry, opts ...ServerOption) error {
+	s, err := NewServer(opts...)
+	if err != nil {
+		_ = lis.Close()
+		return err
+	}
+	if err := s.AddEnvs(reg); err != nil {
+		_ = lis.Close()
+		return err
+	}
+	return s.Serve(ctx, lis)
+}
+
+type sessionNamer interface{ GetSession() string }
+
+// scope names the environment a request addresses.
+func (e *envService) scope(_ string, req any) ([]string, error) {
+	switch r := req.(type) {
+	case *pb.MakeRequest:
+		return []string{r.GetEnv()}, nil
+	case *pb.EnvSpecRequest:
+		if r.GetSession() == "" {
+			return []string{r.GetEnv()}, nil
+		}
+	case *pb.CloseRequest:
+		e.mu.Lock()
+		ss := e.sessions[r.GetSession()]
+		e.mu.Unlock()
+		if ss == nil {
+			return nil, nil // closing what is not there succeeds, and tells nothing
+		}
+		return []string{ss.env}, nil
+	case *pb.EnvsRequest:
+		return nil, nil
+	}
+	if r, ok := req.(sessionNamer); ok {
+		ss, err := e.session(r.GetSession())
+		if err != nil {
+			return nil, err
+		}
+		return []string{ss.env}, nil
+	}
+	return nil, nil
+}
+
+func (e *envService) session(id string) (*session, error) {
+	if id == "" {
+		return nil, invalid(fieldErrorf("session", "empty"))
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ss := e.sessions[id]
+	if ss == nil {
+		return nil, status.Error(codes.NotFound, "no session of that id (closed, expired, or never made)")
+	}
+	ss.used = time.Now()
+	return ss, nil
+}
+
+func (e *envService) Envs(ctx context.Context, _ *pb.EnvsRequest) (*pb.EnvsResponse, error) {
+	g := grantFrom(ctx)
+	resp := &pb.EnvsResponse{}
+	for entry := range e.reg.All() {
+		if g.allows(entry.Name) {
+			resp.Envs = append(resp.Envs, &pb.EnvInfo{Name: entry.Name, Description: entry.Description})
+		}
+	}
+	return resp, nil
+}
+
+// open builds an environment of a name and configuration.
+func (e *envService) open(name, config string, maxTicks int64) (env.MultiAgent, error) {
+	entry, err := e.reg.Lookup(name)
+	if err != nil {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	if maxTicks < 0 || maxTicks > 1<<31 {
+		return nil, invalid(fieldErrorf("max_ticks", "%d, want 0 (no limit) to %d", maxTicks, 1<<31))
+	}
+	var cfg []byte
+	if config != "" {
+		cfg = []byte(config)
+	}
+	f, err := safe(func() (runners.Factory, error) { return entry.Open(cfg) })
+	if err != nil {
+		return nil, invalid(fieldErrorf("config", "%s rejects it: %v", name, err))
+	}
+	m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{MaxTicks: int(maxTicks)}) })
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%s: building the environment: %v", name, err)
+	}
+	return m, nil
+}
+
+// safe calls f, turning a panic into a *panicError.
+func safe[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return f()
+}
+
+// panicError is a panic of user code (an environment), recovered.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+func envSpecProto(name string, specs []env.Spec) (*pb.EnvSpec, error) {
+	out := &pb.EnvSpec{Env: name}
+	for _, s := range specs {
+		p, err := AgentSpecProto(s)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "%s: %v", name, err)
+		}
+		out.Agents = append(out.Agents, p)
+	}
+	return out, nil
+}
+
+func (e *envService) Spec(_ context.Context, req *pb.EnvSpecRequest) (*pb.EnvSpec, error) {
+	if req.GetSession() != "" {
+		ss, err := e.session(req.GetSession())
+		if err != nil {
+			return nil, err
+		}
+		return ss.proto, nil
+	}
+	if req.GetEnv() == "" {
+		return nil, invalid(fieldErrorf("env", "empty: name an environment, or set session"))
+	}
+	m, err := e.open(req.GetEnv(), req.GetConfig(), 0)
+	if err != nil {
+		return nil, err
+	}
+	return envSpecProto(req.GetEnv(), m.Agents())
+}
+
+func (e *envService) Make(_ context.Context, req *pb.MakeRequest) (*pb.MakeResponse, error) {
+	if req.GetEnv() == "" {
+		return nil, invalid(fieldErrorf("env", "empty"))
+	}
+	m, err := e.open(req.GetEnv(), req.GetConfig(), req.GetMaxTicks())
+	if err != nil {
+		return nil, err
+	}
+	ss := &session{env: req.GetEnv(), m: m, specs: m.Agents(), actions: map[string]*actionShape{}}
+	if ss.proto, err = envSpecProto(ss.env, ss.specs); err != nil {
+		return nil, err
+	}
+	for _, sp := range ss.specs {
+		a, err := newActionShape(sp.ActionSpace)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "%s: agent %s: %v", ss.env, sp.Name, err)
+		}
+		ss.actions[sp.Name] = &a
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, status.Errorf(codes.Internal, "a session id: %v", err)
+	}
+	ss.id = hex.EncodeToString(b[:])
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, old := range e.sessions {
+		if now.Sub(old.used) > e.idle {
+			delete(e.sessions, id)
+		}
+	}
+	if len(e.sessions) >= e.maxSessions {
+		return nil, status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", len(e.sessions))
+	}
+	ss.used = now
+	e.sessions[ss.id] = ss
+	return &pb.MakeResponse{Session: ss.id, Spec: ss.proto}, nil
+}
+
+func (e *envService) Close(_ context.Context, req *pb.CloseRequest) (*pb.CloseResponse, error) {
+	e.mu.Lock()
+	ss := e.sessions[req.GetSession()]
+	delete(e.sessions, req.GetSession())
+	e.mu.Unlock()
+	if ss != nil {
+		ss.mu.Lock()
+		ss.closed = true
+		ss.mu.Unlock()
+	}
+	return &pb.CloseResponse{}, nil
+}
+
+// closeAll drops every session, at shutdown.
+func (e *envService) closeAll(context.Context) error {
+	e.mu.Lock()
+	clear(e.sessions)
+	e.mu.Unlock()
+	return nil
+}
+
+// lock takes a session for one call.
+func (e *envService) lock(id string) (*session, error) {
+	ss, err := e.session(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	switch {
+	case ss.closed:
+		ss.mu.Unlock()
+		return nil, status.Error(codes.NotFound, "the session was closed")
+	case ss.broken != nil:
+		ss.mu.Unlock()
+		return nil, status.Errorf(codes.FailedPrecondition, "the session's environment panicked earlier (%v): close it and make another", ss.broken)
+	}
+	return ss, nil
+}
+
+func (e *envService) Reset(_ context.Context, req *pb.ResetRequest) (*pb.Turn, error) {
+	ss, err := e.lock(req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	defer ss.mu.Unlock()
+	turn, err := safe(func() (env.Turn, error) { return ss.m.Reset(req.GetSeed()), nil })
+	if err != nil {
+		ss.broken = err
+		return nil, status.Errorf(codes.Internal, "%s: Reset: %v", ss.env, err)
+	}
+	if len(turn.Reports) == 0 {
+		return nil, status.Errorf(codes.Internal, "%s: Reset reported no agent", ss.env)
+	}
+	return ss.turnProto(turn, req.GetInfo())
+}
+
+func (e *envService) Step(_ context.Context, req *pb.StepRequest) (*pb.Turn, error) {
+	ss, err := e.lock(req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	defer ss.mu.Unlock()
+	id := req.GetAgentId()
+	name, ok := agentOfID(id)
+	if !ok {
+		return nil, invalid(fieldErrorf("agent_id", "%q is not an agent id (NAME_K)", id))
+	}
+	shape := ss.actions[name]
+	if shape == nil {
+		return nil, invalid(fieldErrorf("agent_id", "%q: %s has no agent %s (agents: %s)", id, ss.env, name, specNames(ss.specs)))
+	}
+	var raw agent.RawAction
+	var fe *FieldError
+	raw, fe = shape.decode("action", req.GetAction(), &ss.ints, &ss.floats)
+	if fe != nil {
+		return nil, invalid(fe)
+	}
+	turn, err := safe(func() (env.Turn, error) { return ss.m.Step(id, raw) })
+	if err != nil {
+		if _, ok := errors.AsType[*panicError](err); ok {
+			ss.broken = err
+			return nil, status.Errorf(codes.Internal, "%s: Step: %v", ss.env, err)
+		}
+		return nil, stepStatus(err)
+	}
+	return ss.turnProto(turn, req.GetInfo())
+}
+
+// stepStatus maps the error of a refused step to its status.
+func stepStatus(err error) error {
+	switch {
+	case errors.Is(err, hrl.ErrNotReset), errors.Is(err, env.ErrNotReset),
+		errors.Is(err, hrl.ErrEpisodeOver), errors.Is(err, env.ErrEpisodeOver),
+		errors.Is(err, hrl.ErrNotActing):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, hrl.ErrOutsideSpace), errors.Is(err, hrl.ErrInvalidAction),
+		errors.Is(err, hrl.ErrRejected), errors.Is(err, hrl.ErrNoTrigger), errors.Is(err, hrl.ErrInControl):
+		return invalid(&FieldError{Field: "action", Reason: err.Error()})
+	}
+	return status.Errorf(codes.Unknown, "the environment refused the step: %v", err)
+}
+
+func specNames(specs []env.Spec) string {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// agentOfID returns the name in an agent id "<name>_<k>".
+func agentOfID(id string) (string, bool) {
+	i := strings.LastIndexByte(id, '_')
+	if i <= 0 || i == len(id)-1 {
+		return "", false
+	}
+	for _, c := range id[i+1:] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return id[:i], true
+}
+
+// turnProto copies a turn into its message: the response is marshaled after the
+// session is released, so nothing may alias the environment's buffers.
+func (ss *session) turnProto(t env.Turn, info bool) (*pb.Turn, error) {
+	out := &pb.Turn{Next: t.Next, Over: t.Over, Tick: int64(t.Tick), Reports: make([]*pb.Report, len(t.Reports))}
+	for i := range t.Reports {
+		r := &t.Reports[i]
+		out.Reports[i] = &pb.Report{
+			AgentId:     r.AgentID,
+			Agent:       r.Agent,
+			ParentId:    r.ParentID,
+			Observation: setTensor(&pb.Tensor{}, pb.DType_DTYPE_FLOAT32, append([]byte(nil), float32Bytes(r.Obs, nil)...), int64(len(r.Obs))),
+			Reward:      r.Reward,
+			Terminated:  r.Terminated,
+			Truncated:   r.Truncated,
+			Start:       r.Start,
+			SpanTicks:   int64(r.SpanTicks),
+			Clock:       &pb.Clock{Steps: int64(r.Clock.Steps), Tick: int64(r.Clock.Tick), SubEpisode: int64(r.Clock.SubEpisode)},
+		}
+		if r.Mask != nil {
+			out.Reports[i].Mask = setTensor(&pb.Tensor{}, pb.DType_DTYPE_BOOL, append([]byte(nil), boolBytes(r.Mask)...), int64(len(r.Mask)))
+		}
+	}
+	if info {
+		v, err := safe(func() (any, error) { return ss.m.Info(), nil })
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "%s: Info: %v", ss.env, err)
+		}
+		js, err := json.Marshal(v)
+		if err != nil {
+			js, _ = json.Marshal(fmt.Sprint(v))
+		}
+		out.InfoJson = string(js)
+	}
+	return out, nil
+}

@@ -1,0 +1,128 @@
+package remote_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/remote"
+	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/spaces"
+)
+
+// A policy served on loopback and acted on through a client, which is itself an
+// agent.Policy.
+func ExampleServeAgent() {
+	ctx, stop := context.WithCancel(context.Background())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	spec := env.Spec{Name: "thermostat", ObservationSpace: spaces.Must(spaces.NewBox([]int{1}, -50, 50)), ActionSpace: spaces.Discrete{N: 2}}
+	heat := agent.PolicyFunc(func(_ context.Context, obs []float32, _ []bool) (agent.RawAction, error) {
+		if obs[0] < 20 {
+			return agent.Discrete(1), nil // heat
+		}
+		return agent.Discrete(0), nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		done <- remote.ServeAgent(ctx, lis, []remote.Agent{{Spec: spec, Policy: heat, Concurrent: true}})
+	}()
+
+	client, err := remote.DialAgent(ctx, "grpc://"+lis.Addr().String()+"/thermostat")
+	if err != nil {
+		panic(err)
+	}
+	var policy agent.Policy = client
+	for _, temp := range []float32{12, 25} {
+		a, err := policy.Act(ctx, []float32{temp}, nil)
+		fmt.Println(temp, "->", a, err)
+	}
+	client.Close()
+	stop()
+	fmt.Println("served:", <-done)
+	// Output:
+	// 12 -> 1 <nil>
+	// 25 -> 0 <nil>
+	// served: <nil>
+}
+
+// A maze campaign whose strategy agent is served by another process (here a
+// goroutine) with an API key.
+func ExampleDialAgent() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		panic(err)
+	}
+	strategy, err := remote.RegisteredAgent(reg, "maze", nil, "strategy", "oracle", 1)
+	if err != nil {
+		panic(err)
+	}
+	keys, err := remote.ParseKeys([]byte("strategy=an-example-key-do-not-use\n"))
+	if err != nil {
+		panic(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.ServeAgent(ctx, lis, []remote.Agent{strategy}, remote.WithKeys(keys)) }()
+
+	client, err := remote.DialAgent(ctx, "grpc://"+lis.Addr().String()+"/strategy", remote.WithKey("an-example-key-do-not-use"))
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	c, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1, Actors: map[string]runners.Actor{
+		"strategy": runners.Value(client),
+	}}, runners.WithTrials(20), runners.WithWorkers(2))
+	if err != nil {
+		panic(err)
+	}
+	sum, err := c.Run(ctx)
+	fmt.Println(sum.Ended, "trials ended,", sum.Failed, "failed, success rate", *sum.SuccessRate, err)
+	stop()
+	<-done
+	// Output:
+	// 20 trials ended, 0 failed, success rate 0.65 <nil>
+}
+
+// A session of a remote environment, stepped as a local env.MultiAgent.
+func ExampleDialEnv() {
+	ctx, stop := context.WithCancel(context.Background())
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		panic(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.ServeEnv(ctx, lis, reg) }()
+
+	client, err := remote.DialEnv(ctx, lis.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	e, err := client.Make(ctx, "maze", nil, 0)
+	if err != nil {
+		panic(err)
+	}
+	var m env.MultiAgent = e
+	turn := m.Reset(1)
+	rep := turn.Acting()
+	fmt.Println(rep.AgentID, "observes", len(rep.Obs), "floats, mask", rep.Mask)
+	client.Close()
+	stop()
+	<-done
+	// Output:
+	// strategy_0 observes 106 floats, mask [true false false true]
+}

@@ -1,0 +1,353 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"unicode"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// MinKeyLen is the shortest API key accepted, in bytes.
+const MinKeyLen = 16
+
+// The metadata a client presents its key in: "authorization: Bearer KEY", or
+// "x-baton-key: KEY".
+const (
+	authorizationHeader = "authorization"
+	keyHeader           = "x-baton-key"
+	bearerPrefix        = "Bearer "
+)
+
+// Keys are API keys by name: the name of a served agent for an agent server, of an
+// environment for an environment or trial server. A server that has keys refuses
+// every call (UNAUTHENTICATED) whose key does not grant the name it addresses, so a
+// leaked key exposes one agent or environment only. A default key, one given without
+// a name, grants every name that has no key of its own; a client uses it for every
+// server it calls.
+//
+// A key file holds one entry per line: NAME=KEY, or a bare KEY for the default
+// key. Blank lines and lines starting with # are ignored; white space around names
+// and keys is trimmed. Keys are at least MinKeyLen bytes of printable ASCII with no
+// white space; NewKey makes good ones.
+//
+//	# baton keys
+//	strategy=3q2-7wEXAMPLEonlyXq5S1mYp0Qe4Hj8
+//	motion=Zy0t-EXAMPLEonlyN4wq9R2uVb7kLd1
+//
+// The zero Keys has no key: a server with it accepts every call. Keys are
+// immutable and safe for concurrent use.
+type Keys struct {
+	names []string // sorted
+	keys  [][]byte // keys[i] is the key of names[i]
+	def   []byte   // the default key, or nil
+}
+
+// NewKey returns a new random key: 32 bytes from crypto/rand, base64url-encoded.
+func NewKey() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("remote: new key: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// NewKeys returns the keys of a map from names to keys; the name "" is the default
+// key. Every problem is reported at once, wrapping ErrConfig.
+func NewKeys(byName map[string]string) (Keys, error) {
+	var k Keys
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		key := byName[name]
+		if err := checkKey(key); err != "" {
+			label := "the default key"
+			if name != "" {
+				label = "the key of " + name
+			}
+			problems = append(problems, label+" "+err)
+			continue
+		}
+		if name == "" {
+			k.def = []byte(key)
+			continue
+		}
+		if strings.ContainsFunc(name, unicode.IsSpace) {
+			problems = append(problems, fmt.Sprintf("name %q has white space", name))
+			continue
+		}
+		k.names = append(k.names, name)
+		k.keys = append(k.keys, []byte(key))
+	}
+	if len(problems) > 0 {
+		return Keys{}, fmt.Errorf("%w: %s", ErrConfig, strings.Join(problems, "; "))
+	}
+	return k, nil
+}
+
+func checkKey(key string) string {
+	if len(key) < MinKeyLen {
+		return fmt.Sprintf("is %d bytes long, want at least %d", len(key), MinKeyLen)
+	}
+	for _, c := range []byte(key) {
+		if c <= ' ' || c > '~' {
+			return "holds a byte that is not printable ASCII or is white space"
+		}
+	}
+	return ""
+}
+
+// ParseKeys reads keys in the key file format (see Keys). Every problem is reported
+// at once, by line, wrapping ErrConfig; the keys themselves never appear in errors.
+func ParseKeys(data []byte) (Keys, error) {
+	byName := map[string]string{}
+	var problems []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<16)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		name, key, ok := strings.Cut(text, "=")
+		if !ok {
+			name, key = "", text
+		}
+		name, key = strings.TrimSpace(name), strings.TrimSpace(key)
+		if ok && name == "" {
+			problems = append(problems, fmt.Sprintf("line %d: empty name before '='", line))
+			continue
+		}
+		if _, dup := byName[name]; dup {
+			what := "the default key"
+			if name != "" {
+				what = "a key for " + name
+			}
+			problems = append(problems, fmt.Sprintf("line %d: %s is given twice", line, what))
+			continue
+		}
+		if err := checkKey(key); err != "" {
+			problems = append(problems, fmt.Sprintf("line %d: the key %s", line, err))
+			continue
+		}
+		byName[name] = key
+	}
+	if err := sc.Err(); err != nil {
+		problems = append(problems, fmt.Sprintf("line %d: %v", line+1, err))
+	}
+	if len(problems) > 0 {
+		return Keys{}, fmt.Errorf("%w: key file: %s", ErrConfig, strings.Join(problems, "; "))
+	}
+	if len(byName) == 0 {
+		return Keys{}, fmt.Errorf("%w: key file: no key", ErrConfig)
+	}
+	return NewKeys(byName)
+}
+
+// ReadKeys reads a key file (see Keys).
+func ReadKeys(path string) (Keys, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Keys{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	k, err := ParseKeys(data)
+	if err != nil {
+		return Keys{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// Empty reports whether there is no key at all.
+func (k Keys) Empty() bool { return len(k.names) == 0 && k.def == nil }
+
+// Names returns the names that have a key of their own, sorted.
+func (k Keys) Names() []string { return slices.Clone(k.names) }
+
+// For returns the key a client presents to the server of name: its own key, or the
+// default key. ok is false when there is neither.
+func (k Keys) For(name string) (key string, ok bool) {
+	if i, found := slices.BinarySearch(k.names, name); found {
+		return string(k.keys[i]), true
+	}
+	if k.def != nil {
+		return string(k.def), true
+	}
+	return "", false
+}
+
+// grant is what a presented key grants: which named keys it matches, and whether it
+// is the default key. It is computed once per call, comparing the presented key with
+// every key in constant time, without stopping at a match, so that the time taken
+// tells nothing about which key matched or how much of one.
+type grant struct {
+	keys    *Keys
+	matched []bool // per name
+	def     bool
+	open    bool // the server has no keys: everything is granted
+}
+
+func (k *Keys) grantOf(presented []byte) grant {
+	g := grant{keys: k, matched: make([]bool, len(k.names))}
+	for i, key := range k.keys {
+		g.matched[i] = subtle.ConstantTimeCompare(presented, key) == 1
+	}
+	if k.def != nil {
+		g.def = subtle.ConstantTimeCompare(presented, k.def) == 1
+	}
+	return g
+}
+
+// any reports whether the key matched some key.
+func (g *grant) any() bool {
+	if g.open || g.def {
+		return true
+	}
+	return slices.Contains(g.matched, true)
+}
+
+// allows reports whether the key grants name: its own key, or the default key when
+// name has none.
+func (g *grant) allows(name string) bool {
+	if g.open {
+		return true
+	}
+	if i, found := slices.BinarySearch(g.keys.names, name); found {
+		return g.matched[i]
+	}
+	return g.def
+}
+
+type grantKey struct{}
+
+// grantFrom returns the grant of the call's key; every name is granted outside an
+// authenticated server.
+func grantFrom(ctx context.Context) *grant {
+	if g, ok := ctx.Value(grantKey{}).(*grant); ok {
+		return g
+	}
+	return &grant{open: true}
+}
+
+// presentedKey reads the key a call presents, from its metadata.
+func presentedKey(ctx context.Context) ([]byte, bool) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get(authorizationHeader) {
+		if key, ok := strings.CutPrefix(v, bearerPrefix); ok {
+			return []byte(strings.TrimSpace(key)), true
+		}
+	}
+	if v := md.Get(keyHeader); len(v) > 0 {
+		return []byte(strings.TrimSpace(v[0])), true
+	}
+	return nil, false
+}
+
+// open methods need no key: health checks and reflection.
+func openMethod(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
+		strings.HasPrefix(fullMethod, "/grpc.reflection.")
+}
+
+// scoper names what a request addresses, for the key check: the served agent, the
+// environment, the environment of a session or of trials. ok is false when the name
+// cannot be known (an unknown session): the handler then answers NOT_FOUND, which
+// tells nothing, as the session's id is unguessable.
+type scoper func(fullMethod string, req any) (names []string, err error)
+
+// authenticate checks the call's key against keys and returns the context carrying
+// its grant. It fails with UNAUTHENTICATED for a missing key or one that matches no
+// key; which names the key grants is checked per request by authorize.
+func authenticate(ctx context.Context, keys *Keys) (context.Context, error) {
+	if keys.Empty() {
+		return ctx, nil
+	}
+	presented, ok := presentedKey(ctx)
+	if !ok {
+		return nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
+	}
+	g := keys.grantOf(presented)
+	if !g.any() {
+		return nil, status.Error(codes.Unauthenticated, "invalid API key")
+	}
+	return context.WithValue(ctx, grantKey{}, &g), nil
+}
+
+// authorize checks that the call's key grants every name req addresses.
+func authorize(ctx context.Context, scope scoper, fullMethod string, req any) error {
+	g := grantFrom(ctx)
+	if g.open || scope == nil {
+		return nil
+	}
+	names, err := scope(fullMethod, req)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !g.allows(n) {
+			return status.Errorf(codes.Unauthenticated, "the API key does not grant %q", n)
+		}
+	}
+	return nil
+}
+
+type authedStream struct {
+	grpc.ServerStream
+	ctx    context.Context
+	scope  scoper
+	method string
+	last   string // the last single name granted, to skip checking it again
+}
+
+func (s *authedStream) Context() context.Context { return s.ctx }
+
+func (s *authedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	g := grantFrom(s.ctx)
+	if g.open || s.scope == nil {
+		return nil
+	}
+	names, err := s.scope(s.method, m)
+	if err != nil {
+		return err
+	}
+	if len(names) == 1 && names[0] == s.last && s.last != "" {
+		return nil
+	}
+	for _, n := range names {
+		if !g.allows(n) {
+			return status.Errorf(codes.Unauthenticated, "the API key does not grant %q", n)
+		}
+	}
+	if len(names) == 1 {
+		s.last = names[0]
+	}
+	return nil
+}
+
+// keyCredentials presents a key on every call, as "authorization: Bearer KEY".
+type keyCredentials struct {
+	key string
+}
+
+func (c keyCredentials) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{authorizationHeader: bearerPrefix + c.key}, nil
+}
+
+// RequireTransportSecurity returns false: keys go over plaintext too, since servers
+// listen on loopback by default; use TLS (WithTLS) beyond it.
+func (c keyCredentials) RequireTransportSecurity() bool { return false }

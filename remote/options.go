@@ -1,0 +1,359 @@
+package remote
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+)
+
+// Defaults of the options.
+const (
+	// DefaultAddr is where the servers of `baton serve` listen unless told otherwise:
+	// loopback only.
+	DefaultAddr = "127.0.0.1:50051"
+	// DefaultTimeout bounds every client call (WithTimeout).
+	DefaultTimeout = 5 * time.Second
+	// DefaultMaxMessageSize bounds every message received, on both ends
+	// (WithMaxMessageSize): 16 MiB.
+	DefaultMaxMessageSize = 16 << 20
+	// DefaultGracePeriod is how long a server's graceful shutdown waits for calls in
+	// flight (WithGracePeriod).
+	DefaultGracePeriod = 10 * time.Second
+	// DefaultSessionIdle is how long an environment session may sit unused before the
+	// server closes it (WithSessionIdle).
+	DefaultSessionIdle = 10 * time.Minute
+	// DefaultMaxSessions bounds the open environment sessions (WithMaxSessions).
+	DefaultMaxSessions = 1024
+)
+
+// ServerOption configures NewServer.
+type ServerOption interface{ applyServer(*serverConfig) }
+
+// DialOption configures DialAgent, DialEnv and DialTrials.
+type DialOption interface{ applyDial(*dialConfig) }
+
+// Option configures both servers and clients.
+type Option interface {
+	ServerOption
+	DialOption
+}
+
+type serverConfig struct {
+	keys        Keys
+	tls         *tls.Config
+	maxMsg      int
+	grace       time.Duration
+	logger      *slog.Logger
+	sessionIdle time.Duration
+	maxSessions int
+	workers     int
+	remote      []DialOption
+	remoteOK    bool
+	remoteKeys  Keys
+	grpcOpts    []grpc.ServerOption
+	errs        []error
+}
+
+func newServerConfig(opts []ServerOption) (serverConfig, error) {
+	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions}
+	for _, o := range opts {
+		if o != nil {
+			o.applyServer(&c)
+		}
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if len(c.errs) > 0 {
+		return c, joinConfig(c.errs)
+	}
+	return c, nil
+}
+
+type dialConfig struct {
+	key       string
+	hasKey    bool
+	tls       *tls.Config
+	timeout   time.Duration
+	retries   int
+	backoff   time.Duration
+	maxMsg    int
+	unary     bool
+	agent     string
+	logger    *slog.Logger
+	grpcOpts  []grpc.DialOption
+	errs      []error
+	insecure  bool // set by a grpc:// target
+	secureURL bool // set by a grpcs:// target
+}
+
+func newDialConfig(opts []DialOption) (dialConfig, error) {
+	c := dialConfig{timeout: DefaultTimeout, backoff: 100 * time.Millisecond, maxMsg: DefaultMaxMessageSize}
+	for _, o := range opts {
+		if o != nil {
+			o.applyDial(&c)
+		}
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if len(c.errs) > 0 {
+		return c, joinConfig(c.errs)
+	}
+	return c, nil
+}
+
+func joinConfig(errs []error) error {
+	msg := ""
+	for i, e := range errs {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += e.Error()
+	}
+	return fmt.Errorf("%w: %s", ErrConfig, msg)
+}
+
+type serverOption func(*serverConfig)
+
+func (o serverOption) applyServer(c *serverConfig) { o(c) }
+
+type dialOption func(*dialConfig)
+
+func (o dialOption) applyDial(c *dialConfig) { o(c) }
+
+type bothOption struct {
+	server func(*serverConfig)
+	dial   func(*dialConfig)
+}
+
+func (o bothOption) applyServer(c *serverConfig) { o.server(c) }
+func (o bothOption) applyDial(c *dialConfig)     { o.dial(c) }
+
+// WithKeys makes a server check API keys (see Keys): every call but health checks and
+// reflection must present a key that grants what it addresses. The zero Keys, the
+// default, accepts every call: bind such a server to loopback.
+func WithKeys(k Keys) ServerOption {
+	return serverOption(func(c *serverConfig) { c.keys = k })
+}
+
+// WithKey makes a client present key on every call, as the metadata
+// "authorization: Bearer KEY". Without it a client presents none.
+func WithKey(key string) DialOption {
+	return dialOption(func(c *dialConfig) {
+		if key == "" {
+			c.errs = append(c.errs, fmt.Errorf("WithKey: empty key"))
+		}
+		c.key, c.hasKey = key, true
+	})
+}
+
+// WithTLS serves or dials over TLS. A server's cfg carries its certificate
+// (ServerTLS loads one from files); a client's cfg its trusted roots (ClientTLS
+// loads a CA file; nil RootCAs means the system's). Without it, a server serves
+// plaintext, and a client dials plaintext unless its target starts with grpcs://,
+// which uses the system's roots. A nil cfg means no TLS.
+func WithTLS(cfg *tls.Config) Option {
+	return bothOption{
+		server: func(c *serverConfig) { c.tls = cfg },
+		dial:   func(c *dialConfig) { c.tls = cfg },
+	}
+}
+
+// ServerTLS returns the TLS configuration of a server from PEM files of its
+// certificate (chain) and private key, with TLS 1.2 at least.
+func ServerTLS(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: TLS certificate %s and key %s: %w", ErrConfig, certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// ClientTLS returns the TLS configuration of a client that trusts the certificates
+// of a PEM file (a CA, or a server's self-signed certificate); "" means the system's
+// roots.
+func ClientTLS(caFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile == "" {
+		return cfg, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: TLS CA: %w", ErrConfig, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%w: TLS CA %s: no PEM certificate in it", ErrConfig, caFile)
+	}
+	cfg.RootCAs = pool
+	return cfg, nil
+}
+
+// WithMaxMessageSize bounds the size of every message received, in bytes: a server
+// refuses larger requests with RESOURCE_EXHAUSTED, a client larger responses. 0
+// means DefaultMaxMessageSize.
+func WithMaxMessageSize(n int) Option {
+	set := func(dst *int, errs *[]error) {
+		switch {
+		case n < 0:
+			*errs = append(*errs, fmt.Errorf("WithMaxMessageSize(%d): want 0 (the default) or more", n))
+		case n == 0:
+			*dst = DefaultMaxMessageSize
+		default:
+			*dst = n
+		}
+	}
+	return bothOption{
+		server: func(c *serverConfig) { set(&c.maxMsg, &c.errs) },
+		dial:   func(c *dialConfig) { set(&c.maxMsg, &c.errs) },
+	}
+}
+
+// WithLogger makes a server or client log to l: a server its start, its shutdown
+// and the calls that fail on its side; a client its retries. nil, the default,
+// discards.
+func WithLogger(l *slog.Logger) Option {
+	return bothOption{
+		server: func(c *serverConfig) { c.logger = l },
+		dial:   func(c *dialConfig) { c.logger = l },
+	}
+}
+
+// WithGracePeriod bounds a server's graceful shutdown: once Serve's context is done,
+// the server takes no new call, waits at most d for the calls in flight (trials are
+// stopped), then closes every connection. 0 means DefaultGracePeriod.
+func WithGracePeriod(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		switch {
+		case d < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithGracePeriod(%v): want 0 (the default) or more", d))
+		case d == 0:
+			c.grace = DefaultGracePeriod
+		default:
+			c.grace = d
+		}
+	})
+}
+
+// WithSessionIdle makes an environment server close the sessions unused for longer
+// than d (checked when a session is made). 0 means DefaultSessionIdle.
+func WithSessionIdle(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		switch {
+		case d < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithSessionIdle(%v): want 0 (the default) or more", d))
+		case d == 0:
+			c.sessionIdle = DefaultSessionIdle
+		default:
+			c.sessionIdle = d
+		}
+	})
+}
+
+// WithMaxSessions bounds the open sessions of an environment server; Make beyond it
+// fails with RESOURCE_EXHAUSTED. 0 means DefaultMaxSessions.
+func WithMaxSessions(n int) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		switch {
+		case n < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithMaxSessions(%d): want 0 (the default) or more", n))
+		case n == 0:
+			c.maxSessions = DefaultMaxSessions
+		default:
+			c.maxSessions = n
+		}
+	})
+}
+
+// WithTrialWorkers bounds how many trials a trial server runs at once; 0 means
+// runtime.GOMAXPROCS(0).
+func WithTrialWorkers(n int) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithTrialWorkers(%d): want 0 (GOMAXPROCS) or more", n))
+		}
+		c.workers = n
+	})
+}
+
+// WithRemoteActors lets a trial server's trials use agents served elsewhere (an
+// Actor's remote address), dialed with opts (a key, TLS). Without it, a trial spec
+// naming a remote actor is refused with INVALID_ARGUMENT: a server should not dial
+// the addresses its callers choose unless it is meant to.
+func WithRemoteActors(opts ...DialOption) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		c.remoteOK = true
+		c.remote = append(c.remote, opts...)
+	})
+}
+
+// WithRemoteActorKeys gives the keys a trial server presents to remote actors, by
+// agent name: an actor of agent NAME is dialed with keys.For(NAME). It takes effect
+// with WithRemoteActors.
+func WithRemoteActorKeys(keys Keys) ServerOption {
+	return serverOption(func(c *serverConfig) { c.remoteKeys = keys })
+}
+
+// WithGRPCServerOptions adds options of grpc-go's own to a server (interceptors run
+// after baton's).
+func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
+	return serverOption(func(c *serverConfig) { c.grpcOpts = append(c.grpcOpts, opts...) })
+}
+
+// WithTimeout bounds every call of a client (each attempt, with retries): a server
+// that does not answer within d fails the call with ErrDeadline. The caller's
+// context may end a call sooner. 0 means DefaultTimeout.
+func WithTimeout(d time.Duration) DialOption {
+	return dialOption(func(c *dialConfig) {
+		switch {
+		case d < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithTimeout(%v): want 0 (the default) or more", d))
+		case d == 0:
+			c.timeout = DefaultTimeout
+		default:
+			c.timeout = d
+		}
+	})
+}
+
+// WithRetries makes a client try a failed call up to n more times when the server was
+// unavailable or did not answer within the deadline, waiting backoff before the
+// first retry and twice as long before each next one (at most 2 s; 0 means 100 ms).
+// The caller's context bounds the whole. The default, 0, never retries: an agent
+// that fails fails its trial.
+func WithRetries(n int, backoff time.Duration) DialOption {
+	return dialOption(func(c *dialConfig) {
+		if n < 0 || backoff < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithRetries(%d, %v): want n >= 0 and backoff >= 0", n, backoff))
+		}
+		c.retries = n
+		if backoff > 0 {
+			c.backoff = backoff
+		}
+	})
+}
+
+// WithUnary makes an agent client send each observation in its own call (Act)
+// instead of on a stream (ActStream). A client falls back to unary calls by itself
+// when the server has no ActStream.
+func WithUnary() DialOption {
+	return dialOption(func(c *dialConfig) { c.unary = true })
+}
+
+// WithAgent names the served agent an agent client acts for, when the server serves
+// several; a target's path (grpc://host:port/AGENT) names it too.
+func WithAgent(name string) DialOption {
+	return dialOption(func(c *dialConfig) { c.agent = name })
+}
+
+// WithGRPCDialOptions adds options of grpc-go's own to a client (a custom dialer,
+// interceptors).
+func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
+	return dialOption(func(c *dialConfig) { c.grpcOpts = append(c.grpcOpts, opts...) })
+}

@@ -1,0 +1,265 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// Server is a gRPC server of baton's services: agents (AddAgents), environments
+// (AddEnvs) and trials (AddTrials), any of them together, with gRPC health checking
+// and server reflection, the API keys, TLS and message size limit of its options,
+// and graceful shutdown when Serve's context is done. Build it with NewServer, add
+// services, then Serve once. A Server is safe for concurrent use.
+type Server struct {
+	cfg    serverConfig
+	gs     *grpc.Server
+	health *health.Server
+	// draining is closed when the shutdown begins: streams that wait for their next
+	// request end then.
+	draining chan struct{}
+
+	mu       sync.Mutex
+	scopes   map[string]scoper // by service name, "baton.v1.AgentService"
+	services []string
+	closers  []func(ctx context.Context) error
+	serving  bool
+}
+
+// NewServer returns a server with the options; errors wrap ErrConfig.
+func NewServer(opts ...ServerOption) (*Server, error) {
+	cfg, err := newServerConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{})}
+	gopts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.maxMsg),
+		grpc.MaxSendMsgSize(cfg.maxMsg),
+		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		// Clients may ping idle connections every 10 s or more.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// Larger flow-control windows than grpc-go's 64 KiB, so that a batch of
+		// observations crosses in one round trip.
+		grpc.InitialWindowSize(1 << 20),
+		grpc.InitialConnWindowSize(1 << 22),
+	}
+	if cfg.tls != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(cfg.tls)))
+	}
+	s.gs = grpc.NewServer(append(gopts, cfg.grpcOpts...)...)
+	healthpb.RegisterHealthServer(s.gs, s.health)
+	reflection.Register(s.gs)
+	return s, nil
+}
+
+// register records a service before Serve.
+func (s *Server) register(name string, scope scoper, register func(*grpc.Server), closer func(ctx context.Context) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.serving {
+		return fmt.Errorf("%w: services must be added before Serve", ErrConfig)
+	}
+	if _, dup := s.scopes[name]; dup {
+		return fmt.Errorf("%w: %s is added twice", ErrConfig, name)
+	}
+	register(s.gs)
+	s.scopes[name] = scope
+	s.services = append(s.services, name)
+	if closer != nil {
+		s.closers = append(s.closers, closer)
+	}
+	return nil
+}
+
+// Serve serves on lis until ctx is done, then shuts down gracefully: health checks
+// report NOT_SERVING, no new call is taken, running trials are stopped, the calls in
+// flight may finish within the grace period (WithGracePeriod), and every connection
+// is closed. It returns nil after a shutdown that ctx asked for, or the error that
+// stopped serving. lis is closed when Serve returns. Serve may be called once.
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	if lis == nil {
+		return fmt.Errorf("%w: Serve: nil listener", ErrConfig)
+	}
+	s.mu.Lock()
+	if s.serving {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: Serve called twice", ErrConfig)
+	}
+	s.serving = true
+	services := append([]string(nil), s.services...)
+	s.mu.Unlock()
+	if len(services) == 0 {
+		_ = lis.Close()
+		return fmt.Errorf("%w: the server serves nothing (add agents, environments or trials)", ErrConfig)
+	}
+	for _, name := range services {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.cfg.logger.Info("remote: serving", "addr", lis.Addr().String(), "services", strings.Join(services, ", "),
+		"tls", s.cfg.tls != nil, "keys", !s.cfg.keys.Empty())
+
+	errc := make(chan error, 1)
+	go func() { errc <- s.gs.Serve(lis) }()
+	select {
+	case err := <-errc:
+		s.health.Shutdown()
+		s.gs.Stop()
+		s.close(ctx)
+		return err
+	case <-ctx.Done():
+	}
+	s.cfg.logger.Info("remote: shutting down", "addr", lis.Addr().String(), "grace", s.cfg.grace)
+	s.health.Shutdown()
+	close(s.draining)
+	stopped := make(chan struct{})
+	go func() {
+		s.gs.GracefulStop()
+		close(stopped)
+	}()
+	grace := time.NewTimer(s.cfg.grace)
+	defer grace.Stop()
+	// Stop the trials, so that watchers see their final states and finish.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.grace)
+	s.close(gctx)
+	cancel()
+	select {
+	case <-stopped:
+	case <-grace.C:
+		s.cfg.logger.Warn("remote: calls still in flight after the grace period; closing their connections")
+		s.gs.Stop()
+		<-stopped
+	}
+	<-errc
+	return nil
+}
+
+// close runs the services' closers.
+func (s *Server) close(ctx context.Context) {
+	s.mu.Lock()
+	closers := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	for _, c := range closers {
+		if err := c(ctx); err != nil {
+			s.cfg.logger.Warn("remote: closing a service", "err", err)
+		}
+	}
+}
+
+// ListenAndServe listens on addr (DefaultAddr when "") over TCP and serves until
+// ctx is done, as Serve does.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	var lc net.ListenConfig
+	lis, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("remote: listen on %s: %w", addr, err)
+	}
+	return s.Serve(ctx, lis)
+}
+
+// scope dispatches to the scoper of the method's service.
+func (s *Server) scope(fullMethod string, req any) ([]string, error) {
+	service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	s.mu.Lock()
+	sc := s.scopes[service]
+	s.mu.Unlock()
+	if sc == nil {
+		return nil, nil
+	}
+	return sc(fullMethod, req)
+}
+
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if openMethod(info.FullMethod) {
+		return handler(ctx, req)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.logger.Error("remote: panic in a handler", "method", info.FullMethod, "panic", v, "stack", string(debug.Stack()))
+			resp, err = nil, status.Errorf(codes.Internal, "panic: %v", v)
+		}
+	}()
+	if ctx, err = authenticate(ctx, &s.cfg.keys); err != nil {
+		return nil, err
+	}
+	if err := authorize(ctx, s.scope, info.FullMethod, req); err != nil {
+		return nil, err
+	}
+	resp, err = handler(ctx, req)
+	if err != nil {
+		s.logFailure(info.FullMethod, err)
+	}
+	return resp, err
+}
+
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	if openMethod(info.FullMethod) {
+		return handler(srv, ss)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.logger.Error("remote: panic in a handler", "method", info.FullMethod, "panic", v, "stack", string(debug.Stack()))
+			err = status.Errorf(codes.Internal, "panic: %v", v)
+		}
+	}()
+	ctx, err := authenticate(ss.Context(), &s.cfg.keys)
+	if err != nil {
+		return err
+	}
+	err = handler(srv, &authedStream{ServerStream: ss, ctx: ctx, scope: s.scope, method: info.FullMethod})
+	if err != nil {
+		s.logFailure(info.FullMethod, err)
+	}
+	return err
+}
+
+func (s *Server) logFailure(method string, err error) {
+	switch status.Code(err) {
+	case codes.Internal, codes.Unknown:
+		s.cfg.logger.Warn("remote: call failed", "method", method, "err", err)
+	default:
+		s.cfg.logger.Debug("remote: call failed", "method", method, "err", err)
+	}
+}
+
+// statusOf turns an error of a handler into a status error: statuses pass, context
+// errors become CANCELED or DEADLINE_EXCEEDED, *FieldError values INVALID_ARGUMENT,
+// anything else the code given.
+func statusOf(err error, code codes.Code, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if fe, ok := errors.AsType[*FieldError](err); ok {
+		return invalid(fe)
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	return status.Errorf(code, "%s: %v", fmt.Sprintf(format, args...), err)
+}

@@ -1,0 +1,251 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/batonrl/baton/env"
+	pb "github.com/batonrl/baton/remote/proto/baton/v1"
+	"github.com/batonrl/baton/runners"
+)
+
+// The methods of TrialService, as errors name them.
+const (
+	methodStart  = "TrialService/Start"
+	methodWatch  = "TrialService/Watch"
+	methodStop   = "TrialService/Stop"
+	methodList   = "TrialService/List"
+	methodReward = "TrialService/Reward"
+)
+
+// TrialClient is a client of a trial server: the remote form of a
+// runners.Controller. It is safe for concurrent use; Close closes the connection.
+//
+// A Spec crosses the wire with its actors by policy name: a runners.Named policy, or
+// a remote agent written as a policy name that is a target, "grpc://host:port[/AGENT]"
+// or "grpcs://...", which the server dials (if it allows remote actors). Policy
+// values (runners.Value, runners.PerTrial) cannot cross and are refused.
+type TrialClient struct {
+	c   *conn
+	api pb.TrialServiceClient
+}
+
+// DialTrials connects to the trial server at target and lists its trials, under
+// the call deadline, so that a wrong address or key fails now.
+func DialTrials(ctx context.Context, target string, opts ...DialOption) (*TrialClient, error) {
+	c, _, err := dial(ctx, target, opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &TrialClient{c: c, api: pb.NewTrialServiceClient(c.cc)}
+	if _, err := t.List(ctx); err != nil {
+		_ = c.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// IsRemoteTarget reports whether a policy name is a remote agent's target
+// (grpc:// or grpcs://).
+func IsRemoteTarget(policy string) bool {
+	return strings.HasPrefix(policy, "grpc://") || strings.HasPrefix(policy, "grpcs://")
+}
+
+func trialSpecProto(s runners.Spec) (*pb.TrialSpec, error) {
+	p := &pb.TrialSpec{Id: s.ID, Env: s.Env, Config: string(s.Config), Seed: s.Seed, Episodes: int64(s.Episodes), MaxTicks: int64(s.MaxTicks)}
+	if len(s.Actors) > 0 {
+		p.Actors = make(map[string]*pb.Actor, len(s.Actors))
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
+		a := s.Actors[name]
+		switch {
+		case a.Value != nil || a.New != nil:
+			return nil, fmt.Errorf("%w: the actor of agent %s is a policy value, which cannot cross the wire: name a registered policy or a remote agent", ErrConfig, name)
+		case IsRemoteTarget(a.Policy):
+			p.Actors[name] = &pb.Actor{Choice: &pb.Actor_Remote{Remote: a.Policy}}
+		default:
+			p.Actors[name] = &pb.Actor{Choice: &pb.Actor_Policy{Policy: a.Policy}}
+		}
+	}
+	return p, nil
+}
+
+// Start starts a trial of spec and returns its id, as Controller.Start does.
+func (t *TrialClient) Start(ctx context.Context, spec runners.Spec) (string, error) {
+	ids, err := t.StartCampaign(ctx, spec, 1)
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// StartCampaign starts trials of spec and returns their ids: trial i has the id
+// "ID-i" ("ENV-i" when spec.ID is "") and the seed runners.DeriveSeed(spec.Seed, i),
+// as a runners.Campaign's trials do.
+func (t *TrialClient) StartCampaign(ctx context.Context, spec runners.Spec, trials int) ([]string, error) {
+	if trials < 1 {
+		return nil, fmt.Errorf("%w: StartCampaign: %d trials, want 1 or more", ErrConfig, trials)
+	}
+	p, err := trialSpecProto(spec)
+	if err != nil {
+		return nil, err
+	}
+	var resp *pb.StartResponse
+	err = t.c.call(ctx, methodStart, "environment "+spec.Env, func(ctx context.Context) error {
+		var err error
+		resp, err = t.api.Start(ctx, &pb.StartRequest{Spec: p, Trials: int64(trials)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.GetIds()) != trials {
+		return nil, fmt.Errorf("%w: trial server at %s started %d trials, asked for %d", ErrMismatch, t.c.addr, len(resp.GetIds()), trials)
+	}
+	return resp.GetIds(), nil
+}
+
+var statesGo = map[pb.TrialState]runners.State{
+	pb.TrialState_TRIAL_STATE_PENDING: runners.Pending,
+	pb.TrialState_TRIAL_STATE_RUNNING: runners.Running,
+	pb.TrialState_TRIAL_STATE_ENDED:   runners.Ended,
+	pb.TrialState_TRIAL_STATE_STOPPED: runners.Stopped,
+	pb.TrialState_TRIAL_STATE_FAILED:  runners.Failed,
+}
+
+// TrialChange is a state change of a remote trial; Result is set on its final
+// change.
+type TrialChange struct {
+	runners.StateChange
+	Result *runners.Result
+}
+
+// Watch iterates over the state changes of the trials of ids (every trial the key
+// grants when there is none): those that happened already, then each as it happens,
+// until every one has finished, ctx is done, or the loop breaks. An error (the
+// connection lost, an unknown trial) is yielded last. A watch has no call deadline:
+// ctx bounds it.
+func (t *TrialClient) Watch(ctx context.Context, ids ...string) iter.Seq2[TrialChange, error] {
+	return func(yield func(TrialChange, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stream, err := t.api.Watch(ctx, &pb.WatchRequest{Ids: ids})
+		if err != nil {
+			yield(TrialChange{}, t.c.fail(ctx, methodWatch, "", err, 1))
+			return
+		}
+		for {
+			msg, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(TrialChange{}, t.c.fail(ctx, methodWatch, "", err, 1))
+				return
+			}
+			if !yield(changeGo(msg), nil) {
+				return
+			}
+		}
+	}
+}
+
+// TrialError is the failure, or the cause of the stop, of a remote trial: the
+// server's message.
+type TrialError struct{ Message string }
+
+func (e *TrialError) Error() string { return e.Message }
+
+func changeGo(m *pb.TrialStateChange) TrialChange {
+	c := TrialChange{StateChange: runners.StateChange{Trial: m.GetTrial(), State: statesGo[m.GetState()]}}
+	if m.GetError() != "" {
+		c.Err = &TrialError{Message: m.GetError()}
+	}
+	if r := m.GetResult(); r != nil {
+		res := &runners.Result{ID: c.Trial, State: c.State, Err: c.Err, Steps: r.GetSteps()}
+		info := &runners.TrialInfo{ID: c.Trial, Index: -1, DefinesSuccess: r.GetDefinesSuccess()}
+		for _, name := range r.GetAgents() {
+			info.Agents = append(info.Agents, env.Spec{Name: name})
+		}
+		res.Info = info
+		for _, e := range r.GetEpisodes() {
+			res.Episodes = append(res.Episodes, runners.EpisodeResult{
+				Seed: e.GetSeed(), Ticks: int(e.GetTicks()), Complete: e.GetComplete(), Truncated: e.GetTruncated(),
+				Success: e.GetSuccess(), Returns: e.GetReturns(),
+			})
+		}
+		c.Result = res
+	}
+	return c
+}
+
+// Wait waits until the trial id finishes and returns its result. The result's Info
+// names the agents without their spaces; Err is a *TrialError.
+func (t *TrialClient) Wait(ctx context.Context, id string) (runners.Result, error) {
+	for c, err := range t.Watch(ctx, id) {
+		if err != nil {
+			return runners.Result{}, err
+		}
+		if c.Result != nil {
+			return *c.Result, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return runners.Result{}, err
+	}
+	return runners.Result{}, fmt.Errorf("%w: trial server at %s: the watch of %s ended before the trial did", ErrMismatch, t.c.addr, id)
+}
+
+// Stop stops trials, pending or running.
+func (t *TrialClient) Stop(ctx context.Context, ids ...string) error {
+	return t.c.call(ctx, methodStop, "trials "+strings.Join(ids, ", "), func(ctx context.Context) error {
+		_, err := t.api.Stop(ctx, &pb.StopRequest{Ids: ids})
+		return err
+	})
+}
+
+// List returns the status of the trials the server holds (those the key grants),
+// in the order they were started. Status.Err is a *TrialError.
+func (t *TrialClient) List(ctx context.Context) ([]runners.Status, error) {
+	var resp *pb.ListResponse
+	err := t.c.call(ctx, methodList, "", func(ctx context.Context) error {
+		var err error
+		resp, err = t.api.List(ctx, &pb.ListRequest{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runners.Status, len(resp.GetTrials()))
+	for i, s := range resp.GetTrials() {
+		out[i] = runners.Status{ID: s.GetId(), Env: s.GetEnv(), State: statesGo[s.GetState()], Episode: int(s.GetEpisode()), Tick: int(s.GetTick())}
+		if s.GetError() != "" {
+			out[i].Err = &TrialError{Message: s.GetError()}
+		}
+	}
+	return out, nil
+}
+
+// Reward gives a running trial a reward from outside, as Controller.Reward does
+// (Tick runners.Now for the agent's next step).
+func (t *TrialClient) Reward(ctx context.Context, id string, fb runners.Feedback) error {
+	req := &pb.RewardRequest{Trial: id, AgentId: fb.AgentID, Value: fb.Value, Source: fb.Source}
+	if fb.Tick == runners.Now {
+		req.NextStep = true
+	} else {
+		req.Episode, req.Tick = int64(fb.Episode), int64(fb.Tick)
+	}
+	return t.c.call(ctx, methodReward, "trial "+id, func(ctx context.Context) error {
+		_, err := t.api.Reward(ctx, req)
+		return err
+	})
+}
+
+// Close closes the connection.
+func (t *TrialClient) Close() error { return t.c.close() }
