@@ -42,6 +42,7 @@ func Suite() []Case {
 		Case{Name: "CampaignMaze/hrl", Baseline: "CampaignMaze/baseline", Unit: "trial", Run: campaignMazeHRL},
 		Case{Name: "CampaignMaze/baseline", Unit: "trial", Run: campaignMazeBaseline},
 	)
+	cs = append(cs, logCases()...)
 	cs = append(cs, webtestCases()...)
 	cs = append(cs, remoteCases()...)
 	return append(cs, vectorCases()...)

@@ -1,6 +1,7 @@
 package datalog
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -137,15 +139,16 @@ func (d *Dataset) count(rows int64, p *partWriter) {
 	p.counted = p.pos
 }
 
-// createPart creates the next part of a table under the dataset's directory.
-func (d *Dataset) createPart(folder string, schema *arrow.Schema) (*partWriter, error) {
+// createPart creates the next part of a table under the dataset's directory, whose
+// IPC writer takes its buffers from mem, written through bw (see createPart).
+func (d *Dataset) createPart(folder string, schema *arrow.Schema, mem memory.Allocator, bw *bufio.Writer) (*partWriter, error) {
 	dir := filepath.Join(d.dir, folder)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	for {
 		n := d.next.Add(1) - 1
-		pw, err := createPart(filepath.Join(dir, partName(d.cfg.shard, n)), schema, d.cfg.mem, d.cfg.compression)
+		pw, err := createPart(filepath.Join(dir, partName(d.cfg.shard, n)), schema, mem, d.cfg.compression, bw)
 		if errors.Is(err, fs.ErrExist) {
 			continue // another process of the same shard took it: take the next
 		}

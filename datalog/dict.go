@@ -1,6 +1,8 @@
 package datalog
 
 import (
+	"unsafe"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -18,35 +20,66 @@ type strDict struct {
 	// was built; reused while it does not grow, so that the IPC writer sees the same
 	// dictionary and compares nothing.
 	arr arrow.Array
-	// lastS and lastI remember the latest lookup: a column of trial ids or agent ids
-	// repeats its previous value most of the time.
-	lastS string
-	lastI int32
+	// seen remembers the strings looked up lately by where their bytes are, so
+	// that most rows find theirs without hashing: the environment's runtime makes an
+	// agent id ("motion_3") once and hands out the same string for every step of
+	// every trial it plays, and a reward source is mostly a constant.
+	seen [seenSlots]seenString
+}
+
+// seenSlots is how many strings a strDict remembers by address.
+const (
+	seenBits  = 6
+	seenSlots = 1 << seenBits
+)
+
+// seenString is a string looked up and its index, -1 for an empty slot. Holding s
+// keeps its bytes where they are: while they are, another string at the same address
+// and of the same length is the same string.
+type seenString struct {
+	s string
+	i int32
 }
 
 func newStrDict() *strDict {
-	return &strDict{index: map[string]int32{}, offsets: []int32{0}, lastI: -1}
+	d := &strDict{index: map[string]int32{}, offsets: []int32{0}}
+	d.forget()
+	return d
+}
+
+func (d *strDict) forget() {
+	for k := range d.seen {
+		d.seen[k] = seenString{i: -1}
+	}
 }
 
 // id returns the index of s, adding it if it is new.
 func (d *strDict) id(s string) int32 {
-	if d.lastI >= 0 && s == d.lastS {
-		return d.lastI
+	p := unsafe.StringData(s)
+	e := &d.seen[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>(64-seenBits)] // Fibonacci hashing
+	if e.i >= 0 && unsafe.StringData(e.s) == p && len(e.s) == len(s) {
+		return e.i
 	}
 	i, ok := d.index[s]
 	if !ok {
 		i = int32(len(d.offsets) - 1)
 		d.data = append(d.data, s...)
 		d.offsets = append(d.offsets, int32(len(d.data)))
-		d.index[string(d.data[len(d.data)-len(s):])] = i
+		// The key is the value's bytes in data, which are never written again: data
+		// only grows, into a new array when it must, and the old one stays as it was.
+		k := d.data[len(d.data)-len(s):]
+		d.index[unsafe.String(unsafe.SliceData(k), len(k))] = i
 		if d.arr != nil {
 			d.arr.Release()
 			d.arr = nil
 		}
 	}
-	d.lastS, d.lastI = s, i
+	*e = seenString{s: s, i: i}
 	return i
 }
+
+// len is the number of values.
+func (d *strDict) len() int { return len(d.offsets) - 1 }
 
 // array returns the dictionary's values as a string array; the caller releases it.
 func (d *strDict) array() arrow.Array {
@@ -67,7 +100,7 @@ func (d *strDict) reset() {
 	clear(d.index)
 	d.data = d.data[:0:0]
 	d.offsets = append(d.offsets[:0:0], 0)
-	d.lastS, d.lastI = "", -1
+	d.forget()
 	if d.arr != nil {
 		d.arr.Release()
 		d.arr = nil

@@ -33,6 +33,8 @@
 //
 // Part numbers are unique within a directory: a Dataset hands them out to its writers
 // and starts after the highest already there (part-SHARD-NNNNN.arrow with WithShard).
+// A part ends once it holds WithMaxPartBytes, or, for an agent's, once it holds
+// MaxPartDictValues trial ids (or agent ids, or parent ids, or reward sources).
 // A writer's parts of one table are numbered in the order it wrote them, so reading a
 // table's parts by (shard, number) and each part's batches in order gives each trial's
 // rows in the order they happened. Agent names are escaped as URL path segments in
@@ -176,8 +178,9 @@
 //
 // # Crashes and Recover
 //
-// A batch is handed to the operating system as soon as it is written, so a process
-// killed at any moment leaves every batch it wrote readable: the open part has no
+// A batch is handed to the operating system as soon as it is written (by the
+// writer's writing goroutine, soon after it fills), so a process killed at any moment
+// leaves every batch it wrote readable: the open part has no
 // footer, and this package's reader reads it as the stream after the leading magic,
 // up to its last complete batch, without an error. Other readers need the footer:
 // Recover rewrites each such part as a proper file (through a temporary file and a
@@ -213,9 +216,22 @@
 //
 // # Memory, speed and concurrency
 //
-// A Writer holds at most one batch of rows per agent and per table, plus the
-// dictionaries of its open parts (bounded by the part size), whatever the length of
-// the run. It allocates less than once per row (amortised: per batch, not per row) and
-// takes no lock. Dataset and Log are safe for concurrent use; a Writer is not (one per
-// worker, or Locked). Rows, Batches and their slices are valid during one iteration.
+// A Writer appends each row straight into typed column buffers, one per Arrow buffer
+// of the table, which it takes from the allocator once and reuses batch after batch;
+// the record batch is built over them without a copy when the batch is written, and
+// the dictionary indices of the row's strings (trial id, agent id, parent id, reward
+// sources) come from small caches of the latest ones, mostly without hashing. A full
+// batch goes to a goroutine of the writer's own, which encodes, compresses and
+// writes it (through a buffer, in a few large writes) while the next batch fills:
+// so the goroutine that feeds the writer (a campaign's worker) waits for the disk
+// or the compressor only when the writing goroutine is a whole batch behind, and a
+// machine with cores to spare logs at the speed of its workers. A failed write is
+// returned by the writer's next call.
+//
+// A Writer holds at most two batches of rows per agent and per table, the one filling
+// and the one being written, plus the dictionaries of its open parts (bounded by
+// MaxPartDictValues), whatever the length of the run. Its step path allocates nothing
+// (less than once per row in all, amortised: per batch and per trial, not per row).
+// Dataset and Log are safe for concurrent use; a Writer is not (one per worker, or
+// Locked). Rows, Batches and their slices are valid during one iteration.
 package datalog

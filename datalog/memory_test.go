@@ -1,13 +1,16 @@
 package datalog_test
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,4 +110,70 @@ func TestWriterMemoryLong(t *testing.T) {
 	t.Logf("with the Go allocator: heap growth %d bytes, %.4f allocations per row", growth, allocs)
 	assert.Less(t, growth, int64(8<<20))
 	assert.Less(t, allocs, 1.0)
+}
+
+// A maze campaign of ten million environment steps, every step logged: what the heap
+// gains over the last three quarters of the run is what it gains without the log (the
+// campaign keeps each trial's result). Set BATON_LONG_TESTS=1 to run it.
+func TestCampaignMemoryLong(t *testing.T) {
+	if os.Getenv("BATON_LONG_TESTS") == "" || raceEnabled {
+		t.Skip("set BATON_LONG_TESTS=1 (without -race) to log a campaign of ten million steps")
+	}
+	const steps = 10_000_000
+	withLog, rows := campaignHeapGrowth(t, steps, true)
+	without, _ := campaignHeapGrowth(t, steps, false)
+	t.Logf("%d rows logged; the heap grew by %d bytes over three quarters of the run, %d without the log", rows, withLog, without)
+	assert.Less(t, withLog-without, int64(4<<20), "growth of the heap that the log adds")
+}
+
+// campaignHeapGrowth runs a maze campaign of at least steps environment steps, logged
+// into a dataset with log, and returns how much the heap grew between a quarter of
+// the steps and nearly all of them, and the rows logged.
+func campaignHeapGrowth(t *testing.T, steps int64, log bool) (growth, rows int64) {
+	// A sink of the campaign's own measures the heap when a quarter of the steps
+	// and when nearly all of them have been taken.
+	var (
+		mu        sync.Mutex
+		n         int64
+		heapAt    [2]int64
+		marks     = [2]int64{steps / 4, steps - steps/100}
+		measuring int
+	)
+	sink := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+		if e.Kind != runners.KindStep || e.Step.Index != 0 {
+			return nil // one per environment step
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if measuring < len(marks) && n == marks[measuring] {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			heapAt[measuring] = int64(ms.HeapAlloc)
+			measuring++
+		}
+		return nil
+	})
+	opts := []runners.CampaignOption{runners.WithTrials(int(steps / 40)), runners.WithWorkers(2), runners.WithSinks(sink)}
+	var ds *datalog.Dataset
+	if log {
+		var err error
+		ds, err = datalog.NewDataset(t.TempDir(), datalog.WithCompression(datalog.ZSTD))
+		require.NoError(t, err)
+		opts = append(opts, runners.WithWorkerSinks(ds.WorkerSinks()))
+	}
+	camp, err := runners.NewCampaign(registry(t), runners.Spec{Env: "maze", Seed: 3}, opts...)
+	require.NoError(t, err)
+	sum, err := camp.Run(context.Background())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, sum.EnvSteps, steps, "environment steps; more trials needed")
+	require.Equal(t, len(marks), measuring)
+	if ds != nil {
+		require.NoError(t, ds.Close())
+		st := ds.Stats()
+		rows = st.Rows
+		t.Logf("%d steps, %d rows in %d parts, %d bytes", sum.EnvSteps, st.Rows, st.Parts, st.Bytes)
+	}
+	return heapAt[1] - heapAt[0], rows
 }

@@ -70,6 +70,11 @@ const (
 	// DefaultMaxPartBytes is the size past which a part is closed and the next one
 	// begun, unless WithMaxPartBytes says otherwise.
 	DefaultMaxPartBytes = 256 << 20
+	// MaxPartDictValues ends an agent's part, whatever its size, once one of its
+	// dictionaries (of trial ids, mostly) holds this many values. Each batch adds
+	// its new values to a dictionary as a delta, which the IPC writer checks against
+	// the values written before: bounding them bounds that work per batch.
+	MaxPartDictValues = 4096
 )
 
 // WriteOption configures NewDataset (and so its writers) and Recover.
@@ -131,8 +136,10 @@ func (o allocatorOption) applyWrite(c *writeConfig) { c.mem = o.mem }
 func (o allocatorOption) applyRead(c *readConfig)   { c.mem = o.mem }
 
 // WithAllocator makes the writers and readers take their Arrow buffers from mem; nil
-// means memory.NewGoAllocator(). Pass a memory.CheckedAllocator in tests to prove that
-// everything taken is given back.
+// means memory.NewGoAllocator(). A writer takes its column buffers (two batches per
+// table) once and the IPC encoders' buffers as batches need them, keeping those for
+// the next batches, and gives everything back at Close. Pass a
+// memory.CheckedAllocator in tests to prove that everything taken is given back.
 func WithAllocator(mem memory.Allocator) Option { return allocatorOption{mem} }
 
 type writeOption func(*writeConfig)
@@ -141,7 +148,8 @@ func (o writeOption) applyWrite(c *writeConfig) { o(c) }
 
 // WithBatchRows sets how many rows of an agent a writer buffers before it writes them
 // as one record batch; 0 means DefaultBatchRows. A batch is also written when its part
-// would otherwise stay open (Flush, Close). Memory grows with n: n rows of every agent.
+// would otherwise stay open (Flush, Close). Memory grows with n: a writer holds two
+// batches of n rows of every agent, the one filling and the one being written.
 func WithBatchRows(n int) WriteOption {
 	return writeOption(func(c *writeConfig) {
 		switch {
@@ -154,8 +162,11 @@ func WithBatchRows(n int) WriteOption {
 }
 
 // WithMaxPartBytes closes a part once it holds n bytes or more and begins the next one
-// with the next batch; 0 means DefaultMaxPartBytes. A part holds at least one batch,
-// so a part may exceed n by up to one batch.
+// with the next batch; 0 means DefaultMaxPartBytes. A part holds at least one batch.
+// Where an agent's part ends is decided while its last batch is still being written,
+// from the size of the batches before and the ratio at which they were compressed,
+// so that it depends on the rows alone: such a part may exceed n by up to two
+// batches. An agent's part also ends once it holds MaxPartDictValues trial ids.
 func WithMaxPartBytes(n int64) WriteOption {
 	return writeOption(func(c *writeConfig) {
 		switch {

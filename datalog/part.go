@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -63,26 +64,45 @@ type partWriter struct {
 	latest block   // the latest message written
 	recs   []block // the record batches written
 	rows   int64
-	// last is the latest batch written: its dictionaries are the part's full ones,
-	// since dictionaries only grow within a part.
+	// last has no rows and the dictionaries of the latest batch written, which are
+	// the part's full ones, since dictionaries only grow within a part.
 	last arrow.RecordBatch
 }
 
-// createPart creates the file of a new part; it fails if the file exists.
-func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Compression) (*partWriter, error) {
+// partBuffer is the size of the buffer through which a part is written: the small
+// messages and buffers of a batch are gathered in it, the large ones (directWrite)
+// go past it.
+const partBuffer = 1 << 20
+
+// createPart creates the file of a new part, written through bw (nil for a buffer of
+// its own); it fails if the file exists. Parts may share a buffer when they are
+// written one at a time: each call that writes to a part takes the buffer, and leaves
+// it empty.
+func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Compression, bw *bufio.Writer) (*partWriter, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	p := &partWriter{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), schema: schema, mem: mem, comp: comp}
+	if bw == nil {
+		bw = bufio.NewWriterSize(f, partBuffer)
+	}
+	p := &partWriter{path: path, f: f, bw: bw, schema: schema, mem: mem, comp: comp}
 	opts := append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem), ipc.WithDictionaryDeltas(true)}, comp.ipcOptions()...)
 	p.w = ipc.NewWriterWithPayloadWriter(payloadWriter{p}, opts...)
+	p.take()
 	if _, err := p.write(fileMagic); err != nil { // the stream writer does not call Start
+		_ = f.Close()
+		return nil, err
+	}
+	if err := p.bw.Flush(); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
 	return p, nil
 }
+
+// take points the buffer, empty, at the part's file.
+func (p *partWriter) take() { p.bw.Reset(p.f) }
 
 // payloadWriter is the ipc.PayloadWriter of a part: it writes the messages of the
 // stream and remembers where the latest one lies.
@@ -108,8 +128,22 @@ type counter struct{ p *partWriter }
 
 func (c counter) Write(b []byte) (int, error) { return c.p.write(b) }
 
+// directWrite is the size from which a buffer goes to the file in a write of its
+// own rather than through the part's buffer: copying it there would cost as much as
+// the write.
+const directWrite = 64 << 10
+
 func (p *partWriter) write(b []byte) (int, error) {
-	n, err := p.bw.Write(b)
+	var n int
+	var err error
+	if len(b) >= directWrite {
+		if err = p.bw.Flush(); err != nil {
+			return 0, err
+		}
+		n, err = p.f.Write(b)
+	} else {
+		n, err = p.bw.Write(b)
+	}
 	p.pos += int64(n)
 	return n, err
 }
@@ -118,17 +152,50 @@ func (p *partWriter) write(b []byte) (int, error) {
 // operating system, so that a process killed later leaves them readable. rec must
 // have the part's schema.
 func (p *partWriter) writeBatch(rec arrow.RecordBatch) error {
+	p.take()
 	if err := p.w.Write(rec); err != nil {
 		return err
 	}
 	p.recs = append(p.recs, p.latest)
 	p.rows += rec.NumRows()
-	rec.Retain()
 	if p.last != nil {
 		p.last.Release()
 	}
-	p.last = rec
+	p.last = emptyOf(rec)
 	return p.bw.Flush()
+}
+
+// emptyOf returns a record batch of rec's schema with no rows whose dictionaries are
+// rec's: what the footer needs of a part's latest batch. It shares no buffer but the
+// dictionaries' with rec, whose columns may be reused once it is written.
+func emptyOf(rec arrow.RecordBatch) arrow.RecordBatch {
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		d := emptyData(c.Data())
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return out
+}
+
+// emptyData returns array data of d's type with no values, and d's dictionary.
+func emptyData(d arrow.ArrayData) arrow.ArrayData {
+	children := make([]arrow.ArrayData, len(d.Children()))
+	for i, c := range d.Children() {
+		children[i] = emptyData(c)
+	}
+	out := array.NewData(d.DataType(), 0, make([]*memory.Buffer, len(d.Buffers())), children, 0, 0)
+	for _, c := range children {
+		c.Release()
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		out.SetDictionary(d.Dictionary())
+	}
+	return out
 }
 
 // size is how many bytes the part holds so far.
@@ -152,6 +219,7 @@ func (p *partWriter) finish() error {
 
 // abandon closes the file as it is, without a footer.
 func (p *partWriter) abandon() {
+	p.take()
 	_ = p.w.Close()
 	_ = p.bw.Flush()
 	_ = p.f.Close()
@@ -162,6 +230,7 @@ func (p *partWriter) abandon() {
 }
 
 func (p *partWriter) finishBody() error {
+	p.take()
 	if err := p.w.Close(); err != nil {
 		return err
 	}
@@ -194,13 +263,11 @@ func (p *partWriter) tail() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	empty := p.last.NewSlice(0, 0)
 	for range p.recs {
-		if err = fw.Write(empty); err != nil {
+		if err = fw.Write(p.last); err != nil {
 			break
 		}
 	}
-	empty.Release()
 	if cerr := fw.Close(); err == nil {
 		err = cerr
 	}

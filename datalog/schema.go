@@ -136,6 +136,9 @@ type shape struct {
 	actKind          spaces.Kind
 	actDim           int
 	actType          arrow.DataType
+	// actFloats and actInts tell a Box action (Action.Floats) and a MultiDiscrete or
+	// MultiBinary one (Action.Ints) from a Discrete one (Action.Int).
+	actFloats, actInts bool
 }
 
 func newShape(s env.Spec) (*shape, error) {
@@ -156,12 +159,15 @@ func newShape(s env.Spec) (*shape, error) {
 	case *spaces.Box:
 		sh.actDim = sp.FlatDim()
 		sh.actType = arrow.FixedSizeListOf(int32(sh.actDim), arrow.PrimitiveTypes.Float32)
+		sh.actFloats = true
 	case *spaces.MultiDiscrete:
 		sh.actDim = len(sp.Nvec())
 		sh.actType = arrow.FixedSizeListOf(int32(sh.actDim), arrow.PrimitiveTypes.Int64)
+		sh.actInts = true
 	case *spaces.MultiBinary:
 		sh.actDim = sp.FlatDim()
 		sh.actType = arrow.FixedSizeListOf(int32(sh.actDim), arrow.PrimitiveTypes.Int64)
+		sh.actInts = true
 	default:
 		return nil, fmt.Errorf("%w: agent %s: %v is not an action space (Discrete, Box, MultiDiscrete or MultiBinary)", ErrEvent, s.Name, s.ActionSpace)
 	}

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -20,36 +18,55 @@ import (
 // trial's info and final state to the trials table, each episode's end to the
 // episodes table, each retroactive reward to the rewards table.
 //
-// Rows are buffered per agent and written as one record batch when WithBatchRows of
-// them are there; a part is finished (its footer written) once it holds
-// WithMaxPartBytes, and at Close. A Writer holds at most one batch of rows per agent
-// and per table, and the dictionaries of its open parts, whatever the length of the
-// run; its step path allocates nothing in steady state.
+// Rows are buffered per agent and handed over as one record batch when WithBatchRows
+// of them are there, to a goroutine of the writer's own that encodes, compresses and
+// writes the batch while the next one fills; a part is finished (its footer written)
+// once it holds WithMaxPartBytes (it may exceed that by the two batches written
+// meanwhile) or MaxPartDictValues trial ids, and at Close. A Writer holds at most two
+// batches of rows per agent and per table, the one filling and the one being written,
+// and the dictionaries of its open parts, whatever the length of the run; its step
+// path allocates nothing in steady state, and waits only when the writing goroutine
+// is a whole batch behind.
 //
 // A Writer is not safe for concurrent use: give each campaign worker its own
 // (Dataset.WorkerSinks), or wrap one in Locked for a runners.Controller, whose trials
-// run at once. After a write fails, every later call returns that error, and Close
-// leaves the open parts without their footers for Recover.
+// run at once. Close it: it ends the writing goroutine. A failed write is returned by
+// the calls that follow it (the next Handle, Flush or Close), and then by every
+// call; Close then leaves the open parts without their footers for Recover.
 type Writer struct {
-	ds  *Dataset
-	cfg *writeConfig
+	ds   *Dataset
+	cfg  *writeConfig
+	pool *bufferPool // the buffers of the IPC encoders of its parts
+	fl   *flusher
 
 	shapes map[string]*shape
 	agents map[string]*agentLog
 	order  []*agentLog // agents in the order they were first logged
 	trials map[string]*trialLog
 	cur    *trialLog
+	last   *trialLog     // the latest trial begun
 	tables [3]*sideTable // trials, episodes, rewards
 
 	closed bool
-	err    error
+	err    error // the flusher's error, once seen
+	// waitEach makes the writer wait for each batch of steps to be written before
+	// it goes on, as if it wrote them itself: for the tests that check that the
+	// parts do not depend on how far the flusher got.
+	waitEach bool
 }
 
 // trialLog is what a writer keeps of a trial while it runs.
 type trialLog struct {
-	id       string
-	info     *runners.TrialInfo // a copy; nil for a trial rejected before it ran
+	id string
+	// info is a copy of the fields of the trial's info that the writer logs, without
+	// its Agents and Policies (agents and policies say those); nil for a trial
+	// rejected before it ran.
+	info     *runners.TrialInfo
+	infoCopy runners.TrialInfo // what info points to
+	// agents are the trial's agents in its order; the trials that follow share the
+	// slice while their agents have the same shapes.
 	agents   []trialAgent
+	policies []string
 	agentsJS string
 	policyJS string
 }
@@ -67,7 +84,9 @@ const (
 )
 
 func newWriter(d *Dataset) *Writer {
-	w := &Writer{ds: d, cfg: &d.cfg, shapes: map[string]*shape{}, agents: map[string]*agentLog{}, trials: map[string]*trialLog{}}
+	pool := newBufferPool(d.cfg.mem)
+	w := &Writer{ds: d, cfg: &d.cfg, pool: pool, fl: startFlusher(d, pool),
+		shapes: map[string]*shape{}, agents: map[string]*agentLog{}, trials: map[string]*trialLog{}}
 	w.tables[sideTrials] = newSideTable(w, TableTrials, trialFields)
 	w.tables[sideEpisodes] = newSideTable(w, TableEpisodes, episodeFields)
 	w.tables[sideRewards] = newSideTable(w, TableRewards, rewardFields)
@@ -76,13 +95,10 @@ func newWriter(d *Dataset) *Writer {
 
 // Handle logs one event. It fails for a step of a trial whose Running state it has
 // not seen (ErrEvent), a step that does not fit its agent's spaces (ErrEvent), and
-// a failed write; a failed write fails every later call too.
+// after a failed write, which fails every later call too.
 func (w *Writer) Handle(_ context.Context, e *runners.Event) error {
-	if w.closed {
-		return fmt.Errorf("%w: writer", ErrClosed)
-	}
-	if w.err != nil {
-		return w.err
+	if err := w.usable(); err != nil {
+		return err
 	}
 	switch e.Kind {
 	case runners.KindStep:
@@ -105,59 +121,68 @@ func (w *Writer) Handle(_ context.Context, e *runners.Event) error {
 	return nil
 }
 
-// Flush writes the rows buffered so far as record batches, so that they survive the
-// process; parts stay open. Batches written by Flush may be short.
-func (w *Writer) Flush() error {
+// usable returns why the writer cannot take events: it is closed, or a write failed.
+func (w *Writer) usable() error {
 	if w.closed {
 		return fmt.Errorf("%w: writer", ErrClosed)
 	}
-	if w.err != nil {
-		return w.err
+	if w.err == nil {
+		w.err = w.fl.failed()
 	}
-	if err := w.flushTables(); err != nil {
-		return err
-	}
-	for _, al := range w.order {
-		if err := w.flushAgent(al); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.err
 }
 
-// Close writes the rows buffered, finishes the open parts and releases the writer's
-// memory. After a failed write it leaves the open parts as they are, without
-// footers, for Recover, and returns that failure. Calling it again returns nil.
+// Flush writes the rows buffered so far as record batches and waits until they and
+// the batches handed over before are written, so that they survive the process;
+// parts stay open. Batches written by Flush may be short.
+func (w *Writer) Flush() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.handOver()
+	w.err = w.fl.sync()
+	return w.err
+}
+
+// handOver hands every table's rows to the flusher, the trials' first.
+func (w *Writer) handOver() {
+	w.handOverTables()
+	for _, al := range w.order {
+		al.handOver()
+	}
+}
+
+// handOverTables hands the rows of the trials, episodes and rewards tables to the
+// flusher.
+func (w *Writer) handOverTables() {
+	for _, t := range w.tables {
+		t.handOver()
+	}
+}
+
+// Close writes the rows buffered, finishes the open parts, ends the writing
+// goroutine and gives back the writer's memory. After a failed write it leaves the
+// open parts as they are, without footers, for Recover, and returns that failure.
+// Calling it again returns nil.
 func (w *Writer) Close() error {
 	if w.closed {
 		return nil
 	}
-	var errs []error
-	if w.err == nil {
-		errs = append(errs, w.Flush())
+	if w.usable() == nil {
+		w.handOver()
 	}
 	w.closed = true
-	bad := w.err != nil
 	for _, al := range w.order {
-		errs = append(errs, al.close(bad))
+		al.retire()
 	}
 	for _, t := range w.tables {
-		errs = append(errs, t.close(bad))
+		t.retire()
 	}
-	w.agents, w.order, w.trials, w.cur = nil, nil, nil, nil
+	err := w.fl.stop()
+	w.pool.release()
+	w.agents, w.order, w.trials, w.cur, w.last = nil, nil, nil, nil, nil
 	w.ds.forget(w)
-	if bad {
-		errs = append(errs, w.err)
-	}
-	return errors.Join(errs...)
-}
-
-// fail makes a write error stick.
-func (w *Writer) fail(err error) error {
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("datalog: %w", err)
-	}
-	return w.err
+	return err
 }
 
 func (w *Writer) trial(id string) *trialLog {
@@ -195,25 +220,28 @@ func (w *Writer) state(id string, sc *runners.StateChange) error {
 	default:
 		return nil
 	}
-	return w.maybeFlushTable(sideTrials)
+	w.tables[sideTrials].handOverIfFull()
+	return nil
 }
 
-// begin learns a trial from its info.
+// begin learns a trial from its info. The trials of a campaign mostly share their
+// configuration, agents and policies: what it makes of those (the shapes, the JSON of
+// the trials table) it takes from the trial before when they are the same.
 func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
-	info := *in
-	info.Config = bytes.Clone(in.Config)
-	info.Agents = slices.Clone(in.Agents)
-	info.Policies = slices.Clone(in.Policies)
-	t := &trialLog{id: id, info: &info}
-	type agentJS struct {
-		Name        string          `json:"name"`
-		Observation json.RawMessage `json:"observation_space"`
-		Action      json.RawMessage `json:"action_space"`
-		MaskLen     int             `json:"mask_len"`
+	// The fields the writer logs; it keeps the agents' names and shapes, and the
+	// policies as JSON, apart.
+	t := &trialLog{id: id, infoCopy: runners.TrialInfo{ID: in.ID, Index: in.Index, Env: in.Env, Seed: in.Seed,
+		Episodes: in.Episodes, MaxTicks: in.MaxTicks, DefinesSuccess: in.DefinesSuccess}}
+	info := &t.infoCopy
+	t.info = info
+	last := w.last
+	if last != nil && bytes.Equal(in.Config, last.info.Config) {
+		info.Config = last.info.Config
+	} else {
+		info.Config = bytes.Clone(in.Config)
 	}
-	agents := make([]agentJS, 0, len(info.Agents))
-	policies := make(map[string]string, len(info.Agents))
-	for i, a := range info.Agents {
+	same := last != nil && len(last.agents) == len(in.Agents)
+	for i, a := range in.Agents {
 		sh := w.shapes[a.Name]
 		if sh == nil || !sh.same(a) {
 			var err error
@@ -222,10 +250,28 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 			}
 			w.shapes[a.Name] = sh
 		}
+		same = same && last.agents[i].sh == sh
+	}
+	if same && slices.Equal(last.policies, in.Policies) {
+		t.agents, t.policies, t.agentsJS, t.policyJS = last.agents, last.policies, last.agentsJS, last.policyJS
+		w.last = t
+		return t, nil
+	}
+	type agentJS struct {
+		Name        string          `json:"name"`
+		Observation json.RawMessage `json:"observation_space"`
+		Action      json.RawMessage `json:"action_space"`
+		MaskLen     int             `json:"mask_len"`
+	}
+	agents := make([]agentJS, 0, len(in.Agents))
+	policies := make(map[string]string, len(in.Agents))
+	t.agents = make([]trialAgent, 0, len(in.Agents))
+	for i, a := range in.Agents {
+		sh := w.shapes[a.Name]
 		t.agents = append(t.agents, trialAgent{name: a.Name, sh: sh})
 		agents = append(agents, agentJS{Name: a.Name, Observation: sh.obsJSON, Action: sh.actJSON, MaskLen: sh.maskLen})
-		if i < len(info.Policies) {
-			policies[a.Name] = info.Policies[i]
+		if i < len(in.Policies) {
+			policies[a.Name] = in.Policies[i]
 		}
 	}
 	ajs, err := json.Marshal(agents)
@@ -236,7 +282,9 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: trial %s: %w", ErrEvent, id, err)
 	}
+	t.policies = slices.Clone(in.Policies)
 	t.agentsJS, t.policyJS = string(ajs), string(pjs)
+	w.last = t
 	return t, nil
 }
 
@@ -257,80 +305,50 @@ func (w *Writer) step(id string, s *runners.StepEvent) error {
 	}
 	al := ta.log
 	if al == nil || al.sh != ta.sh {
-		var err error
-		if al, err = w.agentLog(ta.sh); err != nil {
-			return err
-		}
+		al = w.agentLog(ta.sh)
 		ta.log = al
 	}
 	if err := al.check(s); err != nil {
 		return fmt.Errorf("%w (trial %s, episode %d, tick %d)", err, id, s.Episode, s.Tick)
 	}
 	al.append(t, s)
-	if al.rows >= w.cfg.batchRows {
-		return w.flushAgent(al)
+	if al.cols.full() {
+		al.handOver()
 	}
 	return nil
 }
 
 // agentLog returns the log of sh's agent, switching it to sh if it logged another
 // shape of that agent so far (a pre-trial hook changed the environment).
-func (w *Writer) agentLog(sh *shape) (*agentLog, error) {
+func (w *Writer) agentLog(sh *shape) *agentLog {
 	al := w.agents[sh.name]
 	if al != nil && al.sh == sh {
-		return al, nil
+		return al
 	}
 	if al != nil {
-		if err := w.flushTables(); err != nil {
-			return nil, err
-		}
-		if err := al.close(false); err != nil {
-			return nil, w.fail(err)
-		}
+		al.handOver()
+		al.retire()
 		i := slices.Index(w.order, al)
 		w.order = slices.Delete(w.order, i, i+1)
 	}
 	al = newAgentLog(w, sh)
 	w.agents[sh.name] = al
 	w.order = append(w.order, al)
-	return al, nil
-}
-
-func (w *Writer) flushAgent(al *agentLog) error {
-	if al.rows == 0 {
-		return nil
-	}
-	// The trials' rows first, so that a batch on disk has its trial's info there too.
-	if err := w.flushTables(); err != nil {
-		return err
-	}
-	return w.fail(al.flush())
-}
-
-func (w *Writer) flushTables() error {
-	for _, t := range w.tables {
-		if err := w.fail(t.flush()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (w *Writer) maybeFlushTable(i int) error {
-	if t := w.tables[i]; t.rows >= w.cfg.batchRows {
-		return w.fail(t.flush())
-	}
-	return nil
+	return al
 }
 
 func (w *Writer) episode(id string, ep *runners.EpisodeEvent) error {
-	w.tables[sideEpisodes].episodeRow(id, w.trial(id), ep)
-	return w.maybeFlushTable(sideEpisodes)
+	t := w.tables[sideEpisodes]
+	t.episodeRow(id, w.trial(id), ep)
+	t.handOverIfFull()
+	return nil
 }
 
 func (w *Writer) reward(id string, r *runners.RetroReward) error {
-	w.tables[sideRewards].rewardRow(id, r)
-	return w.maybeFlushTable(sideRewards)
+	t := w.tables[sideRewards]
+	t.rewardRow(id, r)
+	t.handOverIfFull()
+	return nil
 }
 
 // Locked wraps a Writer for concurrent use: a runners.Controller's trials, which run
@@ -364,83 +382,45 @@ func (l *Locked) Close() error {
 	return l.w.Close()
 }
 
-// agentLog buffers the steps of one agent and writes them to its partition.
+// agentLog buffers the steps of one agent and hands them to the flusher, which
+// writes them to the agent's partition.
 type agentLog struct {
 	w      *Writer
 	sh     *shape
-	dir    string
 	fields []arrow.Field
-	part   *partWriter
-	opener *trialLog // the trial of the first row of the open part
-	rows   int
+	out    *output
+
+	// cols holds the rows being buffered, nil until the first row after a hand-over;
+	// free holds the column sets the flusher is done with, and sets counts those
+	// made (two at most).
+	cols *stepColumns
+	free chan batch
+	sets int
+
+	// seq counts the batches handed over, and raw[seq%2] is the size of batch seq
+	// in memory. newPart says that the next batch begins a part, of which parts is
+	// then the number; opener is the trial of the part's first row; began is the
+	// number of the part's first batch.
+	seq     int
+	raw     [2]int64
+	newPart bool
+	parts   int
+	began   int
+	opener  *trialLog
 
 	trialD, agentD, parentD, srcD *strDict
-
-	trial, agentID, parentID *array.Int32Builder
-	episode, index, span     *array.Int32Builder
-	tick                     *array.Int64Builder
-	start, acting            *array.BooleanBuilder
-	term, trunc              *array.BooleanBuilder
-	obs                      *array.FixedSizeListBuilder
-	obsV                     *array.Float32Builder
-	actInt                   *array.Int64Builder // Discrete
-	act                      *array.FixedSizeListBuilder
-	actF                     *array.Float32Builder // Box
-	actI                     *array.Int64Builder   // MultiDiscrete, MultiBinary
-	mask                     *array.FixedSizeListBuilder
-	maskV                    *array.BooleanBuilder
-	reward                   *array.Float32Builder
-	srcOff, srcIdx           *array.Int32Builder
-	srcVal                   *array.Float32Builder
-	nsrc                     int32
-	msgs                     *array.ListBuilder
-	msg                      *array.StructBuilder
-	msgFrom, msgTo           *array.StringBuilder
-	msgPay                   *array.BinaryBuilder
-	msgSent                  *array.Int64Builder
-
-	cols []arrow.Array
+	// lastTrial is the trial of the latest row and lastTrialID its index in trialD:
+	// a batch holds long runs of one trial.
+	lastTrial   *trialLog
+	lastTrialID int32
 }
 
 func newAgentLog(w *Writer, sh *shape) *agentLog {
-	mem := w.cfg.mem
-	al := &agentLog{
-		w: w, sh: sh, dir: tableDir(TableSteps, sh.name), fields: sh.fields(),
+	return &agentLog{
+		w: w, sh: sh, fields: sh.fields(), out: newOutput(tableDir(TableSteps, sh.name), true, nil),
+		free: make(chan batch, 2), newPart: true,
 		trialD: newStrDict(), agentD: newStrDict(), parentD: newStrDict(), srcD: newStrDict(),
-		trial: array.NewInt32Builder(mem), agentID: array.NewInt32Builder(mem), parentID: array.NewInt32Builder(mem),
-		episode: array.NewInt32Builder(mem), index: array.NewInt32Builder(mem), span: array.NewInt32Builder(mem),
-		tick:  array.NewInt64Builder(mem),
-		start: array.NewBooleanBuilder(mem), acting: array.NewBooleanBuilder(mem),
-		term: array.NewBooleanBuilder(mem), trunc: array.NewBooleanBuilder(mem),
-		obs:    array.NewFixedSizeListBuilder(mem, int32(sh.obsDim), arrow.PrimitiveTypes.Float32),
-		reward: array.NewFloat32Builder(mem),
-		srcOff: array.NewInt32Builder(mem), srcIdx: array.NewInt32Builder(mem), srcVal: array.NewFloat32Builder(mem),
-		msgs: array.NewListBuilder(mem, messageType),
 	}
-	al.obsV = al.obs.ValueBuilder().(*array.Float32Builder)
-	switch at := sh.actType.(type) {
-	case *arrow.FixedSizeListType:
-		al.act = array.NewFixedSizeListBuilder(mem, at.Len(), at.Elem())
-		switch vb := al.act.ValueBuilder().(type) {
-		case *array.Float32Builder:
-			al.actF = vb
-		case *array.Int64Builder:
-			al.actI = vb
-		}
-	default:
-		al.actInt = array.NewInt64Builder(mem)
-	}
-	if sh.maskLen > 0 {
-		al.mask = array.NewFixedSizeListBuilder(mem, int32(sh.maskLen), arrow.FixedWidthTypes.Boolean)
-		al.maskV = al.mask.ValueBuilder().(*array.BooleanBuilder)
-	}
-	al.msg = al.msgs.ValueBuilder().(*array.StructBuilder)
-	al.msgFrom = al.msg.FieldBuilder(0).(*array.StringBuilder)
-	al.msgTo = al.msg.FieldBuilder(1).(*array.StringBuilder)
-	al.msgPay = al.msg.FieldBuilder(2).(*array.BinaryBuilder)
-	al.msgSent = al.msg.FieldBuilder(3).(*array.Int64Builder)
-	al.cols = make([]arrow.Array, 0, len(al.fields))
-	return al
 }
 
 // check reports what keeps s from fitting the agent's columns.
@@ -456,9 +436,9 @@ func (al *agentLog) check(s *runners.StepEvent) error {
 		return nil
 	}
 	switch {
-	case al.actF != nil && len(s.Action.Floats) != sh.actDim:
+	case sh.actFloats && len(s.Action.Floats) != sh.actDim:
 		return fmt.Errorf("%w: agent %s: action of %d floats; its space has %d", ErrEvent, s.AgentID, len(s.Action.Floats), sh.actDim)
-	case al.actI != nil && len(s.Action.Ints) != sh.actDim:
+	case sh.actInts && len(s.Action.Ints) != sh.actDim:
 		return fmt.Errorf("%w: agent %s: action of %d ints; its space has %d", ErrEvent, s.AgentID, len(s.Action.Ints), sh.actDim)
 	}
 	return nil
@@ -466,229 +446,129 @@ func (al *agentLog) check(s *runners.StepEvent) error {
 
 // append adds s, of trial t, to the rows. check(s) must have passed.
 func (al *agentLog) append(t *trialLog, s *runners.StepEvent) {
+	if al.cols == nil {
+		al.cols = al.columns()
+		al.endFullPart()
+	}
 	if al.opener == nil {
 		al.opener = t
 	}
-	if al.rows == 0 {
-		al.reserve(al.w.cfg.batchRows)
+	if t != al.lastTrial {
+		al.lastTrial, al.lastTrialID = t, al.trialD.id(t.id)
 	}
-	al.trial.Append(al.trialD.id(t.id))
-	al.episode.Append(int32(s.Episode))
-	al.tick.Append(int64(s.Tick))
-	al.index.Append(int32(s.Index))
-	al.agentID.Append(al.agentD.id(s.AgentID))
-	if s.ParentID == "" {
-		al.parentID.AppendNull()
-	} else {
-		al.parentID.Append(al.parentD.id(s.ParentID))
+	id := ids{trial: al.lastTrialID, agent: al.agentD.id(s.AgentID), parent: -1}
+	if s.ParentID != "" {
+		id.parent = al.parentD.id(s.ParentID)
 	}
-	al.start.Append(s.Start)
-	al.acting.Append(s.Acting)
-	al.obs.Append(true)
-	al.obsV.AppendValues(s.Obs, nil)
-	switch {
-	case al.actInt != nil:
-		if s.Start {
-			al.actInt.AppendNull()
-		} else {
-			al.actInt.Append(s.Action.Int)
-		}
-	case s.Start:
-		al.act.AppendNull()
-	case al.actF != nil:
-		al.act.Append(true)
-		al.actF.AppendValues(s.Action.Floats, nil)
-	default:
-		al.act.Append(true)
-		al.actI.AppendValues(s.Action.Ints, nil)
-	}
-	if al.mask != nil {
-		if s.Mask == nil {
-			al.mask.AppendNull()
-		} else {
-			al.mask.Append(true)
-			al.maskV.AppendValues(s.Mask, nil)
-		}
-	}
-	al.reward.Append(float32(s.Reward))
-	al.srcOff.Append(al.nsrc)
-	for _, src := range s.Sources {
-		al.srcIdx.Append(al.srcD.id(src.Source))
-		al.srcVal.Append(float32(src.Value))
-		al.nsrc++
-	}
-	al.term.Append(s.Terminated)
-	al.trunc.Append(s.Truncated)
-	al.span.Append(int32(s.SpanTicks))
-	al.msgs.Append(true)
-	for i := range s.Messages {
-		m := &s.Messages[i]
-		al.msg.Append(true)
-		al.msgFrom.Append(m.From)
-		al.msgTo.Append(m.To)
-		al.msgPay.Append(m.Payload)
-		al.msgSent.Append(int64(m.Sent))
-	}
-	al.rows++
+	al.cols.append(s, id, al.srcD)
 }
 
-// reserve makes room for a batch of n rows at once, rather than growing each buffer
-// by doubling as rows come.
-func (al *agentLog) reserve(n int) {
-	for _, b := range []array.Builder{al.trial, al.agentID, al.parentID, al.episode, al.index, al.span, al.tick,
-		al.start, al.acting, al.term, al.trunc, al.obs, al.reward, al.srcIdx, al.srcVal, al.msgs} {
-		b.Reserve(n)
+// columns returns an empty column set: a new one while the agent has fewer than
+// two, else the one the flusher gives back next, waiting for it if it is writing
+// both.
+func (al *agentLog) columns() *stepColumns {
+	if al.sets < 2 {
+		select {
+		case b := <-al.free:
+			return b.(*stepColumns)
+		default:
+		}
+		al.sets++
+		return newStepColumns(al.w.cfg.mem, al.sh, al.w.cfg.batchRows)
 	}
-	al.srcOff.Reserve(n + 1)
-	al.obsV.Reserve(n * al.sh.obsDim)
-	switch {
-	case al.actInt != nil:
-		al.actInt.Reserve(n)
-	case al.actF != nil:
-		al.act.Reserve(n)
-		al.actF.Reserve(n * al.sh.actDim)
-	default:
-		al.act.Reserve(n)
-		al.actI.Reserve(n * al.sh.actDim)
-	}
-	if al.mask != nil {
-		al.mask.Reserve(n)
-		al.maskV.Reserve(n * al.sh.maskLen)
-	}
+	return (<-al.free).(*stepColumns)
 }
 
-// flush writes the rows as one batch, opening a part if none is open and finishing
-// it once it is full.
-func (al *agentLog) flush() error {
-	if al.rows == 0 {
-		return nil
+// handOver hands the rows buffered to the flusher as one batch, the trials table's
+// rows before them (so that a batch on disk has its trial's info there too), and
+// decides whether the next batch begins a new part.
+func (al *agentLog) handOver() {
+	c := al.cols
+	if c == nil || c.n == 0 {
+		return
 	}
-	w := al.w
-	if al.part == nil {
-		md := al.sh.metadata(w.ds.base, al.opener)
+	al.w.handOverTables()
+	c.dicts = dicts{trial: al.trialD.array(), agent: al.agentD.array(), parent: al.parentD.array(), source: al.srcD.array()}
+	j := job{out: al.out, b: c, seq: al.seq, free: al.free}
+	if al.newPart {
+		md := al.sh.metadata(al.w.ds.base, al.opener)
 		md = withKey(md, MetaTable, TableSteps)
-		p, err := w.ds.createPart(al.dir, arrow.NewSchema(al.fields, &md))
-		if err != nil {
-			return err
+		j.schema = arrow.NewSchema(al.fields, &md)
+		al.newPart = false
+		al.parts++
+		al.began = al.seq
+	}
+	al.raw[al.seq%2] = c.size()
+	al.cols = nil
+	al.seq++
+	al.w.fl.send(j)
+	if al.w.waitEach {
+		_ = al.w.fl.sync() // its error comes with the next call
+	}
+	// The next batch's rows take their dictionary indices afresh, in a new part,
+	// once a dictionary is full.
+	if al.dictLen() >= MaxPartDictValues {
+		al.beginPart()
+	}
+}
+
+// endFullPart begins a new part with the next batch if the open one is full once the
+// batch handed over last is written. The flusher may still be writing that batch:
+// its size on disk is estimated from its size in memory, at the ratio of the batch
+// before it, which the flusher has written once the column set for the next batch
+// is free. So where parts end depends on the rows alone, not on how far the flusher
+// got.
+func (al *agentLog) endFullPart() {
+	last := al.seq - 1
+	if al.newPart || last < 0 {
+		return
+	}
+	if last == 0 {
+		// The table's first batch: no ratio to estimate by yet. Wait for it, once.
+		_ = al.w.fl.sync() // its error comes with the next call
+		if wr, ok := al.out.afterBatch(0); ok && wr.bytes >= al.w.cfg.maxPart {
+			al.beginPart()
 		}
-		al.part = p
+		return
 	}
-	rec := al.build(al.part.schema)
-	n := rec.NumRows()
-	err := al.part.writeBatch(rec)
-	rec.Release()
-	if err != nil {
-		return err
+	prev, ok := al.out.afterBatch(last - 1)
+	if !ok {
+		return // not written: the flusher failed
 	}
-	w.ds.count(n, al.part)
-	if al.part.size() >= w.cfg.maxPart {
-		return al.finishPart()
+	ratio := float64(prev.added) / float64(max(al.raw[(last-1)%2], 1))
+	size := int64(ratio * float64(al.raw[last%2]))
+	if al.began < last {
+		size += prev.bytes // the batch before it is in the part too
 	}
-	return nil
+	if size >= al.w.cfg.maxPart {
+		al.beginPart()
+	}
 }
 
-func (al *agentLog) finishPart() error {
-	err := al.part.finish()
-	al.part, al.opener = nil, nil
-	al.trialD.reset()
-	al.agentD.reset()
-	al.parentD.reset()
-	al.srcD.reset()
-	return err
+// beginPart makes the next batch begin a new part, with new dictionaries.
+func (al *agentLog) beginPart() {
+	al.newPart, al.opener, al.lastTrial = true, nil, nil
+	for _, d := range []*strDict{al.trialD, al.agentD, al.parentD, al.srcD} {
+		d.reset()
+	}
 }
 
-// build turns the buffered rows into a record batch of schema and empties the
-// builders.
-func (al *agentLog) build(schema *arrow.Schema) arrow.RecordBatch {
-	n := al.rows
-	cols := al.cols[:0]
-	cols = append(cols,
-		dictArray(al.trial, al.trialD),
-		al.episode.NewArray(),
-		al.tick.NewArray(),
-		al.index.NewArray(),
-		dictArray(al.agentID, al.agentD),
-		dictArray(al.parentID, al.parentD),
-		al.start.NewArray(),
-		al.acting.NewArray(),
-		al.obs.NewArray(),
-	)
-	if al.actInt != nil {
-		cols = append(cols, al.actInt.NewArray())
-	} else {
-		cols = append(cols, al.act.NewArray())
-	}
-	if al.mask != nil {
-		cols = append(cols, al.mask.NewArray())
-	}
-	cols = append(cols, al.reward.NewArray(), al.sources(n), al.term.NewArray(), al.trunc.NewArray(), al.span.NewArray(), al.msgs.NewArray())
-	rec := array.NewRecordBatch(schema, cols, int64(n))
-	for i, c := range cols {
-		c.Release()
-		cols[i] = nil
-	}
-	al.cols = cols[:0]
-	al.rows = 0
-	return rec
+// dictLen is the number of values of the part's largest dictionary.
+func (al *agentLog) dictLen() int {
+	return max(al.trialD.len(), al.agentD.len(), al.parentD.len(), al.srcD.len())
 }
 
-// sources builds the reward_sources column of n rows.
-func (al *agentLog) sources(n int) arrow.Array {
-	al.srcOff.Append(al.nsrc)
-	off := al.srcOff.NewArray()
-	src := dictArray(al.srcIdx, al.srcD)
-	val := al.srcVal.NewArray()
-	st := array.NewData(sourceType, int(al.nsrc), []*memory.Buffer{nil}, []arrow.ArrayData{src.Data(), val.Data()}, 0, 0)
-	ld := array.NewData(sourcesType, n, []*memory.Buffer{nil, off.Data().Buffers()[1]}, []arrow.ArrayData{st}, 0, 0)
-	list := array.NewListData(ld)
-	for _, r := range []interface{ Release() }{off, src, val, st, ld} {
-		r.Release()
+// retire ends the agent's log: the flusher finishes its part and gives its column
+// sets back to the allocator. Its rows must have been handed over.
+func (al *agentLog) retire() {
+	if al.cols != nil {
+		al.free <- al.cols // empty, or the rows of a writer that failed
+		al.cols = nil
 	}
-	al.nsrc = 0
-	return list
-}
-
-// dictArray returns the dictionary array of the indices built so far over d.
-func dictArray(idx *array.Int32Builder, d *strDict) arrow.Array {
-	ind := idx.NewArray()
-	dict := d.array()
-	a := array.NewDictionaryArray(dictString, ind, dict)
-	ind.Release()
-	dict.Release()
-	return a
-}
-
-// close writes the rows left, finishes the part and releases the builders; with
-// bad, it leaves the part as it is.
-func (al *agentLog) close(bad bool) error {
-	var err error
-	if !bad {
-		err = al.flush()
-	}
-	if al.part != nil {
-		if bad || err != nil {
-			al.part.abandon()
-			al.part = nil
-		} else {
-			err = al.finishPart()
-		}
-	}
-	for _, b := range []array.Builder{al.trial, al.agentID, al.parentID, al.episode, al.index, al.span, al.tick,
-		al.start, al.acting, al.term, al.trunc, al.obs, al.reward, al.srcOff, al.srcIdx, al.srcVal, al.msgs} {
-		b.Release()
-	}
-	if al.actInt != nil {
-		al.actInt.Release()
-	} else {
-		al.act.Release()
-	}
-	if al.mask != nil {
-		al.mask.Release()
-	}
+	al.w.fl.send(job{out: al.out, free: al.free, finish: true, retire: true})
 	for _, d := range []*strDict{al.trialD, al.agentD, al.parentD, al.srcD} {
 		d.release()
 	}
-	return err
 }
 
 func withKey(md arrow.Metadata, k, v string) arrow.Metadata {
@@ -696,142 +576,129 @@ func withKey(md arrow.Metadata, k, v string) arrow.Metadata {
 	return arrow.NewMetadata(keys, vals)
 }
 
-// sideTable buffers the rows of the trials, episodes or rewards table.
+// sideTable buffers the rows of the trials, episodes or rewards table and hands
+// them to the flusher.
 type sideTable struct {
 	w      *Writer
-	name   string
-	schema *arrow.Schema
-	b      *array.RecordBuilder
-	rows   int
-	part   *partWriter
+	fields []arrow.Field
+	out    *output
+	cur    *sideBatch // nil until the first row after a hand-over
+	free   chan batch
+	sets   int
 }
 
 func newSideTable(w *Writer, name string, fields []arrow.Field) *sideTable {
 	md := arrow.MetadataFrom(w.ds.base)
 	md = withKey(md, MetaTable, name)
-	schema := arrow.NewSchema(fields, &md)
-	return &sideTable{w: w, name: name, schema: schema, b: array.NewRecordBuilder(w.cfg.mem, schema)}
+	return &sideTable{w: w, fields: fields, free: make(chan batch, 2),
+		out: newOutput(tableDir(name, ""), false, arrow.NewSchema(fields, &md))}
 }
 
-func (t *sideTable) flush() error {
-	if t.rows == 0 {
-		return nil
-	}
-	if t.part == nil {
-		p, err := t.w.ds.createPart(tableDir(t.name, ""), t.schema)
-		if err != nil {
-			return err
-		}
-		t.part = p
-	}
-	rec := t.b.NewRecordBatch()
-	t.rows = 0
-	err := t.part.writeBatch(rec)
-	rec.Release()
-	if err != nil {
-		return err
-	}
-	t.w.ds.count(0, t.part)
-	if t.part.size() >= t.w.cfg.maxPart {
-		err = t.part.finish()
-		t.part = nil
-	}
-	return err
-}
-
-func (t *sideTable) close(bad bool) error {
-	var err error
-	if !bad {
-		err = t.flush()
-	}
-	if t.part != nil {
-		if bad || err != nil {
-			t.part.abandon()
+// batch returns the batch that takes the next row.
+func (t *sideTable) batch() *sideBatch {
+	if t.cur == nil {
+		if t.sets < 2 {
+			select {
+			case b := <-t.free:
+				t.cur = b.(*sideBatch)
+			default:
+				t.sets++
+				t.cur = newSideBatch(t.w.cfg.mem, t.fields)
+			}
 		} else {
-			err = t.part.finish()
+			t.cur = (<-t.free).(*sideBatch)
 		}
-		t.part = nil
 	}
-	t.b.Release()
-	return err
+	return t.cur
 }
 
-func appendString(b array.Builder, s string, null bool) {
-	if null {
-		b.AppendNull()
+// handOver hands the rows buffered to the flusher.
+func (t *sideTable) handOver() {
+	if t.cur == nil || t.cur.n == 0 {
 		return
 	}
-	b.(*array.StringBuilder).Append(s)
+	t.w.fl.send(job{out: t.out, b: t.cur, free: t.free})
+	t.cur = nil
 }
 
-// trialRow adds a row of trial id, described by t (nil when unknown), to the
+func (t *sideTable) handOverIfFull() {
+	if t.cur != nil && t.cur.n >= t.w.cfg.batchRows {
+		t.handOver()
+	}
+}
+
+// retire ends the table: the flusher finishes its part and gives its column sets
+// back to the allocator. Its rows must have been handed over.
+func (t *sideTable) retire() {
+	if t.cur != nil {
+		t.free <- t.cur
+		t.cur = nil
+	}
+	t.w.fl.send(job{out: t.out, free: t.free, finish: true, retire: true})
+}
+
+// trialRow adds a row of trial id, described by tl (nil when unknown), to the
 // trials table.
 func (t *sideTable) trialRow(id string, tl *trialLog, state runners.State, err error) {
-	b := t.b
-	b.Field(trialID).(*array.StringBuilder).Append(id)
+	b := t.batch()
+	b.str(trialID).add(id, false)
 	if tl == nil || tl.info == nil {
 		for _, c := range []int{trialIndex, trialEnv, trialConfig, trialSeed, trialEpisodes, trialMaxTicks, trialAgents, trialPolicies, trialDefinesSuccess} {
-			b.Field(c).AppendNull()
+			b.cols[c].addNull()
 		}
 	} else {
 		in := tl.info
-		b.Field(trialIndex).(*array.Int64Builder).Append(int64(in.Index))
-		appendString(b.Field(trialEnv), in.Env, false)
+		b.i64(trialIndex).add(int64(in.Index), false)
+		b.str(trialEnv).add(in.Env, false)
 		cfg := bytes.TrimSpace(in.Config)
-		appendString(b.Field(trialConfig), string(cfg), len(cfg) == 0)
-		b.Field(trialSeed).(*array.Uint64Builder).Append(in.Seed)
-		b.Field(trialEpisodes).(*array.Int64Builder).Append(int64(in.Episodes))
-		b.Field(trialMaxTicks).(*array.Int64Builder).Append(int64(in.MaxTicks))
-		appendString(b.Field(trialAgents), tl.agentsJS, false)
-		appendString(b.Field(trialPolicies), tl.policyJS, false)
-		b.Field(trialDefinesSuccess).(*array.BooleanBuilder).Append(in.DefinesSuccess)
+		b.str(trialConfig).add(unsafe.String(unsafe.SliceData(cfg), len(cfg)), len(cfg) == 0)
+		b.u64(trialSeed).add(in.Seed, false)
+		b.i64(trialEpisodes).add(int64(in.Episodes), false)
+		b.i64(trialMaxTicks).add(int64(in.MaxTicks), false)
+		b.str(trialAgents).add(tl.agentsJS, false)
+		b.str(trialPolicies).add(tl.policyJS, false)
+		b.boolean(trialDefinesSuccess).add(in.DefinesSuccess, false)
 	}
-	b.Field(trialState).(*array.StringBuilder).Append(state.String())
+	b.str(trialState).add(state.String(), false)
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
-	appendString(b.Field(trialError), msg, err == nil)
-	t.rows++
+	b.str(trialError).add(msg, err == nil)
+	b.n++
 }
 
 func (t *sideTable) episodeRow(id string, tl *trialLog, ep *runners.EpisodeEvent) {
-	b := t.b
-	b.Field(epTrial).(*array.StringBuilder).Append(id)
-	b.Field(epEpisode).(*array.Int32Builder).Append(int32(ep.Episode))
-	b.Field(epSeed).(*array.Uint64Builder).Append(ep.Seed)
-	b.Field(epTicks).(*array.Int64Builder).Append(int64(ep.Ticks))
-	b.Field(epTruncated).(*array.BooleanBuilder).Append(ep.Truncated)
-	if tl != nil && tl.info != nil && tl.info.DefinesSuccess {
-		b.Field(epSuccess).(*array.BooleanBuilder).Append(ep.Success)
-	} else {
-		b.Field(epSuccess).AppendNull()
-	}
-	lb := b.Field(epReturns).(*array.ListBuilder)
-	sb := lb.ValueBuilder().(*array.StructBuilder)
-	lb.Append(true)
+	b := t.batch()
+	b.str(epTrial).add(id, false)
+	b.i32(epEpisode).add(int32(ep.Episode), false)
+	b.u64(epSeed).add(ep.Seed, false)
+	b.i64(epTicks).add(int64(ep.Ticks), false)
+	b.boolean(epTruncated).add(ep.Truncated, false)
+	defines := tl != nil && tl.info != nil && tl.info.DefinesSuccess
+	b.boolean(epSuccess).add(ep.Success, !defines)
+	rc := b.returns(epReturns)
 	for i, r := range ep.Returns {
-		name := fmt.Sprintf("agent_%d", i)
-		if tl != nil && tl.info != nil && i < len(tl.info.Agents) {
-			name = tl.info.Agents[i].Name
+		if tl != nil && i < len(tl.agents) {
+			rc.push(tl.agents[i].name, r)
+		} else {
+			rc.push(fmt.Sprintf("agent_%d", i), r)
 		}
-		sb.Append(true)
-		sb.FieldBuilder(0).(*array.StringBuilder).Append(name)
-		sb.FieldBuilder(1).(*array.Float64Builder).Append(r)
 	}
-	t.rows++
+	rc.end()
+	b.n++
 }
 
 func (t *sideTable) rewardRow(id string, r *runners.RetroReward) {
-	b := t.b
-	b.Field(rwTrial).(*array.StringBuilder).Append(id)
-	b.Field(rwEpisode).(*array.Int32Builder).Append(int32(r.Episode))
-	b.Field(rwTick).(*array.Int64Builder).Append(int64(r.Tick))
-	b.Field(rwAgent).(*array.StringBuilder).Append(r.Agent)
-	b.Field(rwAgentID).(*array.StringBuilder).Append(r.AgentID)
-	b.Field(rwSource).(*array.StringBuilder).Append(r.Source)
-	b.Field(rwValue).(*array.Float32Builder).Append(float32(r.Value))
-	b.Field(rwArrivedEpisode).(*array.Int32Builder).Append(int32(r.ArrivedEpisode))
-	b.Field(rwArrivedTick).(*array.Int64Builder).Append(int64(r.ArrivedTick))
-	t.rows++
+	b := t.batch()
+	b.str(rwTrial).add(id, false)
+	b.i32(rwEpisode).add(int32(r.Episode), false)
+	b.i64(rwTick).add(int64(r.Tick), false)
+	b.str(rwAgent).add(r.Agent, false)
+	b.str(rwAgentID).add(r.AgentID, false)
+	b.str(rwSource).add(r.Source, false)
+	b.f32(rwValue).add(float32(r.Value), false)
+	b.i32(rwArrivedEpisode).add(int32(r.ArrivedEpisode), false)
+	b.i64(rwArrivedTick).add(int64(r.ArrivedTick), false)
+	b.n++
 }

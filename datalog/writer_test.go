@@ -438,8 +438,10 @@ func TestLockedController(t *testing.T) {
 	}
 }
 
-// A write error sticks, and Close leaves the part without its footer.
+// A write error is returned by the calls that follow it and sticks, and Close leaves
+// the part without its footer.
 func TestWriterFailure(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	ds, err := datalog.NewDataset(dir, datalog.WithBatchRows(1))
 	require.NoError(t, err)
@@ -450,9 +452,14 @@ func TestWriterFailure(t *testing.T) {
 	require.NoError(t, s.row(w, "t-0"))
 	// Make the agent's next part impossible to create: its folder is a file.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent=child"), nil, 0o644))
-	err = s.row(w, "t-0")
+	// The child's batch is handed over; writing it fails behind the writer's back,
+	// and Flush, which waits for the writing, reports it.
+	require.NoError(t, s.row(w, "t-0"))
+	err = w.Flush()
 	require.Error(t, err)
+	assert.ErrorContains(t, err, "agent=child")
 	assert.Equal(t, err, s.row(w, "t-0"), "the error sticks")
+	assert.Equal(t, err, w.Flush())
 	assert.ErrorIs(t, w.Close(), err)
 	assert.NoError(t, w.Close())
 	assert.True(t, errors.Is(w.Handle(context.Background(), &s.ev), datalog.ErrClosed))

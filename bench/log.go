@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/runners"
+)
+
+// The logging cases measure what an Arrow activity log costs a campaign. LogMaze/off
+// runs the campaign of CampaignMaze/runner (one-episode trials of the reference maze
+// on CampaignWorkers workers, oracle strategy and random motion) without a sink;
+// LogMaze/on, LogMaze/lz4 and LogMaze/zstd run the same trials with every step
+// logged, the campaign's workers each writing into a datalog.Dataset of its own in a
+// temporary directory, and are compared with LogMaze/off, so that their ratio is the
+// share of the campaign's throughput that logging leaves. LogMaze/on writes
+// uncompressed batches (the default of datalog and of baton run --log), LogMaze/lz4
+// and LogMaze/zstd compress them.
+//
+// LogWriter/maze measures the writer alone: it feeds one datalog.Writer the recorded
+// events of maze trials, and one iteration is one logged row.
+//
+// The LogMaze cases report trials/s and steps/s, LogWriter/maze rows/s; the cases
+// that log also report rows/s, MB/s (the bytes of the parts over the elapsed time) and
+// allocs/row (every allocation of the benchmark, the campaign's own included, over
+// the rows logged). The LogMaze cases report cpu-us/trial too, the CPU time the
+// process used per trial (every goroutine, the kernel's time in its system calls
+// included; on Linux): on a machine that other work shares, the ratio of those is
+// the cost of logging when the ratio of throughputs is noisy.
+
+// logCases are the logging cases of the suite.
+func logCases() []Case {
+	return []Case{
+		{Name: "LogMaze/on", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.Uncompressed)},
+		{Name: "LogMaze/lz4", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.LZ4)},
+		{Name: "LogMaze/zstd", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.ZSTD)},
+		{Name: "LogMaze/off", Unit: "trial", Run: withCPU(campaignMaze)},
+		{Name: "LogWriter/maze", Unit: "row", Run: logWriter},
+	}
+}
+
+// mazeRegistry returns a registry with the maze registered.
+func mazeRegistry() (*runners.Registry, error) {
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// logMaze runs b.N trials of the campaign of campaignMaze with every step logged into a
+// dataset written with compression c.
+func logMaze(c datalog.Compression) func(b *testing.B) {
+	return func(b *testing.B) {
+		reg, err := mazeRegistry()
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir := filepath.Join(b.TempDir(), "log")
+		ds, err := datalog.NewDataset(dir, datalog.WithCompression(c))
+		if err != nil {
+			b.Fatal(err)
+		}
+		camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1},
+			runners.WithTrials(max(b.N, 1)), runners.WithWorkers(CampaignWorkers),
+			runners.WithWorkerSinks(ds.WorkerSinks()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		cpu0, cpuOK := processCPU()
+		b.ResetTimer()
+		sum, err := camp.Run(context.Background())
+		if cerr := ds.Close(); err == nil {
+			err = cerr
+		}
+		b.StopTimer()
+		cpu1, _ := processCPU()
+		runtime.ReadMemStats(&ms1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.Failed > 0 {
+			b.Fatalf("%d trials failed: %v", sum.Failed, sum.Failures)
+		}
+		reportTrials(b, sum.EnvSteps)
+		if cpuOK {
+			reportCPU(b, cpu1-cpu0)
+		}
+		st := ds.Stats()
+		reportLog(b, st, ms1.Mallocs-ms0.Mallocs)
+		// Free the disk now rather than after every round of the benchmark.
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// withCPU adds the cpu-us/trial metric to a benchmark of trials.
+func withCPU(run func(b *testing.B)) func(b *testing.B) {
+	return func(b *testing.B) {
+		cpu0, ok := processCPU()
+		run(b)
+		if cpu1, _ := processCPU(); ok {
+			reportCPU(b, cpu1-cpu0)
+		}
+	}
+}
+
+func reportCPU(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(float64(cpu.Microseconds())/float64(max(b.N, 1)), "cpu-us/trial")
+}
+
+// processCPU returns the CPU time the process has used so far, in user and in system
+// mode, as Linux's /proc/self/stat counts it (in ticks of 10 ms); ok is false where
+// that cannot be read.
+func processCPU() (cpu time.Duration, ok bool) {
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command's name, in parentheses, may hold spaces: count the fields after it.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	const utime, stime = 11, 12 // fields 14 and 15 of proc(5), after pid and comm
+	if len(f) <= stime {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[utime], 10, 64)
+	s, err2 := strconv.ParseInt(f[stime], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(u+s) * tick, true
+}
+
+// reportLog reports rows/s, MB/s and allocs/row of a log written in b's elapsed time
+// with mallocs allocations.
+func reportLog(b *testing.B, st datalog.Stats, mallocs uint64) {
+	if st.Rows == 0 {
+		b.Fatal("no row logged")
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(st.Rows)/sec, "rows/s")
+	b.ReportMetric(float64(st.Bytes)/sec/1e6, "MB/s")
+	b.ReportMetric(float64(mallocs)/float64(st.Rows), "allocs/row")
+}
+
+// logWriterTrials is how many maze trials LogWriter/maze records and feeds, in a
+// loop, to the writer.
+const logWriterTrials = 64
+
+// recordMaze returns the events of trials maze trials (the campaign of campaignMaze),
+// each a copy the caller owns.
+func recordMaze(trials int) ([]*runners.Event, error) {
+	reg, err := mazeRegistry()
+	if err != nil {
+		return nil, err
+	}
+	var events []*runners.Event
+	rec := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+		events = append(events, e.Clone())
+		return nil
+	})
+	camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1},
+		runners.WithTrials(trials), runners.WithWorkers(1), runners.WithSinks(rec))
+	if err != nil {
+		return nil, err
+	}
+	sum, err := camp.Run(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if sum.Ended != trials {
+		return nil, fmt.Errorf("bench: %d of %d recorded maze trials ended", sum.Ended, trials)
+	}
+	return events, nil
+}
+
+// logWriter feeds one writer the recorded events of maze trials, over and over, until
+// it has logged b.N rows. One iteration is one row.
+func logWriter(b *testing.B) {
+	events, err := recordMaze(logWriterTrials)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(b.TempDir(), "log")
+	ds, err := datalog.NewDataset(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := ds.NewWriter()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	for i, k := 0, 0; i < b.N; k++ {
+		if k == len(events) {
+			k = 0
+		}
+		e := events[k]
+		if err := w.Handle(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+		if e.Kind == runners.KindStep {
+			i++
+		}
+	}
+	err = w.Close()
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ds.Close(); err != nil {
+		b.Fatal(err)
+	}
+	reportLog(b, ds.Stats(), ms1.Mallocs-ms0.Mallocs)
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+}
