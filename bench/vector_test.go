@@ -18,7 +18,7 @@ package bench_test
 // passes them as agent.RawAction values (BatchPolicy and Step). The maze's policies
 // are per-copy agent.Random policies over the masks (vector.RandomPerCopy).
 //
-// Targets (issue 3): 0 allocs per tick; VectorCartPole/N=1024/sync at 75% or more of
+// Targets: 0 allocs per tick; VectorCartPole/N=1024/sync at 75% or more of
 // the baseline's steps/s; workers=2 at 1.8 times sync or more for N >= 256.
 
 import (
