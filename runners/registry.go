@@ -1,6 +1,8 @@
 package runners
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -359,3 +361,23 @@ func (e *NameError) Error() string {
 
 // Unwrap returns Kind.
 func (e *NameError) Unwrap() error { return e.Kind }
+
+// DecodeConfig reads an environment's JSON configuration into v strictly: unknown
+// fields and data after the JSON value are errors; empty or blank input leaves v as it
+// is (usually the zero configuration). The registered environments' Open functions
+// read --env-config with it, so every environment takes its configuration the same
+// way.
+func DecodeConfig(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}

@@ -125,3 +125,36 @@ func TestRegisterErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a", got.Agents[0].Name)
 }
+
+func TestDecodeConfig(t *testing.T) {
+	type cfg struct {
+		A int    `json:"a"`
+		B string `json:"b"`
+	}
+	for _, tc := range []struct {
+		name, in string
+		want     cfg
+		err      string
+	}{
+		{"empty", "", cfg{A: 7}, ""},
+		{"blank", " \n\t", cfg{A: 7}, ""},
+		{"fields", `{"a": 1, "b": "x"}`, cfg{A: 1, B: "x"}, ""},
+		{"some fields", `{"b": "y"}`, cfg{A: 7, B: "y"}, ""},
+		{"unknown field", `{"c": 1}`, cfg{A: 7}, `unknown field "c"`},
+		{"wrong type", `{"a": "1"}`, cfg{A: 7}, "cannot unmarshal string"},
+		{"trailing data", `{"a": 1} {"a": 2}`, cfg{A: 1}, "trailing data after the JSON object"},
+		{"not JSON", `a: 1`, cfg{A: 7}, "invalid character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cfg{A: 7}
+			err := runners.DecodeConfig([]byte(tc.in), &got)
+			if tc.err == "" {
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, got)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+		})
+	}
+}

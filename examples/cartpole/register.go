@@ -1,9 +1,7 @@
 package cartpole
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
@@ -70,15 +68,8 @@ type factory struct{ cfg Config }
 
 func openFactory(config []byte) (runners.Factory, error) {
 	var cfg Config
-	if len(bytes.TrimSpace(config)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(config))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-		}
-		if dec.More() {
-			return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrConfig)
-		}
+	if err := runners.DecodeConfig(config, &cfg); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {

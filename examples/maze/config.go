@@ -2,10 +2,11 @@ package maze
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/batonrl/baton/runners"
 )
 
 // Config describes a maze environment. The zero value is the reference maze with the
@@ -70,13 +71,8 @@ func ParseConfig(data []byte) (Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := runners.DecodeConfig(data, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	if dec.More() {
-		return Config{}, fmt.Errorf("%w: trailing data after the JSON object", ErrConfig)
 	}
 	return cfg, cfg.withDefaults().validate()
 }

@@ -2,11 +2,12 @@ package webtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+
+	"github.com/batonrl/baton/runners"
 )
 
 // Config describes a web-testing environment. The zero value is the shop site with
@@ -76,13 +77,8 @@ func ParseConfig(data []byte) (Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := runners.DecodeConfig(data, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	if dec.More() {
-		return Config{}, fmt.Errorf("%w: trailing data after the JSON object", ErrConfig)
 	}
 	return cfg, cfg.withDefaults().validate()
 }
