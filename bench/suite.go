@@ -101,30 +101,37 @@ func mazeStep(cfg maze.Config) func(b *testing.B) {
 				motion = p
 			}
 		}
-		ctx := context.Background()
-		seed := uint64(0)
-		res := rt.Reset(seed)
-		b.ReportAllocs()
-		for b.Loop() {
-			rep := res.Acting()
-			p := strategy
-			if rep.Agent != maze.StrategyName {
-				p = motion
-			}
-			raw, err := p.Act(ctx, rep.Obs, rep.Mask)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if res, err = rt.Step(rep.AgentID, raw); err != nil {
-				b.Fatal(err)
-			}
-			if res.Over {
-				seed++
-				res = rt.Reset(seed)
-			}
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		runtimeLoop(b, rt, maze.StrategyName, strategy, motion)
 	}
+}
+
+// runtimeLoop is the body of the runtime's step benchmarks: it steps rt with strategy
+// (for the agent named strategyName) and motion (for the others), resetting with the
+// next seed when an episode ends. One iteration is one step.
+func runtimeLoop[S, A any](b *testing.B, rt *hrl.Runtime[S, A], strategyName string, strategy, motion agent.Policy) {
+	ctx := context.Background()
+	seed := uint64(0)
+	res := rt.Reset(seed)
+	b.ReportAllocs()
+	for b.Loop() {
+		rep := res.Acting()
+		p := strategy
+		if rep.Agent != strategyName {
+			p = motion
+		}
+		raw, err := p.Act(ctx, rep.Obs, rep.Mask)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res, err = rt.Step(rep.AgentID, raw); err != nil {
+			b.Fatal(err)
+		}
+		if res.Over {
+			seed++
+			res = rt.Reset(seed)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 }
 
 // mazeBaseline steps MazeLoop with the same policy: uniform over the valid actions,

@@ -70,29 +70,7 @@ func webtestStep(cfg webtest.Config) func(b *testing.B) {
 			b.Fatal(err)
 		}
 		strategy, motion := pols[webtest.StrategyName], pols[webtest.MotionName]
-		ctx := context.Background()
-		seed := uint64(0)
-		res := rt.Reset(seed)
-		b.ReportAllocs()
-		for b.Loop() {
-			rep := res.Acting()
-			p := strategy
-			if rep.Agent != webtest.StrategyName {
-				p = motion
-			}
-			raw, err := p.Act(ctx, rep.Obs, rep.Mask)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if res, err = rt.Step(rep.AgentID, raw); err != nil {
-				b.Fatal(err)
-			}
-			if res.Over {
-				seed++
-				res = rt.Reset(seed)
-			}
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		runtimeLoop(b, rt, webtest.StrategyName, strategy, motion)
 	}
 }
 
