@@ -70,7 +70,7 @@ func writePart(t *testing.T, n, batch int, comp Compression) ([]byte, []block) {
 	require.NoError(t, err)
 	foot, err := footerOf(data)
 	require.NoError(t, err)
-	at, err := foot.blocks(footerRecordBatches)
+	at, _, err := foot.blocks(footerRecordBatches)
 	require.NoError(t, err)
 	blocks := make([]block, len(at))
 	for i, a := range at {

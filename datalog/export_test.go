@@ -25,7 +25,7 @@ func RewritePart(path string, edit func(i int, rec arrow.RecordBatch) arrow.Reco
 			return err
 		}
 		if pw == nil {
-			if pw, err = createPart(tmp, r.schema, mem, Uncompressed, nil); err != nil {
+			if pw, err = createPart(tmp, r.schema, mem, Uncompressed, nil, nil); err != nil {
 				return err
 			}
 		}

@@ -108,7 +108,9 @@ type flusher struct {
 	pool *bufferPool
 	// bw is the buffer the parts are written through, one at a time: each batch
 	// and each part's tail leave it empty.
-	bw   *bufio.Writer
+	bw *bufio.Writer
+	// enc encodes the batches of the parts, one part at a time, as bw writes them.
+	enc  *msgEncoder
 	jobs chan job
 	done chan struct{}
 	open map[*output]struct{} // outputs with a part open; touched by the flusher only
@@ -121,7 +123,7 @@ type flusher struct {
 const flusherQueue = 32
 
 func startFlusher(ds *Dataset, pool *bufferPool) *flusher {
-	f := &flusher{ds: ds, pool: pool, bw: bufio.NewWriterSize(nil, partBuffer), jobs: make(chan job, flusherQueue), done: make(chan struct{}), open: map[*output]struct{}{}}
+	f := &flusher{ds: ds, pool: pool, bw: bufio.NewWriterSize(nil, partBuffer), enc: newMsgEncoder(ds.cfg.compression), jobs: make(chan job, flusherQueue), done: make(chan struct{}), open: map[*output]struct{}{}}
 	go f.run()
 	return f
 }
@@ -160,6 +162,7 @@ func (f *flusher) stop() error {
 
 func (f *flusher) run() {
 	defer close(f.done)
+	defer f.enc.close()
 	for j := range f.jobs {
 		f.do(j)
 	}
@@ -220,7 +223,7 @@ func (f *flusher) write(j *job) error {
 		if schema == nil {
 			return fmt.Errorf("%s: a batch of steps without the schema of its part", o.dir)
 		}
-		p, err := f.ds.createPart(o.dir, schema, f.pool, f.bw)
+		p, err := f.ds.createPart(o.dir, schema, f.pool, f.bw, f.enc)
 		if err != nil {
 			return err
 		}

@@ -54,16 +54,16 @@ type partWriter struct {
 	f      *os.File
 	bw     *bufio.Writer
 	pos    int64
-	w      *ipc.Writer
+	enc    *msgEncoder
+	dicts  []dictState // what the part holds of each dictionary
 	schema *arrow.Schema
 	mem    memory.Allocator
 	comp   Compression
 
 	counted int64 // bytes counted in the dataset's stats so far
 
-	latest block   // the latest message written
-	recs   []block // the record batches written
-	rows   int64
+	recs []block // the record batches written
+	rows int64
 	// last has no rows and the dictionaries of the latest batch written, which are
 	// the part's full ones, since dictionaries only grow within a part.
 	last arrow.RecordBatch
@@ -75,10 +75,10 @@ type partWriter struct {
 const partBuffer = 1 << 20
 
 // createPart creates the file of a new part, written through bw (nil for a buffer of
-// its own); it fails if the file exists. Parts may share a buffer when they are
-// written one at a time: each call that writes to a part takes the buffer, and leaves
-// it empty.
-func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Compression, bw *bufio.Writer) (*partWriter, error) {
+// its own) by enc (nil for an encoder of its own); it fails if the file exists.
+// Parts may share a buffer and an encoder when they are written one at a time: each
+// call that writes to a part takes the buffer, and leaves it empty.
+func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Compression, bw *bufio.Writer, enc *msgEncoder) (*partWriter, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
@@ -86,15 +86,23 @@ func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Co
 	if bw == nil {
 		bw = bufio.NewWriterSize(f, partBuffer)
 	}
-	p := &partWriter{path: path, f: f, bw: bw, schema: schema, mem: mem, comp: comp}
-	opts := append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem), ipc.WithDictionaryDeltas(true)}, comp.ipcOptions()...)
-	p.w = ipc.NewWriterWithPayloadWriter(payloadWriter{p}, opts...)
-	p.take()
-	if _, err := p.write(fileMagic); err != nil { // the stream writer does not call Start
-		_ = f.Close()
-		return nil, err
+	if enc == nil {
+		enc = newMsgEncoder(comp)
 	}
-	if err := p.bw.Flush(); err != nil {
+	p := &partWriter{path: path, f: f, bw: bw, enc: enc, schema: schema, mem: mem, comp: comp}
+	p.take()
+	// The magic, then the schema message, which is what the stream that follows the
+	// magic begins with.
+	_, err = p.write(fileMagic)
+	if err == nil {
+		pl := ipc.GetSchemaPayload(schema, mem)
+		_, err = pl.WritePayload(counter{p})
+		pl.Release()
+	}
+	if err == nil {
+		err = p.bw.Flush()
+	}
+	if err != nil {
 		_ = f.Close()
 		return nil, err
 	}
@@ -103,25 +111,6 @@ func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Co
 
 // take points the buffer, empty, at the part's file.
 func (p *partWriter) take() { p.bw.Reset(p.f) }
-
-// payloadWriter is the ipc.PayloadWriter of a part: it writes the messages of the
-// stream and remembers where the latest one lies.
-type payloadWriter struct{ p *partWriter }
-
-func (pw payloadWriter) Start() error { return nil }
-
-func (pw payloadWriter) WritePayload(pl ipc.Payload) error {
-	p := pw.p
-	off := p.pos
-	n, err := pl.WritePayload(counter{p})
-	if err != nil {
-		return err
-	}
-	p.latest = block{offset: off, meta: int32(n), body: p.pos - off - int64(n)}
-	return nil
-}
-
-func (pw payloadWriter) Close() error { return nil }
 
 // counter writes to the part, counting the bytes.
 type counter struct{ p *partWriter }
@@ -153,10 +142,14 @@ func (p *partWriter) write(b []byte) (int, error) {
 // have the part's schema.
 func (p *partWriter) writeBatch(rec arrow.RecordBatch) error {
 	p.take()
-	if err := p.w.Write(rec); err != nil {
+	if p.enc.codec != p.comp {
+		return fmt.Errorf("part %s is %v, its encoder writes %v", p.path, p.comp, p.enc.codec)
+	}
+	blk, err := p.enc.writeRecord(p, rec, &p.dicts)
+	if err != nil {
 		return err
 	}
-	p.recs = append(p.recs, p.latest)
+	p.recs = append(p.recs, blk)
 	p.rows += rec.NumRows()
 	if p.last != nil {
 		p.last.Release()
@@ -220,7 +213,6 @@ func (p *partWriter) finish() error {
 // abandon closes the file as it is, without a footer.
 func (p *partWriter) abandon() {
 	p.take()
-	_ = p.w.Close()
 	_ = p.bw.Flush()
 	_ = p.f.Close()
 	if p.last != nil {
@@ -231,9 +223,6 @@ func (p *partWriter) abandon() {
 
 func (p *partWriter) finishBody() error {
 	p.take()
-	if err := p.w.Close(); err != nil {
-		return err
-	}
 	if p.last == nil {
 		return errors.New("no record batch written")
 	}
@@ -252,10 +241,10 @@ func (p *partWriter) finishBody() error {
 //
 // arrow-go writes IPC files only with dictionaries that never change, and has no
 // exported way to write a footer; so tail has it write a template file with the
-// part's schema and as many empty record batches as the part has, each carrying the
-// part's full dictionaries, copies the template's dictionary messages, and patches
-// the template's footer: the dictionary blocks to where the copies go, the record
-// batch blocks to the part's own.
+// part's schema and one empty record batch that carries the part's full
+// dictionaries, copies the template's dictionary messages, and patches the
+// template's footer: the dictionary blocks to where the copies go, and its record
+// batches to the part's own, in a vector that tail appends to the footer.
 func (p *partWriter) tail() ([]byte, error) {
 	var tpl bytes.Buffer
 	// Uncompressed: each message says how its own body is compressed.
@@ -263,11 +252,7 @@ func (p *partWriter) tail() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for range p.recs {
-		if err = fw.Write(p.last); err != nil {
-			break
-		}
-	}
+	err = fw.Write(p.last)
 	if cerr := fw.Close(); err == nil {
 		err = cerr
 	}
@@ -279,16 +264,16 @@ func (p *partWriter) tail() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dicts, err := foot.blocks(footerDictionaries)
+	dicts, _, err := foot.blocks(footerDictionaries)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := foot.blocks(footerRecordBatches)
+	recs, recsAt, err := foot.blocks(footerRecordBatches)
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) != len(p.recs) {
-		return nil, fmt.Errorf("footer template has %d record batches, want %d", len(recs), len(p.recs))
+	if len(recs) != 1 {
+		return nil, fmt.Errorf("footer template has %d record batches, want 1", len(recs))
 	}
 	fb := bytes.Clone(foot.buf)
 	var out []byte
@@ -300,13 +285,33 @@ func (p *partWriter) tail() ([]byte, error) {
 		writeBlock(fb, at, block{offset: p.pos + int64(len(out)), meta: b.meta, body: b.body})
 		out = append(out, t[b.offset:b.end()]...)
 	}
-	for i, at := range recs {
-		writeBlock(fb, at, p.recs[i])
-	}
+	fb = appendBlocks(fb, recsAt, p.recs)
 	out = append(out, eos...)
 	out = append(out, fb...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(fb)))
 	return append(out, ipc.Magic...), nil
+}
+
+// appendBlocks appends to the footer fb a vector of blocks and points the footer's
+// field at (the offset that blocks returned) to it, in place of the vector it held.
+// A flatbuffer's offsets point forward, so a vector after everything else is one any
+// field can point to; the old vector stays, unused. The Block structs are aligned to
+// 8 bytes from the footer's start, as the flatbuffers verifier of Arrow C++ checks.
+func appendBlocks(fb []byte, at int, blocks []block) []byte {
+	const blockSize = 24
+	for (len(fb)+4)%8 != 0 {
+		fb = append(fb, 0)
+	}
+	vec := len(fb)
+	fb = binary.LittleEndian.AppendUint32(fb, uint32(len(blocks)))
+	for range blocks {
+		fb = append(fb, make([]byte, blockSize)...)
+	}
+	for i, b := range blocks {
+		writeBlock(fb, vec+4+i*blockSize, b)
+	}
+	binary.LittleEndian.PutUint32(fb[at:], uint32(vec-at))
+	return fb
 }
 
 // The fields of the footer table (File.fbs) that tail patches.
@@ -340,40 +345,41 @@ func footerOf(file []byte) (footer, error) {
 	return footer{buf: buf, table: table}, nil
 }
 
-// blocks returns the offsets in f.buf of the Block structs of vector field i.
-func (f footer) blocks(field int) ([]int, error) {
+// blocks returns the offsets in f.buf of the Block structs of vector field i, and
+// the offset of the field itself (0 when the footer lacks it).
+func (f footer) blocks(field int) (blocks []int, at int, err error) {
 	le := binary.LittleEndian
 	vt := f.table - int(int32(le.Uint32(f.buf[f.table:])))
 	if vt < 0 || vt+4 > len(f.buf) {
-		return nil, errors.New("bad footer vtable")
+		return nil, 0, errors.New("bad footer vtable")
 	}
 	vtLen := int(le.Uint16(f.buf[vt:]))
 	slot := 4 + 2*field
 	if slot+2 > vtLen || vt+slot+2 > len(f.buf) {
-		return nil, nil // the field is absent: no blocks
+		return nil, 0, nil // the field is absent: no blocks
 	}
 	fo := int(le.Uint16(f.buf[vt+slot:]))
 	if fo == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
-	at := f.table + fo
+	at = f.table + fo
 	if at+4 > len(f.buf) {
-		return nil, errors.New("bad footer field")
+		return nil, 0, errors.New("bad footer field")
 	}
 	vec := at + int(le.Uint32(f.buf[at:]))
 	if vec+4 > len(f.buf) {
-		return nil, errors.New("bad footer vector")
+		return nil, 0, errors.New("bad footer vector")
 	}
 	n := int(le.Uint32(f.buf[vec:]))
 	const blockSize = 24
 	if vec+4+n*blockSize > len(f.buf) {
-		return nil, errors.New("bad footer vector length")
+		return nil, 0, errors.New("bad footer vector length")
 	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = vec + 4 + i*blockSize
+	blocks = make([]int, n)
+	for i := range blocks {
+		blocks[i] = vec + 4 + i*blockSize
 	}
-	return out, nil
+	return blocks, at, nil
 }
 
 // readBlock and writeBlock read and write a Block struct: offset int64,

@@ -75,7 +75,7 @@ func recoverPart(path string, cfg readConfig) (rec Recovered, done bool, err err
 				return rec, false, err
 			}
 			if pw == nil {
-				if pw, err = createPart(tmp, r.schema, cfg.mem, comp, nil); err != nil {
+				if pw, err = createPart(tmp, r.schema, cfg.mem, comp, nil, nil); err != nil {
 					return rec, false, fmt.Errorf("datalog: recovering %s: %w", path, err)
 				}
 			}
