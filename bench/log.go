@@ -1,14 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,12 +17,12 @@ import (
 // The logging cases measure what an Arrow activity log costs a campaign. LogMaze/off
 // runs the campaign of CampaignMaze/runner (one-episode trials of the reference maze
 // on CampaignWorkers workers, oracle strategy and random motion) without a sink;
-// LogMaze/on, LogMaze/lz4 and LogMaze/zstd run the same trials with every step
+// LogMaze/on, LogMaze/none and LogMaze/zstd run the same trials with every step
 // logged, the campaign's workers each writing into a datalog.Dataset of its own in a
 // temporary directory, and are compared with LogMaze/off, so that their ratio is the
-// share of the campaign's throughput that logging leaves. LogMaze/on writes
-// uncompressed batches (the default of datalog and of baton run --log), LogMaze/lz4
-// and LogMaze/zstd compress them.
+// share of the campaign's throughput that logging leaves. LogMaze/on logs with the
+// defaults of datalog and of baton run --log (LZ4 frames), LogMaze/none writes the
+// batches uncompressed and LogMaze/zstd compresses them with Zstandard.
 //
 // LogWriter/maze measures the writer alone: it feeds one datalog.Writer the recorded
 // events of maze trials, and one iteration is one logged row.
@@ -35,14 +32,15 @@ import (
 // allocs/row (every allocation of the benchmark, the campaign's own included, over
 // the rows logged). The LogMaze cases report cpu-us/trial too, the CPU time the
 // process used per trial (every goroutine, the kernel's time in its system calls
-// included; on Linux): on a machine that other work shares, the ratio of those is
-// the cost of logging when the ratio of throughputs is noisy.
+// included, as getrusage(2) counts it on Unix systems): on a machine that other work
+// shares, the ratio of those is the cost of logging when the ratio of throughputs is
+// noisy.
 
 // logCases are the logging cases of the suite.
 func logCases() []Case {
 	return []Case{
-		{Name: "LogMaze/on", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.Uncompressed)},
-		{Name: "LogMaze/lz4", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.LZ4)},
+		{Name: "LogMaze/on", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.DefaultCompression)},
+		{Name: "LogMaze/none", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.Uncompressed)},
 		{Name: "LogMaze/zstd", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.ZSTD)},
 		{Name: "LogMaze/off", Unit: "trial", Run: withCPU(campaignMaze)},
 		{Name: "LogWriter/maze", Unit: "row", Run: logWriter},
@@ -120,34 +118,7 @@ func withCPU(run func(b *testing.B)) func(b *testing.B) {
 }
 
 func reportCPU(b *testing.B, cpu time.Duration) {
-	b.ReportMetric(float64(cpu.Microseconds())/float64(max(b.N, 1)), "cpu-us/trial")
-}
-
-// processCPU returns the CPU time the process has used so far, in user and in system
-// mode, as Linux's /proc/self/stat counts it (in ticks of 10 ms); ok is false where
-// that cannot be read.
-func processCPU() (cpu time.Duration, ok bool) {
-	stat, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0, false
-	}
-	// The command's name, in parentheses, may hold spaces: count the fields after it.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	const utime, stime = 11, 12 // fields 14 and 15 of proc(5), after pid and comm
-	if len(f) <= stime {
-		return 0, false
-	}
-	u, err1 := strconv.ParseInt(f[utime], 10, 64)
-	s, err2 := strconv.ParseInt(f[stime], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
-	return time.Duration(u+s) * tick, true
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(max(b.N, 1)), "cpu-us/trial")
 }
 
 // reportLog reports rows/s, MB/s and allocs/row of a log written in b's elapsed time

@@ -32,10 +32,11 @@ func TestCampaignRoundTrip(t *testing.T) {
 		opts     []datalog.WriteOption
 		manyPart bool
 	}{
-		{name: "plain"},
+		{name: "defaults"},
+		{name: "none", opts: []datalog.WriteOption{datalog.WithCompression(datalog.Uncompressed)}},
 		{name: "lz4", opts: []datalog.WriteOption{datalog.WithCompression(datalog.LZ4)}},
 		{name: "zstd", opts: []datalog.WriteOption{datalog.WithCompression(datalog.ZSTD)}},
-		{name: "small parts", opts: []datalog.WriteOption{datalog.WithMaxPartBytes(40 << 10)}, manyPart: true},
+		{name: "small parts", opts: []datalog.WriteOption{datalog.WithMaxPartBytes(40 << 10), datalog.WithCompression(datalog.Uncompressed)}, manyPart: true},
 		{name: "small parts lz4", opts: []datalog.WriteOption{datalog.WithMaxPartBytes(8 << 10), datalog.WithCompression(datalog.LZ4)}, manyPart: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

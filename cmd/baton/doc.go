@@ -89,7 +89,7 @@
 // format="arrow", partitioning="hive"), polars and the python/ package read. Each
 // worker writes its own parts. DIR is created; one that already holds a log is bad
 // input (a second campaign would reuse the trial ids). --log-compression compresses
-// the record batches with LZ4 or Zstandard (default none). The log is closed when the
+// the record batches with LZ4 (the default), Zstandard or not at all (none). The log is closed when the
 // campaign ends, also when it is interrupted or some trial failed, so that every part
 // has its footer; the text summary then ends with the line
 //

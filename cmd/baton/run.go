@@ -78,7 +78,7 @@ Environments:
 	fl.StringVar(&f.envConfig, "env-config", "", "the environment's configuration as `JSON`, or @FILE to read it from a file")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fl.StringVar(&f.log, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet)")
-	fl.StringVar(&f.logCompression, "log-compression", "none", "compress the log's record batches with `KIND`: none, lz4 (fast) or zstd (smaller)")
+	fl.StringVar(&f.logCompression, "log-compression", datalog.DefaultCompression.String(), "compress the log's record batches with `KIND`: lz4 (fast, the default), zstd (smaller) or none")
 	return cmd
 }
 
@@ -102,7 +102,7 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	switch {
 	case err != nil:
 		bad = append(bad, fmt.Sprintf("--log-compression %q: want none, lz4 or zstd", f.logCompression))
-	case f.log == "" && comp != datalog.Uncompressed:
+	case f.log == "" && comp != datalog.DefaultCompression:
 		bad = append(bad, fmt.Sprintf("--log-compression %s: needs --log DIR", f.logCompression))
 	}
 	if len(bad) > 0 {
