@@ -42,6 +42,7 @@ func logCases() []Case {
 		{Name: "LogMaze/on", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.DefaultCompression)},
 		{Name: "LogMaze/none", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.Uncompressed)},
 		{Name: "LogMaze/zstd", Baseline: "LogMaze/off", Unit: "trial", Run: logMaze(datalog.ZSTD)},
+		{Name: "LogMaze/raw", Baseline: "LogMaze/off", Unit: "trial", Run: logMazeRaw},
 		{Name: "LogMaze/off", Unit: "trial", Run: withCPU(campaignMaze)},
 		{Name: "LogWriter/maze", Unit: "row", Run: logWriter},
 	}

@@ -39,6 +39,7 @@ func TestLogCases(t *testing.T) {
 		"LogMaze/on":     "LogMaze/off",
 		"LogMaze/none":   "LogMaze/off",
 		"LogMaze/zstd":   "LogMaze/off",
+		"LogMaze/raw":    "LogMaze/off",
 		"LogMaze/off":    "",
 		"LogWriter/maze": "",
 	}
@@ -68,7 +69,7 @@ func TestLogCasesRun(t *testing.T) {
 	t.Cleanup(func() { _ = flag.Set("test.benchtime", old) })
 	// Enough iterations for the writers' buffers, made once, to be amortised:
 	// 300 trials are some 19,000 rows.
-	for name, n := range map[string]int{"LogMaze/on": 300, "LogMaze/zstd": 300, "LogMaze/off": 300, "LogWriter/maze": 20000} {
+	for name, n := range map[string]int{"LogMaze/on": 300, "LogMaze/zstd": 300, "LogMaze/raw": 300, "LogMaze/off": 300, "LogWriter/maze": 20000} {
 		t.Run(name, func(t *testing.T) {
 			c, ok := bench.Lookup(name)
 			require.True(t, ok)
