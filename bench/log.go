@@ -61,50 +61,62 @@ func mazeRegistry() (*runners.Registry, error) {
 // dataset written with compression c.
 func logMaze(c datalog.Compression) func(b *testing.B) {
 	return func(b *testing.B) {
-		reg, err := mazeRegistry()
-		if err != nil {
-			b.Fatal(err)
-		}
 		dir := filepath.Join(b.TempDir(), "log")
 		ds, err := datalog.NewDataset(dir, datalog.WithCompression(c))
 		if err != nil {
 			b.Fatal(err)
 		}
-		camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1},
-			runners.WithTrials(max(b.N, 1)), runners.WithWorkers(CampaignWorkers),
-			runners.WithWorkerSinks(ds.WorkerSinks()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		var ms0, ms1 runtime.MemStats
-		runtime.ReadMemStats(&ms0)
-		cpu0, cpuOK := processCPU()
-		b.ResetTimer()
-		sum, err := camp.Run(context.Background())
-		if cerr := ds.Close(); err == nil {
-			err = cerr
-		}
-		b.StopTimer()
-		cpu1, _ := processCPU()
-		runtime.ReadMemStats(&ms1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if sum.Failed > 0 {
-			b.Fatalf("%d trials failed: %v", sum.Failed, sum.Failures)
-		}
-		reportTrials(b, sum.EnvSteps)
-		if cpuOK {
-			reportCPU(b, cpu1-cpu0)
-		}
-		st := ds.Stats()
-		reportLog(b, st, ms1.Mallocs-ms0.Mallocs)
+		loggedCampaign(b, ds.WorkerSinks(), func() (rows, bytes int64, err error) {
+			err = ds.Close()
+			st := ds.Stats()
+			return st.Rows, st.Bytes, err
+		})
 		// Free the disk now rather than after every round of the benchmark.
 		if err := os.RemoveAll(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// loggedCampaign runs b.N trials of the campaign of campaignMaze, each worker
+// feeding the sink that sinks makes for it, and reports trials/s, steps/s,
+// cpu-us/trial and reportLog's figures; closeLog, timed with the campaign, finishes
+// the log and says how many rows and bytes it holds.
+func loggedCampaign(b *testing.B, sinks func(worker int) (runners.Sink, error), closeLog func() (rows, bytes int64, err error)) {
+	reg, err := mazeRegistry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1},
+		runners.WithTrials(max(b.N, 1)), runners.WithWorkers(CampaignWorkers),
+		runners.WithWorkerSinks(sinks))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0, cpuOK := processCPU()
+	b.ResetTimer()
+	sum, err := camp.Run(context.Background())
+	rows, bytes, cerr := closeLog()
+	if err == nil {
+		err = cerr
+	}
+	b.StopTimer()
+	cpu1, _ := processCPU()
+	runtime.ReadMemStats(&ms1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if sum.Failed > 0 {
+		b.Fatalf("%d trials failed: %v", sum.Failed, sum.Failures)
+	}
+	reportTrials(b, sum.EnvSteps)
+	if cpuOK {
+		reportCPU(b, cpu1-cpu0)
+	}
+	reportLog(b, rows, bytes, ms1.Mallocs-ms0.Mallocs)
 }
 
 // withCPU adds the cpu-us/trial metric to a benchmark of trials.
@@ -124,14 +136,14 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 
 // reportLog reports rows/s, MB/s and allocs/row of a log written in b's elapsed time
 // with mallocs allocations.
-func reportLog(b *testing.B, st datalog.Stats, mallocs uint64) {
-	if st.Rows == 0 {
+func reportLog(b *testing.B, rows, bytes int64, mallocs uint64) {
+	if rows == 0 {
 		b.Fatal("no row logged")
 	}
 	sec := b.Elapsed().Seconds()
-	b.ReportMetric(float64(st.Rows)/sec, "rows/s")
-	b.ReportMetric(float64(st.Bytes)/sec/1e6, "MB/s")
-	b.ReportMetric(float64(mallocs)/float64(st.Rows), "allocs/row")
+	b.ReportMetric(float64(rows)/sec, "rows/s")
+	b.ReportMetric(float64(bytes)/sec/1e6, "MB/s")
+	b.ReportMetric(float64(mallocs)/float64(rows), "allocs/row")
 }
 
 // logWriterTrials is how many maze trials LogWriter/maze records and feeds, in a
@@ -207,7 +219,8 @@ func logWriter(b *testing.B) {
 	if err := ds.Close(); err != nil {
 		b.Fatal(err)
 	}
-	reportLog(b, ds.Stats(), ms1.Mallocs-ms0.Mallocs)
+	st := ds.Stats()
+	reportLog(b, st.Rows, st.Bytes, ms1.Mallocs-ms0.Mallocs)
 	if err := os.RemoveAll(dir); err != nil {
 		b.Fatal(err)
 	}

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -92,10 +92,6 @@ func b2u8(v bool) byte {
 // logMazeRaw runs b.N trials of the campaign of campaignMaze, each worker writing
 // every step to a file of its own with a rawLog.
 func logMazeRaw(b *testing.B) {
-	reg, err := mazeRegistry()
-	if err != nil {
-		b.Fatal(err)
-	}
 	dir := b.TempDir()
 	var (
 		mu   sync.Mutex
@@ -112,46 +108,15 @@ func logMazeRaw(b *testing.B) {
 		mu.Unlock()
 		return l, nil
 	}
-	camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1},
-		runners.WithTrials(max(b.N, 1)), runners.WithWorkers(CampaignWorkers),
-		runners.WithWorkerSinks(sinks))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	var ms0, ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	cpu0, cpuOK := processCPU()
-	b.ResetTimer()
-	sum, err := camp.Run(context.Background())
-	var rows, bytes int64
-	for _, l := range logs {
-		if ferr := l.w.Flush(); err == nil {
-			err = ferr
+	loggedCampaign(b, sinks, func() (rows, bytes int64, err error) {
+		for _, l := range logs {
+			err = errors.Join(err, l.w.Flush())
+			if st, serr := l.f.Stat(); serr == nil {
+				bytes += st.Size()
+			}
+			err = errors.Join(err, l.f.Close())
+			rows += l.rows
 		}
-		if st, serr := l.f.Stat(); serr == nil {
-			bytes += st.Size()
-		}
-		if cerr := l.f.Close(); err == nil {
-			err = cerr
-		}
-		rows += l.rows
-	}
-	b.StopTimer()
-	cpu1, _ := processCPU()
-	runtime.ReadMemStats(&ms1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if sum.Failed > 0 {
-		b.Fatalf("%d trials failed: %v", sum.Failed, sum.Failures)
-	}
-	reportTrials(b, sum.EnvSteps)
-	if cpuOK {
-		reportCPU(b, cpu1-cpu0)
-	}
-	sec := b.Elapsed().Seconds()
-	b.ReportMetric(float64(rows)/sec, "rows/s")
-	b.ReportMetric(float64(bytes)/sec/1e6, "MB/s")
-	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(max(rows, 1)), "allocs/row")
+		return rows, bytes, err
+	})
 }

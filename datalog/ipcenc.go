@@ -504,23 +504,21 @@ func (e *msgEncoder) compress() error {
 // equal the value before them.
 func repeats(b []byte, elem int) bool {
 	n := len(b) / elem
-	same := 0
 	if elem == 8 {
-		v := arrow.Uint64Traits.CastFromBytes(b[:n*8])
-		for i := 1; i < len(v); i++ {
-			if v[i] == v[i-1] {
-				same++
-			}
-		}
-	} else {
-		v := arrow.Uint32Traits.CastFromBytes(b[:n*4])
-		for i := 1; i < len(v); i++ {
-			if v[i] == v[i-1] {
-				same++
-			}
+		return 2*sameAsBefore(arrow.Uint64Traits.CastFromBytes(b[:n*8])) >= n
+	}
+	return 2*sameAsBefore(arrow.Uint32Traits.CastFromBytes(b[:n*4])) >= n
+}
+
+// sameAsBefore counts the values of v that equal the one before them.
+func sameAsBefore[T uint32 | uint64](v []T) int {
+	same := 0
+	for i := 1; i < len(v); i++ {
+		if v[i] == v[i-1] {
+			same++
 		}
 	}
-	return 2*same >= n
+	return same
 }
 
 // metadata builds the Message flatbuffer of the gathered nodes and buffers, with the
