@@ -91,6 +91,15 @@ func (b *bitmap) alloc(mem memory.Allocator, n int) {
 
 func (b *bitmap) set(i int, v bool) { bitutil.SetBitTo(b.s, i, v) }
 
+// put sets bit i, making room for it: a bitmap that grows a bit at a time.
+func (b *bitmap) put(mem memory.Allocator, i int, v bool) {
+	if k := int(bitutil.BytesForBits(int64(i + 1))); k > len(b.s) {
+		b.reserve(mem, k)
+		b.s = b.s[:k]
+	}
+	b.set(i, v)
+}
+
 // buffer clears the bits after the first n, left from an earlier batch, and wraps the
 // bytes of n bits as an Arrow buffer.
 func (b *bitmap) buffer(n int) *memory.Buffer {
@@ -345,11 +354,20 @@ func (c *stepColumns) append(s *runners.StepEvent, id ids, src *strDict) {
 	}
 	c.reward.s[i] = float32(s.Reward)
 
-	for _, r := range s.Sources {
-		c.srcIdx.push(c.mem, src.id(r.Source))
-		c.srcVal.push(c.mem, float32(r.Value))
+	// The sources' columns grow together, by the row's sources at once: a check of
+	// their room, not a call to push per value.
+	n, k := len(c.srcIdx.s), len(s.Sources)
+	if n+k > cap(c.srcIdx.s) || n+k > cap(c.srcVal.s) {
+		c.srcIdx.reserve(c.mem, n+k)
+		c.srcVal.reserve(c.mem, n+k)
 	}
-	c.srcOff.s[i+1] = int32(len(c.srcIdx.s))
+	c.srcIdx.s, c.srcVal.s = c.srcIdx.s[:n+k], c.srcVal.s[:n+k]
+	idx, val := c.srcIdx.s[n:], c.srcVal.s[n:]
+	for j := range s.Sources {
+		r := &s.Sources[j]
+		idx[j], val[j] = src.id(r.Source), float32(r.Value)
+	}
+	c.srcOff.s[i+1] = int32(n + k)
 
 	c.term.vals.s[i] = b2u(s.Terminated)
 	c.trunc.vals.s[i] = b2u(s.Truncated)
@@ -570,20 +588,31 @@ func newSideCol(mem memory.Allocator, t arrow.DataType) sideCol {
 	panic("datalog: no side column of type " + t.String())
 }
 
-// validity is the validity bitmap of a column that grows.
+// validity is the validity bitmap of a column that grows. Its bits are written from
+// the column's first null on: until then every value is valid, which a column
+// without a bitmap says (buffer returns none), so that the values of a column
+// without nulls, as most of the side tables' are, cost no bit each.
 type validity struct {
 	bits  bitmap
 	nulls int
 }
 
-// push sets the validity of value i.
+// push sets the validity of value i, the column's next: inlined, it costs a valid
+// value of a column without nulls a test.
 func (v *validity) push(mem memory.Allocator, i int, ok bool) {
-	if k := int(bitutil.BytesForBits(int64(i + 1))); k > len(v.bits.s) {
-		v.bits.reserve(mem, k)
-		v.bits.s = v.bits.s[:k]
+	if !ok || v.nulls > 0 {
+		v.put(mem, i, ok)
 	}
-	v.bits.set(i, ok)
+}
+
+// put is push past a column's valid values before its first null.
+func (v *validity) put(mem memory.Allocator, i int, ok bool) {
+	v.bits.put(mem, i, ok)
 	if !ok {
+		if v.nulls == 0 {
+			// The column's first null: the values before it are valid.
+			bitutil.SetBitsTo(v.bits.s, 0, int64(i), true)
+		}
 		v.nulls++
 	}
 }
@@ -683,7 +712,7 @@ func (c *numCol[T]) free(mem memory.Allocator) {
 // boolCol is a column of booleans that may hold nulls.
 type boolCol struct {
 	mem   memory.Allocator
-	vals  validity // the values as bits; their nulls count the false ones
+	vals  bitmap // the values as bits
 	valid validity
 	n     int
 }
@@ -693,26 +722,26 @@ func newBoolCol(mem memory.Allocator) *boolCol { return &boolCol{mem: mem} }
 // add appends v, or a null.
 func (c *boolCol) add(v, null bool) {
 	c.valid.push(c.mem, c.n, !null)
-	c.vals.push(c.mem, c.n, v && !null)
+	c.vals.put(c.mem, c.n, v && !null)
 	c.n++
 }
 
 func (c *boolCol) addNull() { c.add(false, true) }
 
 func (c *boolCol) reset() {
-	c.n, c.vals.nulls, c.valid.nulls = 0, 0, 0
+	c.n, c.valid.nulls = 0, 0
 }
 
 func (c *boolCol) arrayData(t arrow.DataType, n int) *array.Data {
 	var bits *memory.Buffer
 	if n > 0 {
-		bits = c.vals.bits.buffer(n)
+		bits = c.vals.buffer(n)
 	}
 	return array.NewData(t, n, []*memory.Buffer{c.valid.buffer(n), bits}, nil, c.valid.nulls, 0)
 }
 
 func (c *boolCol) free(mem memory.Allocator) {
-	c.vals.bits.free(mem)
+	c.vals.free(mem)
 	c.valid.bits.free(mem)
 }
 

@@ -46,6 +46,10 @@ type Writer struct {
 	cur    *trialLog
 	last   *trialLog     // the latest trial begun
 	tables [3]*sideTable // trials, episodes, rewards
+	// spare holds the logs of trials that ended and that nothing refers to any
+	// longer, for begin to reuse: a campaign begins a trial after another, and each
+	// trialLog would otherwise be garbage once its trial ended.
+	spare []*trialLog
 
 	closed bool
 	err    error // the flusher's error, once seen
@@ -55,9 +59,13 @@ type Writer struct {
 	waitEach bool
 }
 
-// trialLog is what a writer keeps of a trial while it runs.
+// trialLog is what a writer keeps of a trial while it runs, and after while the
+// trial begun next is compared with it or a part's metadata is to be made from it
+// (see Writer.recycle).
 type trialLog struct {
 	id string
+	// ended says that the trial's final state was logged.
+	ended bool
 	// info is a copy of the fields of the trial's info that the writer logs, without
 	// its Agents and Policies (agents and policies say those); nil for a trial
 	// rejected before it ran.
@@ -97,8 +105,9 @@ func newWriter(d *Dataset) *Writer {
 // not seen (ErrEvent), a step that does not fit its agent's spaces (ErrEvent), and
 // after a failed write, which fails every later call too.
 func (w *Writer) Handle(_ context.Context, e *runners.Event) error {
-	if err := w.usable(); err != nil {
-		return err
+	// usable's test, without its call in the usual case: Handle takes every step.
+	if w.closed || w.err != nil || w.fl.err.Load() != nil {
+		return w.usable()
 	}
 	switch e.Kind {
 	case runners.KindStep:
@@ -180,7 +189,7 @@ func (w *Writer) Close() error {
 	}
 	err := w.fl.stop()
 	w.pool.release()
-	w.agents, w.order, w.trials, w.cur, w.last = nil, nil, nil, nil, nil
+	w.agents, w.order, w.trials, w.cur, w.last, w.spare = nil, nil, nil, nil, nil, nil
 	w.ds.forget(w)
 	return err
 }
@@ -217,6 +226,10 @@ func (w *Writer) state(id string, sc *runners.StateChange) error {
 		if w.cur == t {
 			w.cur = nil
 		}
+		if t != nil {
+			t.ended = true
+			w.recycle(t)
+		}
 	default:
 		return nil
 	}
@@ -228,9 +241,15 @@ func (w *Writer) state(id string, sc *runners.StateChange) error {
 // configuration, agents and policies: what it makes of those (the shapes, the JSON of
 // the trials table) it takes from the trial before when they are the same.
 func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
+	var t *trialLog
+	if n := len(w.spare); n > 0 {
+		t, w.spare = w.spare[n-1], w.spare[:n-1]
+	} else {
+		t = new(trialLog)
+	}
 	// The fields the writer logs; it keeps the agents' names and shapes, and the
 	// policies as JSON, apart.
-	t := &trialLog{id: id, infoCopy: runners.TrialInfo{ID: in.ID, Index: in.Index, Env: in.Env, Seed: in.Seed,
+	*t = trialLog{id: id, infoCopy: runners.TrialInfo{ID: in.ID, Index: in.Index, Env: in.Env, Seed: in.Seed,
 		Episodes: in.Episodes, MaxTicks: in.MaxTicks, DefinesSuccess: in.DefinesSuccess}}
 	info := &t.infoCopy
 	t.info = info
@@ -255,6 +274,7 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 	if same && slices.Equal(last.policies, in.Policies) {
 		t.agents, t.policies, t.agentsJS, t.policyJS = last.agents, last.policies, last.agentsJS, last.policyJS
 		w.last = t
+		w.recycle(last)
 		return t, nil
 	}
 	type agentJS struct {
@@ -285,7 +305,32 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 	t.policies = slices.Clone(in.Policies)
 	t.agentsJS, t.policyJS = string(ajs), string(pjs)
 	w.last = t
+	if last != nil {
+		w.recycle(last)
+	}
 	return t, nil
+}
+
+// recycle keeps t for begin to reuse if its trial ended and nothing refers to it any
+// longer: it is not the latest trial begun, which the next is compared with, nor the
+// opener of an agent's part, whose metadata it gives when the part's first batch is
+// handed over (it is then left to the collector). The agents' logs forget it as the
+// trial of their latest row, which they recognise by its address.
+func (w *Writer) recycle(t *trialLog) {
+	if !t.ended || t == w.last || t == w.cur {
+		return
+	}
+	for _, al := range w.order {
+		if al.opener == t {
+			return
+		}
+	}
+	for _, al := range w.order {
+		if al.lastTrial == t {
+			al.lastTrial = nil
+		}
+	}
+	w.spare = append(w.spare, t)
 }
 
 func (w *Writer) step(id string, s *runners.StepEvent) error {
@@ -454,7 +499,10 @@ func (al *agentLog) append(t *trialLog, s *runners.StepEvent) {
 		al.opener = t
 	}
 	if t != al.lastTrial {
-		al.lastTrial, al.lastTrialID = t, al.trialD.id(t.id)
+		// Not by address: a trial's id comes once per batch, mostly, and each
+		// trial's is new, so that it would only push an agent's id out of the
+		// dictionary's cache of addresses.
+		al.lastTrial, al.lastTrialID = t, al.trialD.find(t.id)
 	}
 	id := ids{trial: al.lastTrialID, agent: al.agentD.id(s.AgentID), parent: -1}
 	if s.ParentID != "" {
