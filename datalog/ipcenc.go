@@ -60,11 +60,14 @@ type bodyBuf struct {
 	offset, len  int64
 }
 
-// dictState is what a part has written of one dictionary: the values, none
-// (written < 0) before its first batch.
+// dictState is what a part has written of one dictionary: how many values (-1
+// before its first batch), and a copy of them, offsets and bytes, for the check of
+// the next batch. The copy is the part's own, since the dictionary's buffers may go
+// back to their allocator once their batch is written (Recover's do), and grows by
+// each delta, so that keeping it costs a copy of each value once.
 type dictState struct {
 	written int
-	offsets []int32 // the offsets of the values written, for the check of the next batch
+	offsets []int32
 	data    []byte
 }
 
@@ -106,7 +109,15 @@ type msgSink interface {
 // the part (a full one for each dictionary at the part's first batch, a delta for
 // the entries added since) and then rec itself. It returns the block of rec's
 // message, for the footer. dicts is the part's record of its dictionaries, updated.
-func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dictState) (block, error) {
+func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dictState) (_ block, err error) {
+	// arrow-go's arrays check their buffers when they are made, and visit checks
+	// them again; should an array still lack what its length says, that is an error
+	// of the batch, not a crash of the flusher's goroutine.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("encoding a record batch: %v", r)
+		}
+	}()
 	e.dicts = e.dicts[:0]
 	for _, col := range rec.Columns() {
 		if err := e.collectDicts(col.Data()); err != nil {
@@ -181,8 +192,10 @@ func checkDict(id int64, d arrow.ArrayData, st *dictState) (from int, err error)
 		return 0, fmt.Errorf("dictionary %d has nulls", id)
 	}
 	n := d.Len()
-	offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[:n+1]
-	data := d.Buffers()[2].Bytes()[:offs[n]]
+	offs, data, err := dictValues(d)
+	if err != nil {
+		return 0, fmt.Errorf("dictionary %d: %w", id, err)
+	}
 	from = max(st.written, 0)
 	switch {
 	case n < from:
@@ -201,8 +214,7 @@ func (e *msgEncoder) writeDict(w msgSink, id int64, d arrow.ArrayData, st *dictS
 	if st.written >= 0 && n == from {
 		return nil // nothing new
 	}
-	offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[:n+1]
-	data := d.Buffers()[2].Bytes()[:offs[n]]
+	offs, data, _ := dictValues(d) // checkDict read them
 	e.reset()
 	k := n - from
 	e.nodes = append(e.nodes, fieldNode{length: int64(k)})
@@ -220,10 +232,45 @@ func (e *msgEncoder) writeDict(w msgSink, id int64, d arrow.ArrayData, st *dictS
 	if _, err := e.writeMessage(w, fbHeaderDictionary, int64(k), id, from > 0); err != nil {
 		return fmt.Errorf("dictionary %d: %w", id, err)
 	}
+	if st.written < 0 {
+		st.offsets, st.data = append(st.offsets[:0], 0), st.data[:0]
+	}
+	st.offsets = append(st.offsets, offs[from+1:]...)
+	st.data = append(st.data, data[offs[from]:]...)
 	st.written = n
-	st.offsets = offs
-	st.data = data
 	return nil
+}
+
+// zeroOffset is the offsets of an empty dictionary whose buffer has none.
+var zeroOffset = []int32{0}
+
+// dictValues returns the offsets and the bytes of the values of a dictionary of
+// strings or bytes, which must start at 0.
+func dictValues(d arrow.ArrayData) (offs []int32, data []byte, err error) {
+	n := d.Len()
+	bufs := d.Buffers()
+	switch {
+	case len(bufs) < 3:
+		return nil, nil, errors.New("not an array of strings")
+	case bufs[1] == nil || bufs[1].Len() == 0:
+		if n != 0 {
+			return nil, nil, errors.New("values without offsets")
+		}
+		return zeroOffset, nil, nil
+	case bufs[1].Len() < 4*(n+1):
+		return nil, nil, fmt.Errorf("%d values with %d bytes of offsets", n, bufs[1].Len())
+	}
+	offs = arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())[:n+1]
+	if offs[0] != 0 {
+		return nil, nil, fmt.Errorf("its offsets start at %d, not 0", offs[0])
+	}
+	if end := int(offs[n]); end > 0 {
+		if bufs[2] == nil || bufs[2].Len() < end {
+			return nil, nil, fmt.Errorf("offsets that end at %d past the values' bytes", end)
+		}
+		data = bufs[2].Bytes()[:end]
+	}
+	return offs, data, nil
 }
 
 func int32sEqual(a, b []int32) bool {
@@ -278,19 +325,29 @@ func (e *msgEncoder) visit(d arrow.ArrayData, stride int) error {
 		// All null: arrow-go writes zeros, padded to 64 bytes, whatever the bitmap.
 		e.addBuf(e.zeroes(paddedTo(int(bitutil.BytesForBits(int64(n))), 64)), 0)
 	default:
-		e.addBuf(bitmapBytes(bufs[0].Bytes(), off, n), 0)
+		b, err := bitmapBytes(bufs[0].Bytes(), off, n)
+		if err != nil {
+			return fmt.Errorf("validity: %w", err)
+		}
+		e.addBuf(b, 0)
 	}
 	switch t := t.(type) {
 	case *arrow.BooleanType:
 		var b []byte
 		if n > 0 {
-			b = bitmapBytes(bufs[1].Bytes(), off, n)
+			var err error
+			if b, err = bitmapBytes(bufs[1].Bytes(), off, n); err != nil {
+				return err
+			}
 		}
 		e.addBuf(b, 0)
 	case arrow.FixedWidthDataType:
 		w := t.BitWidth() / 8
 		var b []byte
-		if bufs[1] != nil {
+		if n > 0 {
+			if bufs[1] == nil || bufs[1].Len() < (off+n)*w {
+				return fmt.Errorf("%d values of %d bytes from %d in a shorter buffer", n, w, off)
+			}
 			b = fixedBytes(bufs[1].Bytes()[off*w:], n*w)
 		}
 		if stride > 0 {
@@ -376,14 +433,17 @@ func zeroBased(b []byte, off, n int) (offs []byte, from, to int) {
 // bitmapBytes returns the bytes of the n bits of a bitmap from bit off on, as
 // arrow-go writes them: all of b when it is no longer than n bits padded to 64 bytes,
 // else that much; a copy when off is not 0.
-func bitmapBytes(b []byte, off, n int) []byte {
+func bitmapBytes(b []byte, off, n int) ([]byte, error) {
 	need := int(bitutil.BytesForBits(int64(n)))
+	if len(b) < int(bitutil.BytesForBits(int64(off+n))) {
+		return nil, fmt.Errorf("%d bits from %d in a bitmap of %d bytes", n, off, len(b))
+	}
 	if off != 0 {
 		c := make([]byte, need)
 		bitutil.CopyBitmap(b, off, n, c, 0)
-		return c
+		return c, nil
 	}
-	return fixedBytes(b, need)
+	return fixedBytes(b, need), nil
 }
 
 // fixedBytes returns the bytes of a buffer of need bytes, as arrow-go writes them:
