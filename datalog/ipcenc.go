@@ -581,25 +581,26 @@ func sameAsBefore[T uint32 | uint64](v []T) int {
 	return same
 }
 
+// structVector adds to b a vector of n structs of two int64 fields, FieldNode's
+// (length, null count) or Buffer's (offset, length), the ith being field(i).
+func structVector(b *flatbuffers.Builder, n int, field func(i int) (int64, int64)) flatbuffers.UOffsetT {
+	b.StartVector(16, n, 8)
+	for i := n - 1; i >= 0; i-- {
+		first, second := field(i)
+		b.Prep(8, 16)
+		b.PrependInt64(second)
+		b.PrependInt64(first)
+	}
+	return b.EndVector(n)
+}
+
 // metadata builds the Message flatbuffer of the gathered nodes and buffers, with the
 // calls, in the order, of arrow-go's writer.
 func (e *msgEncoder) metadata(header byte, length, id int64, delta bool, bodyLen int64) []byte {
 	b := e.fb
 	b.Reset()
-	b.StartVector(16, len(e.nodes), 8)
-	for i := len(e.nodes) - 1; i >= 0; i-- {
-		b.Prep(8, 16)
-		b.PrependInt64(e.nodes[i].nulls)
-		b.PrependInt64(e.nodes[i].length)
-	}
-	nodes := b.EndVector(len(e.nodes))
-	b.StartVector(16, len(e.bufs), 8)
-	for i := len(e.bufs) - 1; i >= 0; i-- {
-		b.Prep(8, 16)
-		b.PrependInt64(e.bufs[i].len)
-		b.PrependInt64(e.bufs[i].offset)
-	}
-	buffers := b.EndVector(len(e.bufs))
+	nodes := structVector(b, len(e.nodes), func(i int) (int64, int64) { return e.nodes[i].length, e.nodes[i].nulls })
+	buffers := structVector(b, len(e.bufs), func(i int) (int64, int64) { return e.bufs[i].offset, e.bufs[i].len })
 	var comp flatbuffers.UOffsetT
 	if e.codec != Uncompressed {
 		b.StartObject(2) // BodyCompression
