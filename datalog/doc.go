@@ -193,7 +193,7 @@
 // whose values change (ticks, list offsets) is stored in the frame as it is, since
 // LZ4 would save little of it at a cost as high as the rest of the row. The frames
 // are ordinary LZ4 frames (independent 64 KB blocks, no checksums, as arrow-go and
-// Arrow C++ write them). With it, a maze log is about a tenth of its uncompressed
+// Arrow C++ write them). With it, a maze log is about a twelfth of its uncompressed
 // size, and writing it costs less CPU than writing the uncompressed one, whose bytes
 // the operating system must copy; Zstandard makes files a third smaller again for
 // more CPU.
