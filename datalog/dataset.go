@@ -140,8 +140,7 @@ func (d *Dataset) count(rows int64, p *partWriter) {
 }
 
 // createPart creates the next part of a table under the dataset's directory, whose
-// batches are written through bw by enc (see createPart), which take their buffers
-// from mem.
+// batches enc encodes, written through bw (see createPart).
 func (d *Dataset) createPart(folder string, schema *arrow.Schema, mem memory.Allocator, bw *bufio.Writer, enc *msgEncoder) (*partWriter, error) {
 	dir := filepath.Join(d.dir, folder)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -149,7 +148,7 @@ func (d *Dataset) createPart(folder string, schema *arrow.Schema, mem memory.All
 	}
 	for {
 		n := d.next.Add(1) - 1
-		pw, err := createPart(filepath.Join(dir, partName(d.cfg.shard, n)), schema, mem, d.cfg.compression, bw, enc)
+		pw, err := createPart(filepath.Join(dir, partName(d.cfg.shard, n)), schema, mem, bw, enc)
 		if errors.Is(err, fs.ErrExist) {
 			continue // another process of the same shard took it: take the next
 		}

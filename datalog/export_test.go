@@ -19,13 +19,15 @@ func RewritePart(path string, edit func(i int, rec arrow.RecordBatch) arrow.Reco
 	defer r.Close()
 	tmp := path + ".tmp"
 	var pw *partWriter
+	enc := newMsgEncoder(Uncompressed)
+	defer enc.close()
 	i := 0
 	for rec, err := range r.batches() {
 		if err != nil {
 			return err
 		}
 		if pw == nil {
-			if pw, err = createPart(tmp, r.schema, mem, Uncompressed, nil, nil); err != nil {
+			if pw, err = createPart(tmp, r.schema, mem, nil, enc); err != nil {
 				return err
 			}
 		}

@@ -60,16 +60,19 @@ type bodyBuf struct {
 	offset, len  int64
 }
 
-// dictState is what a part has written of one dictionary: how many values (-1
-// before its first batch), and a copy of them, offsets and bytes, for the check of
-// the next batch. The copy is the part's own, since the dictionary's buffers may go
-// back to their allocator once their batch is written (Recover's do), and grows by
-// each delta, so that keeping it costs a copy of each value once.
+// dictState is what a part has written of one dictionary: a copy of its values,
+// offsets and bytes, for the check of the next batch; no offsets before its first
+// batch. The copy is the part's own, since the dictionary's buffers may go back to
+// their allocator once their batch is written (Recover's do), and grows by each
+// delta, so that keeping it costs a copy of each value once.
 type dictState struct {
-	written int
 	offsets []int32
 	data    []byte
 }
+
+// written is how many values the part has of the dictionary, -1 before its first
+// batch.
+func (st *dictState) written() int { return len(st.offsets) - 1 }
 
 // The values of the flatbuffers fields that msgEncoder writes (Message.fbs, Schema.fbs).
 const (
@@ -126,9 +129,6 @@ func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dict
 	}
 	if *dicts == nil {
 		*dicts = make([]dictState, len(e.dicts))
-		for i := range *dicts {
-			(*dicts)[i].written = -1
-		}
 	}
 	if len(*dicts) != len(e.dicts) {
 		return block{}, fmt.Errorf("record batch has %d dictionaries, the part %d", len(e.dicts), len(*dicts))
@@ -196,11 +196,11 @@ func checkDict(id int64, d arrow.ArrayData, st *dictState) (from int, err error)
 	if err != nil {
 		return 0, fmt.Errorf("dictionary %d: %w", id, err)
 	}
-	from = max(st.written, 0)
+	from = max(st.written(), 0)
 	switch {
 	case n < from:
 		return 0, fmt.Errorf("dictionary %d shrank within a part, from %d values to %d", id, from, n)
-	case st.written >= 0 && (!int32sEqual(offs[:from+1], st.offsets) || !bytes.Equal(data[:offs[from]], st.data)):
+	case st.written() >= 0 && (!int32sEqual(offs[:from+1], st.offsets) || !bytes.Equal(data[:offs[from]], st.data)):
 		return 0, fmt.Errorf("dictionary %d changed values it had within a part", id)
 	}
 	return from, nil
@@ -211,7 +211,7 @@ func checkDict(id int64, d arrow.ArrayData, st *dictState) (from int, err error)
 // afterwards, nothing when there are none.
 func (e *msgEncoder) writeDict(w msgSink, id int64, d arrow.ArrayData, st *dictState, from int) error {
 	n := d.Len()
-	if st.written >= 0 && n == from {
+	if st.written() >= 0 && n == from {
 		return nil // nothing new
 	}
 	offs, data, _ := dictValues(d) // checkDict read them
@@ -232,12 +232,11 @@ func (e *msgEncoder) writeDict(w msgSink, id int64, d arrow.ArrayData, st *dictS
 	if _, err := e.writeMessage(w, fbHeaderDictionary, int64(k), id, from > 0); err != nil {
 		return fmt.Errorf("dictionary %d: %w", id, err)
 	}
-	if st.written < 0 {
-		st.offsets, st.data = append(st.offsets[:0], 0), st.data[:0]
+	if st.written() < 0 {
+		st.offsets = append(st.offsets, 0)
 	}
 	st.offsets = append(st.offsets, offs[from+1:]...)
 	st.data = append(st.data, data[offs[from]:]...)
-	st.written = n
 	return nil
 }
 

@@ -292,7 +292,9 @@ func TestPartFooter(t *testing.T) {
 			}()
 			path := filepath.Join(t.TempDir(), "part.arrow")
 			mem := memory.NewGoAllocator()
-			p, err := createPart(path, recs[0].Schema(), mem, comp, nil, nil)
+			enc := newMsgEncoder(comp)
+			defer enc.close()
+			p, err := createPart(path, recs[0].Schema(), mem, nil, enc)
 			require.NoError(t, err)
 			for _, r := range recs {
 				require.NoError(t, p.writeBatch(r))

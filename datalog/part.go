@@ -58,7 +58,6 @@ type partWriter struct {
 	dicts  []dictState // what the part holds of each dictionary
 	schema *arrow.Schema
 	mem    memory.Allocator
-	comp   Compression
 
 	counted int64 // bytes counted in the dataset's stats so far
 
@@ -74,11 +73,11 @@ type partWriter struct {
 // go past it.
 const partBuffer = 1 << 20
 
-// createPart creates the file of a new part, written through bw (nil for a buffer of
-// its own) by enc (nil for an encoder of its own); it fails if the file exists.
-// Parts may share a buffer and an encoder when they are written one at a time: each
-// call that writes to a part takes the buffer, and leaves it empty.
-func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Compression, bw *bufio.Writer, enc *msgEncoder) (*partWriter, error) {
+// createPart creates the file of a new part, whose batches enc encodes (and
+// compresses), written through bw (nil for a buffer of its own); it fails if the file
+// exists. Parts may share a buffer and an encoder when they are written one at a
+// time: each call that writes to a part takes the buffer, and leaves it empty.
+func createPart(path string, schema *arrow.Schema, mem memory.Allocator, bw *bufio.Writer, enc *msgEncoder) (*partWriter, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
@@ -86,10 +85,7 @@ func createPart(path string, schema *arrow.Schema, mem memory.Allocator, comp Co
 	if bw == nil {
 		bw = bufio.NewWriterSize(f, partBuffer)
 	}
-	if enc == nil {
-		enc = newMsgEncoder(comp)
-	}
-	p := &partWriter{path: path, f: f, bw: bw, enc: enc, schema: schema, mem: mem, comp: comp}
+	p := &partWriter{path: path, f: f, bw: bw, enc: enc, schema: schema, mem: mem}
 	p.take()
 	// The magic, then the schema message, which is what the stream that follows the
 	// magic begins with.
@@ -142,9 +138,6 @@ func (p *partWriter) write(b []byte) (int, error) {
 // have the part's schema.
 func (p *partWriter) writeBatch(rec arrow.RecordBatch) error {
 	p.take()
-	if p.enc.codec != p.comp {
-		return fmt.Errorf("part %s is %v, its encoder writes %v", p.path, p.comp, p.enc.codec)
-	}
 	blk, err := p.enc.writeRecord(p, rec, &p.dicts)
 	if err != nil {
 		return err

@@ -70,12 +70,14 @@ func recoverPart(path string, cfg readConfig) (rec Recovered, done bool, err err
 				comp = c
 			}
 		}
+		enc := newMsgEncoder(comp)
+		defer enc.close()
 		for b, err := range r.batches() {
 			if err != nil {
 				return rec, false, err
 			}
 			if pw == nil {
-				if pw, err = createPart(tmp, r.schema, cfg.mem, comp, nil, nil); err != nil {
+				if pw, err = createPart(tmp, r.schema, cfg.mem, nil, enc); err != nil {
 					return rec, false, fmt.Errorf("datalog: recovering %s: %w", path, err)
 				}
 			}
