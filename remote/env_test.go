@@ -77,8 +77,9 @@ func TestEnvMatchesLocal(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		motion, err := agent.Random(mazeSpecs(t)[maze.MotionName].ActionSpace, rng)
 		require.NoError(t, err)
-		want, got := local.Reset(seed), re.Reset(seed)
-		require.NoError(t, re.Err())
+		want := mustReset(t, local, seed)
+		got, err := re.Reset(seed)
+		require.NoError(t, err)
 		for steps := 0; ; steps++ {
 			require.Equal(t, cloneTurn(want), cloneTurn(got), "seed %d, step %d", seed, steps)
 			if want.Over {
@@ -99,7 +100,7 @@ func TestEnvMatchesLocal(t *testing.T) {
 		}
 	}
 	re.WithInfo(true)
-	re.Reset(1)
+	mustReset(t, re, 1)
 	var info map[string]any
 	require.NoError(t, json.Unmarshal(re.Info().(json.RawMessage), &info))
 	assert.Contains(t, info, "position")
@@ -190,9 +191,9 @@ func TestEnvErrors(t *testing.T) {
 	require.NoError(t, e.Close(t.Context()), "closing twice succeeds")
 	_, err = e.ResetContext(t.Context(), 1)
 	require.ErrorIs(t, err, remote.ErrNotFound)
-	turn = e.Reset(1)
+	turn, err = e.Reset(1)
 	assert.Empty(t, turn.Reports)
-	require.ErrorIs(t, e.Err(), remote.ErrNotFound)
+	require.ErrorIs(t, err, remote.ErrNotFound)
 
 	// Malformed actions sent by a plain client name the field.
 	cc, err := grpc.NewClient(srv.target, grpc.WithTransportCredentials(insecure.NewCredentials()))

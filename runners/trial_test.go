@@ -142,7 +142,7 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 	}
 	for ep := range episodes {
 		returns[ep] = make([]float64, 2)
-		turn := rt.Reset(runners.DeriveSeed(seed, ep))
+		turn := mustReset(t, rt, runners.DeriveSeed(seed, ep))
 		add(ep, turn)
 		for !turn.Over {
 			acting := turn.Acting()
@@ -241,7 +241,7 @@ func TestSingleAgent(t *testing.T) {
 	_, err := m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
 
-	turn := m.Reset(1)
+	turn := mustReset(t, m, 1)
 	require.Len(t, turn.Reports, 1)
 	assert.Equal(t, "counter_0", turn.Next)
 	assert.True(t, turn.Reports[0].Start)
@@ -262,7 +262,7 @@ func TestSingleAgent(t *testing.T) {
 
 	// An error of the inner Step is returned as it is.
 	m = runners.SingleAgent(&counter{cfg: counterConfig{Length: 3, FailAt: 1}})
-	m.Reset(0)
+	mustReset(t, m, 0)
 	_, err = m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, errCounter)
 }

@@ -105,7 +105,8 @@ func TestMultiMatchesAlone(t *testing.T) {
 						require.NoError(t, err)
 						c.policies[s.Name] = p
 					}
-					c.turn = e.Reset(vector.EpisodeSeed(seed, i, 0))
+					c.turn, err = e.Reset(vector.EpisodeSeed(seed, i, 0))
+					require.NoError(t, err)
 					alone[i] = c
 				}
 
@@ -140,7 +141,8 @@ func TestMultiMatchesAlone(t *testing.T) {
 							ended++
 							require.Equal(t, c.env.Info(), m.FinalInfo(i), where)
 							c.episode++
-							turn = c.env.Reset(vector.EpisodeSeed(seed, i, c.episode))
+							turn, err = c.env.Reset(vector.EpisodeSeed(seed, i, c.episode))
+							require.NoError(t, err, where)
 						} else {
 							require.Nil(t, m.FinalInfo(i), where)
 						}
