@@ -245,18 +245,23 @@ func TestEnvSessions(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// refusingMaze is the maze with a Reset that fails with the configured reason.
+// refusingMaze is the maze with a Reset that fails with the configured reason, or
+// panics with it when panics is set.
 type refusingMaze struct {
 	env.MultiAgent
 	reason string
+	panics bool
 }
 
 func (r refusingMaze) Reset(uint64) (env.Turn, error) {
+	if r.panics {
+		panic(r.reason)
+	}
 	return env.Turn{}, errors.New(r.reason)
 }
 
 // refusingEntry is a registry entry of the maze whose sessions refuse every Reset
-// when its configuration names a reason ({"refuse": "..."}).
+// when its configuration names a reason ({"refuse": "...", "panic": false}).
 func refusingEntry(t testing.TB) runners.Entry {
 	t.Helper()
 	entry, err := registry(t).Lookup("maze")
@@ -266,6 +271,7 @@ func refusingEntry(t testing.TB) runners.Entry {
 		Open: func(config []byte) (runners.Factory, error) {
 			var cfg struct {
 				Refuse string `json:"refuse"`
+				Panic  bool   `json:"panic"`
 			}
 			if err := json.Unmarshal(config, &cfg); err != nil {
 				return nil, err
@@ -279,7 +285,7 @@ func refusingEntry(t testing.TB) runners.Entry {
 				if err != nil || cfg.Refuse == "" {
 					return m, err
 				}
-				return refusingMaze{MultiAgent: m, reason: cfg.Refuse}, nil
+				return refusingMaze{MultiAgent: m, reason: cfg.Refuse, panics: cfg.Panic}, nil
 			}), nil
 		},
 		Agents: entry.Agents,
@@ -308,6 +314,19 @@ func TestEnvResetError(t *testing.T) {
 	_, err = e.Step(maze.StrategyName+"_0", agent.Discrete(0))
 	require.ErrorIs(t, err, remote.ErrRejected, "the session was never reset")
 	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	_, err = e.Reset(2)
+	require.ErrorIs(t, err, remote.ErrRejected, "a refused Reset leaves the session open")
+	assert.Contains(t, err.Error(), reason)
+
+	// A Reset that panics is INTERNAL, and breaks the session.
+	p, err := c.Make(t.Context(), "refusing-maze", []byte(`{"refuse": "boom", "panic": true}`), 0)
+	require.NoError(t, err)
+	_, err = p.Reset(1)
+	assert.Equal(t, codes.Internal, status.Code(err))
+	assert.Contains(t, err.Error(), "boom")
+	_, err = p.Reset(1)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Contains(t, err.Error(), "panicked earlier")
 
 	entry := refusingEntry(t)
 	entry.Open = func(config []byte) (runners.Factory, error) { return c.Factory("refusing-maze", config), nil }
