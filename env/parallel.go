@@ -23,12 +23,13 @@ import (
 // Each report sets AgentID and Agent (a name from Agents; conventionally the id is
 // "<name>_0", one sub-episode per episode); ParentID and SpanTicks are not used.
 //
-// Reset returns an error, as MultiAgent's does, when the episode cannot start; the Round
-// is then empty and the caller must not step the environment until a Reset succeeds. Step returns an error, never
-// panics, for a wrong number of actions or an action outside its agent's space,
-// forbidden by its mask or rejected by the environment, and then leaves the environment
-// as it was. Neither method blocks nor takes a context.Context, as with MultiAgent; a
-// Parallel is not safe for concurrent use.
+// Reset returns an error, as MultiAgent's does, when the episode cannot start; the
+// Round is then empty and the caller must not step the environment until a Reset
+// succeeds. Step returns an error, never panics, for a wrong number of actions or an
+// action outside its agent's space, forbidden by its mask or rejected by the
+// environment, and then leaves the environment as it was. Neither method blocks nor
+// takes a context.Context, as with MultiAgent; a Parallel is not safe for concurrent
+// use.
 type Parallel interface {
 	// Agents describes every agent the environment may report, in a fixed order.
 	Agents() []Spec

@@ -96,7 +96,9 @@ func replayer[S, A any](t *testing.T, rt *hrl.Runtime[S, A]) (func() error, int)
 		}
 	}
 	return func() error {
-		mustReset(t, rt, seed)
+		if _, err := rt.Reset(seed); err != nil {
+			return err
+		}
 		for _, m := range moves {
 			if _, err := rt.Step(m.id, m.raw); err != nil {
 				return err
