@@ -59,7 +59,7 @@ func newRuntimeDriver(tb testing.TB, cfg maze.Config, rng *rand.Rand) *runtimeDr
 	}
 	require.NotNil(tb, d.strategy)
 	require.NotNil(tb, d.motion)
-	d.res = rt.Reset(d.seed)
+	d.res = mustReset(tb, rt, d.seed)
 	return d
 }
 
@@ -79,11 +79,12 @@ func (d *runtimeDriver) act(ctx context.Context) (hrl.Result, error) {
 }
 
 // reset starts the next episode with the next seed.
-func (d *runtimeDriver) reset() hrl.Result {
+func (d *runtimeDriver) reset() (hrl.Result, error) {
 	d.episodes++
 	d.seed++
-	d.res = d.rt.Reset(d.seed)
-	return d.res
+	var err error
+	d.res, err = d.rt.Reset(d.seed)
+	return d.res, err
 }
 
 // step is one benchmark iteration: an action, and a reset when the episode ends.
@@ -93,9 +94,9 @@ func (d *runtimeDriver) step(ctx context.Context) error {
 		return err
 	}
 	if res.Over {
-		d.reset()
+		_, err = d.reset()
 	}
-	return nil
+	return err
 }
 
 // loopDriver plays a MazeLoop with uniform random valid actions drawn by
@@ -260,7 +261,9 @@ func TestBaselineMatchesRuntime(t *testing.T) {
 					}
 				}
 				if rres.Over {
-					check(i, runtimeView(rd.reset()), loopView(ld.reset()))
+					rres, err := rd.reset()
+					require.NoError(t, err, "runtime, reset after step %d", i)
+					check(i, runtimeView(rres), loopView(ld.reset()))
 				}
 			}
 			assert.GreaterOrEqual(t, rd.episodes, 20, "episodes")
@@ -342,4 +345,12 @@ func TestMazeStepAllocs(t *testing.T) {
 			assert.Zero(t, testing.AllocsPerRun(runs, func() { play(steps) }), "allocations per %d steps", steps)
 		})
 	}
+}
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
 }

@@ -95,7 +95,10 @@ func NewRemoteFixture() (*RemoteFixture, error) {
 	var rows [][]float32
 	var masks [][]bool
 	for seed := uint64(0); len(rows) < remoteBatch; seed++ {
-		res := rt.Reset(seed)
+		res, err := rt.Reset(seed)
+		if err != nil {
+			return nil, err
+		}
 		for !res.Over && len(rows) < remoteBatch {
 			rep := res.Acting()
 			if rep.Agent == maze.StrategyName {

@@ -111,7 +111,10 @@ func mazeStep(cfg maze.Config) func(b *testing.B) {
 func runtimeLoop[S, A any](b *testing.B, rt *hrl.Runtime[S, A], strategyName string, strategy, motion agent.Policy) {
 	ctx := context.Background()
 	seed := uint64(0)
-	res := rt.Reset(seed)
+	res, err := rt.Reset(seed)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		rep := res.Acting()
@@ -128,7 +131,9 @@ func runtimeLoop[S, A any](b *testing.B, rt *hrl.Runtime[S, A], strategyName str
 		}
 		if res.Over {
 			seed++
-			res = rt.Reset(seed)
+			if res, err = rt.Reset(seed); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
@@ -259,7 +264,10 @@ func campaignMazeHRL(b *testing.B) {
 		return func(i int) (int64, error) {
 			seed := trialSeed(i)
 			pcg.Seed(seed, 1)
-			res := rt.Reset(runners.DeriveSeed(seed, 0))
+			res, err := rt.Reset(runners.DeriveSeed(seed, 0))
+			if err != nil {
+				return 0, err
+			}
 			var steps int64
 			for !res.Over {
 				rep := res.Acting()

@@ -44,7 +44,7 @@ func TestWebtestLoopMatchesRuntime(t *testing.T) {
 		for seed := range uint64(3) {
 			pols, err := bench.WebtestPolicies(seed)
 			require.NoError(t, err)
-			res := rt.Reset(seed)
+			res := mustReset(t, rt, seed)
 			lr := loop.Reset()
 			for step := 0; ; step++ {
 				acting := res.Acting()

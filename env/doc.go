@@ -20,6 +20,13 @@
 // act. Agent ids are "<name>_<k>", one per sub-episode of an agent. *hrl.Runtime is a
 // MultiAgent; Turn and Report are hrl.Result and hrl.Report.
 //
+// Reset returns an error as Step does: an environment in another process (remote.Env)
+// may be unreachable or refuse, a single-agent environment behind an adapter may fail
+// its own Reset. The error comes back from the call that failed, never later from
+// elsewhere, and a runner fails the trial with it. Neither Reset nor Step takes a
+// context.Context: neither blocks on anything to cancel, and an environment that
+// crosses a process bounds each call with its own deadline.
+//
 // Agents that move simultaneously, PettingZoo's parallel API, implement Parallel: Reset
 // and Step return a Round with one report per agent, and Step takes one action per live
 // agent, positionally, so that nothing is allocated. Sequential turns a Parallel into a

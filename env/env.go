@@ -77,16 +77,27 @@ type Report = hrl.Report
 // (PettingZoo's parallel API) implement Parallel and become a MultiAgent through
 // Sequential, which collects one action per live agent before stepping.
 //
+// Reset returns an error when the episode cannot start: an environment of another
+// process that cannot be reached or refuses, a single-agent environment whose own Reset
+// fails. The Turn is then empty, and the caller must not step the environment until a
+// Reset succeeds.
+//
 // Step returns an error, never panics, for an action of an agent that is not acting,
 // outside its space or rejected by the environment, and leaves the environment as it
 // was; *hrl.Runtime and Sequential return a *hrl.StepError, which errors.Is matches
-// against hrl's sentinels (hrl.ErrNotActing, hrl.ErrOutsideSpace, ...). Neither method
-// blocks; a MultiAgent is not safe for concurrent use.
+// against hrl's sentinels (hrl.ErrNotActing, hrl.ErrOutsideSpace, ...).
+//
+// Neither method takes a context.Context, because neither blocks on anything the
+// caller could cancel: a local environment computes and returns. An environment that
+// crosses a process (remote.Env) bounds each call with the deadline of its own options
+// and offers context-taking variants beside these; the caller of a MultiAgent, a trial
+// between two steps, is where cancellation is checked. A MultiAgent is not safe for
+// concurrent use.
 type MultiAgent interface {
 	// Agents describes every agent the environment may report, in a fixed order.
 	Agents() []Spec
 	// Reset starts a new episode; the same seed gives the same episode.
-	Reset(seed uint64) Turn
+	Reset(seed uint64) (Turn, error)
 	// Step applies the action of the acting agent id.
 	Step(id string, a agent.RawAction) (Turn, error)
 	// Info describes the current state for humans and logs, or nil.

@@ -119,11 +119,13 @@ type recorder struct {
 
 func (r *recorder) Unwrap() env.MultiAgent { return r.MultiAgent }
 
-func (r *recorder) Reset(seed uint64) env.Turn {
+func (r *recorder) Reset(seed uint64) (env.Turn, error) {
 	r.seeds = append(r.seeds, seed)
-	t := r.MultiAgent.Reset(seed)
-	r.reports = append(r.reports, copyReports(t.Reports)...)
-	return t
+	t, err := r.MultiAgent.Reset(seed)
+	if err == nil {
+		r.reports = append(r.reports, copyReports(t.Reports)...)
+	}
+	return t, err
 }
 
 func (r *recorder) Step(id string, a agent.RawAction) (env.Turn, error) {
@@ -143,4 +145,12 @@ func (r *recorder) of(name string) []report {
 		}
 	}
 	return out
+}
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
 }

@@ -23,15 +23,18 @@ import (
 // Each report sets AgentID and Agent (a name from Agents; conventionally the id is
 // "<name>_0", one sub-episode per episode); ParentID and SpanTicks are not used.
 //
-// Step returns an error, never panics, for a wrong number of actions or an action outside
-// its agent's space, forbidden by its mask or rejected by the environment, and then leaves
-// the environment as it was. Neither method blocks; a Parallel is not safe for concurrent
+// Reset returns an error, as MultiAgent's does, when the episode cannot start; the
+// Round is then empty and the caller must not step the environment until a Reset
+// succeeds. Step returns an error, never panics, for a wrong number of actions or an
+// action outside its agent's space, forbidden by its mask or rejected by the
+// environment, and then leaves the environment as it was. Neither method blocks nor
+// takes a context.Context, as with MultiAgent; a Parallel is not safe for concurrent
 // use.
 type Parallel interface {
 	// Agents describes every agent the environment may report, in a fixed order.
 	Agents() []Spec
 	// Reset starts a new episode; the same seed gives the same episode.
-	Reset(seed uint64) Round
+	Reset(seed uint64) (Round, error)
 	// Step applies one action per live agent, in the order of Round.Live.
 	Step(actions []agent.RawAction) (Round, error)
 	// Info describes the current state for humans and logs, or nil.
@@ -123,9 +126,13 @@ func (s *sequential) Agents() []Spec { return s.p.Agents() }
 
 func (s *sequential) Info() any { return s.p.Info() }
 
-func (s *sequential) Reset(seed uint64) Turn {
+func (s *sequential) Reset(seed uint64) (Turn, error) {
+	round, err := s.p.Reset(seed)
+	if err != nil {
+		return Turn{}, err
+	}
 	s.started, s.tick = true, 0
-	return s.take(s.p.Reset(seed))
+	return s.take(round), nil
 }
 
 // take makes round the latest and returns its Turn.

@@ -49,12 +49,12 @@ func (g *rps) Agents() []env.Spec {
 	return specs
 }
 
-func (g *rps) Reset(uint64) env.Round {
+func (g *rps) Reset(uint64) (env.Round, error) {
 	g.started, g.round, g.last, g.wins = true, 0, [2]int64{-1, -1}, [2]int{}
 	for i := range 2 {
 		g.report(i, 0, true)
 	}
-	return env.Round{Reports: g.reports[:]}
+	return env.Round{Reports: g.reports[:]}, nil
 }
 
 func (g *rps) report(i int, reward float64, start bool) {
@@ -142,11 +142,11 @@ func (e *echo) rep(i int, reward float64, start bool) env.Report {
 		Terminated: i != 1 && e.steps[i] == 2, Truncated: i == 1 && e.steps[i] == 3}
 }
 
-func (e *echo) Reset(uint64) env.Round {
+func (e *echo) Reset(uint64) (env.Round, error) {
 	e.got, e.round, e.sum, e.steps = nil, 0, [3]float32{}, [3]int{}
 	e.live = append(e.live[:0], 0, 1)
 	e.reports = append(e.reports[:0], e.rep(0, 0, true), e.rep(1, 0, true))
-	return env.Round{Reports: e.reports}
+	return env.Round{Reports: e.reports}, nil
 }
 
 func (e *echo) Step(actions []agent.RawAction) (env.Round, error) {

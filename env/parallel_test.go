@@ -51,7 +51,7 @@ func TestSequentialTrace(t *testing.T) {
 	m := env.Sequential(g)
 	assert.Equal(t, g.Agents(), m.Agents())
 
-	turn := m.Reset(1)
+	turn := mustReset(t, m, 1)
 	got := []string{turnString(turn)}
 	for i, mv := range rpsGame {
 		require.Equal(t, mv.id, turn.Next, "move %d", i)
@@ -71,7 +71,7 @@ func TestSequentialTrace(t *testing.T) {
 	assert.Equal(t, map[string]any{"round": 3}, m.Info())
 
 	t.Run("masks", func(t *testing.T) {
-		turn := m.Reset(2)
+		turn := mustReset(t, m, 2)
 		assert.Equal(t, []bool{true, true, true}, turn.Acting().Mask)
 		turn, err := m.Step("alice_0", agent.Discrete(rock))
 		require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestSequentialErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &rps{target: 3, rounds: 3}
 			m := env.Sequential(g)
-			got := []string{turnString(m.Reset(1))}
+			got := []string{turnString(mustReset(t, m, 1))}
 			for i, mv := range rpsGame {
 				if i == tt.at {
 					if tt.setup != nil {
@@ -138,7 +138,7 @@ func TestSequentialErrors(t *testing.T) {
 	})
 	t.Run("over", func(t *testing.T) {
 		m := env.Sequential(&rps{target: 3, rounds: 3})
-		m.Reset(1)
+		mustReset(t, m, 1)
 		for _, mv := range rpsGame {
 			_, err := m.Step(mv.id, mv.a)
 			require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestSequentialLiveAgents(t *testing.T) {
 	m := env.Sequential(e)
 	buf := []float32{0}
 	v := float32(0)
-	turn := m.Reset(1)
+	turn := mustReset(t, m, 1)
 	var got []string
 	for !turn.Over {
 		v += 0.125
@@ -185,7 +185,7 @@ func TestSequentialLiveAgents(t *testing.T) {
 
 func TestRoundLive(t *testing.T) {
 	e := &echo{}
-	e.Reset(1)
+	mustReset(t, e, 1)
 	r, err := e.Step([]agent.RawAction{agent.Continuous([]float32{1}), agent.Continuous([]float32{1})})
 	require.NoError(t, err)
 	r, err = e.Step([]agent.RawAction{agent.Continuous([]float32{1}), agent.Continuous([]float32{1}), agent.Continuous([]float32{1})})
@@ -223,7 +223,7 @@ func TestTimeLimitParallel(t *testing.T) {
 			p := env.TimeLimitParallel(tt.g, tt.limit)
 			_, err := p.Step(draw(0))
 			require.ErrorIs(t, err, env.ErrNotReset)
-			r := p.Reset(1)
+			r := mustReset(t, p, 1)
 			n := 0
 			for !r.Over {
 				r, err = p.Step(draw(n))
@@ -242,7 +242,7 @@ func TestTimeLimitParallel(t *testing.T) {
 
 	t.Run("terminated at the limit stays terminated", func(t *testing.T) {
 		p := env.TimeLimitParallel(&rps{target: 1, rounds: 100}, 1)
-		p.Reset(1)
+		mustReset(t, p, 1)
 		r, err := p.Step([]agent.RawAction{agent.Discrete(rock), agent.Discrete(scissors)})
 		require.NoError(t, err)
 		require.True(t, r.Over)
@@ -255,7 +255,7 @@ func TestTimeLimitParallel(t *testing.T) {
 	t.Run("through Sequential", func(t *testing.T) {
 		g := &rps{target: 5, rounds: 100}
 		m := env.Sequential(env.TimeLimitParallel(g, 1))
-		m.Reset(1)
+		mustReset(t, m, 1)
 		_, err := m.Step("alice_0", agent.Discrete(rock))
 		require.NoError(t, err)
 		turn, err := m.Step("bob_0", agent.Discrete(rock))
@@ -272,7 +272,7 @@ func TestTimeLimitParallel(t *testing.T) {
 	t.Run("errors pass through and do not count", func(t *testing.T) {
 		g := &rps{target: 5, rounds: 100}
 		p := env.TimeLimitParallel(g, 1)
-		p.Reset(1)
+		mustReset(t, p, 1)
 		_, err := p.Step([]agent.RawAction{agent.Discrete(rock)})
 		require.ErrorContains(t, err, "rps: 1 actions for 2 players")
 		r, err := p.Step(draw(0))
@@ -286,7 +286,7 @@ func TestSequentialAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	m := env.Sequential(&rps{target: 1 << 30, rounds: 1 << 30})
-	turn := m.Reset(1)
+	turn := mustReset(t, m, 1)
 	n := int64(0)
 	allocs := testing.AllocsPerRun(1000, func() {
 		var err error

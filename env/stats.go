@@ -149,11 +149,14 @@ func (s *MultiStats) Unwrap() MultiAgent { return s.m }
 func (s *MultiStats) Agents() []Spec { return s.m.Agents() }
 
 // Reset starts an episode of the inner environment.
-func (s *MultiStats) Reset(seed uint64) Turn {
-	t := s.m.Reset(seed)
+func (s *MultiStats) Reset(seed uint64) (Turn, error) {
+	t, err := s.m.Reset(seed)
+	if err != nil {
+		return t, err
+	}
 	s.running, s.ended = s.running[:0], s.ended[:0]
 	s.record(t)
-	return t
+	return t, nil
 }
 
 // Step steps the inner environment and records the step.

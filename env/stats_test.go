@@ -16,7 +16,7 @@ import (
 func playMulti(t *testing.T, m env.MultiAgent, policies map[string]agent.Policy, seeds ...uint64) {
 	t.Helper()
 	for _, seed := range seeds {
-		turn := m.Reset(seed)
+		turn := mustReset(t, m, seed)
 		for !turn.Over {
 			r := turn.Acting()
 			require.NotNil(t, r)
@@ -87,7 +87,7 @@ func TestEpisodeStatsMultiMaze(t *testing.T) {
 
 	// A second episode adds up; a failed step changes nothing.
 	firstTicks := s.Ticks()
-	turn := s.Reset(2)
+	turn := mustReset(t, s, 2)
 	assert.Empty(t, s.Ended())
 	assert.IsType(t, maze.Info{}, s.Info(), "nothing ended")
 	_, err := s.Step(turn.Next, agent.Discrete(9))
@@ -106,7 +106,7 @@ func TestEpisodeStatsMultiMaze(t *testing.T) {
 
 func TestEpisodeStatsMultiSequential(t *testing.T) {
 	s := env.EpisodeStatsMulti(env.Sequential(&echo{}))
-	turn := s.Reset(1)
+	turn := mustReset(t, s, 1)
 	v := float32(0)
 	for !turn.Over {
 		v += 0.125
@@ -143,11 +143,11 @@ func TestEpisodeStatsMultiAllocations(t *testing.T) {
 	policies := map[string]agent.Policy{maze.StrategyName: maze.NewOracle(mz), maze.MotionName: random(t, 2, 4)}
 	ctx := t.Context()
 	seed := uint64(0)
-	turn := s.Reset(seed)
+	turn := mustReset(t, s, seed)
 	step := func() {
 		if turn.Over {
 			seed++
-			turn = s.Reset(seed)
+			turn = mustReset(t, s, seed)
 			return
 		}
 		r := turn.Acting()

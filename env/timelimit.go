@@ -97,10 +97,13 @@ func (t *timeLimitParallel) Agents() []Spec { return t.p.Agents() }
 
 func (t *timeLimitParallel) Info() any { return t.p.Info() }
 
-func (t *timeLimitParallel) Reset(seed uint64) Round {
-	r := t.p.Reset(seed)
+func (t *timeLimitParallel) Reset(seed uint64) (Round, error) {
+	r, err := t.p.Reset(seed)
+	if err != nil {
+		return r, err
+	}
 	t.started, t.over, t.elapsed = true, r.Over, 0
-	return r
+	return r, nil
 }
 
 func (t *timeLimitParallel) Step(actions []agent.RawAction) (Round, error) {

@@ -53,7 +53,8 @@ const MaxViewResets = 100
 // policy fails or returns an action the environment rejects, or ctx is done while the
 // view drives the others, Step or Reset returns an error wrapping ErrDriven (or the
 // context's error) and the cause; the view's episode is then over, and the next Reset
-// starts a new underlying episode.
+// starts a new underlying episode. An error of the underlying Reset is returned by the
+// view's Reset as it is; the view's episode is then over too.
 //
 // # Ownership and concurrency
 //
@@ -172,7 +173,9 @@ func (v *View) Info() any {
 func (v *View) Reset(seed uint64) (Step, error) {
 	k := 0
 	if !v.started || v.broken || v.active || v.turn.Over {
-		v.restart(seed, &k)
+		if err := v.restart(seed, &k); err != nil {
+			return Step{}, err
+		}
 	}
 	v.active, v.span, v.id = false, 0, ""
 	for {
@@ -200,7 +203,9 @@ func (v *View) Reset(seed uint64) (Step, error) {
 			if k >= MaxViewResets {
 				return Step{}, fmt.Errorf("%w: agent %q, %d underlying episodes from seed %d", ErrNeverActs, v.name, k, seed)
 			}
-			v.restart(seed, &k)
+			if err := v.restart(seed, &k); err != nil {
+				return Step{}, err
+			}
 			v.id = ""
 			continue
 		}
@@ -211,11 +216,19 @@ func (v *View) Reset(seed uint64) (Step, error) {
 	}
 }
 
-// restart resets the underlying environment with the k-th seed derived from seed.
-func (v *View) restart(seed uint64, k *int) {
-	v.turn = v.m.Reset(DeriveSeed(seed, *k))
+// restart resets the underlying environment with the k-th seed derived from seed. When
+// the underlying Reset fails, the view's episode is over and the next Reset starts
+// again.
+func (v *View) restart(seed uint64, k *int) error {
+	turn, err := v.m.Reset(DeriveSeed(seed, *k))
+	if err != nil {
+		v.active, v.broken, v.id = false, true, ""
+		return err
+	}
+	v.turn = turn
 	*k++
 	v.started, v.broken = true, false
+	return nil
 }
 
 // Step applies the viewed agent's action: see View.

@@ -22,7 +22,7 @@ func record[S, A any](t *testing.T, rt *hrl.Runtime[S, A], seed uint64) []move {
 		policies[spec.Name] = p
 	}
 	var moves []move
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	for !res.Over {
 		acting := res.Acting()
 		id := acting.AgentID // acting points into the runtime's buffers, which Step reuses
@@ -96,7 +96,9 @@ func replayer[S, A any](t *testing.T, rt *hrl.Runtime[S, A]) (func() error, int)
 		}
 	}
 	return func() error {
-		rt.Reset(seed)
+		if _, err := rt.Reset(seed); err != nil {
+			return err
+		}
 		for _, m := range moves {
 			if _, err := rt.Step(m.id, m.raw); err != nil {
 				return err

@@ -12,9 +12,10 @@
 // # Stepping
 //
 // New validates the environment (agents and machine, every problem at once) and returns
-// a Runtime. Reset(seed) starts an episode; Step(agentID, rawAction) applies an action of
-// the acting agent. Each returns a Result listing every agent reported in the step with
-// its flat observation, reward, terminated and truncated flags, parent id and span:
+// a Runtime. Reset(seed) starts an episode (its error is always nil, there for
+// env.MultiAgent); Step(agentID, rawAction) applies an action of the acting agent. Each
+// returns a Result listing every agent reported in the step with its flat observation,
+// reward, terminated and truncated flags, parent id and span:
 //
 //   - normally one report: the acting agent after its action;
 //   - when an action fires a trigger that hands control to a child, the child's first

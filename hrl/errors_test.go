@@ -234,8 +234,8 @@ func TestStepErrors(t *testing.T) {
 			twin := newRuntime(t, tt.env(), hrl.Config{})
 			var last hrl.Result
 			if !tt.noReset {
-				last = rt.Reset(seed)
-				twin.Reset(seed)
+				last = mustReset(t, rt, seed)
+				mustReset(t, twin, seed)
 				for i, m := range tt.before {
 					var err error
 					last, err = rt.Step(m.id, m.raw)
@@ -299,7 +299,7 @@ func TestStepErrors(t *testing.T) {
 
 			// The rest of the episode is the twin's.
 			if tt.noReset || over {
-				assert.Equal(t, snap(twin, twin.Reset(seed+1)), snap(rt, rt.Reset(seed+1)))
+				assert.Equal(t, snap(twin, mustReset(t, twin, seed+1)), snap(rt, mustReset(t, rt, seed+1)))
 			}
 			assert.Equal(t, playMoves(t, twin, tt.after), playMoves(t, rt, tt.after))
 		})
@@ -322,7 +322,7 @@ func TestStepErrorText(t *testing.T) {
 	rt := newRuntime(t, procedureEnv(), hrl.Config{})
 	_, err := rt.Step("planner_0", agent.Discrete(1))
 	assert.EqualError(t, err, "hrl: environment not reset: agent planner_0, action 1")
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	_, err = rt.Step("walker_0", agent.Discrete(1))
 	assert.EqualError(t, err, "hrl: agent is not acting: agent walker_0, action 1 (acting: planner_0)")
 	_, err = rt.Step("planner_0", agent.Discrete(1))

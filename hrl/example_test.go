@@ -77,7 +77,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	res := rt.Reset(1)
+	res, err := rt.Reset(1)
+	if err != nil {
+		panic(err)
+	}
 	for !res.Over {
 		a := agent.Discrete(0)
 		if res.Next == "planner_0" {

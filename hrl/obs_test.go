@@ -22,7 +22,7 @@ func TestObsMatchesFlatObservation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rt := newRuntime(t, env(), hrl.Config{MaxTicks: 30})
 			for s := range uint64(10) {
-				res := rt.Reset(s)
+				res := mustReset(t, rt, s)
 				checkObs(t, res)
 				for !res.Over {
 					acting := res.Acting()
@@ -53,7 +53,7 @@ func checkObs(t *testing.T, res hrl.Result) {
 
 func TestObs(t *testing.T) {
 	rt := newRuntime(t, hookedEnv(), hrl.Config{})
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	roll := rt.State().Roll
 	o, err := hrl.Obs[botObs](res, "planner_0")
 	require.NoError(t, err)
@@ -89,13 +89,13 @@ func TestObs(t *testing.T) {
 // must not make Obs panic.
 func TestObsStaleResult(t *testing.T) {
 	rt := newRuntime(t, corridorEnv(), hrl.Config{})
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	playMoves(t, rt, []move{d("planner_0", 0)})
 	stale, err := rt.Step("walker_0", agent.Discrete(1))
 	require.NoError(t, err)
 	require.Len(t, stale.Reports, 2)
 	playMoves(t, rt, []move{d("planner_0", 0)})
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	assert.NotPanics(t, func() { _, _ = hrl.Obs[botObs](stale, stale.Reports[1].AgentID) })
 }
 
@@ -117,7 +117,7 @@ func TestObsMaze(t *testing.T) {
 	require.NoError(t, err)
 	rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](env), hrl.Config{})
 	require.NoError(t, err)
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	s, err := hrl.Obs[maze.StrategyObs](res, "strategy_0")
 	require.NoError(t, err)
 	assert.Equal(t, maze.StrategyObs{Maze: env.Maze(), Pos: env.Maze().StartPos(), Mask: [4]bool{true, false, false, true}}, s)
@@ -135,7 +135,7 @@ func TestInfo(t *testing.T) {
 	rt := newRuntime(t, hookedEnv(), hrl.Config{})
 	assert.Nil(t, rt.Info(), "before the first reset")
 	assert.Nil(t, rt.AgentInfo("planner_0"), "before the first reset")
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	assert.Equal(t, envInfo{}, rt.Info())
 	assert.Equal(t, agentInfo{Agent: "planner"}, rt.AgentInfo("planner_0"))
 	playMoves(t, rt, []move{d("planner_0", 1), d("walker_0", 1)})
@@ -149,11 +149,11 @@ func TestInfo(t *testing.T) {
 
 	// Agents without an Informer, an environment without one.
 	plain := newRuntime(t, corridorEnv(), hrl.Config{})
-	plain.Reset(seed)
+	mustReset(t, plain, seed)
 	assert.Equal(t, envInfo{}, plain.Info())
 	assert.Nil(t, plain.AgentInfo("planner_0"))
 	bare, err := hrl.New(hrl.HierarchicalEnv[world, act](plainEnv{corridorEnv()}), hrl.Config{})
 	require.NoError(t, err)
-	bare.Reset(seed)
+	mustReset(t, bare, seed)
 	assert.Nil(t, bare.Info())
 }

@@ -292,8 +292,9 @@ func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
 // seeded by seed, calls every agent's OnReset, and reports the initial agent's first
-// observation.
-func (r *Runtime[S, A]) Reset(seed uint64) Result {
+// observation. The error is always nil: a runtime's episode always starts. It is there
+// so that a Runtime is an env.MultiAgent, whose Reset may fail.
+func (r *Runtime[S, A]) Reset(seed uint64) (Result, error) {
 	r.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
 	s := r.env.InitialState(r.rng)
 	for _, h := range r.hooks {
@@ -307,7 +308,7 @@ func (r *Runtime[S, A]) Reset(seed uint64) Result {
 	clear(r.subEp)
 	r.res.Reports = r.res.Reports[:0]
 	r.begin(r.table.Initial(), "", agent.Switch[A]{Cause: agent.ByReset})
-	return r.result()
+	return r.result(), nil
 }
 
 // Step applies a raw action of the acting agent with the given id and reports every

@@ -18,7 +18,7 @@ const seed = 11
 func roll(t *testing.T) float32 {
 	t.Helper()
 	rt := newRuntime(t, corridorEnv(), hrl.Config{})
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	return float32(rt.State().Roll)
 }
 
@@ -60,7 +60,7 @@ func TestReset(t *testing.T) {
 			rt := newRuntime(t, tt.env(), hrl.Config{})
 			assert.Equal(t, "", rt.Acting(), "before the first reset")
 			assert.False(t, rt.Over())
-			res := rt.Reset(seed)
+			res := mustReset(t, rt, seed)
 			want := frame{
 				Reports: []rec{rep(tt.first, "", o(0, 0, 0), 0, 0, ck(0, 0, 0), "start")},
 				Next:    tt.first,
@@ -80,21 +80,21 @@ func TestReset(t *testing.T) {
 
 func TestResetStartsOver(t *testing.T) {
 	rt := newRuntime(t, corridorEnv(), hrl.Config{})
-	first := rt.Reset(seed)
+	first := mustReset(t, rt, seed)
 	want := snap(rt, first)
 	script := []move{d("planner_0", 0), d("walker_0", 1), d("planner_0", 0), d("walker_1", 1), d("planner_0", 0)}
 	played := playMoves(t, rt, script)
 	require.Equal(t, "walker_2", played[len(played)-1].Next)
 
 	// A reset mid-episode forgets the sub-episodes: the walker is walker_0 again.
-	again := rt.Reset(seed)
+	again := mustReset(t, rt, seed)
 	assert.Equal(t, want, snap(rt, again))
 	assert.Equal(t, played, playMoves(t, rt, script))
 
 	// Resets with other seeds in between change nothing for this seed.
 	playRandom(t, rt, 99, 1)
 	playRandom(t, rt, 5, 2)
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	assert.Equal(t, played, playMoves(t, rt, script))
 }
 
@@ -115,11 +115,11 @@ func TestSeeds(t *testing.T) {
 	}
 
 	rt := newRuntime(t, corridorEnv(), hrl.Config{})
-	rt.Reset(1)
+	mustReset(t, rt, 1)
 	r1 := rt.State().Roll
-	rt.Reset(2)
+	mustReset(t, rt, 2)
 	assert.NotEqual(t, r1, rt.State().Roll, "seeds 1 and 2 draw the same initial state")
-	rt.Reset(1)
+	mustReset(t, rt, 1)
 	assert.Equal(t, r1, rt.State().Roll)
 }
 
@@ -261,7 +261,7 @@ func TestTrajectories(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newRuntime(t, tt.env(), hrl.Config{})
-			rt.Reset(seed)
+			mustReset(t, rt, seed)
 			got := playMoves(t, rt, tt.moves)
 			require.Len(t, got, len(tt.want))
 			for i := range tt.want {
@@ -277,7 +277,7 @@ func TestTrajectories(t *testing.T) {
 
 func TestResultAtTheEnd(t *testing.T) {
 	rt := newRuntime(t, corridorEnv(), hrl.Config{})
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	for _, m := range corridorEpisode {
 		var err error
 		res, err = rt.Step(m.id, m.raw)
@@ -297,7 +297,7 @@ func TestResultAtTheEnd(t *testing.T) {
 func TestTruncatedWalkerReturnsControl(t *testing.T) {
 	o := obsOf(roll(t))
 	rt := newRuntime(t, corridorEnv(), hrl.Config{})
-	rt.Reset(seed)
+	mustReset(t, rt, seed)
 	got := playMoves(t, rt, []move{d("planner_0", 2), d("walker_0", 1), d("walker_0", 0), d("walker_0", 1), d("walker_0", 0), d("walker_0", 1)})
 	assert.Equal(t, []rec{
 		rep("walker_0", "planner_0", o(1, 3, 5), 1, 1, ck(5, 6, 0), "trunc"),
@@ -376,7 +376,7 @@ func TestMaxTicks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newRuntime(t, tt.env(), hrl.Config{MaxTicks: tt.maxTicks})
 			for range 2 { // the limit counts from each reset
-				rt.Reset(seed)
+				mustReset(t, rt, seed)
 				got := playMoves(t, rt, tt.moves)
 				last := got[len(got)-1]
 				assert.Equal(t, tt.want, last.Reports)
@@ -397,7 +397,7 @@ func TestMaxTicks(t *testing.T) {
 func TestIDs(t *testing.T) {
 	rt := newRuntime(t, lateralEnv(), hrl.Config{})
 	for range 2 {
-		res := rt.Reset(seed)
+		res := mustReset(t, rt, seed)
 		var ids []string
 		for len(ids) < 18 {
 			// The planner plans legs of 1 tile, a walks it, b goes forward and back.
@@ -538,7 +538,7 @@ func TestHooks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := newRuntime(t, tt.env(), hrl.Config{MaxTicks: tt.maxTicks})
-			res := rt.Reset(seed)
+			res := mustReset(t, rt, seed)
 			assert.Equal(t, tt.reset, rt.State().Trace)
 			first := res.Reports[0].AgentID
 			assert.Equal(t, []rec{rep(first, "", o(0, 0, 0), 0, 0, ck(0, 0, 0), "start")}, snap(rt, res).Reports)
@@ -584,7 +584,7 @@ func TestEveryTakesHasItsGives(t *testing.T) {
 func TestMaskIsAdvice(t *testing.T) {
 	rt := newRuntime(t, maskedEnv(), hrl.Config{})
 	assert.Equal(t, []int{3, 0}, []int{rt.Agents()[0].MaskLen, rt.Agents()[1].MaskLen})
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	assert.Equal(t, []bool{true, true, true}, res.Reports[0].Mask)
 	got := playMoves(t, rt, []move{d("planner_0", 2), d("walker_0", 1), d("walker_0", 1), d("walker_0", 1), d("planner_0", 0), d("walker_1", 1)})
 	last := got[len(got)-1]

@@ -458,7 +458,7 @@ func playRandom(t testing.TB, rt *hrl.Runtime[world, act], seed, policySeed uint
 		require.NoError(t, err)
 		policies[spec.Name] = p
 	}
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	out := []frame{snap(rt, res)}
 	for tries := 0; !res.Over && tries < 1000; tries++ {
 		acting := res.Acting()
@@ -476,4 +476,12 @@ func playRandom(t testing.TB, rt *hrl.Runtime[world, act], seed, policySeed uint
 	}
 	require.True(t, res.Over, "the episode did not end")
 	return out
+}
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
 }

@@ -47,7 +47,8 @@ func strategyObservations(t *testing.T, seed uint64) (obs [][]float32, masks [][
 			require.NoError(t, err)
 		}
 	}
-	turn := m.Reset(seed)
+	turn, err := m.Reset(seed)
+	require.NoError(t, err)
 	for !turn.Over {
 		rep := turn.Acting()
 		p := motion

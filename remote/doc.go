@@ -72,7 +72,10 @@
 // stalls fails the call with a *CallError matching ErrDeadline within it, one that
 // dies with ErrUnavailable. A trial whose remote agent fails that way fails with a
 // reason naming the address, the method and the status; the campaign goes on, and
-// an activity log keeps every step up to the failure. WithRetries retries
+// an activity log keeps every step up to the failure. A session whose environment
+// refuses to reset answers FAILED_PRECONDITION with the environment's message, which
+// Env.Reset returns (a *CallError matching ErrRejected): the trial fails with that
+// message in its reason. WithRetries retries
 // unavailable servers and stalls, with exponential backoff. *CallError carries the
 // gRPC status (status.FromError reads it) and, for INVALID_ARGUMENT, the field.
 //

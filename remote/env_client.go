@@ -169,10 +169,10 @@ func (c *EnvClient) Close() error {
 // run on the server, so that a trial cannot tell it from a local environment.
 //
 // The methods of env.MultiAgent take no context: they run under the client's call
-// deadline, and a failed Reset returns an empty Turn whose error Err returns (a
-// runner then fails the trial). ResetContext and StepContext take the caller's
-// context and return errors. Step is never retried: a step that timed out may have
-// happened.
+// deadline. ResetContext and StepContext take the caller's context. Each returns the
+// call's error: a Reset the server's environment refused comes back with the server's
+// message and a status code, which errors.Is matches against this package's sentinels.
+// Step is never retried: a step that timed out may have happened.
 //
 // The slices of the Turns it returns belong to the Env and stay valid until its next
 // Reset or Step, as a local environment's do. An Env is not safe for concurrent use.
@@ -183,7 +183,6 @@ type Env struct {
 	specs   []env.Spec
 	actions map[string]*actionShape
 	info    bool
-	lastErr error
 	infoJS  json.RawMessage
 
 	reports []env.Report
@@ -213,15 +212,9 @@ func (e *Env) Info() any {
 	return e.infoJS
 }
 
-// Err returns the error of the latest Reset, or nil.
-func (e *Env) Err() error { return e.lastErr }
-
-// Reset starts an episode under the client's call deadline; on failure it returns an
-// empty Turn, and Err the error.
-func (e *Env) Reset(seed uint64) env.Turn {
-	t, err := e.ResetContext(e.c.c.base, seed)
-	e.lastErr = err
-	return t
+// Reset starts an episode under the client's call deadline.
+func (e *Env) Reset(seed uint64) (env.Turn, error) {
+	return e.ResetContext(e.c.c.base, seed)
 }
 
 // ResetContext starts an episode.

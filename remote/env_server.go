@@ -292,10 +292,13 @@ func (e *envService) Reset(_ context.Context, req *pb.ResetRequest) (*pb.Turn, e
 		return nil, err
 	}
 	defer ss.mu.Unlock()
-	turn, err := safe(func() (env.Turn, error) { return ss.m.Reset(req.GetSeed()), nil })
+	turn, err := safe(func() (env.Turn, error) { return ss.m.Reset(req.GetSeed()) })
 	if err != nil {
-		ss.broken = err
-		return nil, status.Errorf(codes.Internal, "%s: Reset: %v", ss.env, err)
+		if _, ok := errors.AsType[*panicError](err); ok {
+			ss.broken = err
+			return nil, status.Errorf(codes.Internal, "%s: Reset: %v", ss.env, err)
+		}
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: Reset: %v", ss.env, err)
 	}
 	if len(turn.Reports) == 0 {
 		return nil, status.Errorf(codes.Internal, "%s: Reset reported no agent", ss.env)

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -77,8 +78,9 @@ func TestEnvMatchesLocal(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		motion, err := agent.Random(mazeSpecs(t)[maze.MotionName].ActionSpace, rng)
 		require.NoError(t, err)
-		want, got := local.Reset(seed), re.Reset(seed)
-		require.NoError(t, re.Err())
+		want := mustReset(t, local, seed)
+		got, err := re.Reset(seed)
+		require.NoError(t, err)
 		for steps := 0; ; steps++ {
 			require.Equal(t, cloneTurn(want), cloneTurn(got), "seed %d, step %d", seed, steps)
 			if want.Over {
@@ -99,7 +101,7 @@ func TestEnvMatchesLocal(t *testing.T) {
 		}
 	}
 	re.WithInfo(true)
-	re.Reset(1)
+	mustReset(t, re, 1)
 	var info map[string]any
 	require.NoError(t, json.Unmarshal(re.Info().(json.RawMessage), &info))
 	assert.Contains(t, info, "position")
@@ -190,9 +192,9 @@ func TestEnvErrors(t *testing.T) {
 	require.NoError(t, e.Close(t.Context()), "closing twice succeeds")
 	_, err = e.ResetContext(t.Context(), 1)
 	require.ErrorIs(t, err, remote.ErrNotFound)
-	turn = e.Reset(1)
+	turn, err = e.Reset(1)
 	assert.Empty(t, turn.Reports)
-	require.ErrorIs(t, e.Err(), remote.ErrNotFound)
+	require.ErrorIs(t, err, remote.ErrNotFound)
 
 	// Malformed actions sent by a plain client name the field.
 	cc, err := grpc.NewClient(srv.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -241,4 +243,114 @@ func TestEnvSessions(t *testing.T) {
 	require.NoError(t, err)
 	_, err = me.ResetContext(t.Context(), 0)
 	require.NoError(t, err)
+}
+
+// refusingMaze is the maze with a Reset that fails with the configured reason, or
+// panics with it when panics is set.
+type refusingMaze struct {
+	env.MultiAgent
+	reason string
+	panics bool
+}
+
+func (r refusingMaze) Reset(uint64) (env.Turn, error) {
+	if r.panics {
+		panic(r.reason)
+	}
+	return env.Turn{}, errors.New(r.reason)
+}
+
+// refusingEntry is a registry entry of the maze whose sessions refuse every Reset
+// when its configuration names a reason ({"refuse": "...", "panic": false}).
+func refusingEntry(t testing.TB) runners.Entry {
+	t.Helper()
+	entry, err := registry(t).Lookup("maze")
+	require.NoError(t, err)
+	return runners.Entry{
+		Name: "refusing-maze",
+		Open: func(config []byte) (runners.Factory, error) {
+			var cfg struct {
+				Refuse string `json:"refuse"`
+				Panic  bool   `json:"panic"`
+			}
+			if err := json.Unmarshal(config, &cfg); err != nil {
+				return nil, err
+			}
+			mazes, err := entry.Open(nil)
+			if err != nil {
+				return nil, err
+			}
+			return runners.FactoryFunc(func(o runners.EnvOptions) (env.MultiAgent, error) {
+				m, err := mazes.NewEnv(o)
+				if err != nil || cfg.Refuse == "" {
+					return m, err
+				}
+				return refusingMaze{MultiAgent: m, reason: cfg.Refuse, panics: cfg.Panic}, nil
+			}), nil
+		},
+		Agents: entry.Agents,
+	}
+}
+
+// TestEnvResetError: a session whose environment refuses to reset fails each trial
+// with the server's message in its reason, and the campaign goes on to the next.
+func TestEnvResetError(t *testing.T) {
+	s := newServer(t)
+	reg := registry(t)
+	require.NoError(t, reg.Register(refusingEntry(t)))
+	require.NoError(t, s.AddEnvs(reg))
+	srv := start(t, s, false)
+	c := dialEnv(t, srv)
+
+	const reason = "the map file maps/nowhere.txt is unreadable"
+	config := []byte(`{"refuse": "` + reason + `"}`)
+	e, err := c.Make(t.Context(), "refusing-maze", config, 0)
+	require.NoError(t, err, "the configuration is accepted; the reset fails")
+	turn, err := e.Reset(1)
+	require.ErrorIs(t, err, remote.ErrRejected)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Contains(t, err.Error(), "Reset: "+reason)
+	assert.Empty(t, turn.Reports)
+	_, err = e.Step(maze.StrategyName+"_0", agent.Discrete(0))
+	require.ErrorIs(t, err, remote.ErrRejected, "the session was never reset")
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	_, err = e.Reset(2)
+	require.ErrorIs(t, err, remote.ErrRejected, "a refused Reset leaves the session open")
+	assert.Contains(t, err.Error(), reason)
+
+	// A Reset that panics is INTERNAL, and breaks the session.
+	p, err := c.Make(t.Context(), "refusing-maze", []byte(`{"refuse": "boom", "panic": true}`), 0)
+	require.NoError(t, err)
+	_, err = p.Reset(1)
+	assert.Equal(t, codes.Internal, status.Code(err))
+	assert.Contains(t, err.Error(), "boom")
+	_, err = p.Reset(1)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Contains(t, err.Error(), "panicked earlier")
+
+	entry := refusingEntry(t)
+	entry.Open = func(config []byte) (runners.Factory, error) { return c.Factory("refusing-maze", config), nil }
+	client := runners.NewRegistry()
+	require.NoError(t, client.Register(entry))
+	actors := map[string]runners.Actor{}
+	for name, spec := range mazeSpecs(t) {
+		actors[name] = runners.PerTrial(func(rng *rand.Rand) (agent.Policy, error) { return agent.Random(spec.ActionSpace, rng) })
+	}
+	spec := runners.Spec{Env: "refusing-maze", Config: config, Seed: 5, Actors: actors, MaxTicks: 50}
+	sum := campaign(t, client, spec, runners.WithTrials(3), runners.WithWorkers(1))
+	assert.Equal(t, 3, sum.Failed, "every trial is tried")
+	require.Len(t, sum.Failures, 3)
+	for i, f := range sum.Failures {
+		assert.Equal(t, i, f.Index)
+		require.ErrorIs(t, f.Err, runners.ErrEnv)
+		require.ErrorIs(t, f.Err, remote.ErrRejected)
+		assert.Equal(t, codes.FailedPrecondition, status.Code(f.Err))
+		assert.Contains(t, f.Reason, reason)
+	}
+
+	// The same configuration without a reason plays.
+	spec.Config = []byte(`{}`)
+	sum = campaign(t, client, spec, runners.WithTrials(2), runners.WithWorkers(1))
+	assert.Equal(t, 2, sum.Ended)
+	assert.Empty(t, sum.Failures)
 }

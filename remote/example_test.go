@@ -117,7 +117,10 @@ func ExampleDialEnv() {
 		panic(err)
 	}
 	var m env.MultiAgent = e
-	turn := m.Reset(1)
+	turn, err := m.Reset(1)
+	if err != nil {
+		panic(err)
+	}
 	rep := turn.Acting()
 	fmt.Println(rep.AgentID, "observes", len(rep.Obs), "floats, mask", rep.Mask)
 	client.Close()

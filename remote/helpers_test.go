@@ -147,3 +147,11 @@ func (g *gate) Act(ctx context.Context, _ []float32, _ []bool) (agent.RawAction,
 		return agent.RawAction{}, ctx.Err()
 	}
 }
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
+}

@@ -72,7 +72,7 @@ func handLoop(b *testing.B, episodes int) int64 {
 	ctx := context.Background()
 	var steps int64
 	for ep := range episodes {
-		res := rt.Reset(runners.DeriveSeed(1, ep))
+		res := mustReset(b, rt, runners.DeriveSeed(1, ep))
 		for !res.Over {
 			rep := res.Acting()
 			p := strategy

@@ -235,3 +235,11 @@ func panicking(v any) agent.Policy {
 func mazeSpec(motion string) runners.Spec {
 	return runners.Spec{Env: "maze", Actors: map[string]runners.Actor{maze.MotionName: runners.Named(motion)}}
 }
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
+}

@@ -27,7 +27,7 @@ type chatty struct {
 	next     []runners.Message
 }
 
-func (c *chatty) Reset(seed uint64) env.Turn {
+func (c *chatty) Reset(seed uint64) (env.Turn, error) {
 	c.out, c.next = []runners.Message{{To: maze.StrategyName, Payload: []byte("hello")}}, nil
 	return c.MultiAgent.Reset(seed)
 }

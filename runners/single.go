@@ -14,9 +14,9 @@ import (
 // SpanTicks 1 and the agent's Clock (Steps and Tick both count the episode's steps).
 //
 // Step returns e's errors as they are, and an *hrl.StepError wrapping hrl.ErrNotActing
-// for another id or hrl.ErrEpisodeOver after the episode ended. MultiAgent's Reset
-// cannot fail: when e's Reset fails, the Turn is over with no report, the runner fails
-// the trial with e's error, and Step fails until the next Reset. The adapter allocates
+// for another id or hrl.ErrEpisodeOver after the episode ended. Reset returns e's Reset
+// error as it is, with an empty Turn; Step then fails with hrl.ErrNotReset until a Reset
+// succeeds. The adapter allocates
 // nothing per step and is not safe for concurrent use; Unwrap returns e.
 func SingleAgent(e env.Env) env.MultiAgent {
 	spec := e.Spec()
@@ -24,13 +24,13 @@ func SingleAgent(e env.Env) env.MultiAgent {
 }
 
 type single struct {
-	e    env.Env
-	spec env.Spec
-	id   string
-	rep  [1]env.Report
-	tick int
-	live bool
-	err  error // of the latest Reset
+	e      env.Env
+	spec   env.Spec
+	id     string
+	rep    [1]env.Report
+	tick   int
+	live   bool
+	failed bool // the latest Reset failed
 }
 
 // Unwrap returns the single-agent environment.
@@ -40,24 +40,24 @@ func (s *single) Agents() []env.Spec { return []env.Spec{s.spec} }
 
 func (s *single) Info() any { return s.e.Info() }
 
-func (s *single) Reset(seed uint64) env.Turn {
+func (s *single) Reset(seed uint64) (env.Turn, error) {
 	st, err := s.e.Reset(seed)
-	s.tick, s.err, s.live = 0, err, err == nil
+	s.tick, s.failed, s.live = 0, err != nil, err == nil
 	if err != nil {
-		return env.Turn{Over: true}
+		return env.Turn{}, err
 	}
 	s.rep[0] = env.Report{AgentID: s.id, Agent: s.spec.Name, Obs: st.Obs, Mask: st.Mask, Start: true}
-	return env.Turn{Reports: s.rep[:], Next: s.id}
+	return env.Turn{Reports: s.rep[:], Next: s.id}, nil
 }
 
 func (s *single) Step(id string, a agent.RawAction) (env.Turn, error) {
 	switch {
 	case !s.live:
 		kind := hrl.ErrEpisodeOver
-		if s.err != nil {
+		if s.failed {
 			kind = hrl.ErrNotReset
 		}
-		return env.Turn{}, &hrl.StepError{AgentID: id, Action: cloneAction(a), Kind: kind, Err: s.err}
+		return env.Turn{}, &hrl.StepError{AgentID: id, Action: cloneAction(a), Kind: kind}
 	case id != s.id:
 		return env.Turn{}, &hrl.StepError{AgentID: id, Acting: s.id, Action: cloneAction(a), Kind: hrl.ErrNotActing}
 	}

@@ -111,7 +111,6 @@ type trial struct {
 	id      string
 	env     env.MultiAgent
 	msgr    Messenger
-	single  *single
 	agents  []agentState
 	rngs    []pcgRand
 	sink    Sink
@@ -246,7 +245,6 @@ func (t *trial) setup() error {
 		t.env = m
 	}
 	t.msgr, _ = t.env.(Messenger)
-	t.single, _ = t.env.(*single)
 	t.success = p.open.entry.Success
 	n := len(p.open.agents)
 	t.agents = slices.Grow(t.agents[:0], n)[:n]
@@ -290,14 +288,14 @@ func (t *trial) play(e int) error {
 		}
 	}
 	t.where = whereReset
-	turn := t.env.Reset(seed)
+	turn, err := t.env.Reset(seed)
 	t.where = whereRunner
 	t.tick = 0
 	t.publish()
+	if err != nil {
+		return t.fail(fmt.Errorf("%w: Reset: %w", ErrEnv, err))
+	}
 	if len(turn.Reports) == 0 {
-		if t.single != nil && t.single.err != nil {
-			return t.fail(fmt.Errorf("%w: Reset: %w", ErrEnv, t.single.err))
-		}
 		return t.fail(fmt.Errorf("%w: Reset reported no agent", ErrEnv))
 	}
 	if err := t.exchange(0); err != nil {

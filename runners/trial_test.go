@@ -1,8 +1,11 @@
 package runners_test
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
@@ -142,7 +145,7 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 	}
 	for ep := range episodes {
 		returns[ep] = make([]float64, 2)
-		turn := rt.Reset(runners.DeriveSeed(seed, ep))
+		turn := mustReset(t, rt, runners.DeriveSeed(seed, ep))
 		add(ep, turn)
 		for !turn.Over {
 			acting := turn.Acting()
@@ -241,7 +244,7 @@ func TestSingleAgent(t *testing.T) {
 	_, err := m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
 
-	turn := m.Reset(1)
+	turn := mustReset(t, m, 1)
 	require.Len(t, turn.Reports, 1)
 	assert.Equal(t, "counter_0", turn.Next)
 	assert.True(t, turn.Reports[0].Start)
@@ -262,14 +265,22 @@ func TestSingleAgent(t *testing.T) {
 
 	// An error of the inner Step is returned as it is.
 	m = runners.SingleAgent(&counter{cfg: counterConfig{Length: 3, FailAt: 1}})
-	m.Reset(0)
+	mustReset(t, m, 0)
 	_, err = m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, errCounter)
 }
 
-// A failing Reset of a single-agent environment fails the trial with its error.
+// A failing Reset of a single-agent environment is SingleAgent's Reset error, and fails
+// the trial with it.
 func TestSingleAgentResetError(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	m := runners.SingleAgent(brokenReset{&counter{cfg: counterConfig{Length: 1}}})
+	turn, err := m.Reset(1)
+	require.ErrorIs(t, err, errCounter)
+	assert.Empty(t, turn.Reports)
+	_, err = m.Step("counter_0", agent.Discrete(1))
+	require.ErrorIs(t, err, hrl.ErrNotReset)
+
 	reg := runners.NewRegistry()
 	require.NoError(t, reg.Register(runners.Entry{
 		Name: "broken",
@@ -287,9 +298,56 @@ func TestSingleAgentResetError(t *testing.T) {
 	require.Len(t, s.Failures, 1)
 	require.ErrorIs(t, s.Failures[0].Err, errCounter)
 	require.ErrorIs(t, s.Failures[0].Err, runners.ErrEnv)
+	assert.Contains(t, s.Failures[0].Reason, errCounter.Error())
 }
 
 type brokenReset struct{ *counter }
+
+// refusing is a MultiAgent whose Reset fails when its factory's count of resets, from
+// 0, is in fail.
+type refusing struct {
+	env.MultiAgent
+	resets *atomic.Int64
+	fail   []int64
+}
+
+var errRefused = errors.New("refusing: the map file is unreadable")
+
+func (r refusing) Reset(seed uint64) (env.Turn, error) {
+	if n := r.resets.Add(1) - 1; slices.Contains(r.fail, n) {
+		return env.Turn{}, fmt.Errorf("reset %d: %w", n, errRefused)
+	}
+	return r.MultiAgent.Reset(seed)
+}
+
+// A failing Reset of a multi-agent environment fails its trial with the cause in the
+// failure's reason, and the campaign goes on with the next trials.
+func TestResetError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var resets atomic.Int64
+	entry := counterEntry()
+	entry.Name = "refusing"
+	entry.Open = func([]byte) (runners.Factory, error) {
+		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
+			return refusing{MultiAgent: runners.SingleAgent(&counter{cfg: counterConfig{Length: 2}}), resets: &resets, fail: []int64{1}}, nil
+		}), nil
+	}
+	reg := runners.NewRegistry()
+	require.NoError(t, reg.Register(entry))
+	c, err := runners.NewCampaign(reg, runners.Spec{Env: "refusing", Seed: 3}, runners.WithTrials(3), runners.WithWorkers(1))
+	require.NoError(t, err)
+	s, err := c.Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.Ended)
+	assert.Equal(t, 1, s.Failed)
+	require.Len(t, s.Failures, 1)
+	f := s.Failures[0]
+	assert.Equal(t, 1, f.Index)
+	require.ErrorIs(t, f.Err, errRefused)
+	require.ErrorIs(t, f.Err, runners.ErrEnv)
+	assert.Contains(t, f.Reason, "Reset: reset 1: refusing: the map file is unreadable")
+	assert.Equal(t, int64(3), resets.Load())
+}
 
 func (brokenReset) Reset(uint64) (env.Step, error) { return env.Step{}, errCounter }
 

@@ -129,9 +129,12 @@ type printer interface {
 
 func episodeLoop(ctx context.Context, ep *episode, seed uint64, out printer) error {
 	m := ep.env
-	res := m.Reset(seed)
+	res, err := m.Reset(seed)
+	if err != nil {
+		return fmt.Errorf("%s: reset: %w", ep.entry.Name, err)
+	}
 	if len(res.Reports) == 0 {
-		return fmt.Errorf("%s: the reset reported no agent (a failed reset)", ep.entry.Name)
+		return fmt.Errorf("%s: the reset reported no agent", ep.entry.Name)
 	}
 	if err := out.step(res, "", "", agent.RawAction{}, m.Info()); err != nil {
 		return err

@@ -342,7 +342,10 @@ func (m *Multi) resetOne(i int) error {
 	m.episodes[i] = 0
 	m.seeds[i] = EpisodeSeed(m.base, i, 0)
 	c.fresh, c.ended, c.info = true, false, nil
-	c.turn = c.env.Reset(m.seeds[i])
+	var err error
+	if c.turn, err = c.env.Reset(m.seeds[i]); err != nil {
+		return &CopyError{Copy: i, Op: OpReset, Err: err}
+	}
 	return m.acting(i, c, OpReset)
 }
 
@@ -368,7 +371,9 @@ func (m *Multi) stepOne(i int) error {
 	}
 	k := m.episodes[i] + 1
 	m.episodes[i], m.seeds[i] = k, EpisodeSeed(m.base, i, k)
-	c.turn = c.env.Reset(m.seeds[i])
+	if c.turn, err = c.env.Reset(m.seeds[i]); err != nil {
+		return &CopyError{Copy: i, Op: OpReset, Err: err}
+	}
 	return m.acting(i, c, OpReset)
 }
 

@@ -105,7 +105,8 @@ func TestMultiMatchesAlone(t *testing.T) {
 						require.NoError(t, err)
 						c.policies[s.Name] = p
 					}
-					c.turn = e.Reset(vector.EpisodeSeed(seed, i, 0))
+					c.turn, err = e.Reset(vector.EpisodeSeed(seed, i, 0))
+					require.NoError(t, err)
 					alone[i] = c
 				}
 
@@ -140,7 +141,8 @@ func TestMultiMatchesAlone(t *testing.T) {
 							ended++
 							require.Equal(t, c.env.Info(), m.FinalInfo(i), where)
 							c.episode++
-							turn = c.env.Reset(vector.EpisodeSeed(seed, i, c.episode))
+							turn, err = c.env.Reset(vector.EpisodeSeed(seed, i, c.episode))
+							require.NoError(t, err, where)
 						} else {
 							require.Nil(t, m.FinalInfo(i), where)
 						}
@@ -332,3 +334,75 @@ func TestMultiCancelAndPanic(t *testing.T) {
 }
 
 var errBoom = errors.New("boom")
+
+// multiResetFails is a multi-agent environment whose Reset fails from its (ok+1)-th
+// call on.
+type multiResetFails struct {
+	env.MultiAgent
+	ok, calls int
+}
+
+func (r *multiResetFails) Reset(seed uint64) (env.Turn, error) {
+	r.calls++
+	if r.calls > r.ok {
+		return env.Turn{}, errReset
+	}
+	return r.MultiAgent.Reset(seed)
+}
+
+// A copy's failed Reset, the vector's or an auto-reset, is a *CopyError naming the copy
+// with OpReset, and breaks the vector until the next Reset.
+func TestMultiResetErrors(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
+			noLeaks(t)
+			// Copy 2 refuses its first reset; copy 1 its second, the first auto-reset.
+			m := newMulti(t, 4, func(i int) (env.MultiAgent, error) {
+				e, err := mazes(testMaze)(i)
+				switch i {
+				case 1:
+					return &multiResetFails{MultiAgent: e, ok: 1}, err
+				case 2:
+					return &multiResetFails{MultiAgent: e}, err
+				}
+				return e, err
+			}, vector.WithWorkers(w))
+			err := m.Reset(bg, 0)
+			require.ErrorIs(t, err, errReset)
+			ces := copyErrors(t, err)
+			require.Len(t, ces, 1)
+			assert.Equal(t, 2, ces[0].Copy)
+			assert.Equal(t, vector.OpReset, ces[0].Op)
+			assert.Equal(t, "vector: copy 2: reset: reset refused", err.Error())
+			require.ErrorIs(t, m.Step(bg), vector.ErrNotReset)
+
+			m = newMulti(t, 4, func(i int) (env.MultiAgent, error) {
+				e, err := mazes(testMaze)(i)
+				if i == 1 {
+					return &multiResetFails{MultiAgent: e, ok: 1}, err
+				}
+				return e, err
+			}, vector.WithWorkers(w))
+			policies := map[string]vector.BatchPolicy{}
+			for j, s := range m.Agents() {
+				p, err := vector.RandomPerCopy(s.ActionSpace, 4, policySeed(j))
+				require.NoError(t, err)
+				policies[s.Name] = p
+			}
+			require.NoError(t, m.Reset(bg, 0))
+			for tick := 0; ; tick++ {
+				require.Less(t, tick, 1000, "copy 1's episode never ended")
+				require.NoError(t, m.Act(bg, policies))
+				if err = m.Step(bg); err != nil {
+					break
+				}
+			}
+			require.ErrorIs(t, err, errReset)
+			ces = copyErrors(t, err)
+			require.Len(t, ces, 1)
+			assert.Equal(t, 1, ces[0].Copy)
+			assert.Equal(t, vector.OpReset, ces[0].Op)
+			require.ErrorIs(t, m.Step(bg), vector.ErrNotReset)
+		})
+	}
+}

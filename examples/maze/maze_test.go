@@ -52,7 +52,7 @@ func record(rt *hrl.Runtime[maze.State, maze.Action], res hrl.Result) []step {
 // play drives an episode with one policy per agent and returns every report.
 func play(t *testing.T, rt *hrl.Runtime[maze.State, maze.Action], policies map[string]agent.Policy) ([]step, hrl.Result) {
 	t.Helper()
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	steps := record(rt, res)
 	for !res.Over {
 		acting := res.Acting()
@@ -241,7 +241,7 @@ func TestMotionTimeout(t *testing.T) {
 	motion := moves(maze.Forward, maze.Forward, maze.Forward, maze.Forward, maze.Forward,
 		maze.Backward, maze.Forward, maze.Backward, maze.Forward, maze.Backward, maze.Forward, maze.Backward, maze.Forward)
 	strategy := dirs(maze.Left, maze.Down, maze.Left, maze.Right)
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	var all []step
 	for range 16 {
 		acting := res.Acting()
@@ -274,7 +274,7 @@ func TestMotionTimeout(t *testing.T) {
 
 func TestInvalidDirections(t *testing.T) {
 	rt := newRuntime(t, maze.Config{})
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	before := rt.State()
 
 	// The strategy agent at the start: DOWN is a wall.
@@ -315,7 +315,7 @@ func TestInvalidDirections(t *testing.T) {
 
 func TestBackwardMoves(t *testing.T) {
 	rt := newRuntime(t, maze.Config{})
-	rt.Reset(1)
+	mustReset(t, rt, 1)
 	for _, a := range []struct {
 		id  string
 		raw int64
@@ -345,7 +345,7 @@ func TestBackwardMoves(t *testing.T) {
 
 func TestObservation(t *testing.T) {
 	rt := newRuntime(t, maze.Config{})
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	obs := res.Reports[0].Obs
 	require.Len(t, obs, 106)
 	m, _ := maze.Parse(maze.Reference)
@@ -496,4 +496,12 @@ func TestEncodeViewMatchesObserve(t *testing.T) {
 			require.Greater(t, views, 100)
 		})
 	}
+}
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
 }

@@ -68,7 +68,7 @@ func TestRegister(t *testing.T) {
 // Reached is the maze's success: the strategy agent terminated, on the goal.
 func TestReached(t *testing.T) {
 	rt := newRuntime(t, maze.Config{Procedure: true})
-	turn := rt.Reset(0)
+	turn := mustReset(t, rt, 0)
 	assert.False(t, maze.Reached(turn))
 	oracle := maze.NewOracle(rt.State().Maze)
 	for !turn.Over {

@@ -52,7 +52,7 @@ func visit(t *testing.T, rt *runtime, id string) hrl.Result {
 
 func TestLoginProcedure(t *testing.T) {
 	rt, e := newRuntime(t, webtest.Config{})
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	o, err := hrl.Obs[webtest.StrategyObs](res, "strategy_0")
 	require.NoError(t, err)
 	k := slot(t, rt, "nav-account")
@@ -129,7 +129,7 @@ func TestLoginErrors(t *testing.T) {
 
 func TestMasks(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	res := rt.Reset(0)
+	res := mustReset(t, rt, 0)
 	home := rt.State().Targets()
 	assert.Equal(t, []string{"nav-catalogue", "nav-cart", "nav-account", "nav-login", "featured", "about", "contact", "careers", "search"}, home)
 	want := make([]bool, webtest.StrategyActions)
@@ -172,7 +172,7 @@ func TestMasks(t *testing.T) {
 // The motion agent's mask follows the focused field's kind.
 func TestMotionMaskByField(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	rt.Reset(0)
+	mustReset(t, rt, 0)
 	act(t, rt, slot(t, rt, "nav-account")) // the login procedure
 	visit(t, rt, "nav-home")
 	visit(t, rt, "featured")
@@ -202,7 +202,7 @@ func TestMotionMaskByField(t *testing.T) {
 // Actions that do not apply are errors that name the reason and change nothing.
 func TestDecodeErrors(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	rt.Reset(0)
+	mustReset(t, rt, 0)
 	check := func(raw int64, kind, cause error) {
 		t.Helper()
 		before, tick := rt.State(), rt.Tick()
@@ -260,7 +260,7 @@ func TestEncodeViewMatches(t *testing.T) {
 		strategy, motion := webtest.NewStrategy(e.Site(), c.Strategy), webtest.NewMotion(c.Motion)
 		for seed := range uint64(4) {
 			pols := policies(t, seed, seed%2 == 0)
-			res := rt.Reset(seed)
+			res := mustReset(t, rt, seed)
 			for steps := 0; !res.Over && steps < 400; steps++ {
 				rep := res.Acting()
 				obs := make([]float32, len(rep.Obs))
@@ -325,7 +325,7 @@ func play(t testing.TB, rt *runtime, seed uint64, pols map[string]agent.Policy) 
 			out = append(out, step{r.AgentID, r.ParentID, slices.Clone(r.Obs), slices.Clone(r.Mask), r.Reward, r.Terminated, r.Truncated, r.Start, r.SpanTicks})
 		}
 	}
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	record(res)
 	for !res.Over {
 		rep := res.Acting()
@@ -414,7 +414,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
 	pols := policies(t, 1, true)
 	var raws []agent.RawAction
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	for !res.Over {
 		rep := res.Acting()
 		raw, err := pols[rep.Agent].Act(context.Background(), rep.Obs, rep.Mask)
@@ -426,7 +426,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	require.Greater(t, len(raws), 300)
 	var failed error
 	allocs := testing.AllocsPerRun(5, func() {
-		res := rt.Reset(1)
+		res := mustReset(t, rt, 1)
 		_ = res
 		for _, raw := range raws {
 			if _, err := rt.Step(rt.Acting(), raw); err != nil {
@@ -442,7 +442,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	rt.Reset(0)
+	mustReset(t, rt, 0)
 	act(t, rt, slot(t, rt, "careers"))
 	info, ok := rt.Info().(webtest.Info)
 	require.True(t, ok)
@@ -452,4 +452,12 @@ func TestInfo(t *testing.T) {
 	assert.Equal(t, "/404", info.URL)
 	assert.Equal(t, "not found", info.Outcome)
 	assert.Equal(t, []string{"careers-404"}, info.Defects)
+}
+
+// mustReset resets m with seed and fails the test if the reset fails.
+func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, seed uint64) T {
+	tb.Helper()
+	r, err := m.Reset(seed)
+	require.NoError(tb, err)
+	return r
 }

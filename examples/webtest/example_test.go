@@ -27,7 +27,10 @@ func Example() {
 		panic(err)
 	}
 	policies := map[string]agent.Policy{webtest.StrategyName: heuristic, webtest.MotionName: webtest.Scripted{}}
-	res := rt.Reset(1)
+	res, err := rt.Reset(1)
+	if err != nil {
+		panic(err)
+	}
 	for !res.Over {
 		rep := res.Acting()
 		raw, err := policies[rep.Agent].Act(context.Background(), rep.Obs, rep.Mask)

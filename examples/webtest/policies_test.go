@@ -38,7 +38,7 @@ func measure(t *testing.T, cfg webtest.Config, seeds int, heuristic bool) figure
 // finalState plays one episode and returns its final state.
 func finalState(t *testing.T, rt *runtime, seed uint64, pols map[string]agent.Policy) webtest.State {
 	t.Helper()
-	res := rt.Reset(seed)
+	res := mustReset(t, rt, seed)
 	for !res.Over {
 		rep := res.Acting()
 		raw, err := pols[rep.Agent].Act(context.Background(), rep.Obs, rep.Mask)
@@ -149,7 +149,7 @@ func TestMonkey(t *testing.T) {
 // time with the other fields valid.
 func TestScripted(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	rt.Reset(0)
+	mustReset(t, rt, 0)
 	ctx := context.Background()
 	var p agent.Policy = webtest.Scripted{}
 	submit := func() []int64 {
@@ -192,7 +192,7 @@ func TestScripted(t *testing.T) {
 // is tried, and the note's script-like value finds the server error.
 func TestScriptedOrderForm(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	rt.Reset(0)
+	mustReset(t, rt, 0)
 	act(t, rt, slot(t, rt, "nav-account")) // the login procedure
 	visit(t, rt, "nav-home")
 	visit(t, rt, "featured")

@@ -83,7 +83,7 @@ func TestRegister(t *testing.T) {
 // episode.
 func TestFoundAllFromTurn(t *testing.T) {
 	rt, _ := newRuntime(t, webtest.Config{})
-	res := rt.Reset(2)
+	res := mustReset(t, rt, 2)
 	assert.False(t, webtest.FoundAll(res))
 	pols := policies(t, 2, true)
 	for !res.Over {

@@ -170,7 +170,14 @@ func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN
 // compare plays one episode on a (with bad actions tried before every valid one when
 // probe is set) and on b, checking a's results and that both runs agree at every step.
 func compare[S, A any](a, b *player[S, A], probe bool) error {
-	ra, rb := a.rt.Reset(a.seed), b.rt.Reset(b.seed)
+	ra, err := a.rt.Reset(a.seed)
+	if err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	rb, err := b.rt.Reset(b.seed)
+	if err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
 	a.ended, a.inControl, a.advisory = map[string]int{}, map[string]bool{}, map[string]bool{}
 	if err := a.check(ra, ""); err != nil {
 		return fmt.Errorf("reset: %w", err)

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import threading
 import time
+from concurrent import futures
 
 import numpy as np
 import pytest
@@ -647,3 +648,73 @@ def test_the_generated_stubs_load_on_this_runtime():
     assert set(services) == {"AgentService", "EnvService", "TrialService"}
     assert [m.name for m in services["AgentService"].methods] == ["Spec", "Act", "ActStream", "ActBatch", "Agents"]
     assert os.path.exists(os.path.join(os.path.dirname(baton_pb2.__file__), "baton_pb2_grpc.py"))
+
+
+# ---------------------------------------------------------------------------------
+# Environment clients against an environment server that refuses to reset.
+
+REFUSAL = "env refusing (session 5e55): Reset: the map file maps/nowhere.txt is unreadable"
+
+
+class RefusingEnvService(pb_grpc.EnvServiceServicer):
+    """An EnvService whose sessions open but whose environment refuses every Reset after
+    the first ``ok``, as a Go env server answers for an environment whose Reset fails."""
+
+    def __init__(self, ok=0):
+        self.ok = ok
+
+    def Make(self, request, context):
+        spec = R.agent_spec(SPACES, name="strategy").to_proto()
+        return pb.MakeResponse(session="5e55", spec=pb.EnvSpec(env=request.env, agents=[spec]))
+
+    def Reset(self, request, context):
+        if self.ok <= 0:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, REFUSAL)
+        self.ok -= 1
+        obs = T.encode(np.zeros(3, np.float32), pb.DTYPE_FLOAT32)
+        mask = T.encode(np.ones(3, np.bool_), pb.DTYPE_BOOL)
+        report = pb.Report(agent_id="strategy_0", agent="strategy", observation=obs, mask=mask, start=True, clock=pb.Clock())
+        return pb.Turn(reports=[report], next="strategy_0")
+
+    def Close(self, request, context):
+        return pb.CloseResponse()
+
+
+def serve_env(service):
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_EnvServiceServicer_to_server(service, srv)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    return srv, f"127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("ok", [0, 1])
+def test_a_refused_reset_raises_with_the_servers_message(ok):
+    """A refused reset, the first or after an episode started, raises Rejected with the
+    server's message, and a step after it asks for a reset without calling the server."""
+    srv, addr = serve_env(RefusingEnvService(ok))
+    try:
+        with R.RemoteMultiAgentEnv(addr, "refusing") as env:
+            for _ in range(ok):
+                assert env.reset(seed=1).next == "strategy_0"
+            with pytest.raises(R.Rejected, match="the map file maps/nowhere.txt is unreadable") as e:
+                env.reset(seed=1)
+            assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+            assert e.value.message == REFUSAL
+            assert e.value.method == "EnvService/Reset"
+            with pytest.raises(RuntimeError, match="call reset"):
+                env.step(0)
+    finally:
+        srv.stop(None)
+    srv, addr = serve_env(RefusingEnvService(ok))
+    try:
+        with R.RemoteEnv(addr, "refusing") as env:
+            for _ in range(ok):
+                obs, _ = env.reset(seed=1)
+                assert obs.shape == (3,)
+            with pytest.raises(R.Rejected, match="the map file maps/nowhere.txt is unreadable"):
+                env.reset(seed=1)
+            with pytest.raises(RuntimeError, match="call reset"):
+                env.step(0)
+    finally:
+        srv.stop(None)

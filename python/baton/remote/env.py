@@ -308,7 +308,10 @@ class RemoteMultiAgentEnv:
         """Starts an episode: the same seed gives the same episode; with None, the seed
         is drawn from a generator that the last seeded reset seeded (from the OS before
         any). ``options`` may hold "info": True to ask for the environment's info of
-        this reset."""
+        this reset.
+
+        A reset the environment refuses raises Rejected (FAILED_PRECONDITION) with the
+        server's message; ``step`` then raises RuntimeError until a reset succeeds."""
         info = self._info
         if options:
             unknown = sorted(set(options) - {"info"})
@@ -316,6 +319,7 @@ class RemoteMultiAgentEnv:
                 raise ValueError(f"reset: unknown options {unknown}; the only option is 'info'")
             info = bool(options.get("info", info))
         req = pb.ResetRequest(session=self._live(), seed=self._seed(seed), info=info)
+        self._next = None
         return self._turn(self._conn.call(self._stub.Reset, req, "EnvService/Reset", self._target))
 
     def step(self, action, agent_id: Optional[str] = None) -> Turn:
@@ -551,10 +555,11 @@ class RemoteEnv:
         return self._observe(self._obs), float(sum(r.reward for r in mine)), terminated, truncated, info
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[Mapping[str, Any]] = None):
-        """Starts an episode (see RemoteMultiAgentEnv.reset for seeds and options) and
-        returns (obs, info)."""
+        """Starts an episode (see RemoteMultiAgentEnv.reset for seeds, options and a
+        refused reset) and returns (obs, info)."""
         self._obs = None
         self._broken = False
+        self._over = True  # until the reset succeeds
         turn, mine = self._play(self.multi.reset(seed=seed, options=options))
         obs, _, _, _, info = self._result(turn, mine)
         return obs, info

@@ -266,7 +266,9 @@ class EnvServiceStub(object):
     A Step the environment refuses leaves the session as it was: INVALID_ARGUMENT for an
     action outside the agent's action space or invalid in the current state (a
     direction into a wall), FAILED_PRECONDITION for a session not reset, an episode
-    that is over, or an agent id that is not acting.
+    that is over, or an agent id that is not acting. A Reset the environment refuses
+    (it cannot start an episode) is FAILED_PRECONDITION with the environment's message;
+    the session stays open, and another Reset may succeed.
     ---------------------------------------------------------------------------------
 
     """
@@ -320,7 +322,9 @@ class EnvServiceServicer(object):
     A Step the environment refuses leaves the session as it was: INVALID_ARGUMENT for an
     action outside the agent's action space or invalid in the current state (a
     direction into a wall), FAILED_PRECONDITION for a session not reset, an episode
-    that is over, or an agent id that is not acting.
+    that is over, or an agent id that is not acting. A Reset the environment refuses
+    (it cannot start an episode) is FAILED_PRECONDITION with the environment's message;
+    the session stays open, and another Reset may succeed.
     ---------------------------------------------------------------------------------
 
     """
@@ -418,7 +422,9 @@ class EnvService(object):
     A Step the environment refuses leaves the session as it was: INVALID_ARGUMENT for an
     action outside the agent's action space or invalid in the current state (a
     direction into a wall), FAILED_PRECONDITION for a session not reset, an episode
-    that is over, or an agent id that is not acting.
+    that is over, or an agent id that is not acting. A Reset the environment refuses
+    (it cannot start an episode) is FAILED_PRECONDITION with the environment's message;
+    the session stays open, and another Reset may succeed.
     ---------------------------------------------------------------------------------
 
     """
