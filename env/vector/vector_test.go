@@ -41,7 +41,18 @@ func TestEpisodeSeed(t *testing.T) {
 		}
 	}
 	// Pinned, so that a change of the formula shows: it changes every recorded run.
-	assert.Equal(t, uint64(0xa706dd2f4d197e6f), vector.EpisodeSeed(0, 0, 0))
+	for _, p := range []struct {
+		seed uint64
+		i, k int
+		want uint64
+	}{
+		{0, 0, 0, 0xa706dd2f4d197e6f},
+		{1, 0, 0, 0x5e41ab087439611e},
+		{1, 0, 1, 0xf18d6ce93d6cf1ee},
+		{1, 3, 2, 0x3472f3c073f95f11},
+	} {
+		assert.Equal(t, p.want, vector.EpisodeSeed(p.seed, p.i, p.k), "seed %d copy %d episode %d", p.seed, p.i, p.k)
+	}
 }
 
 // TestWorkersMatchSync steps a synchronous vector and vectors with 1, 2 and 3 workers
