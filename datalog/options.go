@@ -59,10 +59,16 @@ const (
 	MaxPartDictValues = 4096
 )
 
-// WriteOption configures NewDataset (and so its writers) and Recover.
+// WriteOption configures NewDataset (and so its writers). Options follow
+// the one style of baton's packages (grpc-go's): an option is a value that only this
+// package's With functions make; the constructor applies them in the order given and
+// ignores a nil one; an option left out, or given its zero value, means the default
+// its With function documents; a bad value makes the constructor fail with an error
+// wrapping the package's sentinel (here ErrOption). An option that configures several
+// constructors has a type that implements the option interface of each (Option).
 type WriteOption interface{ applyWrite(*writeConfig) }
 
-// ReadOption configures Open and Recover.
+// ReadOption configures Open and Recover, in the style of WriteOption.
 type ReadOption interface{ applyRead(*readConfig) }
 
 // Option configures writing, reading and replaying.

@@ -30,6 +30,9 @@ var (
 	ErrNoPolicy = errors.New("vector: no policy for agent")
 	// ErrPanic is wrapped by a *PanicError: a copy panicked.
 	ErrPanic = errors.New("vector: panic in a copy")
+	// ErrOption is wrapped by the error of New or NewMulti for an option with a bad
+	// value (WithWorkers(-1)).
+	ErrOption = errors.New("vector: invalid option")
 )
 
 // Op is what a vector was doing to a copy when it failed. Its String names it: "reset",

@@ -388,7 +388,8 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"no copies", 0, lines(1, 1), nil, nil, nil},
 		{"nil factory", 2, nil, nil, nil, nil},
-		{"negative workers", 2, lines(1, 1), []vector.Option{vector.WithWorkers(-1)}, nil, nil},
+		{"negative workers", 2, lines(1, 1), []vector.Option{vector.WithWorkers(-1)}, []error{vector.ErrOption}, nil},
+		{"negative workers after nil", 2, lines(1, 1), []vector.Option{nil, vector.WithWorkers(-1)}, []error{vector.ErrOption}, nil},
 		{"factory errors", 5, func(i int) (env.Env, error) {
 			if i%2 == 1 {
 				return nil, boom
@@ -500,4 +501,15 @@ func TestPerCopyErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "act", vector.OpAct.String())
 	assert.Equal(t, "Op(0)", vector.Op(0).String())
+}
+
+// TestNilOption checks that the constructors ignore a nil Option.
+func TestNilOption(t *testing.T) {
+	noLeaks(t)
+	v, err := vector.New(2, lines(1, 1), nil, vector.WithWorkers(2), nil)
+	require.NoError(t, err)
+	require.NoError(t, v.Close())
+	m, err := vector.NewMulti(2, mazes(testMaze), nil)
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
 }
