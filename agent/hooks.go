@@ -1,6 +1,6 @@
 package agent
 
-import "strconv"
+//go:generate go tool stringer -type=Cause -linecomment
 
 // The optional hooks. An agent implements any of them as extra methods; the runtime
 // finds them once, when the agent is bound, not on every step.
@@ -67,28 +67,15 @@ type Switch[A any] struct {
 	Action A
 }
 
-// Cause is how an agent came to take control.
+// Cause is how an agent came to take control. Its String names it: "reset", "trigger"
+// or "done".
 type Cause int
 
 const (
 	// ByReset: the agent is the environment's initial agent.
-	ByReset Cause = 1 + iota
+	ByReset Cause = 1 + iota // reset
 	// ByTrigger: an action of its parent matched an action trigger.
-	ByTrigger
+	ByTrigger // trigger
 	// ByDone: the previous agent's sub-episode ended and the on-done table named it.
-	ByDone
+	ByDone // done
 )
-
-// String names the cause.
-func (c Cause) String() string {
-	switch c {
-	case ByReset:
-		return "reset"
-	case ByTrigger:
-		return "trigger"
-	case ByDone:
-		return "done"
-	default:
-		return "Cause(" + strconv.Itoa(int(c)) + ")"
-	}
-}

@@ -1,43 +1,31 @@
 package datalog
 
+//go:generate go tool stringer -type=Compression -linecomment
+
 import (
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Compression is the body compression of the record batches of a log.
+// Compression is the body compression of the record batches of a log. Its String is
+// the name the schema metadata and the command line use: "none", "lz4" or "zstd".
 type Compression int
 
 // The compressions a log may use.
 const (
 	// Uncompressed writes buffers as they are.
-	Uncompressed Compression = 1 + iota
+	Uncompressed Compression = 1 + iota // none
 	// LZ4 compresses each buffer with LZ4 frames (the default, as in pyarrow's
 	// Feather files): an activity log repeats itself row after row (an observation
 	// holds the same map at every step), so its frames are a tenth or less of the
 	// data, and writing them costs less CPU than writing the data as it is.
-	LZ4
+	LZ4 // lz4
 	// ZSTD compresses each buffer with Zstandard: slower, smaller.
-	ZSTD
+	ZSTD // zstd
 )
-
-// String names the compression as the schema metadata and the command line do:
-// "none", "lz4" or "zstd".
-func (c Compression) String() string {
-	switch c {
-	case Uncompressed:
-		return "none"
-	case LZ4:
-		return "lz4"
-	case ZSTD:
-		return "zstd"
-	}
-	return "Compression(" + strconv.Itoa(int(c)) + ")"
-}
 
 // ParseCompression reads a compression's name: "none" (or ""), "lz4" or "zstd", in
 // any case.
@@ -71,10 +59,16 @@ const (
 	MaxPartDictValues = 4096
 )
 
-// WriteOption configures NewDataset (and so its writers) and Recover.
+// WriteOption configures NewDataset (and so its writers). Options follow
+// the one style of baton's packages (grpc-go's): an option is a value that only this
+// package's With functions make; the constructor applies them in the order given and
+// ignores a nil one; an option left out, or given its zero value, means the default
+// its With function documents; a bad value makes the constructor fail with an error
+// wrapping the package's sentinel (here ErrOption). An option that configures several
+// constructors has a type that implements the option interface of each (Option).
 type WriteOption interface{ applyWrite(*writeConfig) }
 
-// ReadOption configures Open and Recover.
+// ReadOption configures Open and Recover, in the style of WriteOption.
 type ReadOption interface{ applyRead(*readConfig) }
 
 // Option configures writing, reading and replaying.

@@ -44,6 +44,13 @@
 // it, and View.SpanTicks says how many ticks that was. View documents how Reset goes on
 // with the underlying episode and how it seeds the underlying resets (DeriveSeed).
 //
+// # Seeds
+//
+// DeriveSeed is baton's one derivation of a sequence of seeds from one seed (SplitMix64):
+// View seeds its underlying resets with it, package runners its trials and episodes,
+// and package vector its copies' episodes (vector.EpisodeSeed). Logs are replayed from
+// the seeds it gives, so its values never change.
+//
 // # Wrappers
 //
 // A wrapper is an environment that holds another and adds one behaviour, as net/http

@@ -308,17 +308,3 @@ func (v *View) drive() error {
 	v.turn = turn
 	return nil
 }
-
-// DeriveSeed returns the k-th seed of a deterministic sequence derived from seed: seed
-// itself for k = 0, then SplitMix64 of seed + k·0x9E3779B97F4A7C15, so that the
-// sequences of nearby seeds do not overlap in practice. View.Reset seeds its k-th
-// underlying reset with it.
-func DeriveSeed(seed uint64, k int) uint64 {
-	if k == 0 {
-		return seed
-	}
-	z := seed + uint64(k)*0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}

@@ -427,18 +427,6 @@ func TestViewResetGoesOn(t *testing.T) {
 	assert.Equal(t, "strategy_0", strategy.AgentID())
 }
 
-func TestDeriveSeed(t *testing.T) {
-	assert.Equal(t, uint64(42), env.DeriveSeed(42, 0))
-	assert.Equal(t, uint64(0xe220a8397b1dcdaf), env.DeriveSeed(0, 1), "SplitMix64's first output for state 0")
-	seen := map[uint64]bool{}
-	for seed := range uint64(50) {
-		for k := range 50 {
-			seen[env.DeriveSeed(seed, k)] = true
-		}
-	}
-	assert.Len(t, seen, 50*50, "no two (seed, k) pairs collide here")
-}
-
 func TestViewAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")

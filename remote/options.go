@@ -31,10 +31,18 @@ const (
 	DefaultMaxSessions = 1024
 )
 
-// ServerOption configures NewServer.
+// ServerOption configures NewServer (and ServeAgent, ServeEnv and ServeTrials).
+// Options follow the one style of baton's packages (grpc-go's): an option is a value
+// that only this package's With functions make; the constructor applies them in the
+// order given and ignores a nil one; an option left out, or given its zero value,
+// means the default its With function documents; bad values make the constructor fail
+// with an error wrapping the package's sentinel (here ErrConfig) that names each of
+// them. An option that configures several constructors has a type that implements the
+// option interface of each (Option).
 type ServerOption interface{ applyServer(*serverConfig) }
 
-// DialOption configures DialAgent, DialEnv and DialTrials.
+// DialOption configures DialAgent, DialEnv and DialTrials, in the style of
+// ServerOption.
 type DialOption interface{ applyDial(*dialConfig) }
 
 // Option configures both servers and clients.
@@ -347,7 +355,8 @@ func WithUnary() DialOption {
 }
 
 // WithAgent names the served agent an agent client acts for, when the server serves
-// several; a target's path (grpc://host:port/AGENT) names it too.
+// several; a target's path (grpc://host:port/AGENT) names it too. "", the default,
+// leaves the choice to the target's path, or else to the server (its one agent).
 func WithAgent(name string) DialOption {
 	return dialOption(func(c *dialConfig) { c.agent = name })
 }

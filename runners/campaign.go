@@ -39,7 +39,9 @@ type Campaign struct {
 func NewCampaign(reg *Registry, spec Spec, opts ...CampaignOption) (*Campaign, error) {
 	c := &Campaign{reg: reg, spec: spec.clone(), cache: map[string]*opened{}}
 	for _, o := range opts {
-		o.applyCampaign(&c.opts)
+		if o != nil {
+			o.applyCampaign(&c.opts)
+		}
 	}
 	if c.opts.err != nil {
 		return nil, c.opts.err

@@ -432,6 +432,7 @@ func TestNewCampaignErrors(t *testing.T) {
 		{"negative tick limit", runners.Spec{Env: "maze", MaxTicks: -1}, nil, runners.ErrInvalidSpec, ""},
 		{"negative trials", runners.Spec{Env: "maze"}, []runners.CampaignOption{runners.WithTrials(-1)}, runners.ErrInvalidSpec, ""},
 		{"negative workers", runners.Spec{Env: "maze"}, []runners.CampaignOption{runners.WithWorkers(-1)}, runners.ErrInvalidSpec, ""},
+		{"negative workers after a nil option", runners.Spec{Env: "maze"}, []runners.CampaignOption{nil, runners.WithWorkers(-1)}, runners.ErrInvalidSpec, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

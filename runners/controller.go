@@ -67,7 +67,9 @@ type Status struct {
 func NewController(reg *Registry, opts ...ControllerOption) (*Controller, error) {
 	c := &Controller{reg: reg, trials: map[string]*record{}, drained: make(chan struct{})}
 	for _, o := range opts {
-		o.applyController(&c.opts)
+		if o != nil {
+			o.applyController(&c.opts)
+		}
 	}
 	if c.opts.err != nil {
 		return nil, c.opts.err

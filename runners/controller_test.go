@@ -251,6 +251,8 @@ func TestControllerFeedback(t *testing.T) {
 func TestNewControllerErrors(t *testing.T) {
 	_, err := runners.NewController(registry(t), runners.WithWorkers(-2))
 	require.ErrorIs(t, err, runners.ErrInvalidSpec)
+	_, err = runners.NewController(registry(t), nil, runners.WithWorkers(-2))
+	require.ErrorIs(t, err, runners.ErrInvalidSpec, "a nil option is ignored")
 	c := newController(t)
 	_, err = c.Watch(t.Context(), "nope")
 	require.ErrorIs(t, err, runners.ErrUnknownTrial)

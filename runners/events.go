@@ -1,51 +1,36 @@
 package runners
 
+//go:generate go tool stringer -type=State -linecomment
+//go:generate go tool stringer -type=Kind -linecomment
+
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 )
 
 // State is the state of a trial: Pending, then Running, then one of Ended, Stopped
-// and Failed.
+// and Failed. Its String is the state's name in lower case: "pending", "running", ...
 type State int
 
 // The states of a trial.
 const (
 	// Pending: the trial waits for a worker.
-	Pending State = 1 + iota
+	Pending State = 1 + iota // pending
 	// Running: the trial is playing its episodes.
-	Running
+	Running // running
 	// Ended: every episode was played.
-	Ended
+	Ended // ended
 	// Stopped: the trial was cancelled (Controller.Stop, or its context) before it
 	// ended.
-	Stopped
+	Stopped // stopped
 	// Failed: the trial could not go on; Result.Err and StateChange.Err say why.
-	Failed
+	Failed // failed
 )
-
-// String names the state in lower case: "pending", "running", ...
-func (s State) String() string {
-	switch s {
-	case Pending:
-		return "pending"
-	case Running:
-		return "running"
-	case Ended:
-		return "ended"
-	case Stopped:
-		return "stopped"
-	case Failed:
-		return "failed"
-	}
-	return "State(" + strconv.Itoa(int(s)) + ")"
-}
 
 // MarshalText writes the state's name, for JSON.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -53,36 +38,22 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // Done reports whether s is final: Ended, Stopped or Failed.
 func (s State) Done() bool { return s == Ended || s == Stopped || s == Failed }
 
-// Kind says which field of an Event is set.
+// Kind says which field of an Event is set. Its String names it: "state", "episode",
+// "step" or "reward".
 type Kind int
 
 // The kinds of events.
 const (
 	// KindState: a trial changed state (Event.State).
-	KindState Kind = 1 + iota
+	KindState Kind = 1 + iota // state
 	// KindEpisode: an episode began or ended (Event.Episode).
-	KindEpisode
+	KindEpisode // episode
 	// KindStep: an agent was reported in a step (Event.Step).
-	KindStep
+	KindStep // step
 	// KindReward: a retroactive reward arrived for a step already reported
 	// (Event.Reward).
-	KindReward
+	KindReward // reward
 )
-
-// String names the kind: "state", "episode", "step" or "reward".
-func (k Kind) String() string {
-	switch k {
-	case KindState:
-		return "state"
-	case KindEpisode:
-		return "episode"
-	case KindStep:
-		return "step"
-	case KindReward:
-		return "reward"
-	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
-}
 
 // Event is what a trial tells its sinks. Kind says which one of State, Episode, Step
 // and Reward is set; the others are nil.

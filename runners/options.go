@@ -6,10 +6,16 @@ import (
 	"runtime"
 )
 
-// CampaignOption configures NewCampaign.
+// CampaignOption configures NewCampaign. Options follow the one style of baton's
+// packages (grpc-go's): an option is a value that only this package's With functions
+// make; the constructor applies them in the order given and ignores a nil one; an
+// option left out, or given its zero value, means the default its With function
+// documents; a bad value makes the constructor fail with an error wrapping the
+// package's sentinel (here ErrInvalidSpec). An option that configures several
+// constructors has a type that implements the option interface of each (Option).
 type CampaignOption interface{ applyCampaign(*campaignOptions) }
 
-// ControllerOption configures NewController.
+// ControllerOption configures NewController, in the style of CampaignOption.
 type ControllerOption interface{ applyController(*controllerOptions) }
 
 // Option configures both NewCampaign and NewController.
@@ -116,6 +122,7 @@ type Progress struct {
 
 // WithProgress calls f after each trial of a campaign finishes. Calls are serialised
 // (f needs no lock) and made from the worker goroutines: a slow f slows the campaign.
+// nil, the default, calls nothing.
 func WithProgress(f func(Progress)) CampaignOption {
 	return campaignOption(func(c *campaignOptions) { c.progress = f })
 }
@@ -125,6 +132,7 @@ func WithProgress(f func(Progress)) CampaignOption {
 // writer) needs no lock: it sees one trial at a time. Events go to the shared sinks of
 // WithSinks first. A sink that is an io.Closer is closed when its worker ends; errors
 // from newSink or Close are returned by Run (an error from newSink stops the campaign).
+// nil, the default, gives the workers no sink of their own.
 func WithWorkerSinks(newSink func(worker int) (Sink, error)) CampaignOption {
 	return campaignOption(func(c *campaignOptions) { c.workerSinks = newSink })
 }

@@ -241,16 +241,8 @@ func (p *plan) policy(i int, rng *rand.Rand) (agent.Policy, error) {
 	return pol, nil
 }
 
-// DeriveSeed returns the k-th seed of a deterministic sequence derived from seed: seed
-// itself for k = 0, then SplitMix64 of seed + k·0x9E3779B97F4A7C15. Trials derive their
-// episodes' seeds with it, and campaigns their trials' seeds, so that the first
-// episode of the first trial of seed s resets with s, as `baton play --seed s` does.
-func DeriveSeed(seed uint64, k int) uint64 {
-	if k == 0 {
-		return seed
-	}
-	z := seed + uint64(k)*0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
+// DeriveSeed is env.DeriveSeed, baton's one derivation of seeds: seed itself for k = 0,
+// then SplitMix64 of seed + k·0x9E3779B97F4A7C15. Trials derive their episodes' seeds
+// with it, and campaigns their trials' seeds, so that the first episode of the first
+// trial of seed s resets with s, as `baton play --seed s` does.
+func DeriveSeed(seed uint64, k int) uint64 { return env.DeriveSeed(seed, k) }

@@ -1,6 +1,6 @@
 package spaces
 
-//go:generate go run golang.org/x/tools/cmd/stringer@latest -type=Kind -linecomment
+//go:generate go tool stringer -type=Kind -linecomment
 
 // Kind names a kind of space. Its String form is also the "type" name in the JSON spec.
 // The zero Kind is invalid.

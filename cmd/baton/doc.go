@@ -84,8 +84,9 @@
 //
 // With --log DIR, every step of every trial goes to an activity log in DIR (package
 // datalog): an Apache Arrow dataset of IPC files, one folder per agent
-// (DIR/agent=NAME/part-NNNNN.arrow, one row per agent reported in a step) and the
-// tables _trials, _episodes and _rewards, which pyarrow.dataset.dataset(DIR,
+// (DIR/agent=NAME/part-NNNNN.arrow, one row per agent reported in a step), the tables
+// _trials and _episodes, and _rewards when a trial received retroactive rewards, which
+// pyarrow.dataset.dataset(DIR,
 // format="arrow", partitioning="hive"), polars and the python/ package read. Each
 // worker writes its own parts. DIR is created; one that already holds a log is bad
 // input (a second campaign would reuse the trial ids). --log-compression compresses

@@ -1,9 +1,10 @@
 package vector
 
+//go:generate go tool stringer -type=Op -linecomment
+
 import (
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // Errors of the package. Errors of one copy come wrapped in a *CopyError that names the
@@ -29,33 +30,24 @@ var (
 	ErrNoPolicy = errors.New("vector: no policy for agent")
 	// ErrPanic is wrapped by a *PanicError: a copy panicked.
 	ErrPanic = errors.New("vector: panic in a copy")
+	// ErrOption is wrapped by the error of New or NewMulti for an option with a bad
+	// value (WithWorkers(-1)).
+	ErrOption = errors.New("vector: invalid option")
 )
 
-// Op is what a vector was doing to a copy when it failed.
+// Op is what a vector was doing to a copy when it failed. Its String names it: "reset",
+// "step" or "act".
 type Op int
 
 // The operations. The zero Op is not one of them.
 const (
 	// OpReset is a copy's Reset, by Reset or by an auto-reset.
-	OpReset Op = 1 + iota
+	OpReset Op = 1 + iota // reset
 	// OpStep is a copy's Step.
-	OpStep
+	OpStep // step
 	// OpAct is a per-copy policy's Act (PerCopy).
-	OpAct
+	OpAct // act
 )
-
-// String names the operation.
-func (o Op) String() string {
-	switch o {
-	case OpReset:
-		return "reset"
-	case OpStep:
-		return "step"
-	case OpAct:
-		return "act"
-	}
-	return "Op(" + strconv.Itoa(int(o)) + ")"
-}
 
 // CopyError is the error of one copy: its index, the operation and the cause.
 // When several copies fail in one call, the vector returns their CopyErrors joined

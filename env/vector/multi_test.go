@@ -264,7 +264,7 @@ func TestNewMultiErrors(t *testing.T) {
 	_, err = vector.NewMulti(2, nil)
 	require.Error(t, err)
 	_, err = vector.NewMulti(2, mazes(testMaze), vector.WithWorkers(-2))
-	require.Error(t, err)
+	require.ErrorIs(t, err, vector.ErrOption)
 	_, err = vector.NewMulti(3, func(i int) (env.MultiAgent, error) {
 		if i == 1 {
 			return nil, boom

@@ -2,8 +2,18 @@ package vector
 
 import "fmt"
 
-// Option configures New and NewMulti.
-type Option func(*config)
+// Option configures New and NewMulti. Options follow the one style of baton's packages
+// (grpc-go's): an Option is a value that only this package's With functions make;
+// the constructor applies them in the order given and ignores a nil one; an option
+// left out, or given its zero value, means the default its With function documents;
+// a bad value makes the constructor fail with an error wrapping the package's
+// sentinel (here ErrOption).
+type Option interface{ apply(*config) }
+
+// optionFunc adapts a function to an Option.
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	workers   int
@@ -14,24 +24,24 @@ type config struct {
 // about N/w copies: worker 0 is the goroutine that calls Reset or Step, and the
 // constructor starts w-1 goroutines for the others, which Close stops. 0 and 1 (the
 // default) mean synchronous: no goroutine, every copy stepped by the caller. w above
-// the number of copies is lowered to it; negative w is an error. The results do not
-// depend on w.
-func WithWorkers(w int) Option { return func(c *config) { c.workers = w } }
+// the number of copies is lowered to it; negative w is an error (ErrOption). The
+// results do not depend on w.
+func WithWorkers(w int) Option { return optionFunc(func(c *config) { c.workers = w }) }
 
 // WithFinalInfo makes the vector call Info on each copy whose episode ends, before it
 // resets it, and keep the value (Env.FinalInfo, Multi.FinalInfo). Info may allocate, so
 // it is off by default (false): the step path then allocates nothing.
-func WithFinalInfo(on bool) Option { return func(c *config) { c.finalInfo = on } }
+func WithFinalInfo(on bool) Option { return optionFunc(func(c *config) { c.finalInfo = on }) }
 
 func newConfig(n int, opts []Option) (config, error) {
 	var c config
 	for _, o := range opts {
 		if o != nil {
-			o(&c)
+			o.apply(&c)
 		}
 	}
 	if c.workers < 0 {
-		return c, fmt.Errorf("vector: %d workers; want 0 (synchronous) or more", c.workers)
+		return c, fmt.Errorf("%w: WithWorkers(%d): want 0 (synchronous) or more", ErrOption, c.workers)
 	}
 	c.workers = min(max(c.workers, 1), max(n, 1))
 	return c, nil

@@ -41,7 +41,18 @@ func TestEpisodeSeed(t *testing.T) {
 		}
 	}
 	// Pinned, so that a change of the formula shows: it changes every recorded run.
-	assert.Equal(t, uint64(0xa706dd2f4d197e6f), vector.EpisodeSeed(0, 0, 0))
+	for _, p := range []struct {
+		seed uint64
+		i, k int
+		want uint64
+	}{
+		{0, 0, 0, 0xa706dd2f4d197e6f},
+		{1, 0, 0, 0x5e41ab087439611e},
+		{1, 0, 1, 0xf18d6ce93d6cf1ee},
+		{1, 3, 2, 0x3472f3c073f95f11},
+	} {
+		assert.Equal(t, p.want, vector.EpisodeSeed(p.seed, p.i, p.k), "seed %d copy %d episode %d", p.seed, p.i, p.k)
+	}
 }
 
 // TestWorkersMatchSync steps a synchronous vector and vectors with 1, 2 and 3 workers
@@ -377,7 +388,8 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"no copies", 0, lines(1, 1), nil, nil, nil},
 		{"nil factory", 2, nil, nil, nil, nil},
-		{"negative workers", 2, lines(1, 1), []vector.Option{vector.WithWorkers(-1)}, nil, nil},
+		{"negative workers", 2, lines(1, 1), []vector.Option{vector.WithWorkers(-1)}, []error{vector.ErrOption}, nil},
+		{"negative workers after nil", 2, lines(1, 1), []vector.Option{nil, vector.WithWorkers(-1)}, []error{vector.ErrOption}, nil},
 		{"factory errors", 5, func(i int) (env.Env, error) {
 			if i%2 == 1 {
 				return nil, boom
@@ -489,4 +501,15 @@ func TestPerCopyErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "act", vector.OpAct.String())
 	assert.Equal(t, "Op(0)", vector.Op(0).String())
+}
+
+// TestNilOption checks that the constructors ignore a nil Option.
+func TestNilOption(t *testing.T) {
+	noLeaks(t)
+	v, err := vector.New(2, lines(1, 1), nil, vector.WithWorkers(2), nil)
+	require.NoError(t, err)
+	require.NoError(t, v.Close())
+	m, err := vector.NewMulti(2, mazes(testMaze), nil)
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
 }

@@ -1,5 +1,7 @@
 package cartpole
 
+//go:generate go tool stringer -type=Integrator -linecomment
+
 import (
 	"fmt"
 	"math"
@@ -69,6 +71,7 @@ func (s State) Obs(dst []float32) {
 }
 
 // Integrator is the numerical scheme of Dynamics, Gymnasium's kinematics_integrator.
+// Its String is Gymnasium's name of the scheme.
 type Integrator int
 
 // The integrators. The zero Integrator is not one of them; where a Config or Dynamics
@@ -76,22 +79,11 @@ type Integrator int
 const (
 	// Euler is the explicit Euler scheme, Gymnasium's default "euler": positions
 	// advance with the old velocities.
-	Euler Integrator = 1 + iota
+	Euler Integrator = 1 + iota // euler
 	// SemiImplicitEuler is Gymnasium's "semi-implicit euler": velocities advance
 	// first and positions advance with the new velocities.
-	SemiImplicitEuler
+	SemiImplicitEuler // semi-implicit euler
 )
-
-// String returns Gymnasium's name of the integrator.
-func (i Integrator) String() string {
-	switch i {
-	case Euler:
-		return "euler"
-	case SemiImplicitEuler:
-		return "semi-implicit euler"
-	}
-	return fmt.Sprintf("Integrator(%d)", int(i))
-}
 
 // MarshalText writes Gymnasium's name of the integrator; the zero Integrator writes
 // "euler", the integrator it stands for.

@@ -1,5 +1,7 @@
 package maze
 
+//go:generate go tool stringer -type=ActionKind -linecomment
+
 import (
 	"errors"
 	"fmt"
@@ -18,15 +20,16 @@ type State struct {
 	Heading Direction
 }
 
-// ActionKind tells the two agents' actions apart.
+// ActionKind tells the two agents' actions apart. Its String names it: "choose" or
+// "step".
 type ActionKind int
 
 // The kinds of maze actions.
 const (
 	// Choose is the strategy agent's action: a direction to go.
-	Choose ActionKind = 1 + iota
+	Choose ActionKind = 1 + iota // choose
 	// Step is the motion agent's action: one move backward or forward.
-	Step
+	Step // step
 )
 
 // Move is the motion agent's action.

@@ -1,5 +1,7 @@
 package webtest
 
+//go:generate go tool stringer -type=ActionKind -linecomment
+
 import (
 	"errors"
 	"fmt"
@@ -17,35 +19,24 @@ type ActionKind uint8
 // agent's UI operations.
 const (
 	// Pick chooses a target for the motion agent (or the login procedure).
-	Pick ActionKind = 1 + iota
+	Pick ActionKind = 1 + iota // pick
 	// Back navigates back.
-	Back
+	Back // back
 	// Finish ends the test.
-	Finish
+	Finish // finish
 	// Focus moves the focus to the next field of the target form.
-	Focus
+	Focus // focus
 	// Type types Action.Value into the focused text field.
-	Type
+	Type // type
 	// Toggle toggles the focused checkbox.
-	Toggle
+	Toggle // toggle
 	// Choose chooses the next option of the focused select.
-	Choose
+	Choose // choose
 	// Submit submits the target form.
-	Submit
+	Submit // submit
 	// Click clicks the target link or button.
-	Click
+	Click // click
 )
-
-var actionNames = [...]string{Pick: "pick", Back: "back", Finish: "finish", Focus: "focus", Type: "type", Toggle: "toggle",
-	Choose: "choose", Submit: "submit", Click: "click"}
-
-// String names the kind: "pick", "back", ...
-func (k ActionKind) String() string {
-	if k >= Pick && k <= Click {
-		return actionNames[k]
-	}
-	return fmt.Sprintf("ActionKind(%d)", uint8(k))
-}
 
 // Action is a decoded action of either agent.
 type Action struct {

@@ -1,5 +1,9 @@
 package webtest
 
+//go:generate go tool stringer -type=Kind -linecomment
+//go:generate go tool stringer -type=Value -linecomment
+//go:generate go tool stringer -type=DefectKind -linecomment
+
 import (
 	"bytes"
 	"encoding/json"
@@ -42,23 +46,13 @@ type Kind uint8
 
 // The kinds of elements.
 const (
-	Link Kind = 1 + iota
-	Button
-	Form
-	Text
-	Select
-	Checkbox
+	Link     Kind = 1 + iota // link
+	Button                   // button
+	Form                     // form
+	Text                     // text
+	Select                   // select
+	Checkbox                 // checkbox
 )
-
-var kindNames = [...]string{Link: "link", Button: "button", Form: "form", Text: "text", Select: "select", Checkbox: "checkbox"}
-
-// String names the kind as site files do: "link", "button", ...
-func (k Kind) String() string {
-	if k >= Link && k <= Checkbox {
-		return kindNames[k]
-	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
-}
 
 // Value is a class of value from the motion agent's vocabulary: what it types into a
 // text field. Text returns the string each class stands for.
@@ -67,23 +61,21 @@ type Value uint8
 // The value vocabulary: the field's valid value and the edge cases.
 const (
 	// Valid is the field's own valid value (FieldSpec.Valid).
-	Valid Value = 1 + iota
+	Valid Value = 1 + iota // valid
 	// Empty is the empty string.
-	Empty
+	Empty // empty
 	// Long is 300 characters.
-	Long
+	Long // long
 	// Negative is "-1".
-	Negative
+	Negative // negative
 	// Unicode is text beyond ASCII: accents, CJK and an emoji.
-	Unicode
+	Unicode // unicode
 	// Script is script-like markup, as an injection attempt types it.
-	Script
+	Script // script
 )
 
 // NumValues is the size of the value vocabulary.
 const NumValues = 6
-
-var valueNames = [...]string{Valid: "valid", Empty: "empty", Long: "long", Negative: "negative", Unicode: "unicode", Script: "script"}
 
 // The strings the edge-case classes stand for.
 var (
@@ -91,14 +83,6 @@ var (
 	unicodeText = "Zoë Ångström 日本語 🙂"
 	scriptText  = `<script>alert("x")</script>`
 )
-
-// String names the class: "valid", "empty", "long", "negative", "unicode", "script".
-func (v Value) String() string {
-	if v >= Valid && v <= Script {
-		return valueNames[v]
-	}
-	return "Value(" + strconv.Itoa(int(v)) + ")"
-}
 
 // Text returns the string the class stands for; valid is the field's valid value.
 func (v Value) Text(valid string) string {
@@ -122,12 +106,21 @@ func ParseValue(name string) (Value, error) {
 	if v, ok := valueNamed(name); ok {
 		return v, nil
 	}
-	return 0, fmt.Errorf("webtest: unknown value class %q (classes: %s)", name, strings.Join(valueNames[1:], ", "))
+	return 0, fmt.Errorf("webtest: unknown value class %q (classes: %s)", name, valueClasses())
+}
+
+// valueClasses lists the names of the value classes, for messages.
+func valueClasses() string {
+	names := make([]string, 0, NumValues)
+	for v := Valid; v <= Script; v++ {
+		names = append(names, v.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 func valueNamed(name string) (Value, bool) {
 	for v := Valid; v <= Script; v++ {
-		if valueNames[v] == name {
+		if v.String() == name {
 			return v, true
 		}
 	}
@@ -139,21 +132,11 @@ type DefectKind uint8
 
 // The kinds of defects; see DefectSpec.
 const (
-	DefectServerError DefectKind = 1 + iota
-	DefectBrokenLink
-	DefectDeadElement
-	DefectSequence
+	DefectServerError DefectKind = 1 + iota // server_error
+	DefectBrokenLink                        // broken_link
+	DefectDeadElement                       // dead_element
+	DefectSequence                          // sequence
 )
-
-var defectNames = [...]string{DefectServerError: "server_error", DefectBrokenLink: "broken_link", DefectDeadElement: "dead_element", DefectSequence: "sequence"}
-
-// String names the kind as site files do: "server_error", "broken_link", ...
-func (k DefectKind) String() string {
-	if k >= DefectServerError && k <= DefectSequence {
-		return defectNames[k]
-	}
-	return "DefectKind(" + strconv.Itoa(int(k)) + ")"
-}
 
 // Defect describes a planted defect of a compiled site.
 type Defect struct {
@@ -864,7 +847,7 @@ func (c *compiler) compileDefects() {
 			v, known := valueNamed(ds.Value)
 			switch {
 			case !known:
-				bad("unknown value class %q (classes: %s)", ds.Value, strings.Join(valueNames[1:], ", "))
+				bad("unknown value class %q (classes: %s)", ds.Value, valueClasses())
 			case fld.kind == 0:
 				// the field's kind is reported with the field
 			case fld.kind != Text:

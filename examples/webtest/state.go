@@ -1,9 +1,10 @@
 package webtest
 
+//go:generate go tool stringer -type=Outcome -linecomment
+
 import (
 	"math"
 	"math/bits"
-	"strconv"
 )
 
 // Outcome is how the application answered the interaction the motion agent (or the
@@ -14,28 +15,17 @@ type Outcome uint8
 const (
 	// OutcomeLoaded: the interaction went through and a page loaded (another page,
 	// or the same one again).
-	OutcomeLoaded Outcome = 1 + iota
+	OutcomeLoaded Outcome = 1 + iota // loaded
 	// OutcomeRefused: the form's rules refused the values; the page shows the errors
 	// and keeps the values typed.
-	OutcomeRefused
+	OutcomeRefused // refused
 	// OutcomeServerError: the application failed with a server error (500).
-	OutcomeServerError
+	OutcomeServerError // server error
 	// OutcomeNotFound: the link led to a page that does not exist (404).
-	OutcomeNotFound
+	OutcomeNotFound // not found
 	// OutcomeNoResponse: nothing happened.
-	OutcomeNoResponse
+	OutcomeNoResponse // no response
 )
-
-var outcomeNames = [...]string{OutcomeLoaded: "loaded", OutcomeRefused: "refused", OutcomeServerError: "server error",
-	OutcomeNotFound: "not found", OutcomeNoResponse: "no response"}
-
-// String names the outcome: "loaded", "refused", "server error", ...
-func (o Outcome) String() string {
-	if o >= OutcomeLoaded && o <= OutcomeNoResponse {
-		return outcomeNames[o]
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
-}
 
 // Completed reports whether the interaction was carried out: every outcome but
 // OutcomeRefused (and none).

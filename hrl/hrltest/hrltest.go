@@ -1,17 +1,3 @@
-// Package hrltest checks that a user's hierarchical environment keeps the contracts the
-// runtime and the rest of baton rely on, in the spirit of Gymnasium's environment
-// checker and testing/fstest.
-//
-// Run plays seeded episodes with random policies that honour action masks and reports
-// every problem found: observations outside their spaces, agent ids that break the
-// "<name>_<k>" rule, parent ids that name no agent in control, rewards that are not
-// finite, results that disagree with themselves (Next not reported, Over while an agent
-// is still going), trajectories that differ for the same seed and actions, and invalid
-// actions (from an agent not acting, outside the action space, after the end) that are
-// accepted or that change what happens next. Actions an agent's mask rules out are tried
-// too: the environment may accept them (a mask is advice), but one it rejects must
-// change nothing. The switching machine must validate. A panic in the environment's
-// code is recovered and reported with its stack, and ends the check.
 package hrltest
 
 import (

@@ -10,8 +10,9 @@ Use it from a checkout without installing anything from an index:
 - ``baton.spaces_from_schema(metadata_or_spec)``: the Gymnasium spaces of an agent (plain
   descriptions when gymnasium is not importable); ``baton.parse_space`` for the plain
   description of one spaces JSON spec, ``baton.unflatten`` to undo the flat encoding.
-- ``baton.build_transitions(columns)``: (obs, action, reward, next_obs, terminated,
-  truncated, span_ticks) per agent, paired as datalog/doc.go says, in numpy.
+- ``baton.build_transitions(columns)`` (module ``baton.experience``): (obs, action,
+  reward, next_obs, terminated, truncated, span_ticks) per agent, paired as
+  datalog/doc.go says, in numpy.
 - ``baton.TransitionDataset``: a torch Dataset of those transitions (needs torch).
 
 numpy is the only dependency of the package itself.
@@ -34,7 +35,7 @@ from .spaces import (
     to_gymnasium,
     unflatten,
 )
-from .transitions import PairingError, Transitions, build_transitions
+from .experience import PairingError, Transitions, build_transitions
 from .loader import AgentData, Log, load, read_table
 
 __all__ = [

@@ -11,7 +11,7 @@ except ImportError:  # baton.TransitionDataset raises a clear error instead
     torch = None
     _Dataset = object
 
-from .transitions import Transitions
+from .experience import Transitions
 
 __all__ = ["TransitionDataset"]
 

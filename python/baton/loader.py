@@ -23,7 +23,7 @@ from typing import Dict as TypingDict, Iterable, Iterator, List, Optional
 import numpy as np
 
 from . import spaces as _spaces
-from .transitions import Transitions, build_transitions
+from .experience import Transitions, build_transitions
 
 __all__ = ["AgentData", "Log", "load", "read_table"]
 

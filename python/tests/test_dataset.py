@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import baton
-from test_transitions import EXPECTED_PAIRS, columns
+from test_experience import EXPECTED_PAIRS, columns
 
 
 def test_dataset_of_transitions():

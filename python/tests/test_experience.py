@@ -1,4 +1,5 @@
-"""The pairing of datalog/doc.go ("Transitions") over hand-built arrays."""
+"""baton.experience: the pairing of datalog/doc.go ("Transitions") over hand-built
+arrays."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,6 @@
-"""Transitions from an agent's logged steps, in numpy.
+"""Experience: an agent's logged steps paired into RL transitions (obs, action,
+reward, next_obs, ...), in numpy. (Go's package transitions, the machine that hands
+control between agents, is another thing.)
 
 datalog/doc.go ("Transitions") defines them: for the rows of one agent id within a
 trial and episode, in the log's order (or sorted by tick), every row k that is not a
