@@ -34,7 +34,8 @@ type Server struct {
 	draining chan struct{}
 
 	mu       sync.Mutex
-	scopes   map[string]scoper // by service name, "baton.v1.AgentService"
+	scopes   map[string]scoper   // by service name, "baton.v1.AgentService"
+	served   map[string][]string // the names a service serves, where it lists them
 	services []string
 	closers  []func(ctx context.Context) error
 	serving  bool
@@ -177,16 +178,31 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, lis)
 }
 
-// scope dispatches to the scoper of the method's service.
-func (s *Server) scope(fullMethod string, req any) ([]string, error) {
+// scopeOf returns the scoper of the method's service.
+func (s *Server) scopeOf(fullMethod string) scoper {
 	service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	s.mu.Lock()
-	sc := s.scopes[service]
-	s.mu.Unlock()
-	if sc == nil {
-		return nil, nil
+	defer s.mu.Unlock()
+	return s.scopes[service]
+}
+
+// setServed records the names a service serves, for the messages of refused keys.
+func (s *Server) setServed(service string, names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.served == nil {
+		s.served = map[string][]string{}
 	}
-	return sc(fullMethod, req)
+	s.served[service] = names
+}
+
+// servedNames returns the names the method's service serves; nil when it does not
+// list them.
+func (s *Server) servedNames(fullMethod string) []string {
+	service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served[service]
 }
 
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
@@ -199,11 +215,14 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 			resp, err = nil, status.Errorf(codes.Internal, "panic: %v", v)
 		}
 	}()
-	if ctx, err = authenticate(ctx, &s.cfg.keys); err != nil {
+	ctx, g, err := authenticate(ctx, &s.cfg.keys)
+	if err != nil {
 		return nil, err
 	}
-	if err := authorize(ctx, s.scope, info.FullMethod, req); err != nil {
-		return nil, err
+	if !g.open {
+		if _, err := s.check(g, s.scopeOf(info.FullMethod), info.FullMethod, req); err != nil {
+			return nil, err
+		}
 	}
 	resp, err = handler(ctx, req)
 	if err != nil {
@@ -222,11 +241,15 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			err = status.Errorf(codes.Internal, "panic: %v", v)
 		}
 	}()
-	ctx, err := authenticate(ss.Context(), &s.cfg.keys)
+	ctx, g, err := authenticate(ss.Context(), &s.cfg.keys)
 	if err != nil {
 		return err
 	}
-	err = handler(srv, &authedStream{ServerStream: ss, ctx: ctx, scope: s.scope, method: info.FullMethod})
+	if g.open {
+		err = handler(srv, ss)
+	} else {
+		err = handler(srv, &authedStream{ServerStream: ss, ctx: ctx, srv: s, grant: g, scope: s.scopeOf(info.FullMethod), method: info.FullMethod})
+	}
 	if err != nil {
 		s.logFailure(info.FullMethod, err)
 	}
