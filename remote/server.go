@@ -59,6 +59,8 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		// observations crosses in one round trip.
 		grpc.InitialWindowSize(1 << 20),
 		grpc.InitialConnWindowSize(1 << 22),
+		// The agent's requests and responses skip protobuf's reflection.
+		grpc.ForceServerCodecV2(newActCodec()),
 	}
 	if cfg.tls != nil {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(cfg.tls)))
