@@ -585,6 +585,7 @@ func (a *agentService) serveStream(stream grpc.BidiStreamingServer[pb.ActRequest
 }
 
 func (a *agentService) ActBatch(ctx context.Context, req *pb.ActBatchRequest) (*pb.ActBatchResponse, error) {
+	defer a.srv.codec.release(req) // the observations are used up when this returns
 	sa, err := a.agent(ctx, req.GetAgent())
 	if err != nil {
 		return nil, err

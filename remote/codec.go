@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
@@ -22,10 +23,35 @@ import (
 //
 // Unknown fields are skipped, as proto3 allows a reader to; invalid UTF-8 in a
 // string field and malformed wire data are errors, as with package proto.
-type actCodec struct{ base encoding.CodecV2 }
+//
+// An ActBatchRequest's observations (a batch of 256 maze observations is 108 KB)
+// are decoded into an array of the codec's pool, which the handler gives back with
+// release once done with the request.
+type actCodec struct {
+	base encoding.CodecV2
+	bufs *sync.Pool // of *[]byte, for ActBatchRequest's observations
+}
 
 // newActCodec returns the codec, with gRPC's registered protobuf codec as its base.
-func newActCodec() actCodec { return actCodec{base: encoding.GetCodecV2("proto")} }
+func newActCodec() actCodec {
+	return actCodec{base: encoding.GetCodecV2("proto"), bufs: &sync.Pool{}}
+}
+
+// release gives the observations' array of req back to the pool, and takes it out
+// of req. It is for requests this codec decoded, once nothing uses their
+// observations.
+func (c actCodec) release(req *pb.ActBatchRequest) {
+	t := req.GetObservations()
+	if t == nil || cap(t.Data) == 0 || cap(t.Data) > maxPooled {
+		return
+	}
+	b := t.Data[:0]
+	t.Data = nil
+	c.bufs.Put(&b)
+}
+
+// maxPooled bounds the arrays the pool keeps.
+const maxPooled = 64 << 20
 
 // Name is the content-subtype of the protobuf codec, which this codec is.
 func (actCodec) Name() string { return "proto" }
@@ -50,6 +76,10 @@ func (c actCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 		defer buf.Free()
 		return unmarshalActResponse(buf.ReadOnlyData(), m)
+	case *pb.ActBatchRequest:
+		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		defer buf.Free()
+		return c.unmarshalActBatchRequest(buf.ReadOnlyData(), m)
 	}
 	return c.base.Unmarshal(data, v)
 }
@@ -77,6 +107,7 @@ const (
 	fReqAgent, fReqObservation, fReqMask, fReqContext, fReqSeq = 1, 2, 3, 4, 5
 	fCtxTrial, fCtxEpisode, fCtxTick, fCtxAgentID              = 1, 2, 3, 4
 	fRespAction, fRespSeq                                      = 1, 2
+	fBatchAgent, fBatchObservations, fBatchMasks               = 1, 2, 3
 )
 
 var errInvalidUTF8 = errors.New("remote: codec: string field contains invalid UTF-8")
@@ -383,6 +414,32 @@ func unmarshalActResponse(b []byte, m *pb.ActResponse) error {
 			return unmarshalTensor(data, m.Action, true)
 		case num == fRespSeq && typ == protowire.VarintType:
 			m.Seq = v
+		}
+		return nil
+	})
+}
+
+// unmarshalActBatchRequest decodes b into m, as proto.Unmarshal does, with the
+// observations' data in an array of the pool.
+func (c actCodec) unmarshalActBatchRequest(b []byte, m *pb.ActBatchRequest) error {
+	m.Reset()
+	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, data []byte) error {
+		switch {
+		case num == fBatchAgent && typ == protowire.BytesType:
+			return setString(&m.Agent, "", data)
+		case num == fBatchObservations && typ == protowire.BytesType:
+			if m.Observations == nil {
+				m.Observations = &pb.Tensor{}
+				if p, ok := c.bufs.Get().(*[]byte); ok {
+					m.Observations.Data = (*p)[:0]
+				}
+			}
+			return unmarshalTensor(data, m.Observations, false)
+		case num == fBatchMasks && typ == protowire.BytesType:
+			if m.Masks == nil {
+				m.Masks = &pb.Tensor{}
+			}
+			return unmarshalTensor(data, m.Masks, true)
 		}
 		return nil
 	})

@@ -32,6 +32,8 @@ type Server struct {
 	// draining is closed when the shutdown begins: streams that wait for their next
 	// request end then.
 	draining chan struct{}
+	// codec decodes the agent's requests; ActBatch gives their arrays back to it.
+	codec actCodec
 
 	mu       sync.Mutex
 	scopes   map[string]scoper   // by service name, "baton.v1.AgentService"
@@ -47,7 +49,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{})}
+	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{}), codec: newActCodec()}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsg),
 		grpc.MaxSendMsgSize(cfg.maxMsg),
@@ -60,7 +62,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		grpc.InitialWindowSize(1 << 20),
 		grpc.InitialConnWindowSize(1 << 22),
 		// The agent's requests and responses skip protobuf's reflection.
-		grpc.ForceServerCodecV2(newActCodec()),
+		grpc.ForceServerCodecV2(s.codec),
 	}
 	if cfg.tls != nil {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(cfg.tls)))
