@@ -53,17 +53,39 @@ func (c actCodec) release(req *pb.ActBatchRequest) {
 // maxPooled bounds the arrays the pool keeps.
 const maxPooled = 64 << 20
 
-// Name is the content-subtype of the protobuf codec, which this codec is.
-func (actCodec) Name() string { return "proto" }
+// Name is the codec's content-subtype: none, so that calls go as
+// "application/grpc", which means protobuf, as they do with gRPC's default codec
+// (and without building a content type for every call).
+func (actCodec) Name() string { return "" }
 
 func (c actCodec) Marshal(v any) (mem.BufferSlice, error) {
+	var size int
 	switch m := v.(type) {
 	case *pb.ActRequest:
-		return marshalPooled(sizeActRequest(m), func(b []byte) ([]byte, error) { return appendActRequest(b, m) })
+		size = sizeActRequest(m)
 	case *pb.ActResponse:
-		return marshalPooled(sizeActResponse(m), func(b []byte) ([]byte, error) { return appendActResponse(b, m), nil })
+		size = sizeActResponse(m)
+	default:
+		return c.base.Marshal(v)
 	}
-	return c.base.Marshal(v)
+	pool := mem.DefaultBufferPool()
+	buf := pool.Get(size)
+	b, err := (*buf)[:0], error(nil)
+	switch m := v.(type) {
+	case *pb.ActRequest:
+		b, err = appendActRequest(b, m)
+	case *pb.ActResponse:
+		b = appendActResponse(b, m)
+	}
+	if err == nil && len(b) != size {
+		err = fmt.Errorf("remote: codec: wrote %d bytes, sized %d", len(b), size)
+	}
+	if err != nil {
+		pool.Put(buf)
+		return nil, err
+	}
+	*buf = b
+	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 func (c actCodec) Unmarshal(data mem.BufferSlice, v any) error {
@@ -82,23 +104,6 @@ func (c actCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.unmarshalActBatchRequest(buf.ReadOnlyData(), m)
 	}
 	return c.base.Unmarshal(data, v)
-}
-
-// marshalPooled writes a message of size bytes into a buffer of gRPC's pool.
-func marshalPooled(size int, write func([]byte) ([]byte, error)) (mem.BufferSlice, error) {
-	pool := mem.DefaultBufferPool()
-	buf := pool.Get(size)
-	b, err := write((*buf)[:0])
-	if err != nil {
-		pool.Put(buf)
-		return nil, err
-	}
-	if len(b) != size {
-		pool.Put(buf)
-		return nil, fmt.Errorf("remote: codec: wrote %d bytes, sized %d", len(b), size)
-	}
-	*buf = b
-	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 // The field numbers of baton.v1's messages, as in baton.proto.
