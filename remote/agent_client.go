@@ -16,6 +16,7 @@ import (
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -52,7 +53,8 @@ type AgentClient struct {
 	act    actionShape
 	obsDim int
 
-	unary atomic.Bool // the server has no ActStream (or WithUnary)
+	unary atomic.Bool     // the server has no ActStream (or WithUnary)
+	codec grpc.CallOption // Act's and ActStream's messages skip reflection
 
 	mu     sync.Mutex
 	idle   []*actStream
@@ -78,7 +80,7 @@ func DialAgent(ctx context.Context, target string, opts ...DialOption) (*AgentCl
 		}
 		name = path
 	}
-	a := &AgentClient{c: c, api: pb.NewAgentServiceClient(c.cc), agent: name}
+	a := &AgentClient{c: c, api: pb.NewAgentServiceClient(c.cc), agent: name, codec: grpc.ForceCodecV2(newActCodec())}
 	a.unary.Store(c.cfg.unary)
 	var sp *pb.AgentSpec
 	err = c.call(ctx, methodSpec, a.target(), func(ctx context.Context) error {
@@ -236,7 +238,7 @@ func (a *AgentClient) actUnary(ctx context.Context, actx *pb.ActContext, obs []f
 	a.request(&req, actx, obs, mask, &obsT, &maskT, &buf)
 	cctx, cancel := context.WithTimeout(ctx, a.c.cfg.timeout)
 	defer cancel()
-	resp, err := a.api.Act(cctx, &req)
+	resp, err := a.api.Act(cctx, &req, a.codec)
 	if err != nil {
 		return agent.RawAction{}, err
 	}
@@ -283,7 +285,7 @@ func (a *AgentClient) takeStream(d time.Duration) (*actStream, error) {
 	sctx, cancel := context.WithCancelCause(a.c.base)
 	st := &actStream{cancel: cancel}
 	st.timer = time.AfterFunc(d, func() { cancel(errStall) })
-	stream, err := a.api.ActStream(sctx)
+	stream, err := a.api.ActStream(sctx, a.codec)
 	if err != nil {
 		st.timer.Stop()
 		cancel(nil)

@@ -400,9 +400,13 @@ func (s *Server) AddAgents(agents ...Agent) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return s.register(pb.AgentService_ServiceDesc.ServiceName, svc.scope, func(gs *grpc.Server) {
+	if err := s.register(pb.AgentService_ServiceDesc.ServiceName, svc.scope, func(gs *grpc.Server) {
 		pb.RegisterAgentServiceServer(gs, svc)
-	}, nil)
+	}, nil); err != nil {
+		return err
+	}
+	s.setServed(pb.AgentService_ServiceDesc.ServiceName, svc.order)
+	return nil
 }
 
 // ServeAgent serves agents on lis until ctx is done (see Server.Serve): the
@@ -423,37 +427,47 @@ func ServeAgent(ctx context.Context, lis net.Listener, agents []Agent, opts ...S
 // agentNamer is a request that names a served agent.
 type agentNamer interface{ GetAgent() string }
 
-// scope names the agent a request addresses; the names of every served agent for
-// Agents.
+// scope names the agent a request addresses, served or not: the key check comes
+// first, so that a key learns nothing of agents it does not grant. A request that
+// names no agent addresses the server's only agent; with several, nothing (the
+// handler asks to name one), and the Agents request nothing (it lists the agents
+// the key grants).
 func (a *agentService) scope(_ string, req any) ([]string, error) {
 	r, ok := req.(agentNamer)
 	if !ok {
-		return nil, nil // AgentsRequest: filtered by the handler
+		return nil, nil
 	}
-	sa, err := a.agent(r.GetAgent())
-	if err != nil {
-		return nil, err
-	}
-	return []string{sa.Spec.Name}, nil
-}
-
-// agent returns the named agent, or the only one for "".
-func (a *agentService) agent(name string) (*servedAgent, error) {
+	name := r.GetAgent()
 	if name == "" {
-		if len(a.agents) == 1 {
-			return a.agents[a.order[0]], nil
+		if len(a.order) != 1 {
+			return nil, nil
 		}
-		return nil, invalid(fieldErrorf("agent", "empty, but the server serves %d agents (%s): name one", len(a.order), strings.Join(a.order, ", ")))
+		name = a.order[0]
 	}
-	sa, ok := a.agents[name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no agent %q (agents: %s)", name, strings.Join(a.order, ", "))
-	}
-	return sa, nil
+	return []string{name}, nil
 }
 
-func (a *agentService) Spec(_ context.Context, req *pb.AgentSpecRequest) (*pb.AgentSpec, error) {
-	sa, err := a.agent(req.GetAgent())
+// agent returns the named agent, or the only one for "". The agents an error lists
+// are those the call's key grants.
+func (a *agentService) agent(ctx context.Context, name string) (*servedAgent, error) {
+	if name == "" && len(a.order) == 1 {
+		return a.agents[a.order[0]], nil
+	}
+	if sa, ok := a.agents[name]; ok && name != "" {
+		return sa, nil
+	}
+	agents := "the API key grants no agent this server serves"
+	if usable := grantFrom(ctx).usable(a.order); len(usable) > 0 {
+		agents = "agents: " + strings.Join(usable, ", ")
+	}
+	if name == "" {
+		return nil, invalid(fieldErrorf("agent", "empty, but the server serves several agents: name one (%s)", agents))
+	}
+	return nil, status.Errorf(codes.NotFound, "no agent %q (%s)", name, agents)
+}
+
+func (a *agentService) Spec(ctx context.Context, req *pb.AgentSpecRequest) (*pb.AgentSpec, error) {
+	sa, err := a.agent(ctx, req.GetAgent())
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +486,7 @@ func (a *agentService) Agents(ctx context.Context, _ *pb.AgentsRequest) (*pb.Age
 }
 
 func (a *agentService) Act(ctx context.Context, req *pb.ActRequest) (*pb.ActResponse, error) {
-	sa, err := a.agent(req.GetAgent())
+	sa, err := a.agent(ctx, req.GetAgent())
 	if err != nil {
 		return nil, err
 	}
@@ -538,9 +552,12 @@ func (a *agentService) serveStream(stream grpc.BidiStreamingServer[pb.ActRequest
 			return // the handler ended the stream at shutdown
 		}
 		err := func() error {
-			sa, err := a.agent(req.GetAgent())
-			if err != nil {
-				return err
+			sa := cur
+			var err error
+			if sa == nil || req.GetAgent() != sa.Spec.Name {
+				if sa, err = a.agent(ctx, req.GetAgent()); err != nil {
+					return err
+				}
 			}
 			if sa != cur {
 				if w, err = sa.newWorker(); err != nil {
@@ -568,7 +585,8 @@ func (a *agentService) serveStream(stream grpc.BidiStreamingServer[pb.ActRequest
 }
 
 func (a *agentService) ActBatch(ctx context.Context, req *pb.ActBatchRequest) (*pb.ActBatchResponse, error) {
-	sa, err := a.agent(req.GetAgent())
+	defer a.srv.codec.release(req) // the observations are used up when this returns
+	sa, err := a.agent(ctx, req.GetAgent())
 	if err != nil {
 		return nil, err
 	}

@@ -236,7 +236,7 @@ func TestAgentInvalidArgument(t *testing.T) {
 		{"mask byte", &pb.ActRequest{Agent: "masked", Observation: good, Mask: &pb.Tensor{Dtype: pb.DType_DTYPE_BOOL, Shape: []int64{2}, Data: []byte{1, 7}}}, codes.InvalidArgument, "mask.data", "element 1 is 7, want 0 or 1"},
 		{"mask shape", &pb.ActRequest{Agent: "masked", Observation: good, Mask: &pb.Tensor{Dtype: pb.DType_DTYPE_BOOL, Shape: []int64{3}, Data: []byte{1, 0, 1}}}, codes.InvalidArgument, "mask.shape", "[3], want [2]"},
 		{"empty mask", &pb.ActRequest{Agent: "masked", Observation: good, Mask: &pb.Tensor{Dtype: pb.DType_DTYPE_BOOL, Shape: []int64{2}, Data: []byte{0, 0}}}, codes.InvalidArgument, "mask.data", "allows no action"},
-		{"no agent named", &pb.ActRequest{Observation: good}, codes.InvalidArgument, "agent", "serves 2 agents"},
+		{"no agent named", &pb.ActRequest{Observation: good}, codes.InvalidArgument, "agent", "serves several agents: name one (agents: masked, plain)"},
 		{"unknown agent", &pb.ActRequest{Agent: "nobody", Observation: good}, codes.NotFound, "", `no agent "nobody" (agents: masked, plain)`},
 	}
 	for _, c := range cases {
@@ -364,9 +364,10 @@ func TestAgentDeadline(t *testing.T) {
 	close(g.release)
 }
 
-// TestAgentAuth serves two agents with a key each: a missing or wrong key, or one
-// agent's key for the other, gets UNAUTHENTICATED; health checks and reflection stay
-// open.
+// TestAgentAuth serves two agents with a key each: a missing key, or one the server
+// does not know, gets UNAUTHENTICATED and learns nothing more; a key the server
+// knows gets PERMISSION_DENIED for an agent it does not grant, served or not,
+// naming the agents it grants; health checks and reflection stay open.
 func TestAgentAuth(t *testing.T) {
 	keys, err := remote.ParseKeys([]byte("# keys\nstrategy = strategy-key-0123456789\nmotion=motion-key-0123456789abc\n"))
 	require.NoError(t, err)
@@ -376,19 +377,31 @@ func TestAgentAuth(t *testing.T) {
 	srv := serveAgents(t, true, []remote.Agent{strategy, motion}, remote.WithKeys(keys))
 
 	for _, tt := range []struct {
-		name string
-		opts []remote.DialOption
-		msg  string
+		name   string
+		opts   []remote.DialOption
+		agent  string
+		code   codes.Code
+		denied bool // ErrPermissionDenied
+		msg    string
 	}{
-		{"no key", nil, "missing API key"},
-		{"wrong key", []remote.DialOption{remote.WithKey("not-the-key-0123456789")}, "invalid API key"},
-		{"other agent's key", []remote.DialOption{remote.WithKey("motion-key-0123456789abc")}, `the API key does not grant "strategy"`},
+		{"no key", nil, maze.StrategyName, codes.Unauthenticated, false, "missing API key"},
+		{"wrong key", []remote.DialOption{remote.WithKey("not-the-key-0123456789")}, maze.StrategyName, codes.Unauthenticated, false, "Unauthenticated: invalid API key"},
+		{"wrong key, unserved agent", []remote.DialOption{remote.WithKey("not-the-key-0123456789")}, "planner", codes.Unauthenticated, false, "Unauthenticated: invalid API key"},
+		{"other agent's key", []remote.DialOption{remote.WithKey("motion-key-0123456789abc")}, maze.StrategyName, codes.PermissionDenied, true,
+			`PermissionDenied: the API key does not grant agent "strategy" (it grants: motion)`},
+		{"valid key, unserved agent", []remote.DialOption{remote.WithKey("strategy-key-0123456789")}, "planner", codes.PermissionDenied, true,
+			`PermissionDenied: the API key does not grant agent "planner" (it grants: strategy)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := remote.DialAgent(t.Context(), srv.target, append(tt.opts, remote.WithAgent(maze.StrategyName))...)
+			_, err := remote.DialAgent(t.Context(), srv.target, append(tt.opts, remote.WithAgent(tt.agent))...)
 			require.ErrorIs(t, err, remote.ErrUnauthenticated)
-			assert.Equal(t, codes.Unauthenticated, status.Code(err))
+			assert.Equal(t, tt.denied, errors.Is(err, remote.ErrPermissionDenied), "%v", err)
+			assert.NotErrorIs(t, err, remote.ErrNotFound)
+			assert.Equal(t, tt.code, status.Code(err))
 			assert.Contains(t, err.Error(), tt.msg)
+			if !tt.denied {
+				assert.NotContains(t, err.Error(), "motion", "a refused key learns no agent's name")
+			}
 		})
 	}
 
@@ -412,7 +425,8 @@ func TestAgentAuth(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, stream.Send(&pb.ActRequest{Agent: maze.MotionName, Observation: floatTensor(obs[0]...)}))
 		_, err = stream.Recv()
-		assert.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+		assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
+		assert.Contains(t, status.Convert(err).Message(), `the API key does not grant agent "motion" (it grants: strategy)`)
 	})
 
 	t.Run("x-baton-key", func(t *testing.T) {

@@ -53,8 +53,12 @@
 // the names it is the key of, so a leaked key exposes one agent or environment.
 // Clients present theirs as "authorization: Bearer KEY" (or "x-baton-key: KEY");
 // the server compares it with every key in constant time (crypto/subtle), without
-// stopping at a match. A missing key, or one that does not grant what a call
-// addresses, gets UNAUTHENTICATED.
+// stopping at a match. A missing key, or one the server does not know, gets
+// UNAUTHENTICATED (ErrUnauthenticated) and learns nothing of what the server serves;
+// a key the server knows gets PERMISSION_DENIED (ErrPermissionDenied, which matches
+// ErrUnauthenticated too) for an agent or environment it does not grant, served or
+// not, with the names it grants in the message, and NOT_FOUND for one it grants that
+// is not served.
 //
 // # Clients
 //

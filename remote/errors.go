@@ -16,8 +16,14 @@ import (
 var (
 	// ErrConfig: an option, a key file, an address or a served agent is invalid.
 	ErrConfig = errors.New("remote: invalid configuration")
-	// ErrUnauthenticated: the server refused the key (a wrong or missing key).
+	// ErrUnauthenticated: the server refused the key: a missing key, one it does not
+	// know, or (with ErrPermissionDenied) one that does not grant what the call
+	// addressed.
 	ErrUnauthenticated = errors.New("remote: unauthenticated")
+	// ErrPermissionDenied: the server knows the key, but it does not grant the agent
+	// or environment the call addressed; the message names those it grants. Errors
+	// that match it match ErrUnauthenticated too, as a refused key.
+	ErrPermissionDenied = errors.New("remote: permission denied")
 	// ErrUnavailable: the server cannot be reached, or went away during the call.
 	ErrUnavailable = errors.New("remote: server unavailable")
 	// ErrDeadline: the server did not answer within the call's deadline.
@@ -69,7 +75,8 @@ func invalid(fe *FieldError) error {
 // CallError is the failure of a call to a remote agent, environment or controller:
 // where it went, which method, and the gRPC status. errors.Is matches it against the
 // sentinel of its code (ErrDeadline for DEADLINE_EXCEEDED, ErrUnauthenticated,
-// ErrUnavailable, ErrInvalidArgument, ErrNotFound, ErrRejected), and against
+// ErrPermissionDenied with ErrUnauthenticated, ErrUnavailable, ErrInvalidArgument,
+// ErrNotFound, ErrRejected), and against
 // context.Canceled or context.DeadlineExceeded when the caller's context ended the
 // call; status.FromError reads its status.
 type CallError struct {
@@ -107,10 +114,14 @@ func (e *CallError) Error() string {
 // GRPCStatus returns the call's status, for status.FromError and status.Code.
 func (e *CallError) GRPCStatus() *status.Status { return e.Status }
 
-// Unwrap returns the sentinel of the status code, the caller's context error if it
+// Unwrap returns the sentinel of the status code (PERMISSION_DENIED has two:
+// ErrPermissionDenied and ErrUnauthenticated), the caller's context error if it
 // ended the call, and the malformed field if one is named.
 func (e *CallError) Unwrap() []error {
 	var errs []error
+	if e.Status.Code() == codes.PermissionDenied {
+		errs = append(errs, ErrPermissionDenied)
+	}
 	if s := codeSentinel(e.Status.Code()); s != nil {
 		errs = append(errs, s)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode"
 
+	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -33,10 +34,12 @@ const (
 
 // Keys are API keys by name: the name of a served agent for an agent server, of an
 // environment for an environment or trial server. A server that has keys refuses
-// every call (UNAUTHENTICATED) whose key does not grant the name it addresses, so a
-// leaked key exposes one agent or environment only. A default key, one given without
-// a name, grants every name that has no key of its own; a client uses it for every
-// server it calls.
+// every call whose key does not grant the name it addresses, so a leaked key exposes
+// one agent or environment only: a missing key, or one the server does not know,
+// gets UNAUTHENTICATED and learns nothing more; a key the server knows gets
+// PERMISSION_DENIED for a name it does not grant, naming the names it grants. A
+// default key, one given without a name, grants every name that has no key of its
+// own; a client uses it for every server it calls.
 //
 // A key file holds one entry per line: NAME=KEY, or a bare KEY for the default
 // key. Blank lines and lines starting with # are ignored; white space around names
@@ -230,7 +233,48 @@ func (g *grant) allows(name string) bool {
 	return g.def
 }
 
+// usable returns the names of served that the key grants, in their order.
+func (g *grant) usable(served []string) []string {
+	var out []string
+	for _, n := range served {
+		if g.allows(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// denied is the PERMISSION_DENIED status of a key that the server knows but that
+// does not grant name, a thing of kind ("agent", "environment"). It names what the
+// key grants among served, the names the service serves, or, when the service
+// cannot list them (nil), the names the key is the key of: nothing the key does not
+// grant, so that a caller learns no name it has no key for.
+func (g *grant) denied(kind, name string, served []string) error {
+	var usable []string
+	if served != nil {
+		usable = g.usable(served)
+	} else {
+		for i, n := range g.keys.names {
+			if g.matched[i] {
+				usable = append(usable, n)
+			}
+		}
+		if g.def {
+			usable = append(usable, "any "+kind+" without a key of its own")
+		}
+	}
+	grants := "it grants no " + kind + " this server serves"
+	if len(usable) > 0 {
+		grants = "it grants: " + strings.Join(usable, ", ")
+	}
+	return status.Errorf(codes.PermissionDenied, "the API key does not grant %s %q (%s)", kind, name, grants)
+}
+
 type grantKey struct{}
+
+// openGrant is the grant of every call to a server without keys. It is never
+// written.
+var openGrant = &grant{open: true}
 
 // grantFrom returns the grant of the call's key; every name is granted outside an
 // authenticated server.
@@ -238,7 +282,7 @@ func grantFrom(ctx context.Context) *grant {
 	if g, ok := ctx.Value(grantKey{}).(*grant); ok {
 		return g
 	}
-	return &grant{open: true}
+	return openGrant
 }
 
 // presentedKey reads the key a call presents, from its metadata.
@@ -262,53 +306,70 @@ func openMethod(fullMethod string) bool {
 }
 
 // scoper names what a request addresses, for the key check: the served agent, the
-// environment, the environment of a session or of trials. ok is false when the name
-// cannot be known (an unknown session): the handler then answers NOT_FOUND, which
-// tells nothing, as the session's id is unguessable.
+// environment, the environment of a session or of trials. No name (nil) means
+// nothing to check: the handler answers what is wrong (an unknown session is
+// NOT_FOUND, which tells nothing, as the session's id is unguessable).
 type scoper func(fullMethod string, req any) (names []string, err error)
 
 // authenticate checks the call's key against keys and returns the context carrying
 // its grant. It fails with UNAUTHENTICATED for a missing key or one that matches no
-// key; which names the key grants is checked per request by authorize.
-func authenticate(ctx context.Context, keys *Keys) (context.Context, error) {
+// key, and says nothing more, so that a caller without a valid key learns nothing
+// of what the server serves; which names the key grants is checked per request by
+// authorize.
+func authenticate(ctx context.Context, keys *Keys) (context.Context, *grant, error) {
 	if keys.Empty() {
-		return ctx, nil
+		return ctx, openGrant, nil
 	}
 	presented, ok := presentedKey(ctx)
 	if !ok {
-		return nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
+		return nil, nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
 	}
 	g := keys.grantOf(presented)
 	if !g.any() {
-		return nil, status.Error(codes.Unauthenticated, "invalid API key")
+		return nil, nil, status.Error(codes.Unauthenticated, "invalid API key")
 	}
-	return context.WithValue(ctx, grantKey{}, &g), nil
+	return context.WithValue(ctx, grantKey{}, &g), &g, nil
 }
 
-// authorize checks that the call's key grants every name req addresses.
-func authorize(ctx context.Context, scope scoper, fullMethod string, req any) error {
-	g := grantFrom(ctx)
+// kindOf names what the names of a method's service are, for messages.
+func kindOf(fullMethod string) string {
+	if strings.HasPrefix(fullMethod, "/"+pb.AgentService_ServiceDesc.ServiceName+"/") {
+		return "agent"
+	}
+	return "environment"
+}
+
+// check checks that g grants every name req addresses: PERMISSION_DENIED, naming
+// what g grants, for the first it does not. It returns the names.
+func (s *Server) check(g *grant, scope scoper, fullMethod string, req any) ([]string, error) {
 	if g.open || scope == nil {
-		return nil
+		return nil, nil
 	}
 	names, err := scope(fullMethod, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, n := range names {
 		if !g.allows(n) {
-			return status.Errorf(codes.Unauthenticated, "the API key does not grant %q", n)
+			return nil, g.denied(kindOf(fullMethod), n, s.servedNames(fullMethod))
 		}
 	}
-	return nil
+	return names, nil
 }
 
+// authedStream is a stream of an authenticated call: every message received is
+// checked against the call's grant.
 type authedStream struct {
 	grpc.ServerStream
 	ctx    context.Context
-	scope  scoper
+	srv    *Server
+	grant  *grant
+	scope  scoper // the service's
 	method string
-	last   string // the last single name granted, to skip checking it again
+	// last is the agent name of the last request whose single name was granted, so
+	// that a stream's requests for one agent are checked once.
+	last    string
+	checked bool
 }
 
 func (s *authedStream) Context() context.Context { return s.ctx }
@@ -317,24 +378,19 @@ func (s *authedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	g := grantFrom(s.ctx)
-	if g.open || s.scope == nil {
+	if s.grant.open || s.scope == nil {
 		return nil
 	}
-	names, err := s.scope(s.method, m)
+	r, named := m.(agentNamer)
+	if named && s.checked && r.GetAgent() == s.last {
+		return nil
+	}
+	names, err := s.srv.check(s.grant, s.scope, s.method, m)
 	if err != nil {
 		return err
 	}
-	if len(names) == 1 && names[0] == s.last && s.last != "" {
-		return nil
-	}
-	for _, n := range names {
-		if !g.allows(n) {
-			return status.Errorf(codes.Unauthenticated, "the API key does not grant %q", n)
-		}
-	}
-	if len(names) == 1 {
-		s.last = names[0]
+	if named && len(names) == 1 {
+		s.last, s.checked = r.GetAgent(), true
 	}
 	return nil
 }

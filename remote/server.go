@@ -32,9 +32,12 @@ type Server struct {
 	// draining is closed when the shutdown begins: streams that wait for their next
 	// request end then.
 	draining chan struct{}
+	// codec decodes the agent's requests; ActBatch gives their arrays back to it.
+	codec actCodec
 
 	mu       sync.Mutex
-	scopes   map[string]scoper // by service name, "baton.v1.AgentService"
+	scopes   map[string]scoper   // by service name, "baton.v1.AgentService"
+	served   map[string][]string // the names a service serves, where it lists them
 	services []string
 	closers  []func(ctx context.Context) error
 	serving  bool
@@ -46,7 +49,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{})}
+	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{}), codec: newActCodec()}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsg),
 		grpc.MaxSendMsgSize(cfg.maxMsg),
@@ -58,6 +61,8 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		// observations crosses in one round trip.
 		grpc.InitialWindowSize(1 << 20),
 		grpc.InitialConnWindowSize(1 << 22),
+		// The agent's requests and responses skip protobuf's reflection.
+		grpc.ForceServerCodecV2(s.codec),
 	}
 	if cfg.tls != nil {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(cfg.tls)))
@@ -177,16 +182,31 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, lis)
 }
 
-// scope dispatches to the scoper of the method's service.
-func (s *Server) scope(fullMethod string, req any) ([]string, error) {
+// scopeOf returns the scoper of the method's service.
+func (s *Server) scopeOf(fullMethod string) scoper {
 	service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	s.mu.Lock()
-	sc := s.scopes[service]
-	s.mu.Unlock()
-	if sc == nil {
-		return nil, nil
+	defer s.mu.Unlock()
+	return s.scopes[service]
+}
+
+// setServed records the names a service serves, for the messages of refused keys.
+func (s *Server) setServed(service string, names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.served == nil {
+		s.served = map[string][]string{}
 	}
-	return sc(fullMethod, req)
+	s.served[service] = names
+}
+
+// servedNames returns the names the method's service serves; nil when it does not
+// list them.
+func (s *Server) servedNames(fullMethod string) []string {
+	service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served[service]
 }
 
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
@@ -199,11 +219,14 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 			resp, err = nil, status.Errorf(codes.Internal, "panic: %v", v)
 		}
 	}()
-	if ctx, err = authenticate(ctx, &s.cfg.keys); err != nil {
+	ctx, g, err := authenticate(ctx, &s.cfg.keys)
+	if err != nil {
 		return nil, err
 	}
-	if err := authorize(ctx, s.scope, info.FullMethod, req); err != nil {
-		return nil, err
+	if !g.open {
+		if _, err := s.check(g, s.scopeOf(info.FullMethod), info.FullMethod, req); err != nil {
+			return nil, err
+		}
 	}
 	resp, err = handler(ctx, req)
 	if err != nil {
@@ -222,11 +245,15 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			err = status.Errorf(codes.Internal, "panic: %v", v)
 		}
 	}()
-	ctx, err := authenticate(ss.Context(), &s.cfg.keys)
+	ctx, g, err := authenticate(ss.Context(), &s.cfg.keys)
 	if err != nil {
 		return err
 	}
-	err = handler(srv, &authedStream{ServerStream: ss, ctx: ctx, scope: s.scope, method: info.FullMethod})
+	if g.open {
+		err = handler(srv, ss)
+	} else {
+		err = handler(srv, &authedStream{ServerStream: ss, ctx: ctx, srv: s, grant: g, scope: s.scopeOf(info.FullMethod), method: info.FullMethod})
+	}
 	if err != nil {
 		s.logFailure(info.FullMethod, err)
 	}

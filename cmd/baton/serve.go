@@ -329,7 +329,7 @@ Environments:
 				return usagef("--actor-key-file and --actor-tls-ca need --allow-remote-actors")
 			}
 			if remoteOK {
-				dopts, err := clientOptions("", "", actorCA)
+				dopts, err := clientOptions("", nil, "", actorCA)
 				if err != nil {
 					return err
 				}
@@ -366,19 +366,15 @@ Environments:
 	return cmd
 }
 
-// clientOptions reads a key file and a CA file into the options of a client of the
-// agent name: the key file's key for it (or its default key), and the CA.
-func clientOptions(agentName, keyFile, caFile string) ([]remote.DialOption, error) {
+// clientOptions returns the options of a client of the agent name: the key keys
+// give it (its own or the default key), and the CA of caFile.
+func clientOptions(agentName string, keys *remote.Keys, keyFile, caFile string) ([]remote.DialOption, error) {
 	var opts []remote.DialOption
-	if keyFile != "" {
-		keys, err := remote.ReadKeys(keyFile)
-		if err != nil {
-			return nil, usageErr(err, "key file")
-		}
+	if keys != nil {
 		if key, ok := keys.For(agentName); ok {
 			opts = append(opts, remote.WithKey(key))
 		} else if agentName != "" {
-			return nil, usagef("key file %s has no key for agent %s, nor a default key", keyFile, agentName)
+			return nil, usagef("--key-file %s has no key for agent %s, nor a default key", keyFile, agentName)
 		}
 	}
 	if caFile != "" {
@@ -410,6 +406,14 @@ func (r *remotePolicies) close() {
 // server that cannot be reached is a failure.
 func dialRemotePolicies(ctx context.Context, o *opened, flags []string, keyFile, caFile string) ([]string, *remotePolicies, error) {
 	rp := &remotePolicies{clients: map[string]*remote.AgentClient{}, targets: map[string]string{}}
+	var keys *remote.Keys
+	if keyFile != "" {
+		k, err := remote.ReadKeys(keyFile)
+		if err != nil {
+			return nil, nil, usageErr(err, "--key-file")
+		}
+		keys = &k
+	}
 	var local []string
 	for _, p := range flags {
 		name, target, ok := strings.Cut(p, "=")
@@ -431,7 +435,7 @@ func dialRemotePolicies(ctx context.Context, o *opened, flags []string, keyFile,
 			rp.close()
 			return nil, nil, usagef("--policy gives agent %q two remote agents", name)
 		}
-		opts, err := clientOptions(name, keyFile, caFile)
+		opts, err := clientOptions(name, keys, keyFile, caFile)
 		if err != nil {
 			rp.close()
 			return nil, nil, err
@@ -444,6 +448,10 @@ func dialRemotePolicies(ctx context.Context, o *opened, flags []string, keyFile,
 			rp.close()
 			if errors.Is(err, remote.ErrConfig) || errors.Is(err, remote.ErrMismatch) {
 				return nil, nil, usageErr(err, "--policy "+p)
+			}
+			if keys != nil && errors.Is(err, remote.ErrUnauthenticated) && !errors.Is(err, remote.ErrPermissionDenied) {
+				// The server knows no key of that value: say which key it was.
+				return nil, nil, fmt.Errorf("--policy %s: the server refused the key --key-file %s gives for %s: %w", p, keyFile, name, err)
 			}
 			return nil, nil, fmt.Errorf("--policy %s: %w", p, err)
 		}

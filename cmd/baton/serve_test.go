@@ -165,7 +165,7 @@ func TestServeAgentRun(t *testing.T) {
 	assert.Contains(t, r.stderr, "Unauthenticated: missing API key")
 	r = runArgs(t, "run", "maze", "--trials", "3", "--policy", "motion=grpc://"+srv.addr+"/strategy", "--key-file", keys)
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, `Unauthenticated: the API key does not grant "strategy"`, "the key file's motion key")
+	assert.Contains(t, r.stderr, `PermissionDenied: the API key does not grant agent "strategy" (it grants no agent this server serves)`, "the key file's motion key")
 	bare := writeFile(t, "bare", "strategy-key-0123456789\n")
 	r = runArgs(t, "run", "maze", "--trials", "3", "--policy", "motion=grpc://"+srv.addr+"/strategy", "--key-file", bare)
 	assert.Equal(t, 2, r.code, "the strategy cannot play the motion agent")

@@ -500,7 +500,7 @@ def test_several_agents_are_named_by_each_request():
         with pytest.raises(R.InvalidArgument) as e:
             R.RemoteAgent(srv.addr)
         assert e.value.field == "agent"
-        assert "the server serves 2 agents (a, b): name one" in e.value.message
+        assert "the server serves several agents: name one (agents: a, b)" in e.value.message
         with pytest.raises(R.NotFound, match='no agent "c"'):
             R.RemoteAgent(srv.addr, "c")
     finally:
@@ -518,16 +518,23 @@ def test_keys_are_checked_per_agent():
         with R.RemoteAgent(srv.addr, "b", key=OTHER_KEY) as b:
             assert b.act([0, 0, 0]) == 1
         cases = [
-            ("a", None, 'missing API key: send the metadata "authorization: Bearer KEY"'),
-            ("a", "wrong-key-0123456789abcdef", "invalid API key"),
-            ("a", OTHER_KEY, 'the API key does not grant "a"'),  # the default key: only for agents without one
-            ("b", KEY, 'the API key does not grant "b"'),
+            ("a", None, 'missing API key: send the metadata "authorization: Bearer KEY"', False),
+            ("a", "wrong-key-0123456789abcdef", "invalid API key", False),
+            ("c", "wrong-key-0123456789abcdef", "invalid API key", False),  # an unknown key learns nothing
+            # the default key: only for agents without one
+            ("a", OTHER_KEY, 'the API key does not grant agent "a" (it grants: b)', True),
+            ("b", KEY, 'the API key does not grant agent "b" (it grants: a)', True),
+            ("c", KEY, 'the API key does not grant agent "c" (it grants: a)', True),
         ]
-        for agent, key, message in cases:
+        for agent, key, message, denied in cases:
             with pytest.raises(R.Unauthenticated) as e:
                 R.RemoteAgent(srv.addr, agent, key=key)
             assert e.value.message == message
+            assert isinstance(e.value, R.PermissionDenied) == denied
             assert isinstance(e.value, PermissionError)
+        with pytest.raises(R.NotFound) as e:  # the default key grants c, which is not served
+            R.RemoteAgent(srv.addr, "c", key=OTHER_KEY)
+        assert e.value.message == 'no agent "c" (agents: b)'
         # x-baton-key works as well as authorization: Bearer.
         req = pb.ActRequest(agent="a", observation=obs_tensor([0, 0, 0]))
         assert raw_call(srv.addr, "Act", req, metadata=(("x-baton-key", KEY),)) is None

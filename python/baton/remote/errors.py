@@ -1,8 +1,9 @@
 """Errors of baton.remote, and the google.rpc status details that name a bad field.
 
 A failed call raises a RemoteError subclass chosen by its gRPC status code, as the Go
-side's sentinels are (remote/errors.go): Unauthenticated, InvalidArgument, NotFound,
-Unavailable, DeadlineExceeded, and Rejected for the other refusals. Each also derives
+side's sentinels are (remote/errors.go): Unauthenticated (and PermissionDenied, one of
+them), InvalidArgument, NotFound, Unavailable, DeadlineExceeded, and Rejected for the
+other refusals. Each also derives
 from the builtin exception a caller would catch without knowing gRPC (ValueError,
 LookupError, ConnectionError, TimeoutError, PermissionError).
 
@@ -26,6 +27,7 @@ __all__ = [
     "InvalidArgument",
     "Mismatch",
     "NotFound",
+    "PermissionDenied",
     "Rejected",
     "RemoteError",
     "Unauthenticated",
@@ -97,6 +99,11 @@ class Unauthenticated(RemoteError, PermissionError):
     """The server refused the key: missing, wrong, or not granting what was called."""
 
 
+class PermissionDenied(Unauthenticated):
+    """The server knows the key, but it does not grant the agent or environment called;
+    the message names those it grants."""
+
+
 class InvalidArgument(RemoteError, ValueError):
     """The server rejected a request as malformed; ``field`` names the field."""
 
@@ -120,7 +127,7 @@ class Rejected(RemoteError):
 
 _BY_CODE = {
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
-    grpc.StatusCode.PERMISSION_DENIED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
     grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.UNAVAILABLE: Unavailable,

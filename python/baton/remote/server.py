@@ -9,7 +9,8 @@ The server follows the contract of baton.proto and behaves as the Go agent serve
 order) and ActBatch; observations checked for dtype, shape, byte length, NaN and the
 bounds of a Box observation space, masks for 0/1 bytes and for allowing some action,
 each problem an INVALID_ARGUMENT naming the field with a google.rpc.BadRequest detail;
-an unknown agent NOT_FOUND; API keys checked in constant time (UNAUTHENTICATED); the
+an unknown agent NOT_FOUND; API keys checked in constant time (UNAUTHENTICATED for a missing or unknown key,
+PERMISSION_DENIED for an agent a known key does not grant); the
 policy's failures UNKNOWN and its actions outside the action space INTERNAL, never a
 crashed server. Health checking and reflection are served when grpcio-health-checking
 and grpcio-reflection are installed (Debian packages neither).
@@ -170,22 +171,21 @@ class _AgentService(pb_grpc.AgentServiceServicer):
         return grant
 
     def _agent(self, context: grpc.ServicerContext, grant: Optional[Grant], name: str) -> _Served:
-        """The agent a request names ("" for the only one), checked against the key."""
+        """The agent a request names ("" for the only one), checked against the key
+        first: a key the server knows gets PERMISSION_DENIED for an agent it does not
+        grant, served or not, and every message names only the agents it grants."""
+        if name == "" and len(self._order) == 1:
+            name = self._order[0]
+        usable = [n for n in self._order if grant is None or grant.allows(n)]
+        if name != "" and grant is not None and not grant.allows(name):
+            grants = f"it grants: {', '.join(usable)}" if usable else "it grants no agent this server serves"
+            abort(context, grpc.StatusCode.PERMISSION_DENIED, f'the API key does not grant agent "{name}" ({grants})')
+        agents = f"agents: {', '.join(usable)}" if usable else "the API key grants no agent this server serves"
         if name == "":
-            if len(self._order) != 1:
-                abort_field(
-                    context,
-                    FieldError(
-                        "agent", f"empty, but the server serves {len(self._order)} agents ({', '.join(self._order)}): name one"
-                    ),
-                )
-            served = self._served[self._order[0]]
-        else:
-            served = self._served.get(name)
-            if served is None:
-                abort(context, grpc.StatusCode.NOT_FOUND, f'no agent "{name}" (agents: {", ".join(self._order)})')
-        if grant is not None and not grant.allows(served.spec.name):
-            abort(context, grpc.StatusCode.UNAUTHENTICATED, f'the API key does not grant "{served.spec.name}"')
+            abort_field(context, FieldError("agent", f"empty, but the server serves several agents: name one ({agents})"))
+        served = self._served.get(name)
+        if served is None:
+            abort(context, grpc.StatusCode.NOT_FOUND, f'no agent "{name}" ({agents})')
         return served
 
     # -- methods ------------------------------------------------------------------

@@ -1,0 +1,155 @@
+package remote
+
+import (
+	"testing"
+
+	pb "github.com/batonrl/baton/remote/proto/baton/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// actMessages are ActRequest and ActResponse values with every field set or left
+// out, for the codec's checks against package proto.
+func actMessages() []proto.Message {
+	obs := &pb.Tensor{Dtype: pb.DType_DTYPE_FLOAT32, Shape: []int64{3}, Data: f32le(1, -2.5, 3)}
+	return []proto.Message{
+		&pb.ActRequest{},
+		&pb.ActRequest{Agent: "strategy", Observation: obs, Seq: 7},
+		&pb.ActRequest{Agent: "strategy", Observation: obs, Mask: &pb.Tensor{Dtype: pb.DType_DTYPE_BOOL, Shape: []int64{4}, Data: []byte{1, 0, 0, 1}}, Seq: 1 << 40,
+			Context: &pb.ActContext{Trial: "maze-1", Episode: 2, Tick: -3, AgentId: "motion_3"}},
+		&pb.ActRequest{Observation: &pb.Tensor{}, Mask: &pb.Tensor{Shape: []int64{0, 1 << 33}}, Context: &pb.ActContext{}},
+		&pb.ActRequest{Agent: "é", Observation: &pb.Tensor{Dtype: pb.DType(-1), Shape: []int64{-1}}},
+		&pb.ActResponse{},
+		&pb.ActResponse{Action: &pb.Tensor{Dtype: pb.DType_DTYPE_INT64, Data: []byte{3, 0, 0, 0, 0, 0, 0, 0}}, Seq: 9},
+		&pb.ActResponse{Action: &pb.Tensor{Dtype: pb.DType_DTYPE_FLOAT32, Shape: []int64{2}, Data: f32le(0.5, 1)}},
+		&pb.ActBatchRequest{},
+		&pb.ActBatchRequest{Agent: "strategy", Observations: &pb.Tensor{Dtype: pb.DType_DTYPE_FLOAT32, Shape: []int64{2, 2}, Data: f32le(1, 2, 3, 4)},
+			Masks: &pb.Tensor{Dtype: pb.DType_DTYPE_BOOL, Shape: []int64{2, 1}, Data: []byte{1, 1}}},
+	}
+}
+
+func f32le(v ...float32) []byte { return float32Bytes(v, nil) }
+
+func materialize(t *testing.T, bs mem.BufferSlice) []byte {
+	t.Helper()
+	defer bs.Free()
+	return bs.Materialize()
+}
+
+// TestActCodec checks the codec against package proto: the same bytes out, and
+// the same message in, decoded fresh or into a message that held another.
+func TestActCodec(t *testing.T) {
+	c := newActCodec()
+	msgs := actMessages()
+	for i, m := range msgs {
+		want, err := proto.Marshal(m)
+		require.NoError(t, err)
+		got, err := c.Marshal(m)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(materialize(t, got)), "message %d: %v", i, m)
+
+		for _, into := range msgs {
+			if into.ProtoReflect().Descriptor() != m.ProtoReflect().Descriptor() {
+				continue
+			}
+			dst := proto.Clone(into)
+			require.NoError(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(want)}, dst))
+			assert.True(t, proto.Equal(m, dst), "message %d decoded into %v: got %v", i, into, dst)
+		}
+	}
+
+	t.Run("other messages go to protobuf", func(t *testing.T) {
+		m := &pb.AgentSpecRequest{Agent: "strategy"}
+		want, err := proto.Marshal(m)
+		require.NoError(t, err)
+		got, err := c.Marshal(m)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(materialize(t, got)))
+		var back pb.AgentSpecRequest
+		require.NoError(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(want)}, &back))
+		assert.Equal(t, "strategy", back.GetAgent())
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		_, err := c.Marshal(&pb.ActRequest{Agent: "\xff"})
+		assert.ErrorIs(t, err, errInvalidUTF8)
+		bad := protowire.AppendString(protowire.AppendTag(nil, fReqAgent, protowire.BytesType), "\xff")
+		assert.ErrorIs(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(bad)}, &pb.ActRequest{}), errInvalidUTF8)
+		for _, b := range [][]byte{{0x0a}, {0x0a, 0x05, 'a'}, {0x80}, {0x00, 0x01}, {0x12, 0x02, 0x1a, 0x09}} {
+			assert.Error(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &pb.ActRequest{}), "%x", b)
+		}
+	})
+
+	t.Run("a batch's observations come from the pool", func(t *testing.T) {
+		b, err := proto.Marshal(msgs[len(msgs)-1])
+		require.NoError(t, err)
+		var first, second pb.ActBatchRequest
+		require.NoError(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &first))
+		data := first.GetObservations().GetData()
+		c.release(&first)
+		assert.Nil(t, first.GetObservations().GetData(), "release takes the array out")
+		require.NoError(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &second))
+		assert.True(t, proto.Equal(msgs[len(msgs)-1], &second))
+		if !raceEnabled { // sync.Pool drops entries at random under the race detector
+			assert.Same(t, &data[0], &second.GetObservations().GetData()[0], "the released array is reused")
+		}
+	})
+
+	t.Run("a response's action data is new each time", func(t *testing.T) {
+		b, err := proto.Marshal(msgs[len(msgs)-3])
+		require.NoError(t, err)
+		var resp pb.ActResponse
+		require.NoError(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &resp))
+		first := resp.GetAction().GetData()
+		require.NoError(t, c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &resp))
+		assert.NotSame(t, &first[0], &resp.GetAction().GetData()[0])
+	})
+}
+
+// FuzzActCodec decodes any bytes as package proto does: where proto accepts them,
+// the codec gives an equal message, fresh or into a reused one; where it refuses
+// them, so does the codec.
+func FuzzActCodec(f *testing.F) {
+	for _, m := range actMessages() {
+		b, err := proto.Marshal(m)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	c := newActCodec()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, m := range []proto.Message{&pb.ActRequest{}, &pb.ActResponse{}, &pb.ActBatchRequest{}} {
+			want := m.ProtoReflect().New().Interface()
+			werr := proto.Unmarshal(b, want)
+			for _, into := range actMessages() {
+				if into.ProtoReflect().Descriptor() != m.ProtoReflect().Descriptor() {
+					continue
+				}
+				got := proto.Clone(into)
+				gerr := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, got)
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("%T %x: proto: %v, codec: %v", m, b, werr, gerr)
+				}
+				dropUnknown(want.ProtoReflect())
+				if werr == nil && !proto.Equal(want, got) {
+					t.Fatalf("%T %x: proto: %v, codec: %v", m, b, want, got)
+				}
+			}
+		}
+	})
+}
+
+// dropUnknown clears the unknown fields of m and its messages, which the codec
+// skips.
+func dropUnknown(m protoreflect.Message) {
+	m.SetUnknown(nil)
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Message() != nil && !fd.IsList() && !fd.IsMap() {
+			dropUnknown(v.Message())
+		}
+		return true
+	})
+}
