@@ -18,13 +18,17 @@ type ledger struct {
 	// ends lists the sub-episodes ended in the episode, for retroactive rewards.
 	ends    []idTick
 	pending []pendingReward
+	// sources holds the sources of the step settled last; envOnly those of one
+	// that the environment alone rewards, the common case.
 	sources []RewardSource
+	envOnly [1]RewardSource
 	// unsent holds the retroactive rewards received and not yet sent to the sinks;
 	// received every retroactive reward of the trial, in arrival order.
 	unsent   []RetroReward
 	received []RetroReward
-	// flat holds the returns of every episode, episode-major.
-	flat []float64
+	// flat holds the returns of every episode, episode-major; ret those of the
+	// episode begun last.
+	flat, ret []float64
 }
 
 // account is one agent's place in the ledger.
@@ -78,9 +82,11 @@ func (l *ledger) begin(e int) {
 	l.ends = l.ends[:0]
 	clear(l.pending)
 	l.pending = l.pending[:0]
-	for range l.accounts {
+	n := len(l.accounts)
+	for range n {
 		l.flat = append(l.flat, 0)
 	}
+	l.ret = l.flat[e*n : (e+1)*n : (e+1)*n]
 }
 
 // returns returns the returns of episode e, by agent index. The slice is the ledger's
@@ -95,28 +101,48 @@ func (l *ledger) returns(e int) []float64 {
 // sub-episode. It returns the step's total reward and its sources, the environment's
 // first; the sources are valid until the next settle.
 func (l *ledger) settle(i int, id string, reward float64, tick int, done bool) (float64, []RewardSource) {
+	if len(l.pending) > 0 || done {
+		return l.settleAny(i, id, reward, tick, done)
+	}
+	// A live sub-episode that only the environment rewards: the trial settles most
+	// steps here, so this path is kept short.
+	l.envOnly[0] = RewardSource{Source: SourceEnv, Value: reward}
+	a := &l.accounts[i]
+	a.cur, a.live, a.lastTick = id, true, tick
+	l.ret[i] += reward
+	return reward, l.envOnly[:]
+}
+
+// settleAny is settle in every case.
+func (l *ledger) settleAny(i int, id string, reward float64, tick int, done bool) (float64, []RewardSource) {
 	total := reward
 	l.sources = append(l.sources[:0], RewardSource{Source: SourceEnv, Value: reward})
 	if len(l.pending) > 0 {
-		kept := l.pending[:0]
-		for _, p := range l.pending {
-			if p.id != id {
-				kept = append(kept, p)
-				continue
-			}
-			total += p.value
-			l.sources = append(l.sources, RewardSource{Source: p.source, Value: p.value})
-		}
-		clear(l.pending[len(kept):])
-		l.pending = kept
+		total = l.settlePending(id, total)
 	}
 	a := &l.accounts[i]
 	a.cur, a.live, a.lastTick = id, !done, tick
 	if done {
 		l.ends = append(l.ends, idTick{id: id, tick: tick, agent: i})
 	}
-	l.flat[l.episode*len(l.accounts)+i] += total
+	l.ret[i] += total
 	return total, l.sources
+}
+
+// settlePending adds the rewards pending for id to its step's total and sources.
+func (l *ledger) settlePending(id string, total float64) float64 {
+	kept := l.pending[:0]
+	for _, p := range l.pending {
+		if p.id != id {
+			kept = append(kept, p)
+			continue
+		}
+		total += p.value
+		l.sources = append(l.sources, RewardSource{Source: p.source, Value: p.value})
+	}
+	clear(l.pending[len(kept):])
+	l.pending = kept
+	return total
 }
 
 // address gives value from source to the next step of a live agent id, or

@@ -43,6 +43,24 @@ func TestLedgerSettle(t *testing.T) {
 			wantReturns: []float64{1.5, 0},
 		},
 		{
+			name:        "the end of a sub-episode",
+			step:        step{1, "b_0", -1, 3, true},
+			want:        -1,
+			wantSources: []RewardSource{{SourceEnv, -1}},
+			wantReturns: []float64{0, -1},
+		},
+		{
+			name: "a pending reward joins the last step",
+			before: func(t *testing.T, l *ledger) {
+				l.settle(0, "a_0", 0, 0, false)
+				require.NoError(t, l.address("a_0", "actor:b", 2, 0))
+			},
+			step:        step{0, "a_0", 1, 1, true},
+			want:        3,
+			wantSources: []RewardSource{{SourceEnv, 1}, {"actor:b", 2}},
+			wantReturns: []float64{3, 0},
+		},
+		{
 			name: "a pending reward joins the next step",
 			before: func(t *testing.T, l *ledger) {
 				l.settle(0, "a_0", 0, 0, false)

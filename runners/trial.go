@@ -111,6 +111,7 @@ type trial struct {
 
 	ledger ledger
 	mail   mailbox
+	talks  bool // the environment or a policy exchanges messages; else the mailbox stays empty
 	fbuf   []Feedback
 
 	ev     Event
@@ -236,7 +237,9 @@ func (t *trial) setup() error {
 		}
 		a.policy = pol
 		a.inter, _ = pol.(Interactor)
+		t.talks = t.talks || a.inter != nil
 	}
+	t.talks = t.talks || t.msgr != nil
 	t.mail.start(n)
 	t.x.t = t
 	t.result.Episodes = make([]EpisodeResult, 0, min(p.spec.Episodes, 4096))
@@ -278,8 +281,10 @@ func (t *trial) play(e int) error {
 		}
 		return t.fail(fmt.Errorf("%w: Reset reported no agent", ErrEnv))
 	}
-	if err := t.exchange(0); err != nil {
-		return err
+	if t.talks {
+		if err := t.exchange(0); err != nil {
+			return err
+		}
 	}
 	if err := t.report(&turn, false); err != nil {
 		return err
@@ -331,8 +336,10 @@ func (t *trial) play(e int) error {
 		}
 		t.tick = turn.Tick
 		t.publish()
-		if err := t.exchange(turn.Tick - 1); err != nil {
-			return err
+		if t.talks {
+			if err := t.exchange(turn.Tick - 1); err != nil {
+				return err
+			}
 		}
 		cut = !turn.Over && t.plan.spec.MaxTicks > 0 && turn.Tick >= t.plan.spec.MaxTicks
 		if err := t.report(&turn, cut); err != nil {
