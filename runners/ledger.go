@@ -57,10 +57,6 @@ type pendingReward struct {
 // trial's agents. The returns and the retroactive rewards of the previous trial are
 // left to it: they are not reused.
 func (l *ledger) start() {
-	clear(l.accounts)
-	clear(l.ends)
-	clear(l.pending)
-	clear(l.unsent)
 	*l = ledger{
 		accounts: l.accounts[:0], episode: -1, ends: l.ends[:0], pending: l.pending[:0],
 		sources: l.sources[:0], unsent: l.unsent[:0],
@@ -78,9 +74,7 @@ func (l *ledger) begin(e int) {
 		a := &l.accounts[i]
 		a.cur, a.live, a.lastTick = "", false, 0
 	}
-	clear(l.ends)
 	l.ends = l.ends[:0]
-	clear(l.pending)
 	l.pending = l.pending[:0]
 	n := len(l.accounts)
 	for range n {

@@ -137,8 +137,7 @@ func (t *trial) init(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) 
 		ctx: ctx, done: ctx.Done(), plan: p, id: p.spec.ID, env: m, sink: sink, tick: -1,
 		agents: t.agents[:0], rngs: t.rngs, ledger: t.ledger, mail: t.mail, fbuf: t.fbuf[:0],
 	}
-	t.ledger.start()
-	t.mail.start(0)
+	t.ledger.start() // the mailbox starts when the agents are known, in setup
 }
 
 // rng returns the generator of agent i, seeded for this trial. The generators are
