@@ -83,8 +83,9 @@ func (l *ledger) begin(e int) {
 	l.ret = l.flat[e*n : (e+1)*n : (e+1)*n]
 }
 
-// returns returns the returns of episode e, by agent index. The slice is the ledger's
-// and later rewards for the episode change it; it cannot grow.
+// returns returns the returns of episode e, by agent index, in a slice that cannot
+// grow. It shares the ledger's storage until the next begin, which may move it: take
+// the final figures after the trial's last reward.
 func (l *ledger) returns(e int) []float64 {
 	n := len(l.accounts)
 	return l.flat[e*n : (e+1)*n : (e+1)*n]
