@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 )
@@ -82,4 +84,23 @@ func ExampleController() {
 	// trial-1 running
 	// trial-1 ended
 	// 20 ticks, success true, returns [1 13]
+}
+
+// A registry entry's Look says what an agent's action means and describes the state
+// for people; the zero Look shows the raw action and the Info's JSON.
+func ExampleLook() {
+	look := runners.Look{
+		Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
+			return [...]string{"LEFT", "RIGHT"}[raw.Int]
+		},
+		Info: func(info any) string { return fmt.Sprintf("x=%.1f", info) },
+	}
+	turn := env.Turn{Reports: []env.Report{{AgentID: "cart_0", Agent: "cart"}}, Next: "cart_0"}
+	fmt.Println(look.ActionName(turn, turn.Acting(), agent.Discrete(1)), look.Describe(0.5))
+
+	var plain runners.Look
+	fmt.Println(plain.ActionName(turn, turn.Acting(), agent.Discrete(1)), plain.Describe(map[string]float64{"x": 0.25}))
+	// Output:
+	// RIGHT x=0.5
+	// 1 {"x":0.25}
 }

@@ -1,7 +1,6 @@
 package runners
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -62,7 +61,7 @@ func (x *Exchange) AgentID() string { return x.id }
 // previous Interact call in this episode, in delivery order. The slice and the payloads
 // belong to the trial: do not retain them after Interact returns. Messages not read by
 // the end of an episode are dropped.
-func (x *Exchange) Inbox() []Message { return x.t.agents[x.agent].inbox }
+func (x *Exchange) Inbox() []Message { return x.t.mail.inbox(x.agent) }
 
 // Send sends payload (copied) to an agent of the trial by name, or to the environment
 // (EnvAddress); it is delivered at the next tick and recorded in that tick's step
@@ -73,7 +72,7 @@ func (x *Exchange) Send(to string, payload []byte) error {
 	if err := t.checkReceiver(to); err != nil {
 		return err
 	}
-	t.outbox = append(t.outbox, Message{From: x.id, To: to, Payload: bytes.Clone(payload), Sent: x.tick})
+	t.mail.send(x.id, to, payload, x.tick)
 	return nil
 }
 
@@ -84,7 +83,7 @@ func (x *Exchange) Send(to string, payload []byte) error {
 // its last step. It returns an error wrapping ErrReward for an agent id not reported
 // in this episode.
 func (x *Exchange) Reward(agentID string, value float64) error {
-	return x.t.address(agentID, x.t.agents[x.agent].source, value)
+	return x.t.reward(agentID, x.t.agents[x.agent].source, value)
 }
 
 // Now is the Tick of a Feedback for the agent's next step.

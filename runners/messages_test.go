@@ -3,6 +3,7 @@ package runners_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -174,4 +175,84 @@ func joinErrs(errs ...error) error {
 		return nil
 	}
 	return errs[0]
+}
+
+// Messages flow when only one side talks: an environment to actors that are plain
+// policies, or actors to each other in an environment that takes no messages.
+func TestMessagesOneSideTalks(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m, err := maze.NewEnv(maze.Config{})
+	require.NoError(t, err)
+	reg := registry(t)
+	require.NoError(t, reg.Register(runners.Entry{
+		Name: "chatty",
+		Open: func([]byte) (runners.Factory, error) {
+			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
+				rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](m), hrl.Config{})
+				return &chatty{MultiAgent: rt}, err
+			}), nil
+		},
+		Agents: []runners.AgentEntry{
+			{Name: maze.StrategyName, Policies: []runners.PolicyEntry{{Name: "oracle", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+				return maze.NewOracle(m.Maze()), nil
+			}}}},
+			{Name: maze.MotionName, Policies: []runners.PolicyEntry{{Name: "forward", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+				return maze.AlwaysForward(), nil
+			}}}},
+		},
+	}))
+	tests := []struct {
+		name   string
+		env    string
+		actors func() (map[string]runners.Actor, *talker)
+		want   []string // the first step events
+		inbox  []string // the motion talker's inbox, when there is one
+	}{
+		{
+			name:   "the environment",
+			env:    "chatty",
+			actors: func() (map[string]runners.Actor, *talker) { return nil, nil },
+			want: []string{
+				`e0 t0 strategy_0<- start acting msg(env->strategy@0 "hello")`,
+				`e0 t1 motion_0<-strategy_0 start acting`,
+			},
+		},
+		{
+			name: "the actors",
+			env:  "maze",
+			actors: func() (map[string]runners.Actor, *talker) {
+				strategy := oracleTalker(&talker{say: func(x *runners.Exchange) error {
+					if x.Tick() == 0 {
+						return x.Send(maze.MotionName, []byte("go"))
+					}
+					return nil
+				}})
+				motion := &talker{Policy: maze.AlwaysForward()}
+				return map[string]runners.Actor{maze.StrategyName: runners.Value(strategy), maze.MotionName: runners.Value(motion)}, motion
+			},
+			want: []string{
+				`e0 t0 strategy_0<- start acting`,
+				`e0 t1 motion_0<-strategy_0 start acting msg(strategy_0->motion@0 "go")`,
+				`e0 t2 motion_0<-strategy_0 a=1 r=1 env:1 span=1 terminated`,
+			},
+			inbox: []string{`t1 strategy_0->motion@0 go`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			actors, motion := tt.actors()
+			rec := newRecorder()
+			c, err := runners.NewCampaign(reg, runners.Spec{Env: tt.env, Actors: actors}, runners.WithSinks(rec))
+			require.NoError(t, err)
+			s, err := c.Run(t.Context())
+			require.NoError(t, err)
+			require.Equal(t, 1, s.Ended, "%v", s.Failures)
+			got := lines(rec.steps(tt.env + "-0"))
+			require.GreaterOrEqual(t, len(got), len(tt.want))
+			assert.Equal(t, tt.want, got[:len(tt.want)])
+			if motion != nil {
+				assert.Equal(t, tt.inbox, motion.inbox)
+			}
+		})
+	}
 }

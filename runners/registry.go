@@ -114,6 +114,52 @@ type Entry struct {
 	// complete episode (EpisodeResult.Metrics) and campaign summaries sum them up
 	// (Summary.Metrics). nil means none.
 	Metrics []Metric
+	// Look says how to show the environment's actions and states to people (baton
+	// play). Its zero value shows raw actions and the Info as JSON.
+	Look Look
+}
+
+// Look says how to show an environment to people: what an agent's action means and a
+// one-line description of the environment's state. Displays such as baton play ask
+// the registry entry's Look, so that a new environment reads well without changes to
+// them. The zero Look shows an action as agent.RawAction.String does ("3", "[1 0]")
+// and a state as its Info's JSON; each field left nil keeps its default. A Look holds
+// functions only: copy it freely. Its functions must be safe for concurrent use.
+type Look struct {
+	// Action names the action raw that the agent of acting took on turn: "LEFT",
+	// "FORWARD", `link "Cart"`. turn is the Turn the agent acted on, before its step,
+	// and acting its report in it (turn.Acting()), so the name may depend on what
+	// the agent saw: the runtime's typed observations (hrl.Obs) of turn are valid
+	// while Action runs. "" means the default.
+	Action func(turn env.Turn, acting *env.Report, raw agent.RawAction) string
+	// Info describes the environment's Info (env.MultiAgent.Info) in one line for
+	// people: "[4 8] LEFT" for the maze. It is called with nil for an environment that
+	// has no Info. nil means the Info's JSON.
+	Info func(info any) string
+}
+
+// ActionName names the action raw of the agent of acting on turn, by l.Action or, when
+// that is nil or says "", as raw.String() does. See Look.Action.
+func (l Look) ActionName(turn env.Turn, acting *env.Report, raw agent.RawAction) string {
+	if l.Action != nil {
+		if name := l.Action(turn, acting, raw); name != "" {
+			return name
+		}
+	}
+	return raw.String()
+}
+
+// Describe describes an environment's Info in one line, by l.Info or, when that is
+// nil, as the Info's JSON ("null" for nil), or its %v when it has no JSON form.
+func (l Look) Describe(info any) string {
+	if l.Info != nil {
+		return l.Info(info)
+	}
+	b, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Sprint(info)
+	}
+	return string(b)
 }
 
 // Metric is a named figure of an episode, measured from the Turn that ended it.

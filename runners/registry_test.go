@@ -158,3 +158,61 @@ func TestDecodeConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestLook(t *testing.T) {
+	named := runners.Look{
+		Action: func(_ env.Turn, acting *env.Report, raw agent.RawAction) string {
+			if raw.Int < 0 {
+				return "" // the default
+			}
+			return acting.Agent + ":" + strings.Repeat("+", int(raw.Int))
+		},
+		Info: func(info any) string { return "state " + info.(string) },
+	}
+	turn := env.Turn{Reports: []env.Report{{AgentID: "walker_0", Agent: "walker"}}, Next: "walker_0"}
+	tests := []struct {
+		name string
+		look runners.Look
+		raw  agent.RawAction
+		want string
+	}{
+		{"default discrete", runners.Look{}, agent.Discrete(3), "3"},
+		{"default ints", runners.Look{}, agent.MultiInts([]int64{1, 0}), "[1 0]"},
+		{"default floats", runners.Look{}, agent.RawAction{Floats: []float32{0.5}}, "[0.5]"},
+		{"named", named, agent.Discrete(2), "walker:++"},
+		{"named empty is the default", named, agent.Discrete(-1), "-1"},
+	}
+	for _, tt := range tests {
+		t.Run("action/"+tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.look.ActionName(turn, turn.Acting(), tt.raw))
+		})
+	}
+
+	infos := []struct {
+		name string
+		look runners.Look
+		info any
+		want string
+	}{
+		{"default JSON", runners.Look{}, map[string]int{"x": 1}, `{"x":1}`},
+		{"default nil", runners.Look{}, nil, "null"},
+		{"default without JSON", runners.Look{}, complex(1, 2), "(1+2i)"},
+		{"described", named, "up", "state up"},
+	}
+	for _, tt := range infos {
+		t.Run("info/"+tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.look.Describe(tt.info))
+		})
+	}
+
+	t.Run("registered", func(t *testing.T) {
+		reg := runners.NewRegistry()
+		e := counterEntry()
+		e.Look = named
+		require.NoError(t, reg.Register(e))
+		got, err := reg.Lookup(e.Name)
+		require.NoError(t, err)
+		assert.Equal(t, "walker:+", got.Look.ActionName(turn, turn.Acting(), agent.Discrete(1)))
+		assert.Equal(t, "state s", got.Look.Describe("s"))
+	})
+}

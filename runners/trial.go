@@ -1,7 +1,6 @@
 package runners
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,27 +82,10 @@ type agentState struct {
 	last   agent.RawAction
 	ints   []int64
 	floats []float32
-	// cur is the id of the agent's latest report in this episode ("" before one),
-	// live whether its sub-episode goes on, lastTick the tick of that report.
-	cur      string
-	live     bool
-	lastTick int
-	inbox    []Message
 }
 
-type idTick struct {
-	id    string
-	tick  int
-	agent int
-}
-
-type pendingReward struct {
-	id     string
-	source string
-	value  float64
-}
-
-// trial runs one trial in the calling goroutine. It is built for one run.
+// trial runs one trial in the calling goroutine: the loop of its episodes, with the
+// rewards in its ledger and the messages in its mailbox. It is built for one run.
 type trial struct {
 	ctx     context.Context
 	done    <-chan struct{}
@@ -122,18 +104,14 @@ type trial struct {
 
 	episode int
 	tick    int // -1 before the episode's reset
-	ret     []float64
 	where   whereKind
 	whereID string
 	failed  bool // a sink failed: the final state is sent, its errors ignored
 
-	ends      []idTick
-	pending   []pendingReward
-	sources   []RewardSource
-	outbox    []Message
-	delivered []Message
-	retro     []RetroReward // received, not sent to the sinks yet
-	fbuf      []Feedback
+	ledger ledger
+	mail   mailbox
+	talks  bool // the environment or a policy exchanges messages; else the mailbox stays empty
+	fbuf   []Feedback
 
 	ev     Event
 	step   StepEvent
@@ -142,7 +120,6 @@ type trial struct {
 	retroE RetroReward
 	x      Exchange
 
-	flat   []float64 // the returns of every episode, episode-major
 	result Result
 }
 
@@ -157,10 +134,9 @@ func newTrial(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) *trial 
 func (t *trial) init(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) {
 	*t = trial{
 		ctx: ctx, done: ctx.Done(), plan: p, id: p.spec.ID, env: m, sink: sink, tick: -1,
-		agents: t.agents[:0], rngs: t.rngs,
-		ends: t.ends[:0], pending: t.pending[:0], sources: t.sources[:0], outbox: t.outbox[:0],
-		delivered: t.delivered[:0], retro: t.retro[:0], fbuf: t.fbuf[:0],
+		agents: t.agents[:0], rngs: t.rngs, ledger: t.ledger, mail: t.mail, fbuf: t.fbuf[:0],
 	}
+	t.ledger.start() // the mailbox starts when the agents are known, in setup
 }
 
 // rng returns the generator of agent i, seeded for this trial. The generators are
@@ -250,14 +226,18 @@ func (t *trial) setup() error {
 	t.agents = slices.Grow(t.agents[:0], n)[:n]
 	for i, spec := range p.open.agents {
 		a := &t.agents[i]
-		*a = agentState{name: spec.Name, source: p.open.sources[i], ints: a.ints[:0], floats: a.floats[:0], inbox: a.inbox[:0]}
+		*a = agentState{name: spec.Name, source: p.open.sources[i], ints: a.ints[:0], floats: a.floats[:0]}
+		t.ledger.join(spec.Name)
 		pol, err := p.policy(i, t.rng(i))
 		if err != nil {
 			return t.fail(err)
 		}
 		a.policy = pol
 		a.inter, _ = pol.(Interactor)
+		t.talks = t.talks || a.inter != nil
 	}
+	t.talks = t.talks || t.msgr != nil
+	t.mail.start(n)
 	t.x.t = t
 	t.result.Episodes = make([]EpisodeResult, 0, min(p.spec.Episodes, 4096))
 	t.where = whereRunner
@@ -298,8 +278,10 @@ func (t *trial) play(e int) error {
 	if len(turn.Reports) == 0 {
 		return t.fail(fmt.Errorf("%w: Reset reported no agent", ErrEnv))
 	}
-	if err := t.exchange(0); err != nil {
-		return err
+	if t.talks {
+		if err := t.exchange(0); err != nil {
+			return err
+		}
 	}
 	if err := t.report(&turn, false); err != nil {
 		return err
@@ -338,7 +320,7 @@ func (t *trial) play(e int) error {
 			return t.fail(fmt.Errorf("%w: %s (%s): %w", ErrPolicy, rep.AgentID, t.plan.info.Policies[i], err))
 		}
 		a.keep(&raw)
-		if len(t.retro) > 0 {
+		if len(t.ledger.unsent) > 0 {
 			if err := t.flushRetro(); err != nil {
 				return err
 			}
@@ -351,8 +333,10 @@ func (t *trial) play(e int) error {
 		}
 		t.tick = turn.Tick
 		t.publish()
-		if err := t.exchange(turn.Tick - 1); err != nil {
-			return err
+		if t.talks {
+			if err := t.exchange(turn.Tick - 1); err != nil {
+				return err
+			}
 		}
 		cut = !turn.Over && t.plan.spec.MaxTicks > 0 && turn.Tick >= t.plan.spec.MaxTicks
 		if err := t.report(&turn, cut); err != nil {
@@ -365,27 +349,12 @@ func (t *trial) play(e int) error {
 	return t.end(&turn, cut)
 }
 
-// begin resets the bookkeeping of an episode.
+// begin opens episode e in the ledger, the mailbox and the result.
 func (t *trial) begin(e int, seed uint64) {
 	t.episode, t.tick = e, -1
-	n := len(t.agents)
-	for i := range t.agents {
-		a := &t.agents[i]
-		a.cur, a.live, a.lastTick = "", false, 0
-		clear(a.inbox)
-		a.inbox = a.inbox[:0]
-	}
-	t.ends = t.ends[:0]
-	t.pending = t.pending[:0]
-	clear(t.outbox)
-	t.outbox = t.outbox[:0]
-	clear(t.delivered)
-	t.delivered = t.delivered[:0]
+	t.ledger.begin(e)
+	t.mail.begin()
 	t.result.Episodes = append(t.result.Episodes, EpisodeResult{Seed: seed})
-	for range n {
-		t.flat = append(t.flat, 0)
-	}
-	t.ret = t.flat[e*n : (e+1)*n]
 }
 
 // publish makes the trial's position visible to the controller.
@@ -398,11 +367,9 @@ func (t *trial) publish() {
 
 // interact asks agent i's Interactor for its action on rep.
 func (t *trial) interact(i int, rep *env.Report, tick int) (agent.RawAction, error) {
-	a := &t.agents[i]
 	t.x.agent, t.x.id, t.x.tick = i, rep.AgentID, tick
-	raw, err := a.inter.Interact(t.ctx, &t.x, rep.Obs, rep.Mask)
-	clear(a.inbox)
-	a.inbox = a.inbox[:0]
+	raw, err := t.agents[i].inter.Interact(t.ctx, &t.x, rep.Obs, rep.Mask)
+	t.mail.empty(i)
 	return raw, err
 }
 
@@ -434,16 +401,11 @@ func (t *trial) exchange(sent int) error {
 			if err := t.checkReceiver(m.To); err != nil {
 				return t.fail(err)
 			}
-			t.outbox = append(t.outbox, Message{From: EnvAddress, To: m.To, Payload: bytes.Clone(m.Payload), Sent: sent})
+			t.mail.send(EnvAddress, m.To, m.Payload, sent)
 		}
 		t.where = whereRunner
 	}
-	if len(t.outbox) == 0 && len(t.delivered) == 0 {
-		return nil
-	}
-	clear(t.delivered)
-	t.delivered, t.outbox = t.outbox, t.delivered[:0]
-	for _, m := range t.delivered {
+	for _, m := range t.mail.deliver() {
 		if m.To == EnvAddress {
 			t.where = whereMessenger
 			t.msgr.Receive(m)
@@ -451,7 +413,7 @@ func (t *trial) exchange(sent int) error {
 			continue
 		}
 		if i := t.index(m.To); i >= 0 && t.agents[i].inter != nil {
-			t.agents[i].inbox = append(t.agents[i].inbox, m)
+			t.mail.post(i, m)
 		}
 	}
 	return nil
@@ -466,19 +428,8 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 		if i < 0 {
 			return t.fail(fmt.Errorf("%w: reported agent %s is not one of its agents", ErrEnv, rep.AgentID))
 		}
-		a := &t.agents[i]
-		total := rep.Reward
-		t.sources = append(t.sources[:0], RewardSource{Source: SourceEnv, Value: rep.Reward})
-		if len(t.pending) > 0 {
-			total = t.settlePending(rep.AgentID, total)
-		}
 		truncated := rep.Truncated || cut && !rep.Terminated
-		done := rep.Terminated || truncated
-		a.cur, a.live, a.lastTick = rep.AgentID, !done, turn.Tick
-		if done {
-			t.ends = append(t.ends, idTick{id: rep.AgentID, tick: turn.Tick, agent: i})
-		}
-		t.ret[i] += total
+		total, sources := t.ledger.settle(i, rep.AgentID, rep.Reward, turn.Tick, rep.Terminated || truncated)
 		if t.sink == nil {
 			continue
 		}
@@ -491,14 +442,11 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 		if rep.Start {
 			s.Action = agent.RawAction{}
 		} else {
-			s.Action = a.last
+			s.Action = t.agents[i].last
 		}
-		s.Reward, s.Sources = total, t.sources
+		s.Reward, s.Sources = total, sources
 		s.Terminated, s.Truncated, s.SpanTicks = rep.Terminated, truncated, rep.SpanTicks
-		s.Messages = nil
-		if len(t.delivered) > 0 {
-			s.Messages = t.delivered
-		}
+		s.Messages = t.mail.current()
 		t.ev = Event{Kind: KindStep, Trial: t.id, Step: s}
 		if err := t.emit(); err != nil {
 			return err
@@ -507,25 +455,9 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 	return nil
 }
 
-// settlePending adds the pending rewards of agent id to its step.
-func (t *trial) settlePending(id string, total float64) float64 {
-	kept := t.pending[:0]
-	for _, p := range t.pending {
-		if p.id != id {
-			kept = append(kept, p)
-			continue
-		}
-		total += p.value
-		t.sources = append(t.sources, RewardSource{Source: p.source, Value: p.value})
-	}
-	clear(t.pending[len(kept):])
-	t.pending = kept
-	return total
-}
-
 // end closes an episode that reached its end.
 func (t *trial) end(turn *env.Turn, cut bool) error {
-	t.unpend()
+	t.ledger.unpend(max(t.tick, 0))
 	er := &t.result.Episodes[t.episode]
 	er.Ticks, er.Complete, er.Truncated = turn.Tick, true, cut
 	t.result.Steps += int64(turn.Tick)
@@ -555,68 +487,24 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	if t.sink == nil {
 		return nil
 	}
-	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ret}
+	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ledger.returns(t.episode)}
 	t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
 	return t.emit()
 }
 
-// unpend turns the rewards still pending at the end of an episode, for agents that got
-// no further report, into retroactive rewards for their last step.
-func (t *trial) unpend() {
-	for _, p := range t.pending {
-		name, _ := agentName(p.id)
-		if i := t.index(name); i >= 0 {
-			t.addRetro(t.episode, t.agents[i].lastTick, p.id, i, p.source, p.value)
-		}
-	}
-	clear(t.pending)
-	t.pending = t.pending[:0]
+// reward gives value from source to agent id, as the ledger's address does, at the
+// current tick.
+func (t *trial) reward(id, source string, value float64) error {
+	return t.ledger.address(id, source, value, max(t.tick, 0))
 }
 
-// address gives a reward to the next step of a live agent id, or retroactively to the
-// last step of one whose sub-episode has ended in this episode.
-func (t *trial) address(id, source string, value float64) error {
-	name, ok := agentName(id)
-	i := -1
-	if ok {
-		i = t.index(name)
-	}
-	if i < 0 {
-		return fmt.Errorf("%w: %q is not the id of an agent of the trial (agents: %v)", ErrReward, id, t.names())
-	}
-	a := &t.agents[i]
-	if a.cur == id {
-		if a.live {
-			t.pending = append(t.pending, pendingReward{id: id, source: source, value: value})
-		} else {
-			t.addRetro(t.episode, a.lastTick, id, i, source, value)
-		}
-		return nil
-	}
-	for _, e := range t.ends {
-		if e.id == id {
-			t.addRetro(t.episode, e.tick, id, i, source, value)
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: agent %s has not been reported in episode %d", ErrReward, id, t.episode)
-}
-
-// addRetro records a retroactive reward and adds it to its episode's return; flushRetro
-// sends it to the sinks.
-func (t *trial) addRetro(episode, tick int, id string, i int, source string, value float64) {
-	r := RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: t.agents[i].name, Source: source, Value: value, ArrivedEpisode: t.episode, ArrivedTick: max(t.tick, 0)}
-	t.result.Retro = append(t.result.Retro, r)
-	t.retro = append(t.retro, r)
-	t.flat[episode*len(t.agents)+i] += value
-}
-
+// flushRetro sends the retroactive rewards received since the last flush to the sinks.
 func (t *trial) flushRetro() error {
-	defer func() { t.retro = t.retro[:0] }()
+	defer t.ledger.sent()
 	if t.sink == nil {
 		return nil
 	}
-	for _, r := range t.retro {
+	for _, r := range t.ledger.unsent {
 		t.retroE = r
 		t.ev = Event{Kind: KindReward, Trial: t.id, Reward: &t.retroE}
 		if err := t.emit(); err != nil {
@@ -630,25 +518,10 @@ func (t *trial) flushRetro() error {
 func (t *trial) drain() error {
 	t.fbuf = t.feed.take(t.fbuf[:0], false)
 	for _, f := range t.fbuf {
-		t.apply(f)
+		t.ledger.feedback(f, max(t.tick, 0))
 	}
 	clear(t.fbuf)
 	return t.flushRetro()
-}
-
-// apply applies one outside reward; the controller has checked its address.
-func (t *trial) apply(f Feedback) {
-	if f.Source == "" {
-		f.Source = SourceController
-	}
-	if f.Tick == Now {
-		_ = t.address(f.AgentID, f.Source, f.Value) // an id not reported yet has no step to reward
-		return
-	}
-	name, _ := agentName(f.AgentID)
-	if i := t.index(name); i >= 0 && f.Episode < len(t.result.Episodes) {
-		t.addRetro(f.Episode, f.Tick, f.AgentID, i, f.Source, f.Value)
-	}
 }
 
 func (t *trial) emit() error {
@@ -686,12 +559,12 @@ func (t *trial) finish(err error) Result {
 		t.fbuf = t.feed.take(t.fbuf[:0], true)
 		if len(t.result.Episodes) > 0 {
 			for _, f := range t.fbuf {
-				t.apply(f)
+				t.ledger.feedback(f, max(t.tick, 0))
 			}
 		}
 	}
 	if n := len(t.result.Episodes); n > 0 {
-		t.unpend()
+		t.ledger.unpend(max(t.tick, 0))
 		if last := &t.result.Episodes[n-1]; !last.Complete {
 			last.Ticks = max(t.tick, 0)
 			t.result.Steps += int64(last.Ticks)
@@ -700,15 +573,15 @@ func (t *trial) finish(err error) Result {
 			}
 		}
 	}
-	if !t.failed && state != Failed && len(t.retro) > 0 {
+	if !t.failed && state != Failed && len(t.ledger.unsent) > 0 {
 		if ferr := t.guard(t.flushRetro); ferr != nil && state == Ended {
 			state, err = Failed, ferr
 		}
 	}
-	t.retro = t.retro[:0]
-	n := len(t.agents)
+	t.ledger.sent()
+	t.result.Retro = t.ledger.received
 	for e := range t.result.Episodes {
-		t.result.Episodes[e].Returns = t.flat[e*n : (e+1)*n : (e+1)*n]
+		t.result.Episodes[e].Returns = t.ledger.returns(e)
 	}
 	if t.sink != nil {
 		serr := t.guard(func() error { return t.emitState(state, err) })

@@ -107,11 +107,13 @@
 // so the same flags print the same episode.
 //
 // In text, one line per reported agent per step: the tick, the agent that acted and
-// its action (named by the environment: LEFT, FORWARD for the maze, LEFT, RIGHT for the
-// cart-pole), the agent reported, its reward, the span of the decision that reward
-// scores in ticks, its status (start, terminated, truncated, or - while its sub-episode
-// goes on) and the environment's description of the state after the step (the maze:
-// position [row col] and heading; other environments: their Info as JSON). The reset
+// its action (named by the environment's registry entry, runners.Look: LEFT, FORWARD
+// for the maze, LEFT, RIGHT for the cart-pole, `link "Cart"`, back, type unicode for
+// the web-testing environment; the raw action for an environment that names none), the
+// agent reported, its reward, the span of the decision that reward scores in ticks, its
+// status (start, terminated, truncated, or - while its sub-episode goes on) and the
+// environment's description of the state after the step (the maze: position [row col]
+// and heading; environments that describe none: their Info as JSON). The reset
 // is tick 0 with no acting agent. Then the return of every agent id and every agent
 // name, and a last line "episode over after N ticks: ID terminated|truncated" naming
 // the root agent ("episode cut after N ticks by --max-ticks" for an environment that
@@ -130,6 +132,8 @@
 //	                 child's sub-episode ends, the action that handed control down
 //	                 (span_ticks long); null on a start report. An integer for a Discrete
 //	                 action space, an array otherwise.
+//	action_name      what action means, as the text output names it ("UP"); null
+//	                 where action is null
 //	reward           the reward for that action (0 on a start report)
 //	span_ticks       the length of that decision in ticks (0 on a start report)
 //	terminated       the sub-episode ended

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
@@ -19,25 +17,15 @@ import (
 )
 
 // environments is what the command knows of the environments it runs: the registry
-// the examples register into, and for some of them how to show their actions and
-// states to people. newEnvironments builds the one baton ships; tests build their own.
-// It is passed down to every command, never kept in a global.
+// the examples register into, whose entries also say how to show their actions and
+// states to people (runners.Look). newEnvironments builds the one baton ships; tests
+// build their own. It is passed down to every command, never kept in a global.
 type environments struct {
 	reg *runners.Registry
-	// looks, by environment name, shows actions and states in text output. An
-	// environment without one shows raw actions and its Info as JSON.
-	looks map[string]look
 }
 
-// look shows an environment's actions and states to people.
-type look struct {
-	// action names an agent's raw action (LEFT, FORWARD); nil means raw.String().
-	action func(agentName string, raw agent.RawAction) string
-	// info describes the environment's Info; nil means its JSON.
-	info func(info any) string
-}
-
-// newEnvironments registers the environments baton ships: the maze and the cart-pole.
+// newEnvironments registers the environments baton ships: the maze, the cart-pole and
+// the web-testing environment.
 func newEnvironments() (*environments, error) {
 	reg := runners.NewRegistry()
 	if err := maze.Register(reg); err != nil {
@@ -49,65 +37,7 @@ func newEnvironments() (*environments, error) {
 	if err := webtest.Register(reg); err != nil {
 		return nil, err
 	}
-	return &environments{reg: reg, looks: map[string]look{
-		"maze":     mazeLook(),
-		"cartpole": cartpoleLook(),
-	}}, nil
-}
-
-// mazeLook names directions and moves, and shows the position [row col] and heading.
-func mazeLook() look {
-	return look{action: func(name string, raw agent.RawAction) string {
-		switch name {
-		case maze.StrategyName:
-			return maze.Direction(raw.Int).String()
-		case maze.MotionName:
-			return maze.Move(raw.Int).String()
-		}
-		return raw.String()
-	},
-		info: func(info any) string {
-			if in, ok := info.(maze.Info); ok {
-				return fmt.Sprintf("[%d %d] %s", in.Position[0], in.Position[1], in.Heading)
-			}
-			return infoJSON(info)
-		}}
-}
-
-// cartpoleLook names the pushes; the state shows as JSON.
-func cartpoleLook() look {
-	return look{action: func(_ string, raw agent.RawAction) string {
-		switch raw.Int {
-		case cartpole.PushLeft:
-			return "LEFT"
-		case cartpole.PushRight:
-			return "RIGHT"
-		}
-		return raw.String()
-	}}
-}
-
-func (l look) describe(info any) string {
-	if l.info != nil {
-		return l.info(info)
-	}
-	return infoJSON(info)
-}
-
-func (l look) name(agentName string, raw agent.RawAction) string {
-	if l.action != nil {
-		return l.action(agentName, raw)
-	}
-	return raw.String()
-}
-
-// infoJSON is the generic description of an Info: its JSON, or its %v when it has none.
-func infoJSON(info any) string {
-	b, err := json.Marshal(info)
-	if err != nil {
-		return fmt.Sprint(info)
-	}
-	return string(b)
+	return &environments{reg: reg}, nil
 }
 
 // names returns the registered environments' names, in registration order.
@@ -131,7 +61,6 @@ type opened struct {
 	factory runners.Factory
 	env     env.MultiAgent
 	agents  []env.Spec
-	look    look
 }
 
 // open opens the named environment with a configuration (nil: the defaults) and builds
@@ -153,7 +82,7 @@ func (e *environments) open(name string, config []byte, maxTicks int) (*opened, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &opened{entry: entry, config: config, factory: f, env: m, agents: m.Agents(), look: e.looks[name]}, nil
+	return &opened{entry: entry, config: config, factory: f, env: m, agents: m.Agents()}, nil
 }
 
 // agentNames returns the names of the opened environment's agents, in its order.

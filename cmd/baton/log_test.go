@@ -189,7 +189,7 @@ func mazeRewarding(t *testing.T) *environments {
 		}
 		require.NoError(t, reg.Register(e))
 	}
-	return &environments{reg: reg, looks: base.looks}
+	return &environments{reg: reg}
 }
 
 func TestReplay(t *testing.T) {
@@ -235,7 +235,7 @@ func TestReplay(t *testing.T) {
 	assert.Equal(t, "baton: replay "+dir+": 4 mismatches in 4 of 4 trials\n", r.stderr)
 
 	// A log of an environment this baton does not have is bad input.
-	noMaze := &environments{reg: runners.NewRegistry(), looks: envs.looks}
+	noMaze := &environments{reg: runners.NewRegistry()}
 	for e := range envs.reg.All() {
 		if e.Name != "maze" {
 			require.NoError(t, noMaze.reg.Register(e))

@@ -228,6 +228,7 @@ type jsonLine struct {
 	Agent         string           `json:"agent"`
 	ParentAgentID *string          `json:"parent_agent_id"`
 	Action        *json.RawMessage `json:"action"`
+	ActionName    *string          `json:"action_name"`
 	Reward        float64          `json:"reward"`
 	SpanTicks     int              `json:"span_ticks"`
 	Terminated    bool             `json:"terminated"`
@@ -236,7 +237,7 @@ type jsonLine struct {
 	Info          maze.Info        `json:"info"`
 }
 
-var jsonKeys = []string{"tick", "acting_agent_id", "agent_id", "agent", "parent_agent_id", "action", "reward", "span_ticks", "terminated", "truncated", "start", "info"}
+var jsonKeys = []string{"tick", "acting_agent_id", "agent_id", "agent", "parent_agent_id", "action", "action_name", "reward", "span_ticks", "terminated", "truncated", "start", "info"}
 
 // decode checks that every line of --json output is a JSON object with exactly the
 // documented keys, and decodes them.
@@ -300,7 +301,10 @@ func TestPlayJSON(t *testing.T) {
 				assert.Equal(t, rep.Start, rep.Action == nil || string(*rep.Action) == "null", "line %d", i+1)
 				if !rep.Start {
 					actions++
+					require.NotNil(t, rep.ActionName, "line %d", i+1)
+					assert.Contains(t, []string{"UP", "RIGHT", "DOWN", "LEFT", "FORWARD", "BACKWARD"}, *rep.ActionName, "line %d", i+1)
 				} else {
+					assert.Nil(t, rep.ActionName, "line %d", i+1)
 					assert.Zero(t, rep.Reward)
 					assert.Zero(t, rep.SpanTicks)
 				}
@@ -474,7 +478,7 @@ func withPolicies(t *testing.T, extra map[string]agent.Policy) *environments {
 		}
 		require.NoError(t, reg.Register(e))
 	}
-	return &environments{reg: reg, looks: base.looks}
+	return &environments{reg: reg}
 }
 
 func TestRuntimeErrors(t *testing.T) {

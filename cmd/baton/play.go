@@ -120,11 +120,22 @@ func play(ctx context.Context, envs *environments, name string, f playFlags, w i
 
 // printer writes what happened in each step.
 type printer interface {
-	// step prints the reports of res. actor is "" for the reset; raw is then unused.
-	step(res env.Turn, actor, actorName string, raw agent.RawAction, info any) error
+	// step prints the reports of res, the Turn after mv; mv is the zero move for the
+	// reset. info is the environment's Info after the step.
+	step(res env.Turn, mv move, info any) error
 	// end closes the episode; cut reports that --max-ticks stopped it because the
 	// environment did not.
 	end(res env.Turn, cut bool) error
+}
+
+// move is the action of the acting agent in one step.
+type move struct {
+	// id and agent are the acting agent's id and name; "" for the reset.
+	id, agent string
+	raw       agent.RawAction
+	// name says what the action means, as the environment's runners.Look names it on
+	// the Turn the agent acted on.
+	name string
 }
 
 func episodeLoop(ctx context.Context, ep *episode, seed uint64, out printer) error {
@@ -136,7 +147,7 @@ func episodeLoop(ctx context.Context, ep *episode, seed uint64, out printer) err
 	if len(res.Reports) == 0 {
 		return fmt.Errorf("%s: the reset reported no agent", ep.entry.Name)
 	}
-	if err := out.step(res, "", "", agent.RawAction{}, m.Info()); err != nil {
+	if err := out.step(res, move{}, m.Info()); err != nil {
 		return err
 	}
 	for !res.Over {
@@ -159,11 +170,13 @@ func episodeLoop(ctx context.Context, ep *episode, seed uint64, out printer) err
 		if err != nil {
 			return fmt.Errorf("tick %d: policy of %s: %w", res.Tick, id, err)
 		}
+		// Named before the step, while the Turn the agent acted on is valid.
+		mv := move{id: id, agent: name, raw: raw, name: ep.entry.Look.ActionName(res, acting, raw)}
 		tick := res.Tick
 		if res, err = m.Step(id, raw); err != nil {
 			return fmt.Errorf("tick %d: %w", tick, err)
 		}
-		if err := out.step(res, id, name, raw, m.Info()); err != nil {
+		if err := out.step(res, mv, m.Info()); err != nil {
 			return err
 		}
 	}
@@ -198,20 +211,18 @@ type textPrinter struct {
 
 const textRow = "%4v  %-11s %-8s %-11s %7s %5v  %-10s  %s\n"
 
-func (p *textPrinter) step(res env.Turn, actor, actorName string, raw agent.RawAction, info any) error {
+func (p *textPrinter) step(res env.Turn, mv move, info any) error {
 	if !p.header {
 		p.header = true
 		if _, err := fmt.Fprintf(p.w, textRow, "tick", "acting", "action", "agent", "reward", "span", "status", "info"); err != nil {
 			return err
 		}
 	}
-	action := "-"
-	if actor == "" {
-		actor = "-"
-	} else {
-		action = p.ep.look.name(actorName, raw)
+	actor, action := "-", "-"
+	if mv.id != "" {
+		actor, action = mv.id, mv.name
 	}
-	desc := p.ep.look.describe(info)
+	desc := p.ep.entry.Look.Describe(info)
 	for i := range res.Reports {
 		rep := &res.Reports[i]
 		p.sums.add(rep)
@@ -277,13 +288,19 @@ type jsonPrinter struct {
 	spaces map[string]spaces.Space // action space by agent name
 	// pending holds, by agent id, the action that handed control down and waits to be
 	// settled when the child's sub-episode ends.
-	pending map[string]any
+	pending map[string]jsonAction
+}
+
+// jsonAction is an action as --json shows it: its value and its name.
+type jsonAction struct {
+	value any
+	name  *string
 }
 
 func newJSONPrinter(w io.Writer, ep *episode) *jsonPrinter {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	p := &jsonPrinter{enc: enc, spaces: map[string]spaces.Space{}, pending: map[string]any{}}
+	p := &jsonPrinter{enc: enc, spaces: map[string]spaces.Space{}, pending: map[string]jsonAction{}}
 	for _, a := range ep.agents {
 		p.spaces[a.Name] = a.ActionSpace
 	}
@@ -298,6 +315,7 @@ type jsonReport struct {
 	Agent         string  `json:"agent"`
 	ParentAgentID *string `json:"parent_agent_id"`
 	Action        any     `json:"action"`
+	ActionName    *string `json:"action_name"`
 	Reward        float64 `json:"reward"`
 	SpanTicks     int     `json:"span_ticks"`
 	Terminated    bool    `json:"terminated"`
@@ -306,10 +324,11 @@ type jsonReport struct {
 	Info          any     `json:"info"`
 }
 
-func (p *jsonPrinter) step(res env.Turn, actor, actorName string, raw agent.RawAction, info any) error {
-	var action any
+func (p *jsonPrinter) step(res env.Turn, mv move, info any) error {
+	var action jsonAction
+	actor := mv.id
 	if actor != "" {
-		action = actionValue(raw, p.spaces[actorName])
+		action = jsonAction{value: actionValue(mv.raw, p.spaces[mv.agent]), name: &mv.name}
 		own := slices.ContainsFunc(res.Reports, func(r env.Report) bool { return r.AgentID == actor && !r.Start })
 		if !own {
 			p.pending[actor] = action // handed control down: settled later
@@ -330,14 +349,16 @@ func (p *jsonPrinter) step(res env.Turn, actor, actorName string, raw agent.RawA
 			Start:         rep.Start,
 			Info:          info,
 		}
+		var a jsonAction
 		switch {
 		case rep.Start:
 		case rep.AgentID == actor:
-			line.Action = action
+			a = action
 		default:
-			line.Action = p.pending[rep.AgentID]
+			a = p.pending[rep.AgentID]
 			delete(p.pending, rep.AgentID)
 		}
+		line.Action, line.ActionName = a.value, a.name
 		if err := p.enc.Encode(line); err != nil {
 			return err
 		}

@@ -37,6 +37,70 @@ func TestPlayWebtest(t *testing.T) {
 	assert.NotEqual(t, r.stdout, runArgs(t, "play", "webtest", "--seed", "2").stdout)
 }
 
+// TestPlayWebtestActions checks that the actions show what they mean, as the
+// environment's registry entry names them, never as slot or operation numbers.
+func TestPlayWebtestActions(t *testing.T) {
+	strategy := regexp.MustCompile(`^((link|button|form) ".+"( \(login\))?|back( \(login\))?|finish)$`)
+	motion := regexp.MustCompile(`^(focus|type (valid|empty|long|negative|unicode|script)|toggle|choose|submit|click)$`)
+	// The action column of a text line: the acting agent's id, its action, then the
+	// agent reported (a label may hold spaces).
+	row := regexp.MustCompile(`^\s*\d+  (\S+)\s+(.+?)\s+((strategy|motion)_\d+)\s+-?\d+\.\d{3} `)
+	tests := []struct {
+		name   string
+		args   []string
+		golden string
+	}{
+		{"heuristic", []string{"play", "webtest", "--max-ticks", "40"}, "play-webtest-max40.txt"},
+		{"heuristic, whole episode", []string{"play", "webtest"}, ""},
+		{"random", []string{"play", "webtest", "--policy", "strategy=random", "--policy", "motion=random", "--seed", "3"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runArgs(t, tt.args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			seen := map[string]bool{}
+			for _, l := range lines(r.stdout)[2:] { // the header and the reset
+				m := row.FindStringSubmatch(l)
+				if m == nil {
+					break // the returns
+				}
+				actor, action := m[1], m[2]
+				switch {
+				case strings.HasPrefix(actor, "strategy_"):
+					assert.Regexp(t, strategy, action, l)
+					seen[strings.Fields(action)[0]] = true
+				case strings.HasPrefix(actor, "motion_"):
+					assert.Regexp(t, motion, action, l)
+					seen["motion"] = true
+				default:
+					t.Fatalf("acting agent %q: %s", actor, l)
+				}
+			}
+			assert.True(t, seen["link"] && seen["form"] && seen["motion"], "links, forms and motions: %v", seen)
+			if tt.golden != "" {
+				golden(t, tt.golden, r.stdout)
+			}
+		})
+	}
+
+	// --json names every action the text names, beside its raw value.
+	r := runArgs(t, "play", "webtest", "--json", "--max-ticks", "12")
+	require.Equal(t, 0, r.code, r.stderr)
+	var names []string
+	for _, l := range lines(r.stdout) {
+		var rep jsonReport
+		require.NoError(t, json.Unmarshal([]byte(l), &rep), l)
+		if rep.Action == nil {
+			assert.Nil(t, rep.ActionName, l)
+			continue
+		}
+		require.NotNil(t, rep.ActionName, l)
+		names = append(names, *rep.ActionName)
+	}
+	assert.Equal(t, []string{"click", `link "Featured: the widget"`, "click", `link "All products"`, "click", `link "Cart"`,
+		"focus", "type valid", "submit", `form "Apply a coupon"`, `link "My account" (login)`, `link "Your orders"`}, names)
+}
+
 func TestPlayWebtestJSON(t *testing.T) {
 	r := runArgs(t, "play", "webtest", "--json", "--policy", "strategy=random", "--policy", "motion=random", "--seed", "3")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -19,7 +19,8 @@ import (
 //	cartpole  random (default): uniform pushes; balance: Balance, a PD rule
 //
 // An episode succeeds when the pole is still up at the time limit (truncated, not
-// terminated).
+// terminated). People see the actions as LEFT and RIGHT and the state as its Info's
+// JSON.
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "cartpole",
@@ -35,6 +36,15 @@ func Register(r *runners.Registry) error {
 			}},
 		}}},
 		Success: Balanced,
+		Look: runners.Look{Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
+			switch raw.Int {
+			case PushLeft:
+				return "LEFT"
+			case PushRight:
+				return "RIGHT"
+			}
+			return ""
+		}},
 	})
 }
 

@@ -86,3 +86,20 @@ func TestBalanced(t *testing.T) {
 	assert.False(t, cartpole.Balanced(env.Turn{Reports: []env.Report{{Terminated: true}}, Over: true}))
 	assert.False(t, cartpole.Balanced(env.Turn{}))
 }
+
+func TestLook(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, cartpole.Register(reg))
+	e, err := reg.Lookup("cartpole")
+	require.NoError(t, err)
+	turn := env.Turn{Reports: []env.Report{{AgentID: "cartpole_0", Agent: cartpole.Name}}, Next: "cartpole_0"}
+	for _, tt := range []struct {
+		raw  int64
+		want string
+	}{{cartpole.PushLeft, "LEFT"}, {cartpole.PushRight, "RIGHT"}, {7, "7"}} {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, e.Look.ActionName(turn, turn.Acting(), agent.Discrete(tt.raw)))
+		})
+	}
+	assert.Equal(t, `{"x":1}`, e.Look.Describe(map[string]int{"x": 1}), "the state shows as JSON")
+}

@@ -18,7 +18,9 @@ import (
 //	motion    random (default): uniform over the walkable moves; forward: AlwaysForward
 //
 // An episode succeeds when the strategy agent reaches the goal (it terminates). The
-// procedure variant ({"procedure": true}) has no motion agent.
+// procedure variant ({"procedure": true}) has no motion agent. People see the
+// strategy's actions as directions (LEFT, UP), the motion agent's as moves (FORWARD,
+// BACKWARD) and the state as the position [row col] and the heading: "[4 8] LEFT".
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "maze",
@@ -38,7 +40,27 @@ func Register(r *runners.Registry) error {
 			}},
 		},
 		Success: Reached,
+		Look:    runners.Look{Action: actionName, Info: describe},
 	})
+}
+
+// actionName names a direction of the strategy agent and a move of the motion agent.
+func actionName(_ env.Turn, acting *env.Report, raw agent.RawAction) string {
+	switch acting.Agent {
+	case StrategyName:
+		return Direction(raw.Int).String()
+	case MotionName:
+		return Move(raw.Int).String()
+	}
+	return ""
+}
+
+// describe shows the position [row col] and the heading of an Info.
+func describe(info any) string {
+	if in, ok := info.(Info); ok {
+		return fmt.Sprintf("[%d %d] %s", in.Position[0], in.Position[1], in.Heading)
+	}
+	return (runners.Look{}).Describe(info)
 }
 
 // Reached reports whether the episode ending with final reached the goal: the strategy

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -79,4 +81,31 @@ func TestReached(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.True(t, maze.Reached(turn))
+}
+
+func TestLook(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, maze.Register(reg))
+	e, err := reg.Lookup("maze")
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		agent string
+		raw   int64
+		want  string
+	}{
+		{"direction", maze.StrategyName, int64(maze.Left), "LEFT"},
+		{"another direction", maze.StrategyName, int64(maze.Up), "UP"},
+		{"forward", maze.MotionName, int64(maze.Forward), "FORWARD"},
+		{"backward", maze.MotionName, int64(maze.Backward), "BACKWARD"},
+		{"another agent", "walker", 3, "3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			turn := env.Turn{Reports: []env.Report{{AgentID: tt.agent + "_0", Agent: tt.agent}}, Next: tt.agent + "_0"}
+			assert.Equal(t, tt.want, e.Look.ActionName(turn, turn.Acting(), agent.Discrete(tt.raw)))
+		})
+	}
+	assert.Equal(t, "[4 8] LEFT", e.Look.Describe(maze.Info{Position: [2]int{4, 8}, Heading: "LEFT"}))
+	assert.Equal(t, `{"x":1}`, e.Look.Describe(map[string]int{"x": 1}), "another Info shows as JSON")
 }

@@ -90,6 +90,9 @@
 // metrics are coverage and defects_found. On the shop the heuristic with the scripted
 // motion finds every defect in every one of 200 seeds within the default budget; the
 // random strategy finds 3.7 of 5 on average and all five in none (Example_baselines).
+// Its registry entry names the actions for people as ActionName does: a strategy's
+// slot as the element in it (`link "Cart"`, `form "Apply a coupon"`), back and finish,
+// and the motion agent's operations (type unicode, submit), which baton play prints.
 //
 // # Performance
 //

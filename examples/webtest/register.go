@@ -1,6 +1,7 @@
 package webtest
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/batonrl/baton/agent"
@@ -19,7 +20,9 @@ import (
 //	          submission; random: uniform over the applicable UI operations
 //
 // An episode succeeds when it found every planted defect (FoundAll). Its metrics are
-// coverage (the share of the site's coverage units covered) and defects_found.
+// coverage (the share of the site's coverage units covered) and defects_found. People
+// see the actions as ActionName names them (`link "Cart"`, back, finish, type
+// unicode) and the state as its Info's JSON.
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "webtest",
@@ -55,7 +58,82 @@ func Register(r *runners.Registry) error {
 				return float64(s.DefectsFound()), ok
 			}},
 		},
+		Look: runners.Look{Action: func(turn env.Turn, acting *env.Report, raw agent.RawAction) string {
+			if acting.Agent != StrategyName {
+				return ActionName(State{}, acting.Agent, raw.Int)
+			}
+			o, err := hrl.Obs[StrategyObs](turn, acting.AgentID)
+			if err != nil {
+				return ""
+			}
+			return ActionName(o.State, acting.Agent, raw.Int)
+		}},
 	})
+}
+
+// ActionName says for people what the raw action of the agent named agentName means in
+// state s, the state it acted in. The strategy agent's: the element in the target slot
+// by its kind and label, `link "Featured: the widget"` (its id when it has no label),
+// with " (login)" when the login procedure runs first; "back" (with " (login)" too),
+// "finish", and "slot 7 (empty)" for a slot that holds no target. The motion agent's,
+// which do not depend on s: "focus", "type valid", "type unicode", ..., "toggle",
+// "choose", "submit", "click". "" for an action outside the agent's action space or an
+// agent of another name.
+func ActionName(s State, agentName string, raw int64) string {
+	switch agentName {
+	case StrategyName:
+		return strategyActionName(&s, raw)
+	case MotionName:
+		return motionActionName(raw)
+	}
+	return ""
+}
+
+func strategyActionName(s *State, raw int64) string {
+	if raw < 0 || raw >= StrategyActions || s.site == nil {
+		return ""
+	}
+	login := ""
+	switch raw {
+	case StrategyBack:
+		if s.backNeedsLogin() {
+			login = " (login)"
+		}
+		return "back" + login
+	case StrategyFinish:
+		return "finish"
+	}
+	t := s.slotTarget(int(raw))
+	if t < 0 {
+		return fmt.Sprintf("slot %d (empty)", raw)
+	}
+	tg := &s.site.targets[t]
+	label := tg.label
+	if label == "" {
+		label = tg.id
+	}
+	if s.needsLogin(t) {
+		login = " (login)"
+	}
+	return fmt.Sprintf("%s %q%s", tg.kind, label, login)
+}
+
+func motionActionName(raw int64) string {
+	switch {
+	case raw == MotionFocus:
+		return Focus.String()
+	case raw >= MotionType(Valid) && raw <= MotionType(Script):
+		return Type.String() + " " + Value(raw).String()
+	case raw == MotionToggle:
+		return Toggle.String()
+	case raw == MotionChoose:
+		return Choose.String()
+	case raw == MotionSubmit:
+		return Submit.String()
+	case raw == MotionClick:
+		return Click.String()
+	}
+	return ""
 }
 
 // FinalState returns the state the strategy agent observed in a Turn of the

@@ -2,8 +2,10 @@ package webtest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/runners"
@@ -105,4 +107,76 @@ func TestFoundAllFromTurn(t *testing.T) {
 	_, ok = webtest.FinalState(env.Turn{})
 	assert.False(t, ok, "a Turn that does not report the strategy agent")
 	assert.False(t, webtest.FoundAll(env.Turn{}))
+}
+
+// The registry entry's Look names the strategy's slots by the element in them, as the
+// strategy saw the page, and the motion agent's operations.
+func TestLook(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, webtest.Register(reg))
+	e, err := reg.Lookup("webtest")
+	require.NoError(t, err)
+	rt, _ := newRuntime(t, webtest.Config{})
+	res := rt.Reset(1)
+	acting := res.Acting()
+	require.NotNil(t, acting)
+	require.Equal(t, webtest.StrategyName, acting.Agent)
+	require.Equal(t, []string{"nav-catalogue", "nav-cart", "nav-account", "nav-login", "featured", "about", "contact", "careers", "search"},
+		rt.State().Targets())
+
+	tests := []struct {
+		name string
+		raw  int64
+		want string
+	}{
+		{"link", 0, `link "Catalogue"`},
+		{"link behind the login", 2, `link "My account" (login)`},
+		{"form", 8, `form "Search the shop"`},
+		{"empty slot", 9, "slot 9 (empty)"},
+		{"back", webtest.StrategyBack, "back"},
+		{"finish", webtest.StrategyFinish, "finish"},
+		{"outside the space", webtest.StrategyActions, fmt.Sprint(webtest.StrategyActions)},
+		{"negative", -1, "-1"},
+	}
+	for _, tt := range tests {
+		t.Run("strategy/"+tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, e.Look.ActionName(res, acting, agent.Discrete(tt.raw)))
+		})
+	}
+
+	motion := []struct {
+		raw  int64
+		want string
+	}{
+		{webtest.MotionFocus, "focus"},
+		{webtest.MotionType(webtest.Valid), "type valid"},
+		{webtest.MotionType(webtest.Unicode), "type unicode"},
+		{webtest.MotionType(webtest.Script), "type script"},
+		{webtest.MotionToggle, "toggle"},
+		{webtest.MotionChoose, "choose"},
+		{webtest.MotionSubmit, "submit"},
+		{webtest.MotionClick, "click"},
+		{webtest.MotionActions, ""},
+	}
+	for _, tt := range motion {
+		t.Run(fmt.Sprintf("motion/%d", tt.raw), func(t *testing.T) {
+			assert.Equal(t, tt.want, webtest.ActionName(webtest.State{}, webtest.MotionName, tt.raw))
+		})
+	}
+
+	// A Turn the runtime did not make has no typed observation: the raw slot shows.
+	plain := env.Turn{Reports: []env.Report{{AgentID: "strategy_0", Agent: webtest.StrategyName}}, Next: "strategy_0"}
+	assert.Equal(t, "4", e.Look.ActionName(plain, plain.Acting(), agent.Discrete(4)))
+	assert.Empty(t, webtest.ActionName(rt.State(), "walker", 0), "an agent of another name")
+	assert.Empty(t, webtest.ActionName(webtest.State{}, webtest.StrategyName, 0), "a state of no site")
+
+	// After the login, the same slot is the account link itself; back is named too.
+	res, err = rt.Step("strategy_0", agent.Discrete(2))
+	require.NoError(t, err)
+	require.True(t, rt.State().LoggedIn())
+	acting = res.Acting()
+	require.Equal(t, "strategy_0", acting.AgentID)
+	assert.Equal(t, "back", e.Look.ActionName(res, acting, agent.Discrete(webtest.StrategyBack)))
+	assert.Equal(t, rt.State().Targets()[0], "nav-home")
+	assert.Equal(t, `link "Home"`, e.Look.ActionName(res, acting, agent.Discrete(0)))
 }
