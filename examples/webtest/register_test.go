@@ -117,7 +117,7 @@ func TestLook(t *testing.T) {
 	e, err := reg.Lookup("webtest")
 	require.NoError(t, err)
 	rt, _ := newRuntime(t, webtest.Config{})
-	res := rt.Reset(1)
+	res := mustReset(t, rt, 1)
 	acting := res.Acting()
 	require.NotNil(t, acting)
 	require.Equal(t, webtest.StrategyName, acting.Agent)
