@@ -48,7 +48,7 @@ type Report struct {
 	// Clock is the agent's clock at this report.
 	Clock agent.Clock
 
-	agent int
+	src *origin // the runtime and agent that made the report, for Obs and AgentInfo
 }
 
 // Done reports whether the agent's sub-episode ended in this step.
@@ -66,8 +66,6 @@ type Result struct {
 	Over bool
 	// Tick counts environment steps since the reset.
 	Tick int
-
-	src observer
 }
 
 // Report returns the report of the agent with the given id, or nil.
@@ -95,6 +93,13 @@ type observer interface {
 	typedObservation(slot, agent int, c agent.Clock) any
 }
 
+// origin is what a report knows of where it comes from. It lives in the report rather
+// than in the Result, which then fits in registers when Step returns it.
+type origin struct {
+	obs   observer
+	agent int
+}
+
 // Obs returns the typed observation of the agent reported with the given id, built
 // from the same state as its flat observation. It is for users who want their agent's
 // own observation type; it allocates and is not meant for the step path. The result must
@@ -102,10 +107,11 @@ type observer interface {
 func Obs[O any](res Result, id string) (O, error) {
 	var zero O
 	slot := slices.IndexFunc(res.Reports, func(r Report) bool { return r.AgentID == id })
-	if slot < 0 || res.src == nil {
+	if slot < 0 || res.Reports[slot].src == nil {
 		return zero, fmt.Errorf("hrl: no agent %q reported in this step", id)
 	}
-	v := res.src.typedObservation(slot, res.Reports[slot].agent, res.Reports[slot].Clock)
+	src := res.Reports[slot].src
+	v := src.obs.typedObservation(slot, src.agent, res.Reports[slot].Clock)
 	o, ok := v.(O)
 	if !ok {
 		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, v, zero)
@@ -130,9 +136,7 @@ type Runtime[S, A any] struct {
 	info   func(S) any
 	table  *transitions.Table[S, A]
 	agents []Binding[S, A]
-	inst   []instance[S, A]
-	hooks  []hooks[S, A]
-	fast   []discreteRange // per agent: its Discrete action range, for the check on the step path
+	bound  []boundAgent[S, A] // what the step path needs of each agent, in one place
 	specs  []AgentSpec
 	cfg    Config
 	pcg    *rand.PCG
@@ -149,9 +153,20 @@ type Runtime[S, A any] struct {
 	obsBuf  [][]float32 // one per report slot, sized for the largest observation
 	maskBuf [][]bool
 	states  []S // one per report slot: the state the report's observation was built from
-	obsDim  []int
 	maxObs  int
 	maxMask int
+}
+
+// boundAgent is an agent as the step path uses it: its instance, its hooks, the range
+// of its Discrete actions, its name and the lengths of its observation and mask.
+type boundAgent[S, A any] struct {
+	inst    instance[S, A]
+	hooks   hooks[S, A]
+	fast    discreteRange // for the check on the step path
+	name    string
+	obsDim  int
+	maskLen int
+	origin  origin
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
@@ -217,20 +232,26 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	if in, ok := env.(Informer[S]); ok {
 		r.info = in.Info
 	}
-	for _, b := range agents {
-		r.inst = append(r.inst, b.instance())
+	// Made at its full length once: reports point at the agents' origins.
+	r.bound = make([]boundAgent[S, A], len(agents))
+	for i, b := range agents {
 		var fast discreteRange
 		if d, ok := b.ActionSpace().(spaces.Discrete); ok {
 			fast = discreteRange{lo: d.Start, hi: d.Start + d.N, ok: true}
 		}
-		r.fast = append(r.fast, fast)
-		r.hooks = append(r.hooks, b.hooks())
+		r.bound[i] = boundAgent[S, A]{
+			inst:    b.instance(),
+			hooks:   b.hooks(),
+			fast:    fast,
+			name:    b.Name(),
+			obsDim:  b.ObservationSpace().FlatDim(),
+			maskLen: b.masked(),
+			origin:  origin{obs: r, agent: i},
+		}
 		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
-		r.obsDim = append(r.obsDim, b.ObservationSpace().FlatDim())
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
 	}
-	r.res.src = r
 	return r, nil
 }
 
@@ -277,7 +298,7 @@ func (r *Runtime[S, A]) Info() any {
 // the agent's agent.Informer, or nil.
 func (r *Runtime[S, A]) AgentInfo(id string) any {
 	if rep := r.res.Report(id); rep != nil {
-		return r.agents[rep.agent].info(r.state, rep.Clock)
+		return r.agents[rep.src.agent].info(r.state, rep.Clock)
 	}
 	return nil
 }
@@ -296,9 +317,9 @@ func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
 func (r *Runtime[S, A]) Reset(seed uint64) Result {
 	r.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
 	s := r.env.InitialState(r.rng)
-	for _, h := range r.hooks {
-		if h.onReset != nil {
-			s = h.onReset(s)
+	for i := range r.bound {
+		if h := r.bound[i].hooks.onReset; h != nil {
+			s = h.OnReset(s)
 		}
 	}
 	r.state = s
@@ -306,7 +327,7 @@ func (r *Runtime[S, A]) Reset(seed uint64) Result {
 	r.stack = r.stack[:0]
 	clear(r.subEp)
 	r.res.Reports = r.res.Reports[:0]
-	r.begin(r.table.Initial(), "", agent.Switch[A]{Cause: agent.ByReset})
+	r.begin(r.table.Initial(), "", &agent.Switch[A]{Cause: agent.ByReset})
 	return r.result()
 }
 
@@ -325,12 +346,13 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if id != top.id {
 		return Result{}, r.fail(id, raw, ErrNotActing, nil)
 	}
-	if !r.fast[top.agent].inside(&raw) {
+	ag := &r.bound[top.agent]
+	if !ag.fast.inside(&raw) {
 		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
 			return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
 		}
 	}
-	a, err := r.inst[top.agent].decide(&r.state, r.clock(top), raw)
+	a, err := ag.inst.decide(raw)
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
 	}
@@ -338,8 +360,8 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrRejected, err)
 	}
-	if h := r.hooks[top.agent].onStep; h != nil {
-		s = h(s, a)
+	if h := ag.hooks.onStep; h != nil {
+		s = h.OnStep(s, a)
 	}
 	tr, to, matched := r.table.Match(top.agent, a)
 	switch {
@@ -360,7 +382,7 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	top.action = a
 	if matched && to >= 0 {
 		top.actedTick = r.tick - 1
-		r.begin(to, top.id, agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
+		r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
 	} else {
 		top.steps++
 		if r.settle(len(r.stack)-1, 1) {
@@ -378,10 +400,6 @@ func (r *Runtime[S, A]) result() Result {
 	r.res.Tick = r.tick
 	r.res.Next = r.Acting()
 	return r.res
-}
-
-func (r *Runtime[S, A]) clock(f *frame[S, A]) agent.Clock {
-	return agent.Clock{Steps: f.steps, Tick: r.tick, SubEpisode: r.subEp[f.agent]}
 }
 
 func (r *Runtime[S, A]) id(i int) string {
@@ -407,31 +425,41 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	} else {
 		r.res.Reports = append(r.res.Reports, Report{})
 	}
+	// The report is written field by field, not as one composite value: a composite is
+	// built on the stack and copied, and the copy stalls on the stores that built it.
+	ag := &r.bound[i]
 	rep := &r.res.Reports[n]
-	*rep = Report{
-		AgentID:  f.id,
-		Agent:    r.specs[i].Name,
-		ParentID: f.parentID,
-		Obs:      r.obsBuf[n][:r.obsDim[i]],
-		Clock:    r.clock(f),
-		agent:    i,
+	rep.AgentID = f.id
+	rep.Agent = ag.name
+	rep.ParentID = f.parentID
+	rep.Obs = r.obsBuf[n][:ag.obsDim]
+	rep.Mask = nil
+	if ag.maskLen > 0 {
+		rep.Mask = r.maskBuf[n][:ag.maskLen]
 	}
-	if m := r.specs[i].MaskLen; m > 0 {
-		rep.Mask = r.maskBuf[n][:m]
-	}
+	rep.Reward = 0
+	rep.Terminated, rep.Truncated, rep.Start = false, false, false
+	rep.SpanTicks = 0
+	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, r.subEp[i]
+	rep.src = &ag.origin
 	return rep
 }
 
 // begin starts a sub-episode of agent i and reports its first observation.
-func (r *Runtime[S, A]) begin(i int, parentID string, sw agent.Switch[A]) {
-	r.stack = append(r.stack, frame[S, A]{agent: i, id: r.id(i), parentID: parentID})
+func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) {
+	if len(r.stack) < cap(r.stack) {
+		r.stack = r.stack[:len(r.stack)+1]
+	} else {
+		r.stack = append(r.stack, frame[S, A]{})
+	}
 	f := &r.stack[len(r.stack)-1]
-	if h := r.hooks[i].onTakes; h != nil {
-		r.state = h(r.state, sw)
+	f.agent, f.id, f.parentID, f.steps, f.actedTick = i, r.id(i), parentID, 0, 0
+	if h := r.bound[i].hooks.onTakes; h != nil {
+		r.state = h.OnTakesControl(r.state, *sw)
 	}
 	rep := r.slot(i, f)
 	rep.Start = true
-	r.inst[i].observe(&r.state, rep.Clock, rep.Obs, rep.Mask)
+	r.bound[i].inst.observe(&r.state, rep)
 }
 
 // settle scores the pending decision of the agent at stack level n, whose action is in
@@ -441,7 +469,7 @@ func (r *Runtime[S, A]) settle(n, span int) bool {
 	f := &r.stack[n]
 	rep := r.slot(f.agent, f)
 	rep.SpanTicks = span
-	rep.Reward, rep.Terminated, rep.Truncated = r.inst[f.agent].settle(&f.action, &r.state, rep.Clock, rep.Obs, rep.Mask)
+	r.bound[f.agent].inst.settle(&f.action, &r.state, rep)
 	return rep.Done()
 }
 
@@ -449,8 +477,8 @@ func (r *Runtime[S, A]) settle(n, span int) bool {
 // on-done table says, settling parents whose span ends with it.
 func (r *Runtime[S, A]) finish() {
 	for {
-		f := r.pop()
-		next := r.table.OnDone(f.agent)
+		agentIdx, id, parentID := r.pop()
+		next := r.table.OnDone(agentIdx)
 		if next == transitions.DoneParent && len(r.stack) > 0 {
 			next = r.stack[len(r.stack)-1].agent
 		}
@@ -462,7 +490,7 @@ func (r *Runtime[S, A]) finish() {
 		}
 		n := r.level(next)
 		if n < 0 {
-			r.begin(next, f.parentID, agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: f.id})
+			r.begin(next, parentID, &agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: id})
 			return
 		}
 		// Control returns to an agent already waiting in the stack; the agents between
@@ -479,15 +507,17 @@ func (r *Runtime[S, A]) finish() {
 	}
 }
 
-// pop ends the sub-episode of the agent on top of the stack.
-func (r *Runtime[S, A]) pop() frame[S, A] {
-	f := r.stack[len(r.stack)-1]
-	if h := r.hooks[f.agent].onGives; h != nil {
-		r.state = h(r.state)
+// pop ends the sub-episode of the agent on top of the stack and returns the agent's
+// index, id and parent's id.
+func (r *Runtime[S, A]) pop() (i int, id, parentID string) {
+	f := &r.stack[len(r.stack)-1]
+	i, id, parentID = f.agent, f.id, f.parentID
+	if h := r.bound[i].hooks.onGives; h != nil {
+		r.state = h.OnGivesControl(r.state)
 	}
-	r.subEp[f.agent]++
+	r.subEp[i]++
 	r.stack = r.stack[:len(r.stack)-1]
-	return f
+	return i, id, parentID
 }
 
 // level returns the stack level of agent i, or -1 when it is not in control.
