@@ -161,16 +161,22 @@ func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
 	return a, err
 }
 
+// observe and settle keep the view they translate only after the calls that read it:
+// the view comes back in registers and is spilled to the stack, and a copy made at once
+// would stall on those stores.
+
 func (b *bound[S, AS, O, R, A]) observe(s *S, rep *Report) {
-	b.view = b.a.TranslateState(*s, rep.Clock)
-	b.encode(&b.view, rep.Obs, rep.Mask)
+	v := b.a.TranslateState(*s, rep.Clock)
+	b.encode(&v, rep.Obs, rep.Mask)
+	b.view = v
 }
 
 func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
-	b.view = b.a.TranslateState(*s, rep.Clock)
-	rep.Terminated, rep.Truncated = b.a.Done(b.view)
-	rep.Reward = b.a.Reward(b.pending, *a, b.view)
-	b.encode(&b.view, rep.Obs, rep.Mask)
+	v := b.a.TranslateState(*s, rep.Clock)
+	rep.Terminated, rep.Truncated = b.a.Done(v)
+	rep.Reward = b.a.Reward(b.pending, *a, v)
+	b.encode(&v, rep.Obs, rep.Mask)
+	b.view = v
 }
 
 func (b *binding[S, AS, O, R, A]) encode(as *AS, obs []float32, mask []bool) {

@@ -314,7 +314,7 @@ func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
 // Reset starts a new episode from the environment's InitialState drawn with a generator
 // seeded by seed, calls every agent's OnReset, and reports the initial agent's first
 // observation.
-func (r *Runtime[S, A]) Reset(seed uint64) Result {
+func (r *Runtime[S, A]) Reset(seed uint64) (res Result) {
 	r.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
 	s := r.env.InitialState(r.rng)
 	for i := range r.bound {
@@ -328,14 +328,15 @@ func (r *Runtime[S, A]) Reset(seed uint64) Result {
 	clear(r.subEp)
 	r.res.Reports = r.res.Reports[:0]
 	r.begin(r.table.Initial(), "", &agent.Switch[A]{Cause: agent.ByReset})
-	return r.result()
+	r.result(&res)
+	return res
 }
 
 // Step applies a raw action of the acting agent with the given id and reports every
 // agent concerned. A *StepError (one of the sentinels in errors.go, with the agent id,
 // the action and the reason) leaves the runtime exactly as it was: the caller may retry
 // with another action.
-func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
+func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err error) {
 	switch {
 	case !r.started:
 		return Result{}, r.fail(id, raw, ErrNotReset, nil)
@@ -392,14 +393,19 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
 		r.truncate()
 	}
-	return r.result(), nil
+	r.result(&res)
+	return res, nil
 }
 
-func (r *Runtime[S, A]) result() Result {
-	r.res.Over = r.over
-	r.res.Tick = r.tick
-	r.res.Next = r.Acting()
-	return r.res
+// result fills in the result of a Reset or Step. It writes the named result field by
+// field: a composite literal, or a copy of a Result kept in the runtime, is built in
+// memory and copied twice on its way to the registers it is returned in, and the
+// copies stall on the stores just made.
+func (r *Runtime[S, A]) result(res *Result) {
+	res.Reports = r.res.Reports
+	res.Next = r.Acting()
+	res.Over = r.over
+	res.Tick = r.tick
 }
 
 func (r *Runtime[S, A]) id(i int) string {
