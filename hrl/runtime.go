@@ -150,23 +150,32 @@ type Runtime[S, A any] struct {
 	stack   []frame[S, A]
 	subEp   []int
 	res     Result
-	obsBuf  [][]float32 // one per report slot, sized for the largest observation
-	maskBuf [][]bool
-	states  []S // one per report slot: the state the report's observation was built from
+	slots   []reportSlot[S] // one per report slot
 	maxObs  int
 	maxMask int
+}
+
+// reportSlot holds a report's buffers: its observation and mask, sized for the largest
+// agent's, and the state they were built from.
+type reportSlot[S any] struct {
+	obs   []float32
+	mask  []bool
+	state S
 }
 
 // boundAgent is an agent as the step path uses it: its instance, its hooks, the range
 // of its Discrete actions, its name and the lengths of its observation and mask.
 type boundAgent[S, A any] struct {
-	inst    instance[S, A]
-	hooks   hooks[S, A]
-	fast    discreteRange // for the check on the step path
-	name    string
-	obsDim  int
-	maskLen int
-	origin  origin
+	inst  instance[S, A]
+	hooks hooks[S, A]
+	fast  discreteRange // for the check on the step path
+	// triggers tells whether any trigger leaves the agent (else the step path does not
+	// look for one), switching whether every action of the agent must fire one.
+	triggers, switching bool
+	name                string
+	obsDim              int
+	maskLen             int
+	origin              origin
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
@@ -248,9 +257,13 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			maskLen: b.masked(),
 			origin:  origin{obs: r, agent: i},
 		}
+		r.bound[i].switching = table.Switching(i)
 		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
+	}
+	for _, tr := range table.Machine().Triggers {
+		r.bound[table.Index(tr.From)].triggers = true
 	}
 	return r, nil
 }
@@ -308,7 +321,7 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 // ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
 // current state since.
 func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
-	return r.agents[i].typedObservation(r.states[slot], c)
+	return r.agents[i].typedObservation(r.slots[slot].state, c)
 }
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
@@ -364,9 +377,16 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	if h := ag.hooks.onStep; h != nil {
 		s = h.OnStep(s, a)
 	}
-	tr, to, matched := r.table.Match(top.agent, a)
+	var (
+		tr      *transitions.Trigger[S, A]
+		to      = -1
+		matched bool
+	)
+	if ag.triggers {
+		tr, to, matched = r.table.Match(top.agent, a)
+	}
 	switch {
-	case !matched && r.table.Switching(top.agent):
+	case !matched && ag.switching:
 		return Result{}, r.fail(id, raw, ErrNoTrigger, nil)
 	case matched && tr.Run != nil:
 		if s, err = tr.Run(s, a); err != nil {
@@ -419,13 +439,12 @@ func (r *Runtime[S, A]) id(i int) string {
 // slot returns the next report, with buffers for its observation and mask.
 func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	n := len(r.res.Reports)
-	if n == len(r.obsBuf) {
-		r.obsBuf = append(r.obsBuf, make([]float32, r.maxObs))
-		r.maskBuf = append(r.maskBuf, make([]bool, r.maxMask))
-		r.states = append(r.states, r.state)
+	if n == len(r.slots) {
+		r.slots = append(r.slots, reportSlot[S]{obs: make([]float32, r.maxObs), mask: make([]bool, r.maxMask)})
 	}
+	sl := &r.slots[n]
 	// Every caller builds the report from the current state right after taking the slot.
-	r.states[n] = r.state
+	sl.state = r.state
 	if n < cap(r.res.Reports) {
 		r.res.Reports = r.res.Reports[:n+1]
 	} else {
@@ -438,10 +457,10 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	rep.AgentID = f.id
 	rep.Agent = ag.name
 	rep.ParentID = f.parentID
-	rep.Obs = r.obsBuf[n][:ag.obsDim]
+	rep.Obs = sl.obs[:ag.obsDim]
 	rep.Mask = nil
 	if ag.maskLen > 0 {
-		rep.Mask = r.maskBuf[n][:ag.maskLen]
+		rep.Mask = sl.mask[:ag.maskLen]
 	}
 	rep.Reward = 0
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
