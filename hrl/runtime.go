@@ -48,7 +48,7 @@ type Report struct {
 	// Clock is the agent's clock at this report.
 	Clock agent.Clock
 
-	src *origin // the runtime and agent that made the report, for Obs and AgentInfo
+	agent int
 }
 
 // Done reports whether the agent's sub-episode ended in this step.
@@ -66,6 +66,8 @@ type Result struct {
 	Over bool
 	// Tick counts environment steps since the reset.
 	Tick int
+
+	src *source
 }
 
 // Report returns the report of the agent with the given id, or nil.
@@ -93,12 +95,9 @@ type observer interface {
 	typedObservation(slot, agent int, c agent.Clock) any
 }
 
-// origin is what a report knows of where it comes from. It lives in the report rather
-// than in the Result, which then fits in registers when Step returns it.
-type origin struct {
-	obs   observer
-	agent int
-}
+// source is the runtime behind a Result, held by a pointer of one word rather than an
+// interface of two, so that a Result fits in the registers Step returns it in.
+type source struct{ obs observer }
 
 // Obs returns the typed observation of the agent reported with the given id, built
 // from the same state as its flat observation. It is for users who want their agent's
@@ -107,11 +106,10 @@ type origin struct {
 func Obs[O any](res Result, id string) (O, error) {
 	var zero O
 	slot := slices.IndexFunc(res.Reports, func(r Report) bool { return r.AgentID == id })
-	if slot < 0 || res.Reports[slot].src == nil {
+	if slot < 0 || res.src == nil {
 		return zero, fmt.Errorf("hrl: no agent %q reported in this step", id)
 	}
-	src := res.Reports[slot].src
-	v := src.obs.typedObservation(slot, src.agent, res.Reports[slot].Clock)
+	v := res.src.obs.typedObservation(slot, res.Reports[slot].agent, res.Reports[slot].Clock)
 	o, ok := v.(O)
 	if !ok {
 		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, v, zero)
@@ -150,6 +148,7 @@ type Runtime[S, A any] struct {
 	stack   []frame[S, A]
 	subEp   []int
 	res     Result
+	src     *source         // for the results, made once
 	slots   []reportSlot[S] // one per report slot
 	maxObs  int
 	maxMask int
@@ -175,7 +174,6 @@ type boundAgent[S, A any] struct {
 	name                string
 	obsDim              int
 	maskLen             int
-	origin              origin
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
@@ -241,7 +239,6 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	if in, ok := env.(Informer[S]); ok {
 		r.info = in.Info
 	}
-	// Made at its full length once: reports point at the agents' origins.
 	r.bound = make([]boundAgent[S, A], len(agents))
 	for i, b := range agents {
 		var fast discreteRange
@@ -255,7 +252,6 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			name:    b.Name(),
 			obsDim:  b.ObservationSpace().FlatDim(),
 			maskLen: b.masked(),
-			origin:  origin{obs: r, agent: i},
 		}
 		r.bound[i].switching = table.Switching(i)
 		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
@@ -265,6 +261,7 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	for _, tr := range table.Machine().Triggers {
 		r.bound[table.Index(tr.From)].triggers = true
 	}
+	r.src = &source{obs: r}
 	return r, nil
 }
 
@@ -311,7 +308,7 @@ func (r *Runtime[S, A]) Info() any {
 // the agent's agent.Informer, or nil.
 func (r *Runtime[S, A]) AgentInfo(id string) any {
 	if rep := r.res.Report(id); rep != nil {
-		return r.agents[rep.src.agent].info(r.state, rep.Clock)
+		return r.agents[rep.agent].info(r.state, rep.Clock)
 	}
 	return nil
 }
@@ -426,6 +423,7 @@ func (r *Runtime[S, A]) result(res *Result) {
 	res.Next = r.Acting()
 	res.Over = r.over
 	res.Tick = r.tick
+	res.src = r.src
 }
 
 func (r *Runtime[S, A]) id(i int) string {
@@ -466,7 +464,7 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
 	rep.SpanTicks = 0
 	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, r.subEp[i]
-	rep.src = &ag.origin
+	rep.agent = i
 	return rep
 }
 

@@ -61,3 +61,28 @@ func TestDecisionsSeeTheReportedView(t *testing.T) {
 		})
 	}
 }
+
+// TestReportsHoldValues: a report holds values, not the runtime that made it, so two
+// runtimes fed the same seed and actions report equal reports (compared deeply, as
+// tests and callers compare them).
+func TestReportsHoldValues(t *testing.T) {
+	a := newRuntime(t, hookedEnv(), hrl.Config{MaxTicks: 30})
+	b := newRuntime(t, hookedEnv(), hrl.Config{MaxTicks: 30})
+	ra, rb := a.Reset(3), b.Reset(3)
+	require.Equal(t, ra.Reports, rb.Reports)
+	steps := 0
+	for i := 0; !ra.Over && i < 200; i++ {
+		id, raw := ra.Acting().AgentID, agent.RawAction{Int: int64(i % 2)}
+		na, errA := a.Step(id, raw)
+		nb, errB := b.Step(id, raw)
+		require.Equal(t, errA, errB)
+		if errA != nil {
+			continue
+		}
+		ra, rb = na, nb
+		require.Equal(t, ra.Reports, rb.Reports, "tick %d", ra.Tick)
+		steps++
+	}
+	require.True(t, ra.Over)
+	require.Greater(t, steps, 5)
+}
