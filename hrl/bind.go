@@ -27,11 +27,13 @@ type Binding[S, A any] interface {
 }
 
 // hooks holds an agent's optional hooks, found once at bind time; nil when absent.
+// They are kept as the agent's interfaces, not as method values, so that calling one
+// is a single call through the agent's method table.
 type hooks[S, A any] struct {
-	onReset func(S) S
-	onTakes func(S, agent.Switch[A]) S
-	onStep  func(S, A) S
-	onGives func(S) S
+	onReset agent.ResetHook[S]
+	onTakes agent.TakesControlHook[S, A]
+	onStep  agent.StepHook[S, A]
+	onGives agent.GivesControlHook[S]
 }
 
 // Bind erases an agent's types so that agents of different types share one
@@ -47,25 +49,25 @@ func Bind[S, AS, O any, R agent.Raw, A any](a agent.Agent[S, AS, O, R, A]) Bindi
 		fromRaw: rawConverter[R](),
 	}
 	if h, ok := a.(agent.ResetHook[S]); ok {
-		b.h.onReset = h.OnReset
+		b.h.onReset = h
 	}
 	if h, ok := a.(agent.TakesControlHook[S, A]); ok {
-		b.h.onTakes = h.OnTakesControl
+		b.h.onTakes = h
 	}
 	if h, ok := a.(agent.StepHook[S, A]); ok {
-		b.h.onStep = h.OnStep
+		b.h.onStep = h
 	}
 	if h, ok := a.(agent.GivesControlHook[S]); ok {
-		b.h.onGives = h.OnGivesControl
+		b.h.onGives = h
 	}
 	if m, ok := a.(agent.Masker[AS]); ok {
-		b.mask = m.ActionMask
+		b.mask = m
 	}
 	if i, ok := a.(agent.Informer[AS]); ok {
-		b.inform = i.Info
+		b.inform = i
 	}
 	if e, ok := a.(agent.ViewEncoder[AS]); ok {
-		b.encodeView = e.EncodeView
+		b.encodeView = e
 	}
 	return b
 }
@@ -76,9 +78,9 @@ type binding[S, AS, O any, R agent.Raw, A any] struct {
 	obs, act   spaces.Space
 	fromRaw    func(agent.RawAction) R
 	h          hooks[S, A]
-	mask       func(AS, []bool)
-	inform     func(AS) any
-	encodeView func(AS, []float32, []bool)
+	mask       agent.Masker[AS]
+	inform     agent.Informer[AS]
+	encodeView agent.ViewEncoder[AS]
 }
 
 func (b *binding[S, AS, O, R, A]) Name() string                   { return b.name }
@@ -125,52 +127,66 @@ func (b *binding[S, AS, O, R, A]) instance() instance[S, A] {
 	return &bound[S, AS, O, R, A]{binding: b}
 }
 
-// instance is an agent bound into one runtime: it keeps the agent's view at its pending
-// decision, so that settling the decision translates only the state it ends in. An
-// agent is at most once in a runtime's stack (transitions rejects trigger cycles and
-// the runtime refuses a trigger into an agent in control), so one pending view each
-// suffices.
+// instance is an agent bound into one runtime. It keeps the agent's view at its latest
+// report, and at its pending decision, so that each view is translated once: the
+// view an agent is reported in is the view it decides in, since nothing changes the
+// state or the agent's clock between its report and its next action (an agent is
+// reported whenever it takes control or its decision settles, and the runtime reports
+// the acting agent last, after every hook). An agent is at most once in a runtime's
+// stack (transitions rejects trigger cycles and the runtime refuses a trigger into an
+// agent in control), so one pending view each suffices.
 type instance[S, A any] interface {
-	// decide translates s and decodes raw, and keeps the view as the pending one. The
-	// view of a decision that fails is never settled: the next decide replaces it.
-	decide(s *S, c agent.Clock, raw agent.RawAction) (A, error)
-	// observe writes the first observation of a sub-episode.
-	observe(s *S, c agent.Clock, obs []float32, mask []bool)
-	// settle scores the pending decision, whose action was a, in state s, and writes the
-	// observation there.
-	settle(a *A, s *S, c agent.Clock, obs []float32, mask []bool) (reward float64, terminated, truncated bool)
+	// decide decodes raw in the view of the agent's latest report, and keeps that view
+	// as the pending one. The view of a decision that fails is never settled: the
+	// next decide replaces it.
+	decide(raw agent.RawAction) (A, error)
+	// observe translates s at rep's clock and writes the first observation of a
+	// sub-episode into rep.
+	observe(s *S, rep *Report)
+	// settle translates s at rep's clock, scores the pending decision, whose action
+	// was a, and writes the reward, the end of the sub-episode and the observation
+	// into rep.
+	settle(a *A, s *S, rep *Report)
 }
 
 type bound[S, AS, O any, R agent.Raw, A any] struct {
 	*binding[S, AS, O, R, A]
-	pending AS
+	view    AS // at the agent's latest report
+	pending AS // at the agent's pending decision
 }
 
-func (b *bound[S, AS, O, R, A]) decide(s *S, c agent.Clock, raw agent.RawAction) (A, error) {
-	b.pending = b.a.TranslateState(*s, c)
-	return b.a.DecodeAction(b.pending, b.fromRaw(raw))
+func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
+	a, err := b.a.DecodeAction(b.view, b.fromRaw(raw))
+	b.pending = b.view
+	return a, err
 }
 
-func (b *bound[S, AS, O, R, A]) observe(s *S, c agent.Clock, obs []float32, mask []bool) {
-	b.encode(b.a.TranslateState(*s, c), obs, mask)
+// observe and settle keep the view they translate only after the calls that read it:
+// the view comes back in registers and is spilled to the stack, and a copy made at once
+// would stall on those stores.
+
+func (b *bound[S, AS, O, R, A]) observe(s *S, rep *Report) {
+	v := b.a.TranslateState(*s, rep.Clock)
+	b.encode(&v, rep.Obs, rep.Mask)
+	b.view = v
 }
 
-func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, c agent.Clock, obs []float32, mask []bool) (float64, bool, bool) {
-	next := b.a.TranslateState(*s, c)
-	reward := b.a.Reward(b.pending, *a, next)
-	term, trunc := b.a.Done(next)
-	b.encode(next, obs, mask)
-	return reward, term, trunc
+func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
+	v := b.a.TranslateState(*s, rep.Clock)
+	rep.Terminated, rep.Truncated = b.a.Done(v)
+	rep.Reward = b.a.Reward(b.pending, *a, v)
+	b.encode(&v, rep.Obs, rep.Mask)
+	b.view = v
 }
 
-func (b *binding[S, AS, O, R, A]) encode(as AS, obs []float32, mask []bool) {
+func (b *binding[S, AS, O, R, A]) encode(as *AS, obs []float32, mask []bool) {
 	if b.encodeView != nil {
-		b.encodeView(as, obs, mask)
+		b.encodeView.EncodeView(*as, obs, mask)
 		return
 	}
-	b.a.EncodeObservation(obs, b.a.Observe(as))
+	b.a.EncodeObservation(obs, b.a.Observe(*as))
 	if b.mask != nil {
-		b.mask(as, mask)
+		b.mask.ActionMask(*as, mask)
 	}
 }
 
@@ -182,7 +198,7 @@ func (b *binding[S, AS, O, R, A]) info(s S, c agent.Clock) any {
 	if b.inform == nil {
 		return nil
 	}
-	return b.inform(b.a.TranslateState(s, c))
+	return b.inform.Info(b.a.TranslateState(s, c))
 }
 
 // rawConverter picks, once, the function that reads an R out of a RawAction; the

@@ -44,8 +44,12 @@
 //
 // The step path allocates nothing in steady state: observations are written into
 // buffers the runtime owns (valid until the next Step or Reset), agent ids are built
-// once, hooks are found at bind time. The typed accessor Obs returns an agent's own
-// observation type for code off the hot path.
+// once, hooks are found at bind time. Each view is translated once: the view an agent
+// is reported in (TranslateState at its report's clock) is the view its next action is
+// decoded in, since nothing changes the state or its clock in between, so the runtime
+// relies on TranslateState being a pure function of its arguments, as agent.Agent
+// requires. Agents that no trigger leaves are not matched against the triggers. The
+// typed accessor Obs returns an agent's own observation type for code off the hot path.
 //
 // hrl is part of baton's pure core: no goroutines, no I/O, no clock, no global state.
 // A Runtime is not safe for concurrent use; HierarchicalEnv values and Bindings that hold

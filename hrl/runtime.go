@@ -67,7 +67,7 @@ type Result struct {
 	// Tick counts environment steps since the reset.
 	Tick int
 
-	src observer
+	src *source
 }
 
 // Report returns the report of the agent with the given id, or nil.
@@ -95,6 +95,10 @@ type observer interface {
 	typedObservation(slot, agent int, c agent.Clock) any
 }
 
+// source is the runtime behind a Result, held by a pointer of one word rather than an
+// interface of two, so that a Result fits in the registers Step returns it in.
+type source struct{ obs observer }
+
 // Obs returns the typed observation of the agent reported with the given id, built
 // from the same state as its flat observation. It is for users who want their agent's
 // own observation type; it allocates and is not meant for the step path. The result must
@@ -105,7 +109,7 @@ func Obs[O any](res Result, id string) (O, error) {
 	if slot < 0 || res.src == nil {
 		return zero, fmt.Errorf("hrl: no agent %q reported in this step", id)
 	}
-	v := res.src.typedObservation(slot, res.Reports[slot].agent, res.Reports[slot].Clock)
+	v := res.src.obs.typedObservation(slot, res.Reports[slot].agent, res.Reports[slot].Clock)
 	o, ok := v.(O)
 	if !ok {
 		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, v, zero)
@@ -130,9 +134,7 @@ type Runtime[S, A any] struct {
 	info   func(S) any
 	table  *transitions.Table[S, A]
 	agents []Binding[S, A]
-	inst   []instance[S, A]
-	hooks  []hooks[S, A]
-	fast   []discreteRange // per agent: its Discrete action range, for the check on the step path
+	bound  []boundAgent[S, A] // what the step path needs of each agent, in one place
 	specs  []AgentSpec
 	cfg    Config
 	pcg    *rand.PCG
@@ -146,12 +148,32 @@ type Runtime[S, A any] struct {
 	stack   []frame[S, A]
 	subEp   []int
 	res     Result
-	obsBuf  [][]float32 // one per report slot, sized for the largest observation
-	maskBuf [][]bool
-	states  []S // one per report slot: the state the report's observation was built from
-	obsDim  []int
+	src     *source         // for the results, made once
+	slots   []reportSlot[S] // one per report slot
 	maxObs  int
 	maxMask int
+}
+
+// reportSlot holds a report's buffers: its observation and mask, sized for the largest
+// agent's, and the state they were built from.
+type reportSlot[S any] struct {
+	obs   []float32
+	mask  []bool
+	state S
+}
+
+// boundAgent is an agent as the step path uses it: its instance, its hooks, the range
+// of its Discrete actions, its name and the lengths of its observation and mask.
+type boundAgent[S, A any] struct {
+	inst  instance[S, A]
+	hooks hooks[S, A]
+	fast  discreteRange // for the check on the step path
+	// triggers tells whether any trigger leaves the agent (else the step path does not
+	// look for one), switching whether every action of the agent must fire one.
+	triggers, switching bool
+	name                string
+	obsDim              int
+	maskLen             int
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
@@ -217,20 +239,29 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	if in, ok := env.(Informer[S]); ok {
 		r.info = in.Info
 	}
-	for _, b := range agents {
-		r.inst = append(r.inst, b.instance())
+	r.bound = make([]boundAgent[S, A], len(agents))
+	for i, b := range agents {
 		var fast discreteRange
 		if d, ok := b.ActionSpace().(spaces.Discrete); ok {
 			fast = discreteRange{lo: d.Start, hi: d.Start + d.N, ok: true}
 		}
-		r.fast = append(r.fast, fast)
-		r.hooks = append(r.hooks, b.hooks())
+		r.bound[i] = boundAgent[S, A]{
+			inst:    b.instance(),
+			hooks:   b.hooks(),
+			fast:    fast,
+			name:    b.Name(),
+			obsDim:  b.ObservationSpace().FlatDim(),
+			maskLen: b.masked(),
+		}
+		r.bound[i].switching = table.Switching(i)
 		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
-		r.obsDim = append(r.obsDim, b.ObservationSpace().FlatDim())
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
 	}
-	r.res.src = r
+	for _, tr := range table.Machine().Triggers {
+		r.bound[table.Index(tr.From)].triggers = true
+	}
+	r.src = &source{obs: r}
 	return r, nil
 }
 
@@ -287,19 +318,19 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 // ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
 // current state since.
 func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
-	return r.agents[i].typedObservation(r.states[slot], c)
+	return r.agents[i].typedObservation(r.slots[slot].state, c)
 }
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
 // seeded by seed, calls every agent's OnReset, and reports the initial agent's first
 // observation. The error is always nil: a runtime's episode always starts. It is there
 // so that a Runtime is an env.MultiAgent, whose Reset may fail.
-func (r *Runtime[S, A]) Reset(seed uint64) (Result, error) {
+func (r *Runtime[S, A]) Reset(seed uint64) (res Result, err error) {
 	r.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
 	s := r.env.InitialState(r.rng)
-	for _, h := range r.hooks {
-		if h.onReset != nil {
-			s = h.onReset(s)
+	for i := range r.bound {
+		if h := r.bound[i].hooks.onReset; h != nil {
+			s = h.OnReset(s)
 		}
 	}
 	r.state = s
@@ -307,15 +338,16 @@ func (r *Runtime[S, A]) Reset(seed uint64) (Result, error) {
 	r.stack = r.stack[:0]
 	clear(r.subEp)
 	r.res.Reports = r.res.Reports[:0]
-	r.begin(r.table.Initial(), "", agent.Switch[A]{Cause: agent.ByReset})
-	return r.result(), nil
+	r.begin(r.table.Initial(), "", &agent.Switch[A]{Cause: agent.ByReset})
+	r.result(&res)
+	return res, nil
 }
 
 // Step applies a raw action of the acting agent with the given id and reports every
 // agent concerned. A *StepError (one of the sentinels in errors.go, with the agent id,
 // the action and the reason) leaves the runtime exactly as it was: the caller may retry
 // with another action.
-func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
+func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err error) {
 	switch {
 	case !r.started:
 		return Result{}, r.fail(id, raw, ErrNotReset, nil)
@@ -326,12 +358,13 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if id != top.id {
 		return Result{}, r.fail(id, raw, ErrNotActing, nil)
 	}
-	if !r.fast[top.agent].inside(&raw) {
+	ag := &r.bound[top.agent]
+	if !ag.fast.inside(&raw) {
 		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
 			return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
 		}
 	}
-	a, err := r.inst[top.agent].decide(&r.state, r.clock(top), raw)
+	a, err := ag.inst.decide(raw)
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
 	}
@@ -339,12 +372,19 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrRejected, err)
 	}
-	if h := r.hooks[top.agent].onStep; h != nil {
-		s = h(s, a)
+	if h := ag.hooks.onStep; h != nil {
+		s = h.OnStep(s, a)
 	}
-	tr, to, matched := r.table.Match(top.agent, a)
+	var (
+		tr      *transitions.Trigger[S, A]
+		to      = -1
+		matched bool
+	)
+	if ag.triggers {
+		tr, to, matched = r.table.Match(top.agent, a)
+	}
 	switch {
-	case !matched && r.table.Switching(top.agent):
+	case !matched && ag.switching:
 		return Result{}, r.fail(id, raw, ErrNoTrigger, nil)
 	case matched && tr.Run != nil:
 		if s, err = tr.Run(s, a); err != nil {
@@ -361,7 +401,7 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	top.action = a
 	if matched && to >= 0 {
 		top.actedTick = r.tick - 1
-		r.begin(to, top.id, agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
+		r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
 	} else {
 		top.steps++
 		if r.settle(len(r.stack)-1, 1) {
@@ -371,18 +411,20 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (Result, error) {
 	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
 		r.truncate()
 	}
-	return r.result(), nil
+	r.result(&res)
+	return res, nil
 }
 
-func (r *Runtime[S, A]) result() Result {
-	r.res.Over = r.over
-	r.res.Tick = r.tick
-	r.res.Next = r.Acting()
-	return r.res
-}
-
-func (r *Runtime[S, A]) clock(f *frame[S, A]) agent.Clock {
-	return agent.Clock{Steps: f.steps, Tick: r.tick, SubEpisode: r.subEp[f.agent]}
+// result fills in the result of a Reset or Step. It writes the named result field by
+// field: a composite literal, or a copy of a Result kept in the runtime, is built in
+// memory and copied twice on its way to the registers it is returned in, and the
+// copies stall on the stores just made.
+func (r *Runtime[S, A]) result(res *Result) {
+	res.Reports = r.res.Reports
+	res.Next = r.Acting()
+	res.Over = r.over
+	res.Tick = r.tick
+	res.src = r.src
 }
 
 func (r *Runtime[S, A]) id(i int) string {
@@ -396,43 +438,52 @@ func (r *Runtime[S, A]) id(i int) string {
 // slot returns the next report, with buffers for its observation and mask.
 func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	n := len(r.res.Reports)
-	if n == len(r.obsBuf) {
-		r.obsBuf = append(r.obsBuf, make([]float32, r.maxObs))
-		r.maskBuf = append(r.maskBuf, make([]bool, r.maxMask))
-		r.states = append(r.states, r.state)
+	if n == len(r.slots) {
+		r.slots = append(r.slots, reportSlot[S]{obs: make([]float32, r.maxObs), mask: make([]bool, r.maxMask)})
 	}
+	sl := &r.slots[n]
 	// Every caller builds the report from the current state right after taking the slot.
-	r.states[n] = r.state
+	sl.state = r.state
 	if n < cap(r.res.Reports) {
 		r.res.Reports = r.res.Reports[:n+1]
 	} else {
 		r.res.Reports = append(r.res.Reports, Report{})
 	}
+	// The report is written field by field, not as one composite value: a composite is
+	// built on the stack and copied, and the copy stalls on the stores that built it.
+	ag := &r.bound[i]
 	rep := &r.res.Reports[n]
-	*rep = Report{
-		AgentID:  f.id,
-		Agent:    r.specs[i].Name,
-		ParentID: f.parentID,
-		Obs:      r.obsBuf[n][:r.obsDim[i]],
-		Clock:    r.clock(f),
-		agent:    i,
+	rep.AgentID = f.id
+	rep.Agent = ag.name
+	rep.ParentID = f.parentID
+	rep.Obs = sl.obs[:ag.obsDim]
+	rep.Mask = nil
+	if ag.maskLen > 0 {
+		rep.Mask = sl.mask[:ag.maskLen]
 	}
-	if m := r.specs[i].MaskLen; m > 0 {
-		rep.Mask = r.maskBuf[n][:m]
-	}
+	rep.Reward = 0
+	rep.Terminated, rep.Truncated, rep.Start = false, false, false
+	rep.SpanTicks = 0
+	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, r.subEp[i]
+	rep.agent = i
 	return rep
 }
 
 // begin starts a sub-episode of agent i and reports its first observation.
-func (r *Runtime[S, A]) begin(i int, parentID string, sw agent.Switch[A]) {
-	r.stack = append(r.stack, frame[S, A]{agent: i, id: r.id(i), parentID: parentID})
+func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) {
+	if len(r.stack) < cap(r.stack) {
+		r.stack = r.stack[:len(r.stack)+1]
+	} else {
+		r.stack = append(r.stack, frame[S, A]{})
+	}
 	f := &r.stack[len(r.stack)-1]
-	if h := r.hooks[i].onTakes; h != nil {
-		r.state = h(r.state, sw)
+	f.agent, f.id, f.parentID, f.steps, f.actedTick = i, r.id(i), parentID, 0, 0
+	if h := r.bound[i].hooks.onTakes; h != nil {
+		r.state = h.OnTakesControl(r.state, *sw)
 	}
 	rep := r.slot(i, f)
 	rep.Start = true
-	r.inst[i].observe(&r.state, rep.Clock, rep.Obs, rep.Mask)
+	r.bound[i].inst.observe(&r.state, rep)
 }
 
 // settle scores the pending decision of the agent at stack level n, whose action is in
@@ -442,7 +493,7 @@ func (r *Runtime[S, A]) settle(n, span int) bool {
 	f := &r.stack[n]
 	rep := r.slot(f.agent, f)
 	rep.SpanTicks = span
-	rep.Reward, rep.Terminated, rep.Truncated = r.inst[f.agent].settle(&f.action, &r.state, rep.Clock, rep.Obs, rep.Mask)
+	r.bound[f.agent].inst.settle(&f.action, &r.state, rep)
 	return rep.Done()
 }
 
@@ -450,8 +501,8 @@ func (r *Runtime[S, A]) settle(n, span int) bool {
 // on-done table says, settling parents whose span ends with it.
 func (r *Runtime[S, A]) finish() {
 	for {
-		f := r.pop()
-		next := r.table.OnDone(f.agent)
+		agentIdx, id, parentID := r.pop()
+		next := r.table.OnDone(agentIdx)
 		if next == transitions.DoneParent && len(r.stack) > 0 {
 			next = r.stack[len(r.stack)-1].agent
 		}
@@ -463,7 +514,7 @@ func (r *Runtime[S, A]) finish() {
 		}
 		n := r.level(next)
 		if n < 0 {
-			r.begin(next, f.parentID, agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: f.id})
+			r.begin(next, parentID, &agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: id})
 			return
 		}
 		// Control returns to an agent already waiting in the stack; the agents between
@@ -480,15 +531,17 @@ func (r *Runtime[S, A]) finish() {
 	}
 }
 
-// pop ends the sub-episode of the agent on top of the stack.
-func (r *Runtime[S, A]) pop() frame[S, A] {
-	f := r.stack[len(r.stack)-1]
-	if h := r.hooks[f.agent].onGives; h != nil {
-		r.state = h(r.state)
+// pop ends the sub-episode of the agent on top of the stack and returns the agent's
+// index, id and parent's id.
+func (r *Runtime[S, A]) pop() (i int, id, parentID string) {
+	f := &r.stack[len(r.stack)-1]
+	i, id, parentID = f.agent, f.id, f.parentID
+	if h := r.bound[i].hooks.onGives; h != nil {
+		r.state = h.OnGivesControl(r.state)
 	}
-	r.subEp[f.agent]++
+	r.subEp[i]++
 	r.stack = r.stack[:len(r.stack)-1]
-	return f
+	return i, id, parentID
 }
 
 // level returns the stack level of agent i, or -1 when it is not in control.
