@@ -10,17 +10,15 @@ import time
 import numpy as np
 import pytest
 
-grpc = pytest.importorskip(
-    "grpc", reason="baton.remote needs grpcio: apt-get install python3-grpcio python3-protobuf (Debian's /usr/bin/python3)"
-)
+import grpc
 
-import baton  # noqa: E402
-from baton import remote as R  # noqa: E402
-from baton.remote import actions as A  # noqa: E402
-from baton.remote import tensors as T  # noqa: E402
-from baton.remote.errors import STATUS_DETAILS_KEY, _rpc_messages  # noqa: E402
-from baton.v1 import baton_pb2 as pb  # noqa: E402
-from baton.v1 import baton_pb2_grpc as pb_grpc  # noqa: E402
+import baton
+from baton import remote as R
+from baton.remote import actions as A
+from baton.remote import tensors as T
+from baton.remote.errors import STATUS_DETAILS_KEY, _rpc_messages
+from baton.v1 import baton_pb2 as pb
+from baton.v1 import baton_pb2_grpc as pb_grpc
 
 KEY = "test-key-0123456789abcdef"
 OTHER_KEY = "other-key-0123456789abcdef"
