@@ -15,7 +15,7 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(PYTHON_DIR)
 
 # The fixtures that run go: a test that uses one gets the go marker.
-GO_FIXTURES = {"maze_log", "baton_bin"}
+GO_FIXTURES = {"maze_log", "baton_bin", "tools"}
 
 
 def pytest_collection_modifyitems(config, items):
