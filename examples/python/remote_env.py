@@ -1,34 +1,29 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Steps a baton environment served over gRPC from Python.
 
     baton serve env --addr 127.0.0.1:50051 &
-    PYTHONPATH=python /usr/bin/python3 examples/python/remote_env.py 127.0.0.1:50051 --env maze
-    PYTHONPATH=python /usr/bin/python3 examples/python/remote_env.py 127.0.0.1:50051 --env cartpole
+    scripts/python examples/python/remote_env.py 127.0.0.1:50051 --env maze
+    scripts/python examples/python/remote_env.py 127.0.0.1:50051 --env cartpole
 
 The maze is played in the multi-agent form (RemoteMultiAgentEnv), turn by turn: the
 strategy agent walks a shortest path (the oracle of serve_policy.py), the motion agent
 moves forward where it can; each episode prints its ticks, each agent's return and
 whether it reached the goal. The cart-pole is played through the Gymnasium view
 (RemoteEnv): reset(seed=...) and step(action) with the five-tuple, pushing toward where
-the pole falls. Needs numpy, grpcio and protobuf (Debian: apt-get install python3-numpy
-python3-grpcio python3-protobuf).
+the pole falls. Needs baton's remote extra (grpcio, protobuf), which the project's
+environment (scripts/python) has.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import defaultdict
 
 import numpy as np
+from serve_policy import oracle  # beside this file
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
-sys.path.insert(0, HERE)
-
-from baton import remote  # noqa: E402
-from serve_policy import oracle  # noqa: E402
+from baton import remote
 
 FORWARD = 1  # the maze's motion: 0 backward, 1 forward
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Serves the maze's strategy agent from Python, so that baton's Go trials act with it.
 
 The policy is a Python function of the strategy's flat observation (the map, the
@@ -8,7 +8,7 @@ shortest path to the goal (breadth-first search over the map in the observation)
 train_strategy.py, say) serves the same way: replace the function.
 
     baton envs maze --json > /tmp/maze.json          # the agents' spaces
-    PYTHONPATH=python /usr/bin/python3 examples/python/serve_policy.py \\
+    scripts/python examples/python/serve_policy.py \\
         --spec /tmp/maze.json --addr 127.0.0.1:50052 --key-file keys.txt
     baton run maze --trials 100 --policy strategy=grpc://127.0.0.1:50052 \\
         --policy motion=forward --key-file keys.txt
@@ -17,15 +17,14 @@ The spaces come from ``baton envs ENV --json`` (--spec) or from an environment s
 (--env-server ADDR, ``baton serve env``); they must be the trial's, which the Go side
 checks. Once it serves, its first line on stdout says where, as baton serve's does
 ("serving agent strategy of maze on grpc://127.0.0.1:50052"; port 0 lets the OS pick
-one), and it stops gracefully on SIGINT or SIGTERM. Needs numpy, grpcio and protobuf (Debian:
-apt-get install python3-numpy python3-grpcio python3-protobuf).
+one), and it stops gracefully on SIGINT or SIGTERM. Needs baton's remote extra (grpcio,
+protobuf), which the project's environment (scripts/python) has.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import threading
@@ -33,11 +32,7 @@ from collections import deque
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-# The baton package lives in python/ at the repository's root: no install needed.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
-
-from baton import remote  # noqa: E402
+from baton import remote
 
 # The maze's directions (examples/maze): UP, RIGHT, DOWN, LEFT.
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))

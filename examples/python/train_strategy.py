@@ -10,22 +10,18 @@ curve (loss and accuracy per epoch, on the training trials and on held-out trial
 saves the model.
 
     go run ./cmd/baton run maze --trials 200 --log /tmp/mazelog
-    PYTHONPATH=python python3 examples/python/train_strategy.py /tmp/mazelog
+    scripts/python examples/python/train_strategy.py /tmp/mazelog
 
-Needs numpy, pyarrow (to read the log) and torch:  pip install numpy pyarrow torch
+Needs baton's arrow and torch extras (pyarrow, torch), which the project's environment
+(scripts/python) has.
 Options: --epochs, --hidden, --lr, --batch-size, --holdout, --seed, --agent, --out.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-# The baton package lives in python/ at the repository's root: no install needed.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
 
 
 def need(module: str, install: str):

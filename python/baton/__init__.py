@@ -1,8 +1,9 @@
 """baton: read the Arrow activity logs of baton trials in Python and train from them.
 
-Use it from a checkout without installing anything from an index:
+From a checkout, scripts/python runs Python in the project's environment, where baton
+is installed (editable) with every extra of python/pyproject.toml:
 
-    PYTHONPATH=python python3 -c "import baton"   # or: sys.path.insert(0, "python")
+    scripts/python -c "import baton"
 
 - ``baton.load(dir)``: every agent's steps as a pyarrow Table and numpy arrays, with
   observations in their spaces' shapes, and the trials, episodes and rewards tables
@@ -15,7 +16,8 @@ Use it from a checkout without installing anything from an index:
   datalog/doc.go says, in numpy.
 - ``baton.TransitionDataset``: a torch Dataset of those transitions (needs torch).
 
-numpy is the only dependency of the package itself.
+numpy is the only hard dependency; the extras (arrow, remote, gym, pettingzoo, torch,
+ray, minari) bring the rest.
 """
 
 from .spaces import (

@@ -1,21 +1,27 @@
-"""Makes the package importable from a checkout without PYTHONPATH; maze_log, a real
-log written by `go run ./cmd/baton run maze --log DIR` (for the tests that need
-pyarrow), with the Go reader's figures of it."""
+"""maze_log, a real log written by `go run ./cmd/baton run maze --log DIR`, with the Go
+reader's figures of it; the go marker on every test that needs the Go toolchain.
+
+The tests run in the project's environment (scripts/python -m pytest), where baton is
+installed from this checkout with every extra of python/pyproject.toml."""
 
 import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(PYTHON_DIR)
-if PYTHON_DIR not in sys.path:
-    sys.path.insert(0, PYTHON_DIR)
 
-PYARROW_REASON = "baton.load needs pyarrow, which Debian does not package (pip install pyarrow)"
+# The fixtures that run go: a test that uses one gets the go marker.
+GO_FIXTURES = {"maze_log", "baton_bin", "tools"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if GO_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.go)
 
 
 def _go_or_skip():
@@ -26,7 +32,6 @@ def _go_or_skip():
 @pytest.fixture(scope="session")
 def maze_log(tmp_path_factory):
     """A log of 3 maze trials, 2 episodes each, and the Go reader's figures of it."""
-    pytest.importorskip("pyarrow", reason=PYARROW_REASON)
     _go_or_skip()
     d = str(tmp_path_factory.mktemp("mazelog") / "log")
     cmd = ["go", "run", "./cmd/baton", "run", "maze", "--trials", "3", "--episodes", "2", "--log", d]

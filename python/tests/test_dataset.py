@@ -1,14 +1,14 @@
-"""baton.TransitionDataset (needs torch) over hand-built transitions."""
+"""baton.TransitionDataset over hand-built transitions."""
 
 import numpy as np
 import pytest
+import torch
 
 import baton
 from test_experience import EXPECTED_PAIRS, columns
 
 
 def test_dataset_of_transitions():
-    torch = pytest.importorskip("torch", reason="baton.TransitionDataset needs PyTorch (apt-get install python3-torch or pip install torch)")
     t = baton.build_transitions(columns())
     ds = baton.TransitionDataset(t, gamma=0.5)
     assert len(ds) == len(EXPECTED_PAIRS)
@@ -23,7 +23,6 @@ def test_dataset_of_transitions():
 
 
 def test_dataset_of_box_actions():
-    torch = pytest.importorskip("torch", reason="baton.TransitionDataset needs PyTorch (apt-get install python3-torch or pip install torch)")
     c = columns(action_shape=(2,))
     del c["action_mask"]
     ds = baton.TransitionDataset(baton.build_transitions(c))

@@ -11,17 +11,18 @@ from concurrent import futures
 import numpy as np
 import pytest
 
-grpc = pytest.importorskip(
-    "grpc", reason="baton.remote needs grpcio: apt-get install python3-grpcio python3-protobuf (Debian's /usr/bin/python3)"
-)
+import grpc
+from google.protobuf import descriptor_pool
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-import baton  # noqa: E402
-from baton import remote as R  # noqa: E402
-from baton.remote import actions as A  # noqa: E402
-from baton.remote import tensors as T  # noqa: E402
-from baton.remote.errors import STATUS_DETAILS_KEY, _rpc_messages  # noqa: E402
-from baton.v1 import baton_pb2 as pb  # noqa: E402
-from baton.v1 import baton_pb2_grpc as pb_grpc  # noqa: E402
+import baton
+from baton import remote as R
+from baton.remote import actions as A
+from baton.remote import tensors as T
+from baton.remote.errors import STATUS_DETAILS_KEY, _rpc_messages
+from baton.v1 import baton_pb2 as pb
+from baton.v1 import baton_pb2_grpc as pb_grpc
 
 KEY = "test-key-0123456789abcdef"
 OTHER_KEY = "other-key-0123456789abcdef"
@@ -337,6 +338,53 @@ def test_spec_and_agents(server):
         assert [a.name for a in stub.Agents(pb.AgentsRequest(), timeout=10).agents] == ["strategy"]
     finally:
         ch.close()
+
+
+def test_health_and_reflection_are_served_without_a_key():
+    srv = R.serve_policy(last_allowed, SPACES, name="strategy", key=KEY)
+    ch = grpc.insecure_channel(srv.addr)
+    try:
+        health = health_pb2_grpc.HealthStub(ch)
+        for service in ("", "baton.v1.AgentService"):
+            got = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+            assert got.status == health_pb2.HealthCheckResponse.SERVING, service
+        with pytest.raises(grpc.RpcError) as e:
+            health.Check(health_pb2.HealthCheckRequest(service="baton.v1.EnvService"), timeout=10)
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
+        # Reflection: the services, and the contract's descriptors from the server alone.
+        db = ProtoReflectionDescriptorDatabase(ch)
+        assert sorted(db.get_services()) == [
+            "baton.v1.AgentService",
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ]
+        pool = descriptor_pool.DescriptorPool(db)
+        act = pool.FindServiceByName("baton.v1.AgentService").FindMethodByName("ActBatch")
+        assert act.input_type.full_name == "baton.v1.ActBatchRequest"
+        assert [f.name for f in act.input_type.fields] == ["agent", "observations", "masks"]
+        # The key is still needed for the agent itself.
+        with pytest.raises(grpc.RpcError) as e:
+            pb_grpc.AgentServiceStub(ch).Spec(pb.AgentSpecRequest(), timeout=10)
+        assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        ch.close()
+        srv.stop()
+
+
+def test_health_turns_not_serving_when_the_server_stops():
+    srv = R.serve_policy(last_allowed, SPACES, name="strategy")
+    ch = grpc.insecure_channel(srv.addr)
+    try:
+        watch = health_pb2_grpc.HealthStub(ch).Watch(health_pb2.HealthCheckRequest(service="baton.v1.AgentService"), timeout=30)
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+        stopper = threading.Thread(target=srv.stop, kwargs={"grace": 10})
+        stopper.start()
+        assert next(watch).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        watch.cancel()  # the call in flight that the grace period waits for
+        stopper.join()
+    finally:
+        ch.close()
+        srv.stop()
 
 
 def test_the_policy_gets_mask_and_context_as_its_signature_asks():

@@ -16,17 +16,13 @@ import threading
 import numpy as np
 import pytest
 
-grpc = pytest.importorskip(
-    "grpc", reason="baton.remote needs grpcio: apt-get install python3-grpcio python3-protobuf (Debian's /usr/bin/python3)"
-)
+import grpc
+import serve_policy as example  # examples/python, on pytest's pythonpath (pyproject.toml)
 
-from baton import remote as R  # noqa: E402
-from conftest import REPO_ROOT  # noqa: E402
+from baton import remote as R
+from conftest import REPO_ROOT
 
 EXAMPLES = os.path.join(REPO_ROOT, "examples", "python")
-if EXAMPLES not in sys.path:
-    sys.path.insert(0, EXAMPLES)
-import serve_policy as example  # noqa: E402
 
 KEY = "maze-key-0123456789abcdefgh"
 WRONG_KEY = "wrong-key-0123456789abcdefg"
@@ -363,7 +359,6 @@ def test_the_serve_policy_example_serves_a_go_campaign(baton_bin, maze_envs, tmp
     server = Process(
         [sys.executable, os.path.join(EXAMPLES, "serve_policy.py"), "--spec", spec_file, "--key-file", str(keys),
          "--policy", "random", "--seed", "3"],
-        env={**os.environ, "PYTHONPATH": os.path.join(REPO_ROOT, "python")},
     )
     try:
         r = run_campaign(baton_bin, server.addr, keys)

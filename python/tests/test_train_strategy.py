@@ -1,5 +1,5 @@
-"""examples/python/train_strategy.py: its training on hand-built transitions (needs
-torch), and on a real log (needs pyarrow and torch too)."""
+"""examples/python/train_strategy.py: its training on hand-built transitions, and on a
+real log."""
 
 import importlib.util
 import os
@@ -12,7 +12,6 @@ import baton
 from conftest import REPO_ROOT
 
 SCRIPT = os.path.join(REPO_ROOT, "examples", "python", "train_strategy.py")
-TORCH_REASON = "train_strategy.py needs PyTorch (apt-get install python3-torch or pip install torch)"
 
 
 def script():
@@ -54,7 +53,6 @@ def synthetic_transitions(n_trials=10, steps=12, dim=8, seed=0):
 
 
 def test_behaviour_cloning_learns_and_prints_its_curve():
-    pytest.importorskip("torch", reason=TORCH_REASON)
     ts = script()
     lines = []
     policy, curve = ts.train(synthetic_transitions(), n_actions=4, epochs=40, hidden=32, lr=1e-2, log=lines.append)
@@ -65,7 +63,6 @@ def test_behaviour_cloning_learns_and_prints_its_curve():
 
 
 def test_train_strategy_on_a_real_log(maze_log, tmp_path, capsys):
-    pytest.importorskip("torch", reason=TORCH_REASON)
     d, _ = maze_log
     out = tmp_path / "model.pt"
     script().main([d, "--epochs", "3", "--out", str(out)])

@@ -1,8 +1,8 @@
 """baton over gRPC from Python: remote environments and served policies.
 
-Needs grpcio and protobuf: on Debian 12, ``apt-get install python3-grpcio
-python3-protobuf`` for /usr/bin/python3 (grpcio 1.51, protobuf 3.21, the runtimes the
-generated code in baton.v1 is written for).
+Needs the remote extra of baton's pyproject.toml (grpcio, protobuf,
+grpcio-health-checking, grpcio-reflection), which the project's environment
+(scripts/python) has.
 
 Environments (EnvService, e.g. ``baton serve env``):
 
@@ -39,10 +39,12 @@ Mismatch; bad arguments of this API raise ConfigError before anything is sent.
 try:
     import grpc as _grpc  # noqa: F401
     import google.protobuf as _protobuf  # noqa: F401
+    import grpc_health as _grpc_health  # noqa: F401
+    import grpc_reflection as _grpc_reflection  # noqa: F401
 except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError(
-        f"baton.remote needs grpcio and protobuf ({e}): on Debian 12, apt-get install "
-        "python3-grpcio python3-protobuf and run /usr/bin/python3"
+        f"baton.remote needs grpcio, protobuf, grpcio-health-checking and grpcio-reflection ({e}): "
+        "pip install 'baton[remote]', or run scripts/python"
     ) from e
 
 from .agent import RemoteAgent

@@ -12,8 +12,10 @@ each problem an INVALID_ARGUMENT naming the field with a google.rpc.BadRequest d
 an unknown agent NOT_FOUND; API keys checked in constant time (UNAUTHENTICATED for a missing or unknown key,
 PERMISSION_DENIED for an agent a known key does not grant); the
 policy's failures UNKNOWN and its actions outside the action space INTERNAL, never a
-crashed server. Health checking and reflection are served when grpcio-health-checking
-and grpcio-reflection are installed (Debian packages neither).
+crashed server. Every server also serves gRPC health checking (grpc.health.v1.Health:
+SERVING for "" and baton.v1.AgentService until it stops, NOT_SERVING from then on) and
+reflection (grpc.reflection.v1alpha.ServerReflection, so `grpcurl -plaintext ADDR list`
+works), both open without an API key, as the Go servers' are.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from typing import Callable, Dict, Iterable, Optional, Sequence, Union
 
 import grpc
 import numpy as np
+from grpc_health.v1 import health as _health
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from .. import spaces as S
 from ..v1 import baton_pb2 as pb
@@ -241,7 +246,7 @@ class PolicyServer:
     down gracefully; it is a context manager that stops on exit. Safe for concurrent
     use."""
 
-    def __init__(self, server: grpc.Server, addr: str, agents: Sequence[str], health):
+    def __init__(self, server: grpc.Server, addr: str, agents: Sequence[str], health: _health.HealthServicer):
         self._server = server
         self.addr = addr
         self.port = int(addr.rpartition(":")[2])
@@ -255,8 +260,7 @@ class PolicyServer:
         Calling it again does nothing."""
         if self._stopped.is_set():
             return
-        if self._health is not None:
-            self._health.enter_graceful_shutdown()
+        self._health.enter_graceful_shutdown()
         self._server.stop(grace).wait()
         self._stopped.set()
 
@@ -275,26 +279,15 @@ class PolicyServer:
         return f"PolicyServer({self.addr!r}, agents={list(self.agents)!r})"
 
 
-def _optional_services(server: grpc.Server, names: Sequence[str]):
-    """Health checking and reflection, when their packages are installed; returns the
-    health servicer or None."""
-    health = None
-    try:
-        from grpc_health.v1 import health as _health  # type: ignore
-        from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore
-    except ImportError:
-        _health = None
-    if _health is not None:
-        health = _health.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health, server)
-        for name in ("", *names):
-            health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    try:
-        from grpc_reflection.v1alpha import reflection  # type: ignore
-    except ImportError:
-        reflection = None
-    if reflection is not None:
-        reflection.enable_server_reflection((*names, reflection.SERVICE_NAME), server)
+def _add_health_and_reflection(server: grpc.Server, names: Sequence[str]) -> _health.HealthServicer:
+    """Adds health checking (SERVING for "" and every name in ``names``) and reflection
+    (of ``names``, the health service and reflection itself) to ``server``; returns the
+    health servicer."""
+    health = _health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    for name in ("", *names):
+        health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    reflection.enable_server_reflection((*names, _health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     return health
 
 
@@ -362,7 +355,7 @@ def serve_policies(
         maximum_concurrent_rpcs=max_workers,
     )
     pb_grpc.add_AgentServiceServicer_to_server(_AgentService(served, keys), server)
-    health = _optional_services(server, (_SERVICE,))
+    health = _add_health_and_reflection(server, (_SERVICE,))
     host = addr.rpartition(":")[0]
     try:
         port = server.add_secure_port(addr, creds) if creds is not None else server.add_insecure_port(addr)
