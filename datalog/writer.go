@@ -34,10 +34,9 @@ import (
 // the calls that follow it (the next Handle, Flush or Close), and then by every
 // call; Close then leaves the open parts without their footers for Recover.
 type Writer struct {
-	ds   *Dataset
-	cfg  *writeConfig
-	pool *bufferPool // the buffers of the IPC encoders of its parts
-	fl   *flusher
+	ds  *Dataset
+	cfg *writeConfig
+	fl  *flusher
 
 	shapes map[string]*shape
 	agents map[string]*agentLog
@@ -92,8 +91,7 @@ const (
 )
 
 func newWriter(d *Dataset) *Writer {
-	pool := newBufferPool(d.cfg.mem)
-	w := &Writer{ds: d, cfg: &d.cfg, pool: pool, fl: startFlusher(d, pool),
+	w := &Writer{ds: d, cfg: &d.cfg, fl: startFlusher(d),
 		shapes: map[string]*shape{}, agents: map[string]*agentLog{}, trials: map[string]*trialLog{}}
 	w.tables[sideTrials] = newSideTable(w, TableTrials, trialFields)
 	w.tables[sideEpisodes] = newSideTable(w, TableEpisodes, episodeFields)
@@ -188,7 +186,6 @@ func (w *Writer) Close() error {
 		t.retire()
 	}
 	err := w.fl.stop()
-	w.pool.release()
 	w.agents, w.order, w.trials, w.cur, w.last, w.spare = nil, nil, nil, nil, nil, nil
 	w.ds.forget(w)
 	return err
