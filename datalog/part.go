@@ -186,7 +186,12 @@ func readPart(path string, ra io.ReaderAt, size int64, mem memory.Allocator) (*p
 		}
 		// Bytes of a batch that happen to end with the magic: read it as a stream.
 	}
-	sr, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(ra, 8, size-8), 1<<16), ipc.WithAllocator(mem))
+	// The stream's messages are read by ipcfile's reader, which refuses the lengths
+	// that arrow-go's would trust (a body past the end of a cut part, a compressed
+	// buffer that claims more than its frame holds) before they take memory.
+	stream := size - int64(len(ipcfile.Magic))
+	msgs := ipcfile.NewMessageReader(bufio.NewReaderSize(io.NewSectionReader(ra, int64(len(ipcfile.Magic)), stream), 1<<16), stream)
+	sr, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(mem))
 	if err != nil {
 		return r, nil // no complete schema: no batches
 	}

@@ -18,6 +18,7 @@ const (
 	fbTypeBool       = 6
 	fbTypeList       = 12
 	fbTypeStruct     = 13
+	fbTypeUnion      = 14
 	fbTypeFixedList  = 16
 	fbPrecisionHalf  = 0
 	fbPrecisionFloat = 1
