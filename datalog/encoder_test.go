@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/datalog/internal/dict"
 	"github.com/batonrl/baton/datalog/internal/ipcfile"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/runners"
@@ -42,7 +43,7 @@ func encoderCases() []encoderCase {
 func stepBatches(t *testing.T, sh *shape, seed uint64, trial string, rows []int) []arrow.RecordBatch {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
-	trialD, agentD, parentD, srcD := newStrDict(), newStrDict(), newStrDict(), newStrDict()
+	trialD, agentD, parentD, srcD := dict.New(), dict.New(), dict.New(), dict.New()
 	mem := memory.NewGoAllocator()
 	schema := arrow.NewSchema(sh.fields(), nil)
 	var out []arrow.RecordBatch
@@ -93,13 +94,13 @@ func stepBatches(t *testing.T, sh *shape, seed uint64, trial string, rows []int)
 			if rng.IntN(6) == 0 {
 				s.Messages = []runners.Message{{From: "a", To: "b", Payload: []byte{byte(i), 2}, Sent: tick}}
 			}
-			id := ids{trial: trialD.id(fmt.Sprintf("%s%d", trial, b)), agent: agentD.id(s.AgentID), parent: -1}
+			id := ids{trial: trialD.ID(fmt.Sprintf("%s%d", trial, b)), agent: agentD.ID(s.AgentID), parent: -1}
 			if s.ParentID != "" {
-				id.parent = parentD.id(s.ParentID)
+				id.parent = parentD.ID(s.ParentID)
 			}
 			c.append(s, id, srcD)
 		}
-		c.dicts = dicts{trial: trialD.array(), agent: agentD.array(), parent: parentD.array(), source: srcD.array()}
+		c.dicts = dicts{trial: trialD.Array(), agent: agentD.Array(), parent: parentD.Array(), source: srcD.Array()}
 		out = append(out, c.record(schema))
 	}
 	return out

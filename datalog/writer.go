@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/batonrl/baton/datalog/internal/dict"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -450,7 +451,7 @@ type agentLog struct {
 	began   int
 	opener  *trialLog
 
-	trialD, agentD, parentD, srcD *strDict
+	trialD, agentD, parentD, srcD *dict.Strings
 	// lastTrial is the trial of the latest row and lastTrialID its index in trialD:
 	// a batch holds long runs of one trial.
 	lastTrial   *trialLog
@@ -461,7 +462,7 @@ func newAgentLog(w *Writer, sh *shape) *agentLog {
 	return &agentLog{
 		w: w, sh: sh, fields: sh.fields(), out: newOutput(tableDir(TableSteps, sh.name), true, nil),
 		free: make(chan batch, 2), newPart: true,
-		trialD: newStrDict(), agentD: newStrDict(), parentD: newStrDict(), srcD: newStrDict(),
+		trialD: dict.New(), agentD: dict.New(), parentD: dict.New(), srcD: dict.New(),
 	}
 }
 
@@ -499,11 +500,11 @@ func (al *agentLog) append(t *trialLog, s *runners.StepEvent) {
 		// Not by address: a trial's id comes once per batch, mostly, and each
 		// trial's is new, so that it would only push an agent's id out of the
 		// dictionary's cache of addresses.
-		al.lastTrial, al.lastTrialID = t, al.trialD.find(t.id)
+		al.lastTrial, al.lastTrialID = t, al.trialD.Find(t.id)
 	}
-	id := ids{trial: al.lastTrialID, agent: al.agentD.id(s.AgentID), parent: -1}
+	id := ids{trial: al.lastTrialID, agent: al.agentD.ID(s.AgentID), parent: -1}
 	if s.ParentID != "" {
-		id.parent = al.parentD.id(s.ParentID)
+		id.parent = al.parentD.ID(s.ParentID)
 	}
 	al.cols.append(s, id, al.srcD)
 }
@@ -533,7 +534,7 @@ func (al *agentLog) handOver() {
 		return
 	}
 	al.w.handOverTables()
-	c.dicts = dicts{trial: al.trialD.array(), agent: al.agentD.array(), parent: al.parentD.array(), source: al.srcD.array()}
+	c.dicts = dicts{trial: al.trialD.Array(), agent: al.agentD.Array(), parent: al.parentD.Array(), source: al.srcD.Array()}
 	j := job{out: al.out, b: c, seq: al.seq, free: al.free}
 	if al.newPart {
 		md := al.sh.metadata(al.w.ds.base, al.opener)
@@ -593,14 +594,14 @@ func (al *agentLog) endFullPart() {
 // beginPart makes the next batch begin a new part, with new dictionaries.
 func (al *agentLog) beginPart() {
 	al.newPart, al.opener, al.lastTrial = true, nil, nil
-	for _, d := range []*strDict{al.trialD, al.agentD, al.parentD, al.srcD} {
-		d.reset()
+	for _, d := range []*dict.Strings{al.trialD, al.agentD, al.parentD, al.srcD} {
+		d.Reset()
 	}
 }
 
 // dictLen is the number of values of the part's largest dictionary.
 func (al *agentLog) dictLen() int {
-	return max(al.trialD.len(), al.agentD.len(), al.parentD.len(), al.srcD.len())
+	return max(al.trialD.Len(), al.agentD.Len(), al.parentD.Len(), al.srcD.Len())
 }
 
 // retire ends the agent's log: the flusher finishes its part and gives its column
@@ -611,8 +612,8 @@ func (al *agentLog) retire() {
 		al.cols = nil
 	}
 	al.w.fl.send(job{out: al.out, free: al.free, finish: true, retire: true})
-	for _, d := range []*strDict{al.trialD, al.agentD, al.parentD, al.srcD} {
-		d.release()
+	for _, d := range []*dict.Strings{al.trialD, al.agentD, al.parentD, al.srcD} {
+		d.Release()
 	}
 }
 
