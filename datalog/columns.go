@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/batonrl/baton/datalog/internal/dict"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -306,7 +307,7 @@ type ids struct {
 // from src. check(s) must have passed and the columns must not be full. It stores
 // each value where it goes and no more: the bitmaps are packed, and the nulls
 // counted, when the batch is built.
-func (c *stepColumns) append(s *runners.StepEvent, id ids, src *strDict) {
+func (c *stepColumns) append(s *runners.StepEvent, id ids, src *dict.Strings) {
 	i := c.n
 	sh := c.sh
 	c.trial.s[i] = id.trial
@@ -365,7 +366,7 @@ func (c *stepColumns) append(s *runners.StepEvent, id ids, src *strDict) {
 	idx, val := c.srcIdx.s[n:], c.srcVal.s[n:]
 	for j := range s.Sources {
 		r := &s.Sources[j]
-		idx[j], val[j] = src.id(r.Source), float32(r.Value)
+		idx[j], val[j] = src.ID(r.Source), float32(r.Value)
 	}
 	c.srcOff.s[i+1] = int32(n + k)
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/batonrl/baton/datalog/internal/ipcfile"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
@@ -55,7 +56,7 @@ func checkRow(t testing.TB, r *Row, i int) {
 
 // writePart logs n steps in batches of batch rows and returns the bytes of the one
 // part of agent a and its record batch blocks.
-func writePart(t *testing.T, n, batch int, comp Compression) ([]byte, []block) {
+func writePart(t testing.TB, n, batch int, comp Compression) ([]byte, []ipcfile.Block) {
 	dir := t.TempDir()
 	ds, err := NewDataset(dir, WithBatchRows(batch), WithCompression(comp))
 	require.NoError(t, err)
@@ -68,14 +69,8 @@ func writePart(t *testing.T, n, batch int, comp Compression) ([]byte, []block) {
 	require.Len(t, files, 1)
 	data, err := os.ReadFile(files[0])
 	require.NoError(t, err)
-	foot, err := footerOf(data)
+	_, blocks, err := ipcfile.ReadFooter(data)
 	require.NoError(t, err)
-	at, _, err := foot.blocks(footerRecordBatches)
-	require.NoError(t, err)
-	blocks := make([]block, len(at))
-	for i, a := range at {
-		blocks[i] = readBlock(foot.buf, a)
-	}
 	require.Len(t, blocks, (n+batch-1)/batch)
 	return data, blocks
 }
@@ -97,8 +92,8 @@ func TestTruncatedPart(t *testing.T) {
 			}
 			for _, b := range blocks {
 				for d := -12; d <= 12; d++ {
-					cuts[int(b.offset)+d] = true
-					cuts[int(b.end())+d] = true
+					cuts[int(b.Offset)+d] = true
+					cuts[int(b.End())+d] = true
 				}
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -111,7 +106,7 @@ func TestTruncatedPart(t *testing.T) {
 				}
 				want := 0
 				for _, b := range blocks {
-					if b.end() <= int64(c) {
+					if b.End() <= int64(c) {
 						want++
 					}
 				}
@@ -150,11 +145,11 @@ func TestRecover(t *testing.T) {
 		batches int
 		removed bool
 	}{
-		{"mid batch", int(blocks[3].offset + 40), 3, false},
-		{"at a batch's end", int(blocks[2].end()), 3, false},
+		{"mid batch", int(blocks[3].Offset + 40), 3, false},
+		{"at a batch's end", int(blocks[2].End()), 3, false},
 		{"in the tail", len(data) - 20, len(blocks), false},
 		{"before the footer's magic", len(data) - 1, len(blocks), false},
-		{"in the first batch", int(blocks[0].offset + 5), 0, true},
+		{"in the first batch", int(blocks[0].Offset + 5), 0, true},
 		{"in the magic", 3, 0, true},
 		{"empty", 0, 0, true},
 		{"whole", len(data), len(blocks), false},

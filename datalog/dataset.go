@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/batonrl/baton/datalog/internal/ipcfile"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -141,14 +141,14 @@ func (d *Dataset) count(rows int64, p *partWriter) {
 
 // createPart creates the next part of a table under the dataset's directory, whose
 // batches enc encodes, written through bw (see createPart).
-func (d *Dataset) createPart(folder string, schema *arrow.Schema, mem memory.Allocator, bw *bufio.Writer, enc *msgEncoder) (*partWriter, error) {
+func (d *Dataset) createPart(folder string, schema *arrow.Schema, bw *bufio.Writer, enc *ipcfile.Encoder) (*partWriter, error) {
 	dir := filepath.Join(d.dir, folder)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	for {
 		n := d.next.Add(1) - 1
-		pw, err := createPart(filepath.Join(dir, partName(d.cfg.shard, n)), schema, mem, bw, enc)
+		pw, err := createPart(filepath.Join(dir, partName(d.cfg.shard, n)), schema, bw, enc)
 		if errors.Is(err, fs.ErrExist) {
 			continue // another process of the same shard took it: take the next
 		}

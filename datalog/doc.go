@@ -208,7 +208,10 @@
 // Recover rewrites each such part as a proper file (through a temporary file and a
 // rename) and reports the batches and rows kept; a part with no complete batch is
 // removed. Rows still buffered when the process died are lost; Writer.Flush writes
-// them early.
+// them early. Such a part ends where its bytes stop making sense too: a message
+// whose lengths reach past the end of the file, or whose compressed buffers claim
+// more bytes than their frames hold, ends the part there (Recovered.Cut says why),
+// and takes no more memory than what its frames can hold.
 //
 // # Reading
 //

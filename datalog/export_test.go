@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/batonrl/baton/datalog/internal/ipcfile"
 )
 
 // RewritePart rewrites the part at path batch by batch: edit gets each batch and its
@@ -19,15 +20,15 @@ func RewritePart(path string, edit func(i int, rec arrow.RecordBatch) arrow.Reco
 	defer r.Close()
 	tmp := path + ".tmp"
 	var pw *partWriter
-	enc := newMsgEncoder(Uncompressed)
-	defer enc.close()
+	enc := ipcfile.NewEncoder(ipcfile.Uncompressed)
+	defer enc.Close()
 	i := 0
 	for rec, err := range r.batches() {
 		if err != nil {
 			return err
 		}
 		if pw == nil {
-			if pw, err = createPart(tmp, r.schema, mem, nil, enc); err != nil {
+			if pw, err = createPart(tmp, r.schema, nil, enc); err != nil {
 				return err
 			}
 		}

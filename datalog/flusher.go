@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/batonrl/baton/datalog/internal/ipcfile"
 )
 
 // A Writer hands its full batches to a goroutine of its own, its flusher, which builds
@@ -104,13 +105,12 @@ type job struct {
 
 // flusher is the goroutine that writes a Writer's batches.
 type flusher struct {
-	ds   *Dataset
-	pool *bufferPool
+	ds *Dataset
 	// bw is the buffer the parts are written through, one at a time: each batch
 	// and each part's tail leave it empty.
 	bw *bufio.Writer
 	// enc encodes the batches of the parts, one part at a time, as bw writes them.
-	enc  *msgEncoder
+	enc  *ipcfile.Encoder
 	jobs chan job
 	done chan struct{}
 	open map[*output]struct{} // outputs with a part open; touched by the flusher only
@@ -122,8 +122,8 @@ type flusher struct {
 // only spares it waits on the channel.
 const flusherQueue = 32
 
-func startFlusher(ds *Dataset, pool *bufferPool) *flusher {
-	f := &flusher{ds: ds, pool: pool, bw: bufio.NewWriterSize(nil, partBuffer), enc: newMsgEncoder(ds.cfg.compression), jobs: make(chan job, flusherQueue), done: make(chan struct{}), open: map[*output]struct{}{}}
+func startFlusher(ds *Dataset) *flusher {
+	f := &flusher{ds: ds, bw: bufio.NewWriterSize(nil, partBuffer), enc: ipcfile.NewEncoder(ds.cfg.compression.codec()), jobs: make(chan job, flusherQueue), done: make(chan struct{}), open: map[*output]struct{}{}}
 	go f.run()
 	return f
 }
@@ -162,7 +162,7 @@ func (f *flusher) stop() error {
 
 func (f *flusher) run() {
 	defer close(f.done)
-	defer f.enc.close()
+	defer f.enc.Close()
 	for j := range f.jobs {
 		f.do(j)
 	}
@@ -223,7 +223,7 @@ func (f *flusher) write(j *job) error {
 		if schema == nil {
 			return fmt.Errorf("%s: a batch of steps without the schema of its part", o.dir)
 		}
-		p, err := f.ds.createPart(o.dir, schema, f.pool, f.bw, f.enc)
+		p, err := f.ds.createPart(o.dir, schema, f.bw, f.enc)
 		if err != nil {
 			return err
 		}

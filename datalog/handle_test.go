@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -18,112 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// elsewhere returns a copy of s in memory of its own, so that a dictionary sees it
-// at another address.
-func elsewhere(s string) string { return strings.Clone(s) }
-
-// A dictionary gives each value one index, in the order of their first lookups,
-// whatever the address of the string looked up, past the growth of its table and
-// of its cache of addresses; reset begins it anew, and its values before, which the
-// arrays already built are over, stay as they were.
-func TestStrDict(t *testing.T) {
-	d := newStrDict()
-	defer d.release()
-	rng := rand.New(rand.NewPCG(1, 2))
-	var vals []string
-	index := map[string]int32{}
-	for round := range 2 {
-		if round == 1 {
-			before := d.array()
-			d.reset()
-			require.Equal(t, 0, d.len())
-			clear(index)
-			vals = vals[:0]
-			defer func(a arrow.Array, want []string) {
-				for i, v := range want {
-					assert.Equal(t, v, a.(*array.String).Value(i), "a value of the part before")
-				}
-				a.Release()
-			}(before, stringValues(before))
-		}
-		for range 20000 {
-			var s string
-			if len(vals) == 0 || rng.IntN(3) == 0 {
-				s = fmt.Sprintf("v-%d", rng.IntN(5000))
-				if rng.IntN(10) == 0 {
-					s = "" // the empty string is a value too
-				}
-			} else {
-				s = vals[rng.IntN(len(vals))] // the same string, at the same address
-				if rng.IntN(2) == 0 {
-					s = elsewhere(s)
-				}
-			}
-			want, ok := index[s]
-			if !ok {
-				want = int32(len(index))
-				index[s] = want
-			}
-			vals = append(vals, s)
-			require.Equal(t, want, d.id(s), "%q", s)
-			require.Equal(t, want, d.find(elsewhere(s)), "%q by its bytes", s)
-		}
-		require.Equal(t, len(index), d.len())
-		a := d.array()
-		for s, i := range index {
-			require.Equal(t, s, a.(*array.String).Value(int(i)))
-		}
-		a.Release()
-	}
-}
-
-// stringValues returns copies of the values of a, a dictionary's array.
-func stringValues(a arrow.Array) []string {
-	out := make([]string, a.Len())
-	for i := range out {
-		out[i] = strings.Clone(a.(*array.String).Value(i))
-	}
-	return out
-}
-
-// A new part's dictionary forgets the strings it found by address: the same string
-// is a new value of the new part.
-func TestStrDictResetForgets(t *testing.T) {
-	d := newStrDict()
-	defer d.release()
-	a, b := "agent_0", "agent_1"
-	for range 2 {
-		require.Equal(t, int32(0), d.id(a))
-		require.Equal(t, int32(1), d.id(b))
-		require.Equal(t, int32(1), d.id(b)) // found as the last string
-		require.Equal(t, int32(0), d.id(a)) // found by address
-		require.Equal(t, 2, d.len())
-		d.reset()
-		require.Equal(t, 0, d.len())
-		require.Equal(t, int32(0), d.id(b))
-		require.Equal(t, 1, d.len())
-		d.reset()
-	}
-}
-
-// Strings that take turns, more of them than a dictionary remembers by address,
-// keep their indices: what the cache pushes out, the table finds.
-func TestStrDictSeenTurns(t *testing.T) {
-	d := newStrDict()
-	defer d.release()
-	ids := make([]string, 3*seenSlots)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("motion_%d", i)
-	}
-	for round := range 5 {
-		for i, s := range ids {
-			require.Equal(t, int32(i), d.id(s), "round %d", round)
-			require.Equal(t, int32(i), d.id(s), "round %d, again", round)
-		}
-	}
-	require.Equal(t, len(ids), d.len())
-}
 
 // The validity of a side column: no bitmap while every value is valid, then the
 // bits of every value, those before the first null included, batch after batch.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/batonrl/baton/datalog/internal/ipcfile"
 )
 
 // Recovered is what Recover did to one part that had no footer.
@@ -70,14 +72,14 @@ func recoverPart(path string, cfg readConfig) (rec Recovered, done bool, err err
 				comp = c
 			}
 		}
-		enc := newMsgEncoder(comp)
-		defer enc.close()
+		enc := ipcfile.NewEncoder(comp.codec())
+		defer enc.Close()
 		for b, err := range r.batches() {
 			if err != nil {
 				return rec, false, err
 			}
 			if pw == nil {
-				if pw, err = createPart(tmp, r.schema, cfg.mem, nil, enc); err != nil {
+				if pw, err = createPart(tmp, r.schema, nil, enc); err != nil {
 					return rec, false, fmt.Errorf("datalog: recovering %s: %w", path, err)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/batonrl/baton/datalog/internal/dict"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -34,10 +35,9 @@ import (
 // the calls that follow it (the next Handle, Flush or Close), and then by every
 // call; Close then leaves the open parts without their footers for Recover.
 type Writer struct {
-	ds   *Dataset
-	cfg  *writeConfig
-	pool *bufferPool // the buffers of the IPC encoders of its parts
-	fl   *flusher
+	ds  *Dataset
+	cfg *writeConfig
+	fl  *flusher
 
 	shapes map[string]*shape
 	agents map[string]*agentLog
@@ -92,8 +92,7 @@ const (
 )
 
 func newWriter(d *Dataset) *Writer {
-	pool := newBufferPool(d.cfg.mem)
-	w := &Writer{ds: d, cfg: &d.cfg, pool: pool, fl: startFlusher(d, pool),
+	w := &Writer{ds: d, cfg: &d.cfg, fl: startFlusher(d),
 		shapes: map[string]*shape{}, agents: map[string]*agentLog{}, trials: map[string]*trialLog{}}
 	w.tables[sideTrials] = newSideTable(w, TableTrials, trialFields)
 	w.tables[sideEpisodes] = newSideTable(w, TableEpisodes, episodeFields)
@@ -188,7 +187,6 @@ func (w *Writer) Close() error {
 		t.retire()
 	}
 	err := w.fl.stop()
-	w.pool.release()
 	w.agents, w.order, w.trials, w.cur, w.last, w.spare = nil, nil, nil, nil, nil, nil
 	w.ds.forget(w)
 	return err
@@ -453,7 +451,7 @@ type agentLog struct {
 	began   int
 	opener  *trialLog
 
-	trialD, agentD, parentD, srcD *strDict
+	trialD, agentD, parentD, srcD *dict.Strings
 	// lastTrial is the trial of the latest row and lastTrialID its index in trialD:
 	// a batch holds long runs of one trial.
 	lastTrial   *trialLog
@@ -464,7 +462,7 @@ func newAgentLog(w *Writer, sh *shape) *agentLog {
 	return &agentLog{
 		w: w, sh: sh, fields: sh.fields(), out: newOutput(tableDir(TableSteps, sh.name), true, nil),
 		free: make(chan batch, 2), newPart: true,
-		trialD: newStrDict(), agentD: newStrDict(), parentD: newStrDict(), srcD: newStrDict(),
+		trialD: dict.New(), agentD: dict.New(), parentD: dict.New(), srcD: dict.New(),
 	}
 }
 
@@ -502,11 +500,11 @@ func (al *agentLog) append(t *trialLog, s *runners.StepEvent) {
 		// Not by address: a trial's id comes once per batch, mostly, and each
 		// trial's is new, so that it would only push an agent's id out of the
 		// dictionary's cache of addresses.
-		al.lastTrial, al.lastTrialID = t, al.trialD.find(t.id)
+		al.lastTrial, al.lastTrialID = t, al.trialD.Find(t.id)
 	}
-	id := ids{trial: al.lastTrialID, agent: al.agentD.id(s.AgentID), parent: -1}
+	id := ids{trial: al.lastTrialID, agent: al.agentD.ID(s.AgentID), parent: -1}
 	if s.ParentID != "" {
-		id.parent = al.parentD.id(s.ParentID)
+		id.parent = al.parentD.ID(s.ParentID)
 	}
 	al.cols.append(s, id, al.srcD)
 }
@@ -536,7 +534,7 @@ func (al *agentLog) handOver() {
 		return
 	}
 	al.w.handOverTables()
-	c.dicts = dicts{trial: al.trialD.array(), agent: al.agentD.array(), parent: al.parentD.array(), source: al.srcD.array()}
+	c.dicts = dicts{trial: al.trialD.Array(), agent: al.agentD.Array(), parent: al.parentD.Array(), source: al.srcD.Array()}
 	j := job{out: al.out, b: c, seq: al.seq, free: al.free}
 	if al.newPart {
 		md := al.sh.metadata(al.w.ds.base, al.opener)
@@ -596,14 +594,14 @@ func (al *agentLog) endFullPart() {
 // beginPart makes the next batch begin a new part, with new dictionaries.
 func (al *agentLog) beginPart() {
 	al.newPart, al.opener, al.lastTrial = true, nil, nil
-	for _, d := range []*strDict{al.trialD, al.agentD, al.parentD, al.srcD} {
-		d.reset()
+	for _, d := range []*dict.Strings{al.trialD, al.agentD, al.parentD, al.srcD} {
+		d.Reset()
 	}
 }
 
 // dictLen is the number of values of the part's largest dictionary.
 func (al *agentLog) dictLen() int {
-	return max(al.trialD.len(), al.agentD.len(), al.parentD.len(), al.srcD.len())
+	return max(al.trialD.Len(), al.agentD.Len(), al.parentD.Len(), al.srcD.Len())
 }
 
 // retire ends the agent's log: the flusher finishes its part and gives its column
@@ -614,8 +612,8 @@ func (al *agentLog) retire() {
 		al.cols = nil
 	}
 	al.w.fl.send(job{out: al.out, free: al.free, finish: true, retire: true})
-	for _, d := range []*strDict{al.trialD, al.agentD, al.parentD, al.srcD} {
-		d.release()
+	for _, d := range []*dict.Strings{al.trialD, al.agentD, al.parentD, al.srcD} {
+		d.Release()
 	}
 }
 

@@ -1,4 +1,4 @@
-package datalog
+package ipcfile
 
 import (
 	"bytes"
@@ -9,28 +9,29 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/batonrl/baton/datalog/internal/lz4"
 	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/klauspost/compress/zstd"
 )
 
-// msgEncoder writes the record batches of a part, each preceded by the dictionary
-// entries it adds, as the messages of an Arrow IPC stream. It writes what arrow-go's
+// Encoder encodes the messages of the parts that Writers write: their schemas, their
+// record batches, each preceded by the dictionary entries it adds, and their footers. It writes what arrow-go's
 // ipc.Writer writes (byte for byte when uncompressed, a test checks it), with two
 // differences that make a log cheaper to write:
 //
 //   - It compresses with encoders of its own. Most of a log's bytes are rows of fixed
 //     width that repeat much of the row before them (an observation holds the same
-//     map at every step), and lz4Encoder, told the width of a row, finds those
+//     map at every step), and lz4.Encoder, told the width of a row, finds those
 //     repeats by comparing each row with the one above instead of hashing every
 //     position. The frames are ordinary LZ4 frames that any reader decodes.
 //   - It tells the new entries of a dictionary by its length and checks the old ones
 //     with one comparison of bytes, where ipc.Writer compares the values one by one.
 //
-// It is not safe for concurrent use; a flusher has one, shared by the parts it
-// writes one at a time.
-type msgEncoder struct {
-	codec Compression
-	lz    lz4Encoder
+// It is not safe for concurrent use. The Writers of several parts may share one when
+// they write one at a time: it holds nothing of a part between calls.
+type Encoder struct {
+	codec Codec
+	lz    lz4.Encoder
 	zs    *zstd.Encoder
 	fb    *flatbuffers.Builder
 
@@ -74,7 +75,7 @@ type dictState struct {
 // batch.
 func (st *dictState) written() int { return len(st.offsets) - 1 }
 
-// The values of the flatbuffers fields that msgEncoder writes (Message.fbs, Schema.fbs).
+// The values of the flatbuffers fields that Encoder writes (Message.fbs, Schema.fbs).
 const (
 	fbMetadataV5          = 4
 	fbHeaderDictionary    = 2
@@ -89,21 +90,22 @@ const ipcAlignment = 8
 
 var zeroPadding [ipcAlignment]byte
 
-func newMsgEncoder(c Compression) *msgEncoder {
-	return &msgEncoder{codec: c, fb: flatbuffers.NewBuilder(1024)}
+// NewEncoder returns an Encoder that compresses the bodies of its messages with c.
+func NewEncoder(c Codec) *Encoder {
+	return &Encoder{codec: c, fb: flatbuffers.NewBuilder(1024)}
 }
 
-// close lets go of the compressors.
-func (e *msgEncoder) close() {
+// Close lets go of the compressors; the Encoder is not used afterwards.
+func (e *Encoder) Close() {
 	if e.zs != nil {
 		_ = e.zs.Close()
 		e.zs = nil
 	}
 }
 
-// msgSink is where the encoder writes its messages: write writes bytes, size tells
-// how many have been written, so that a message knows its offset.
-type msgSink interface {
+// sink is where the encoder writes its messages: write writes bytes, size tells
+// how many have been written, so that a message knows its offset. A Writer is one.
+type sink interface {
 	write(b []byte) (int, error)
 	size() int64
 }
@@ -112,7 +114,7 @@ type msgSink interface {
 // the part (a full one for each dictionary at the part's first batch, a delta for
 // the entries added since) and then rec itself. It returns the block of rec's
 // message, for the footer. dicts is the part's record of its dictionaries, updated.
-func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dictState) (_ block, err error) {
+func (e *Encoder) writeRecord(w sink, rec arrow.RecordBatch, dicts *[]dictState) (_ Block, err error) {
 	// arrow-go's arrays check their buffers when they are made, and visit checks
 	// them again; should an array still lack what its length says, that is an error
 	// of the batch, not a crash of the flusher's goroutine.
@@ -124,14 +126,14 @@ func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dict
 	e.dicts = e.dicts[:0]
 	for _, col := range rec.Columns() {
 		if err := e.collectDicts(col.Data()); err != nil {
-			return block{}, err
+			return Block{}, err
 		}
 	}
 	if *dicts == nil {
 		*dicts = make([]dictState, len(e.dicts))
 	}
 	if len(*dicts) != len(e.dicts) {
-		return block{}, fmt.Errorf("record batch has %d dictionaries, the part %d", len(e.dicts), len(*dicts))
+		return Block{}, fmt.Errorf("record batch has %d dictionaries, the part %d", len(e.dicts), len(*dicts))
 	}
 	// Check every dictionary before writing any, so that a batch in error writes
 	// nothing.
@@ -139,20 +141,20 @@ func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dict
 	for id, d := range e.dicts {
 		from, err := checkDict(int64(id), d, &(*dicts)[id])
 		if err != nil {
-			return block{}, err
+			return Block{}, err
 		}
 		e.from = append(e.from, from)
 	}
 	for id, d := range e.dicts {
 		if err := e.writeDict(w, int64(id), d, &(*dicts)[id], e.from[id]); err != nil {
-			return block{}, err
+			return Block{}, err
 		}
 	}
 
 	e.reset()
 	for i, col := range rec.Columns() {
 		if err := e.visit(col.Data(), 0); err != nil {
-			return block{}, fmt.Errorf("column %d (%s): %w", i, rec.ColumnName(i), err)
+			return Block{}, fmt.Errorf("column %d (%s): %w", i, rec.ColumnName(i), err)
 		}
 	}
 	return e.writeMessage(w, fbHeaderRecordBatch, rec.NumRows(), -1, false)
@@ -160,7 +162,7 @@ func (e *msgEncoder) writeRecord(w msgSink, rec arrow.RecordBatch, dicts *[]dict
 
 // collectDicts appends the dictionaries of d and its children, in the order of the
 // ids that arrow-go gives them (a depth-first walk of the schema).
-func (e *msgEncoder) collectDicts(d arrow.ArrayData) error {
+func (e *Encoder) collectDicts(d arrow.ArrayData) error {
 	if d.DataType().ID() == arrow.DICTIONARY {
 		dict := d.Dictionary()
 		if dict == nil {
@@ -209,7 +211,7 @@ func checkDict(id int64, d arrow.ArrayData, st *dictState) (from int, err error)
 // writeDict writes what st lacks of dictionary id, whose values are d and new from
 // from on (as checkDict found): all of them at first, the new ones as a delta
 // afterwards, nothing when there are none.
-func (e *msgEncoder) writeDict(w msgSink, id int64, d arrow.ArrayData, st *dictState, from int) error {
+func (e *Encoder) writeDict(w sink, id int64, d arrow.ArrayData, st *dictState, from int) error {
 	n := d.Len()
 	if st.written() >= 0 && n == from {
 		return nil // nothing new
@@ -276,25 +278,25 @@ func int32sEqual(a, b []int32) bool {
 	return bytes.Equal(arrow.Int32Traits.CastToBytes(a), arrow.Int32Traits.CastToBytes(b))
 }
 
-func (e *msgEncoder) reset() {
+func (e *Encoder) reset() {
 	e.nodes = e.nodes[:0]
 	e.bufs = e.bufs[:0]
 }
 
 // zeroes returns n zero bytes, which the caller does not write to.
-func (e *msgEncoder) zeroes(n int) []byte {
+func (e *Encoder) zeroes(n int) []byte {
 	if len(e.zero) < n {
 		e.zero = make([]byte, n)
 	}
 	return e.zero[:n]
 }
 
-func (e *msgEncoder) addBuf(b []byte, stride int) {
+func (e *Encoder) addBuf(b []byte, stride int) {
 	e.bufs = append(e.bufs, bodyBuf{raw: b, stride: stride})
 }
 
 // addValues adds a buffer of values elem bytes wide.
-func (e *msgEncoder) addValues(b []byte, elem int) {
+func (e *Encoder) addValues(b []byte, elem int) {
 	e.bufs = append(e.bufs, bodyBuf{raw: b, elem: elem})
 }
 
@@ -303,7 +305,7 @@ func (e *msgEncoder) addValues(b []byte, elem int) {
 // list in bytes. A sliced array (an offset, or children longer than it needs) is
 // written as its values alone, as arrow-go does; that path copies its bitmaps and
 // offsets, the writer's own batches never take it.
-func (e *msgEncoder) visit(d arrow.ArrayData, stride int) error {
+func (e *Encoder) visit(d arrow.ArrayData, stride int) error {
 	t := d.DataType()
 	if dt, ok := t.(*arrow.DictionaryType); ok {
 		t = dt.IndexType // the indices, as a column of their own type
@@ -459,7 +461,7 @@ func paddedTo(n, a int) int { return (n + a - 1) / a * a }
 // writeMessage compresses the buffers gathered (when the part is compressed), lays
 // them out in the body and writes the message: a record batch of length rows, or
 // the batch of dictionary id (a delta when delta is set). It returns its block.
-func (e *msgEncoder) writeMessage(w msgSink, header byte, length, id int64, delta bool) (block, error) {
+func (e *Encoder) writeMessage(w sink, header byte, length, id int64, delta bool) (Block, error) {
 	var bodyLen int64
 	if e.codec == Uncompressed {
 		for i := range e.bufs {
@@ -469,27 +471,15 @@ func (e *msgEncoder) writeMessage(w msgSink, header byte, length, id int64, delt
 		}
 	} else {
 		if err := e.compress(); err != nil {
-			return block{}, err
+			return Block{}, err
 		}
 		bodyLen = int64(len(e.body))
 	}
 
-	meta := e.metadata(header, length, id, delta, bodyLen)
 	start := w.size()
-	// The continuation token, the length of the flatbuffer with its padding, the
-	// flatbuffer and the padding that makes the whole a multiple of 8 bytes.
-	padded := paddedTo(len(meta)+8, ipcAlignment)
-	var prefix [8]byte
-	binary.LittleEndian.PutUint32(prefix[:], 0xFFFFFFFF)
-	binary.LittleEndian.PutUint32(prefix[4:], uint32(padded-8))
-	if _, err := w.write(prefix[:]); err != nil {
-		return block{}, err
-	}
-	if _, err := w.write(meta); err != nil {
-		return block{}, err
-	}
-	if _, err := w.write(zeroPadding[:padded-8-len(meta)]); err != nil {
-		return block{}, err
+	padded, err := writeMeta(w, e.metadata(header, length, id, delta, bodyLen))
+	if err != nil {
+		return Block{}, err
 	}
 	if e.codec == Uncompressed {
 		for _, b := range e.bufs {
@@ -497,22 +487,42 @@ func (e *msgEncoder) writeMessage(w msgSink, header byte, length, id int64, delt
 				continue
 			}
 			if _, err := w.write(b.raw); err != nil {
-				return block{}, err
+				return Block{}, err
 			}
 			if _, err := w.write(zeroPadding[:paddedTo(len(b.raw), ipcAlignment)-len(b.raw)]); err != nil {
-				return block{}, err
+				return Block{}, err
 			}
 		}
 	} else if _, err := w.write(e.body); err != nil {
-		return block{}, err
+		return Block{}, err
 	}
-	return block{offset: start, meta: int32(padded), body: bodyLen}, nil
+	return Block{Offset: start, Meta: padded, Body: bodyLen}, nil
+}
+
+// writeMeta writes the metadata of a message: the continuation token, the length of
+// the flatbuffer meta with its padding, meta and the padding that makes the whole a
+// multiple of 8 bytes. It returns the length of the whole.
+func writeMeta(w sink, meta []byte) (int32, error) {
+	padded := paddedTo(len(meta)+8, ipcAlignment)
+	var prefix [8]byte
+	binary.LittleEndian.PutUint32(prefix[:], 0xFFFFFFFF)
+	binary.LittleEndian.PutUint32(prefix[4:], uint32(padded-8))
+	if _, err := w.write(prefix[:]); err != nil {
+		return 0, err
+	}
+	if _, err := w.write(meta); err != nil {
+		return 0, err
+	}
+	if _, err := w.write(zeroPadding[:padded-8-len(meta)]); err != nil {
+		return 0, err
+	}
+	return int32(padded), nil
 }
 
 // compress fills body with the buffers compressed as the IPC format has them: the
 // length of the buffer uncompressed, as 8 bytes, and then its compressed frame.
 // Empty buffers stay empty.
-func (e *msgEncoder) compress() error {
+func (e *Encoder) compress() error {
 	e.body = e.body[:0]
 	for i := range e.bufs {
 		b := &e.bufs[i]
@@ -526,7 +536,7 @@ func (e *msgEncoder) compress() error {
 		case LZ4:
 			switch {
 			case b.stride > 0:
-				e.body = e.lz.appendFrame(e.body, b.raw, b.stride)
+				e.body = e.lz.AppendFrame(e.body, b.raw, b.stride)
 			case b.elem == 4 || b.elem == 8:
 				// A column of numbers compresses when its values repeat the one
 				// before them (ids, counters that stay, constants), and then the
@@ -534,12 +544,12 @@ func (e *msgEncoder) compress() error {
 				// Otherwise (ticks, offsets, rewards that vary) LZ4 saves little
 				// and costs as much as the rest of the row: it is stored.
 				if repeats(b.raw, b.elem) {
-					e.body = e.lz.appendFrame(e.body, b.raw, b.elem)
+					e.body = e.lz.AppendFrame(e.body, b.raw, b.elem)
 				} else {
-					e.body = appendStored(e.body, b.raw)
+					e.body = lz4.AppendStored(e.body, b.raw)
 				}
 			default:
-				e.body = e.lz.appendFrame(e.body, b.raw, 0)
+				e.body = e.lz.AppendFrame(e.body, b.raw, 0)
 			}
 		case ZSTD:
 			if e.zs == nil {
@@ -595,7 +605,7 @@ func structVector(b *flatbuffers.Builder, n int, field func(i int) (int64, int64
 
 // metadata builds the Message flatbuffer of the gathered nodes and buffers, with the
 // calls, in the order, of arrow-go's writer.
-func (e *msgEncoder) metadata(header byte, length, id int64, delta bool, bodyLen int64) []byte {
+func (e *Encoder) metadata(header byte, length, id int64, delta bool, bodyLen int64) []byte {
 	b := e.fb
 	b.Reset()
 	nodes := structVector(b, len(e.nodes), func(i int) (int64, int64) { return e.nodes[i].length, e.nodes[i].nulls })

@@ -1,4 +1,4 @@
-package datalog
+package dict
 
 import (
 	"hash/maphash"
@@ -9,11 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// strDict is the dictionary of a string column within one part: it only grows, so
+// Strings is the dictionary of a string column within one part: it only grows, so
 // that the indices of the batches already written stay valid and each batch adds
 // its new entries as a delta. Its values live in Go memory that is appended to and
 // never changed, so the arrays built over it stay valid after it grows.
-type strDict struct {
+type Strings struct {
 	data    []byte
 	offsets []int32
 	// table indexes the values by hash, open addressing with linear probing: a slot
@@ -42,7 +42,7 @@ type strDict struct {
 	last seenString
 }
 
-// seenSlots is how many strings a strDict remembers by address, in 1<<seenBits
+// seenSlots is how many strings a Strings remembers by address, in 1<<seenBits
 // pairs: a string's address picks a pair, which holds the two strings of that pair
 // looked up last, so that two strings whose addresses pick the same slot do not take
 // turns to push each other out, as the twenty agent ids of a maze trial did, a few
@@ -68,21 +68,22 @@ func (e *seenString) is(p *byte, n int) bool {
 // strDictSlots is the length of a new dictionary's table.
 const strDictSlots = 16
 
-func newStrDict() *strDict {
-	d := &strDict{offsets: []int32{0}, table: make([]int32, strDictSlots), seed: maphash.MakeSeed()}
+// New returns an empty dictionary.
+func New() *Strings {
+	d := &Strings{offsets: []int32{0}, table: make([]int32, strDictSlots), seed: maphash.MakeSeed()}
 	d.forget()
 	return d
 }
 
-func (d *strDict) forget() {
+func (d *Strings) forget() {
 	for k := range d.seen {
 		d.seen[k] = seenString{i: -1}
 	}
 	d.last = seenString{i: -1}
 }
 
-// id returns the index of s, adding it if it is new.
-func (d *strDict) id(s string) int32 {
+// ID returns the index of s, adding it if it is new.
+func (d *Strings) ID(s string) int32 {
 	p := unsafe.StringData(s)
 	if d.last.is(p, len(s)) {
 		return d.last.i
@@ -94,15 +95,15 @@ func (d *strDict) id(s string) int32 {
 	case pair[1].is(p, len(s)):
 		pair[0], pair[1] = pair[1], pair[0]
 	default:
-		pair[1], pair[0] = pair[0], seenString{s: s, i: d.find(s)}
+		pair[1], pair[0] = pair[0], seenString{s: s, i: d.Find(s)}
 	}
 	d.last = pair[0]
 	return pair[0].i
 }
 
-// find returns the index of s, adding it if it is new, by hashing its bytes: id
+// Find returns the index of s, adding it if it is new, by hashing its bytes: ID
 // without the cache of addresses.
-func (d *strDict) find(s string) int32 {
+func (d *Strings) Find(s string) int32 {
 	h := uint32(maphash.String(d.seed, s))
 	mask := len(d.table) - 1
 	k := int(h) & mask
@@ -127,7 +128,7 @@ func (d *strDict) find(s string) int32 {
 }
 
 // grow doubles the table.
-func (d *strDict) grow() {
+func (d *Strings) grow() {
 	d.table = make([]int32, 2*len(d.table))
 	mask := len(d.table) - 1
 	for i, h := range d.hashes {
@@ -139,11 +140,11 @@ func (d *strDict) grow() {
 	}
 }
 
-// len is the number of values.
-func (d *strDict) len() int { return len(d.offsets) - 1 }
+// Len is the number of values.
+func (d *Strings) Len() int { return len(d.offsets) - 1 }
 
-// array returns the dictionary's values as a string array; the caller releases it.
-func (d *strDict) array() arrow.Array {
+// Array returns the dictionary's values as a string array; the caller releases it.
+func (d *Strings) Array() arrow.Array {
 	if d.arr == nil {
 		n := len(d.offsets) - 1
 		data := array.NewData(arrow.BinaryTypes.String, n,
@@ -156,12 +157,12 @@ func (d *strDict) array() arrow.Array {
 	return d.arr
 }
 
-// reset empties the dictionary for a new part. The arrays built over its values may
+// Reset empties the dictionary for a new part. The arrays built over its values may
 // still be in use, by the flusher: the next part's values go to new memory, as much
 // as this part's took, for the parts of a table mostly hold as many values (a
 // part's worth of trial ids) and growing to that would copy them over and over.
 // The table and hashes are the dictionary's own: they are kept, and cleared.
-func (d *strDict) reset() {
+func (d *Strings) Reset() {
 	d.data = make([]byte, 0, len(d.data))
 	d.offsets = append(make([]int32, 0, len(d.offsets)), 0)
 	clear(d.table)
@@ -173,7 +174,8 @@ func (d *strDict) reset() {
 	}
 }
 
-func (d *strDict) release() {
+// Release lets go of the array of the values, which the writer's batches retain.
+func (d *Strings) Release() {
 	if d.arr != nil {
 		d.arr.Release()
 		d.arr = nil

@@ -1,4 +1,4 @@
-package datalog
+package lz4
 
 import (
 	"bytes"
@@ -119,14 +119,14 @@ type lz4TestBlock struct {
 	stored bool   // whether the block is stored uncompressed
 }
 
-// lz4ParseFrame splits a frame written by appendFrame into its blocks,
+// lz4ParseFrame splits a frame written by AppendFrame into its blocks,
 // checking the header, that the end mark follows the last block and that
 // nothing follows the end mark.
 func lz4ParseFrame(frame []byte) ([]lz4TestBlock, error) {
-	if !bytes.HasPrefix(frame, lz4FrameHeader[:]) {
-		return nil, fmt.Errorf("frame header % x, want % x", frame[:min(len(frame), 7)], lz4FrameHeader)
+	if !bytes.HasPrefix(frame, frameHeader[:]) {
+		return nil, fmt.Errorf("frame header % x, want % x", frame[:min(len(frame), 7)], frameHeader)
 	}
-	p := frame[len(lz4FrameHeader):]
+	p := frame[len(frameHeader):]
 	var blocks []lz4TestBlock
 	for {
 		if len(p) < 4 {
@@ -137,9 +137,9 @@ func lz4ParseFrame(frame []byte) ([]lz4TestBlock, error) {
 		if size == 0 {
 			break
 		}
-		b := lz4TestBlock{stored: size&lz4StoredFlag != 0}
-		size &^= lz4StoredFlag
-		if size > lz4BlockMax || int(size) > len(p) {
+		b := lz4TestBlock{stored: size&storedFlag != 0}
+		size &^= storedFlag
+		if size > blockMax || int(size) > len(p) {
 			return nil, fmt.Errorf("block size %d, %d bytes left", size, len(p))
 		}
 		b.data, p = p[:size], p[size:]
@@ -191,14 +191,14 @@ func lz4CheckBlock(out, block []byte, n, offset int) ([]byte, error) {
 		out = append(out, p[:ll]...)
 		p = p[ll:]
 		if len(p) == 0 {
-			// The last sequence: literals only, and lz4LastLiterals of them
+			// The last sequence: literals only, and lastLiterals of them
 			// at least (unless the whole block is shorter than a match
 			// could ever fit in).
 			if tok&15 != 0 {
 				return nil, errors.New("last sequence has a match length")
 			}
-			if n > lz4MFLimit && ll < lz4LastLiterals {
-				return nil, fmt.Errorf("block ends with %d literals, want at least %d", ll, lz4LastLiterals)
+			if n > mfLimit && ll < lastLiterals {
+				return nil, fmt.Errorf("block ends with %d literals, want at least %d", ll, lastLiterals)
 			}
 			break
 		}
@@ -211,17 +211,17 @@ func lz4CheckBlock(out, block []byte, n, offset int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		ml += lz4MinMatch
+		ml += minMatch
 		start := len(out)
 		switch {
 		case off == 0 || off > start:
 			return nil, fmt.Errorf("match at %d with offset %d reaches before the block", start, off)
 		case offset > 0 && off != offset:
 			return nil, fmt.Errorf("match at %d with offset %d, want %d", start, off, offset)
-		case start > n-lz4MFLimit:
-			return nil, fmt.Errorf("match starts at %d, within %d bytes of the end %d", start, lz4MFLimit, n)
-		case start+ml > n-lz4LastLiterals:
-			return nil, fmt.Errorf("match %d+%d ends within %d bytes of the end %d", start, ml, lz4LastLiterals, n)
+		case start > n-mfLimit:
+			return nil, fmt.Errorf("match starts at %d, within %d bytes of the end %d", start, mfLimit, n)
+		case start+ml > n-lastLiterals:
+			return nil, fmt.Errorf("match %d+%d ends within %d bytes of the end %d", start, ml, lastLiterals, n)
 		}
 		for k := range ml {
 			out = append(out, out[start-off+k])
@@ -233,7 +233,7 @@ func lz4CheckBlock(out, block []byte, n, offset int) ([]byte, error) {
 	return out, nil
 }
 
-// lz4Checker checks the frames appendFrame writes. It keeps pierrec/lz4's
+// lz4Checker checks the frames AppendFrame writes. It keeps pierrec/lz4's
 // Reader and its buffers from one frame to the next, so that the fuzz target,
 // which checks every input twice, spends its time on the encoder.
 type lz4Checker struct {
@@ -246,10 +246,10 @@ type lz4Checker struct {
 
 // newLZ4Checker returns an lz4Checker.
 func newLZ4Checker() *lz4Checker {
-	return &lz4Checker{zr: lz4.NewReader(nil), buf: make([]byte, lz4BlockMax)}
+	return &lz4Checker{zr: lz4.NewReader(nil), buf: make([]byte, blockMax)}
 }
 
-// check checks a frame appendFrame wrote for src with stride: that
+// check checks a frame AppendFrame wrote for src with stride: that
 // pierrec/lz4's Reader decodes it to src, that each block decodes alone
 // (independent blocks) with lz4.UncompressBlock and with the test's own
 // decoder, which also checks the block rules, and that the blocks the stride
@@ -266,9 +266,9 @@ func (c *lz4Checker) check(t testing.TB, frame, src []byte, stride int) {
 
 	blocks, err := lz4ParseFrame(frame)
 	require.NoError(t, err)
-	require.Len(t, blocks, (len(src)+lz4BlockMax-1)/lz4BlockMax)
+	require.Len(t, blocks, (len(src)+blockMax-1)/blockMax)
 	for k, b := range blocks {
-		want := src[k*lz4BlockMax : min(len(src), (k+1)*lz4BlockMax)]
+		want := src[k*blockMax : min(len(src), (k+1)*blockMax)]
 		if b.stored {
 			require.Equal(t, want, b.data, "stored block %d", k)
 			continue
@@ -279,7 +279,7 @@ func (c *lz4Checker) check(t testing.TB, frame, src []byte, stride int) {
 		require.True(t, bytes.Equal(want, c.buf[:n]), "block %d decoded by lz4.UncompressBlock differs", k)
 
 		offset := 0
-		if stride >= lz4MinMatch && stride <= lz4MaxOffset && stride <= len(want)-lz4MFLimit {
+		if stride >= minMatch && stride <= maxOffset && stride <= len(want)-mfLimit {
 			offset = stride
 		}
 		c.own, err = lz4CheckBlock(c.own, b.data, len(want), offset)
@@ -290,7 +290,7 @@ func (c *lz4Checker) check(t testing.TB, frame, src []byte, stride int) {
 
 // TestLZ4CheckBlock checks that the test's block checker catches blocks that
 // break the end-of-block rules, which pierrec/lz4's decoder accepts, so that
-// its passing on appendFrame's blocks means something.
+// its passing on AppendFrame's blocks means something.
 func TestLZ4CheckBlock(t *testing.T) {
 	a := func(n int) []byte { return bytes.Repeat([]byte{'a'}, n) }
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
@@ -334,24 +334,24 @@ func TestLZ4CheckBlock(t *testing.T) {
 // frame as pierrec's: the header and the end mark.
 func TestLZ4FrameHeader(t *testing.T) {
 	want := lz4PierrecFrame(t, nil)
-	require.Equal(t, lz4FrameHeader[:], want[:len(lz4FrameHeader)])
-	var e lz4Encoder
+	require.Equal(t, frameHeader[:], want[:len(frameHeader)])
+	var e Encoder
 	for _, stride := range []int{0, 420} {
-		require.Equal(t, want, e.appendFrame(nil, nil, stride))
+		require.Equal(t, want, e.AppendFrame(nil, nil, stride))
 	}
 	for _, n := range []int{1, 13, 100_000} {
-		require.Equal(t, lz4FrameHeader[:], lz4PierrecFrame(t, make([]byte, n))[:len(lz4FrameHeader)])
+		require.Equal(t, frameHeader[:], lz4PierrecFrame(t, make([]byte, n))[:len(frameHeader)])
 	}
 }
 
 // TestLZ4Frame round-trips buffers of many sizes and kinds through
-// appendFrame and pierrec/lz4's decoders, and checks the blocks it writes
+// AppendFrame and pierrec/lz4's decoders, and checks the blocks it writes
 // against the LZ4 block rules.
 func TestLZ4Frame(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	maze := lz4MazeRows(r, 4096)
-	random := lz4Random(r, 3*lz4BlockMax+1000)
-	zeros := make([]byte, 3*lz4BlockMax+1000)
+	random := lz4Random(r, 3*blockMax+1000)
+	zeros := make([]byte, 3*blockMax+1000)
 	tests := []struct {
 		name   string
 		src    []byte
@@ -369,11 +369,11 @@ func TestLZ4Frame(t *testing.T) {
 		{name: "13 zeros generic", src: zeros[:13]},
 		{name: "16 zeros stride 4", src: zeros[:16], stride: 4, compressed: true},
 		{name: "20 zeros stride 8", src: zeros[:20], stride: 8, compressed: true},
-		{name: "64KiB maze", src: maze[:lz4BlockMax], stride: 420, compressed: true},
-		{name: "64KiB+1 maze", src: maze[:lz4BlockMax+1], stride: 420},
-		{name: "64KiB+13 maze", src: maze[:lz4BlockMax+13], stride: 420},
-		{name: "64KiB+1 maze generic", src: maze[:lz4BlockMax+1]},
-		{name: "3 blocks maze", src: maze[:3*lz4BlockMax], stride: 420, compressed: true},
+		{name: "64KiB maze", src: maze[:blockMax], stride: 420, compressed: true},
+		{name: "64KiB+1 maze", src: maze[:blockMax+1], stride: 420},
+		{name: "64KiB+13 maze", src: maze[:blockMax+13], stride: 420},
+		{name: "64KiB+1 maze generic", src: maze[:blockMax+1]},
+		{name: "3 blocks maze", src: maze[:3*blockMax], stride: 420, compressed: true},
 		{name: "zeros", src: zeros, compressed: true},
 		{name: "zeros stride 4", src: zeros, stride: 4, compressed: true},
 		{name: "zeros stride 420", src: zeros, stride: 420, compressed: true},
@@ -395,11 +395,11 @@ func TestLZ4Frame(t *testing.T) {
 		{name: "mutated rows stride 65535", src: lz4MutatedRows(r, 65_535, 3), stride: 65_535},
 		{name: "long literals then matches", src: append(lz4Random(r, 5000), zeros[:70_000]...), stride: 16},
 	}
-	var e lz4Encoder
+	var e Encoder
 	c := newLZ4Checker()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			frame := e.appendFrame(nil, tt.src, tt.stride)
+			frame := e.AppendFrame(nil, tt.src, tt.stride)
 			c.check(t, frame, tt.src, tt.stride)
 			blocks, err := lz4ParseFrame(frame)
 			require.NoError(t, err)
@@ -415,7 +415,7 @@ func TestLZ4Frame(t *testing.T) {
 			// Appending keeps what dst held, and the frame is the same
 			// whatever the encoder compressed before.
 			prefix := []byte("prefix")
-			again := e.appendFrame(bytes.Clone(prefix), tt.src, tt.stride)
+			again := e.AppendFrame(bytes.Clone(prefix), tt.src, tt.stride)
 			require.Equal(t, prefix, again[:len(prefix)])
 			require.Equal(t, frame, again[len(prefix):])
 			t.Logf("%d bytes -> %d", len(tt.src), len(frame))
@@ -423,20 +423,20 @@ func TestLZ4Frame(t *testing.T) {
 	}
 }
 
-// TestLZ4Stored round-trips buffers through appendStored: every block stored.
+// TestLZ4Stored round-trips buffers through AppendStored: every block stored.
 func TestLZ4Stored(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	c := newLZ4Checker()
-	for _, n := range []int{0, 1, 13, lz4BlockMax, lz4BlockMax + 1, 3*lz4BlockMax + 1000} {
+	for _, n := range []int{0, 1, 13, blockMax, blockMax + 1, 3*blockMax + 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			src := lz4Random(r, n)
-			frame := appendStored([]byte("prefix"), src)
+			frame := AppendStored([]byte("prefix"), src)
 			require.Equal(t, []byte("prefix"), frame[:6])
 			frame = frame[6:]
 			c.check(t, frame, src, 0)
 			blocks, err := lz4ParseFrame(frame)
 			require.NoError(t, err)
-			require.Len(t, blocks, (n+lz4BlockMax-1)/lz4BlockMax)
+			require.Len(t, blocks, (n+blockMax-1)/blockMax)
 			for k, b := range blocks {
 				require.True(t, b.stored, "block %d", k)
 			}
@@ -453,9 +453,9 @@ func TestLZ4Stored(t *testing.T) {
 // hash, mostly finds short repeats within the map.
 func TestLZ4FrameRatio(t *testing.T) {
 	src := lz4MazeRows(rand.New(rand.NewPCG(1, 2)), 4096)
-	var e lz4Encoder
-	stride := e.appendFrame(nil, src, lz4MazeFloats*4)
-	generic := e.appendFrame(nil, src, 0)
+	var e Encoder
+	stride := e.AppendFrame(nil, src, lz4MazeFloats*4)
+	generic := e.AppendFrame(nil, src, 0)
 	pierrec := lz4PierrecFrame(t, src)
 	ratio := float64(len(stride)) / float64(len(pierrec))
 	t.Logf("%d bytes: stride %d, generic %d, pierrec writer %d; stride/pierrec %.3f",
@@ -466,21 +466,21 @@ func TestLZ4FrameRatio(t *testing.T) {
 	require.Equal(t, pierrec, generic)
 }
 
-// TestLZ4FrameAllocs checks that appendFrame allocates nothing once dst has
+// TestLZ4FrameAllocs checks that AppendFrame allocates nothing once dst has
 // the capacity, on either path.
 func TestLZ4FrameAllocs(t *testing.T) {
 	src := lz4MazeRows(rand.New(rand.NewPCG(1, 2)), 1024)
-	var e lz4Encoder
+	var e Encoder
 	dst := make([]byte, 0, len(src)+1024)
 	for _, stride := range []int{0, 420} {
 		allocs := testing.AllocsPerRun(10, func() {
-			dst = e.appendFrame(dst[:0], src, stride)
+			dst = e.AppendFrame(dst[:0], src, stride)
 		})
 		require.Zero(t, allocs, "stride %d", stride)
 	}
 }
 
-// FuzzLZ4Frame round-trips data through appendFrame and pierrec/lz4's
+// FuzzLZ4Frame round-trips data through AppendFrame and pierrec/lz4's
 // Reader, with the stride given and, so that the stride matcher meets
 // matches, data repeated three times with a stride of its length.
 func FuzzLZ4Frame(f *testing.F) {
@@ -494,21 +494,21 @@ func FuzzLZ4Frame(f *testing.F) {
 	f.Add(lz4Random(r, 64), uint16(16))
 	f.Add(lz4MutatedRows(r, 30, 20), uint16(30))
 	var (
-		e            lz4Encoder
+		e            Encoder
 		c            = newLZ4Checker()
 		frame, tiled []byte
 	)
 	f.Fuzz(func(t *testing.T, data []byte, stride uint16) {
-		frame = e.appendFrame(frame[:0], data, int(stride))
+		frame = e.AppendFrame(frame[:0], data, int(stride))
 		c.check(t, frame, data, int(stride))
 
 		tiled = append(append(append(tiled[:0], data...), data...), data...)
-		frame = e.appendFrame(frame[:0], tiled, len(data))
+		frame = e.AppendFrame(frame[:0], tiled, len(data))
 		c.check(t, frame, tiled, len(data))
 	})
 }
 
-// BenchmarkLZ4Frame measures appendFrame on the stride path and the generic
+// BenchmarkLZ4Frame measures AppendFrame on the stride path and the generic
 // one (pierrec), and pierrec/lz4's Writer as arrow-go uses it
 // (pierrec-writer), on maze-like rows, random bytes and incrementing int64s.
 func BenchmarkLZ4Frame(b *testing.B) {
@@ -519,12 +519,12 @@ func BenchmarkLZ4Frame(b *testing.B) {
 
 	encode := func(src []byte, stride int) func(b *testing.B) {
 		return func(b *testing.B) {
-			var e lz4Encoder
-			dst := e.appendFrame(nil, src, stride)
+			var e Encoder
+			dst := e.AppendFrame(nil, src, stride)
 			b.SetBytes(int64(len(src)))
 			b.ReportAllocs()
 			for b.Loop() {
-				dst = e.appendFrame(dst[:0], src, stride)
+				dst = e.AppendFrame(dst[:0], src, stride)
 			}
 			b.ReportMetric(float64(len(src))/float64(len(dst)), "ratio")
 		}

@@ -14,18 +14,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/datalog/internal/dict"
+	"github.com/batonrl/baton/datalog/internal/ipcfile"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/stretchr/testify/require"
 )
-
-// bufSink is a msgSink over a bytes.Buffer.
-type bufSink struct{ b *bytes.Buffer }
-
-func (s bufSink) write(p []byte) (int, error) { return s.b.Write(p) }
-func (s bufSink) size() int64                 { return int64(s.b.Len()) }
 
 // encoderCase is an agent whose steps the encoder tests write.
 type encoderCase struct {
@@ -47,7 +43,7 @@ func encoderCases() []encoderCase {
 func stepBatches(t *testing.T, sh *shape, seed uint64, trial string, rows []int) []arrow.RecordBatch {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
-	trialD, agentD, parentD, srcD := newStrDict(), newStrDict(), newStrDict(), newStrDict()
+	trialD, agentD, parentD, srcD := dict.New(), dict.New(), dict.New(), dict.New()
 	mem := memory.NewGoAllocator()
 	schema := arrow.NewSchema(sh.fields(), nil)
 	var out []arrow.RecordBatch
@@ -98,20 +94,21 @@ func stepBatches(t *testing.T, sh *shape, seed uint64, trial string, rows []int)
 			if rng.IntN(6) == 0 {
 				s.Messages = []runners.Message{{From: "a", To: "b", Payload: []byte{byte(i), 2}, Sent: tick}}
 			}
-			id := ids{trial: trialD.id(fmt.Sprintf("%s%d", trial, b)), agent: agentD.id(s.AgentID), parent: -1}
+			id := ids{trial: trialD.ID(fmt.Sprintf("%s%d", trial, b)), agent: agentD.ID(s.AgentID), parent: -1}
 			if s.ParentID != "" {
-				id.parent = parentD.id(s.ParentID)
+				id.parent = parentD.ID(s.ParentID)
 			}
 			c.append(s, id, srcD)
 		}
-		c.dicts = dicts{trial: trialD.array(), agent: agentD.array(), parent: parentD.array(), source: srcD.array()}
+		c.dicts = dicts{trial: trialD.Array(), agent: agentD.Array(), parent: parentD.Array(), source: srcD.Array()}
 		out = append(out, c.record(schema))
 	}
 	return out
 }
 
-// TestEncoderMatchesArrow checks that msgEncoder writes, uncompressed, the bytes of
-// arrow-go's stream writer for the same batches, dictionary deltas included.
+// TestEncoderMatchesArrow checks that a part's stream, uncompressed, is the bytes of
+// arrow-go's stream writer for the same batches: the schema, and the batches with
+// their dictionary deltas.
 func TestEncoderMatchesArrow(t *testing.T) {
 	for _, tc := range encoderCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,20 +129,17 @@ func TestEncoderMatchesArrow(t *testing.T) {
 				require.NoError(t, w.Write(r))
 			}
 
-			var got bytes.Buffer
-			pl := ipc.GetSchemaPayload(schema, mem)
-			_, err = pl.WritePayload(&got)
-			pl.Release()
+			var part bytes.Buffer
+			enc := ipcfile.NewEncoder(ipcfile.Uncompressed)
+			pw, err := ipcfile.NewWriter(&part, schema, enc)
 			require.NoError(t, err)
-			enc := newMsgEncoder(Uncompressed)
-			var ds []dictState
 			for _, r := range recs {
-				blk, err := enc.writeRecord(bufSink{&got}, r, &ds)
-				require.NoError(t, err)
-				require.Equal(t, int64(got.Len()), blk.end(), "the block ends where the message does")
+				require.NoError(t, pw.WriteBatch(r))
+				require.Equal(t, int64(part.Len()), pw.Size())
 			}
-			require.Equal(t, messageLayout(t, want.Bytes()), messageLayout(t, got.Bytes()), "the messages' layout")
-			require.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "the bytes")
+			got := part.Bytes()[len(ipcfile.Magic):]
+			require.Equal(t, messageLayout(t, want.Bytes()), messageLayout(t, got), "the messages' layout")
+			require.True(t, bytes.Equal(want.Bytes(), got), "the bytes")
 			require.NoError(t, w.Close())
 		})
 	}
@@ -154,7 +148,7 @@ func TestEncoderMatchesArrow(t *testing.T) {
 // TestEncoderRoundTrip writes batches with each compression and reads them back with
 // arrow-go's reader.
 func TestEncoderRoundTrip(t *testing.T) {
-	for _, comp := range []Compression{Uncompressed, LZ4, ZSTD} {
+	for _, comp := range []ipcfile.Codec{ipcfile.Uncompressed, ipcfile.LZ4, ipcfile.ZSTD} {
 		for _, tc := range encoderCases() {
 			t.Run(comp.String()+"/"+tc.name, func(t *testing.T) {
 				sh, err := newShape(tc.spec)
@@ -167,23 +161,19 @@ func TestEncoderRoundTrip(t *testing.T) {
 				}()
 				mem := memory.NewGoAllocator()
 				var buf bytes.Buffer
-				pl := ipc.GetSchemaPayload(recs[0].Schema(), mem)
-				_, err = pl.WritePayload(&buf)
-				pl.Release()
+				enc := ipcfile.NewEncoder(comp)
+				defer enc.Close()
+				pw, err := ipcfile.NewWriter(&buf, recs[0].Schema(), enc)
 				require.NoError(t, err)
 				// Slices too, which the writer does not make but recovery may meet.
 				last := recs[len(recs)-1]
 				for _, at := range [][2]int64{{3, 250}, {0, 0}, {1, 1}, {999, 1000}} {
 					recs = append(recs, last.NewSlice(at[0], at[1]))
 				}
-				enc := newMsgEncoder(comp)
-				defer enc.close()
-				var ds []dictState
 				for _, r := range recs {
-					_, err := enc.writeRecord(bufSink{&buf}, r, &ds)
-					require.NoError(t, err)
+					require.NoError(t, pw.WriteBatch(r))
 				}
-				rd, err := ipc.NewReader(&buf, ipc.WithAllocator(mem))
+				rd, err := ipc.NewReader(bytes.NewReader(buf.Bytes()[len(ipcfile.Magic):]), ipc.WithAllocator(mem))
 				require.NoError(t, err)
 				defer rd.Release()
 				i := 0
@@ -211,16 +201,15 @@ func TestEncoderDictionaryChecks(t *testing.T) {
 			r.Release()
 		}
 	}()
-	enc := newMsgEncoder(Uncompressed)
 	var buf bytes.Buffer
-	var ds []dictState
-	_, err = enc.writeRecord(bufSink{&buf}, first[1], &ds)
+	pw, err := ipcfile.NewWriter(&buf, first[0].Schema(), ipcfile.NewEncoder(ipcfile.Uncompressed))
 	require.NoError(t, err)
+	require.NoError(t, pw.WriteBatch(first[1]))
 	n := buf.Len()
-	_, err = enc.writeRecord(bufSink{&buf}, first[0], &ds)
+	err = pw.WriteBatch(first[0])
 	require.ErrorContains(t, err, "shrank")
 	require.Equal(t, n, buf.Len(), "nothing written")
-	_, err = enc.writeRecord(bufSink{&buf}, other[1], &ds)
+	err = pw.WriteBatch(other[1])
 	require.ErrorContains(t, err, "changed values")
 	require.Equal(t, n, buf.Len(), "nothing written")
 }
@@ -257,7 +246,7 @@ func messageLayout(t *testing.T, stream []byte) []ipcMessage {
 		if o := flatbuffers.UOffsetT(m.Offset(8)); o != 0 {
 			var h flatbuffers.Table
 			h.Bytes, h.Pos = fb, m.Indirect(o+m.Pos)
-			if mi.header == fbHeaderDictionary { // the RecordBatch is field 1 of the DictionaryBatch
+			if mi.header == 2 { // a DictionaryBatch: // the RecordBatch is field 1 of the DictionaryBatch
 				d := flatbuffers.UOffsetT(h.Offset(6))
 				h.Pos = h.Indirect(d + h.Pos)
 			}
@@ -275,9 +264,10 @@ func messageLayout(t *testing.T, stream []byte) []ipcMessage {
 	return out
 }
 
-// TestPartFooter writes a part of several batches and checks its footer: the record
-// batches that tail appends to the template's footer, aligned as the flatbuffers
-// verifier of Arrow C++ wants them, and a file reader that reads every batch.
+// TestPartFooter writes a part of several batches and checks its footer: the
+// schema, the full dictionaries and the record batches, each block where its
+// message is, aligned as the flatbuffers verifier of Arrow C++ wants them (which
+// ReadFooter checks), and a file reader that reads every batch.
 func TestPartFooter(t *testing.T) {
 	for _, comp := range []Compression{Uncompressed, LZ4, ZSTD} {
 		t.Run(comp.String(), func(t *testing.T) {
@@ -292,27 +282,30 @@ func TestPartFooter(t *testing.T) {
 			}()
 			path := filepath.Join(t.TempDir(), "part.arrow")
 			mem := memory.NewGoAllocator()
-			enc := newMsgEncoder(comp)
-			defer enc.close()
-			p, err := createPart(path, recs[0].Schema(), mem, nil, enc)
+			enc := ipcfile.NewEncoder(comp.codec())
+			defer enc.Close()
+			p, err := createPart(path, recs[0].Schema(), nil, enc)
 			require.NoError(t, err)
+			var ends []int64
 			for _, r := range recs {
 				require.NoError(t, p.writeBatch(r))
+				ends = append(ends, p.size())
 			}
 			require.NoError(t, p.finish())
 
 			file, err := os.ReadFile(path)
 			require.NoError(t, err)
-			foot, err := footerOf(file)
+			dicts, batches, err := ipcfile.ReadFooter(file)
 			require.NoError(t, err)
-			at, field, err := foot.blocks(footerRecordBatches)
-			require.NoError(t, err)
-			require.Len(t, at, len(rows))
-			require.Positive(t, field)
-			for i, a := range at {
-				require.Zerof(t, a%8, "block %d at %d of the footer: not aligned to 8", i, a)
-				b := readBlock(foot.buf, a)
-				require.Equal(t, p.recs[i], b)
+			require.Len(t, batches, len(rows))
+			for i, b := range batches {
+				require.Equalf(t, ends[i], b.End(), "batch %d ends where the part was after it", i)
+				requireMessage(t, file, b, 3) // a RecordBatch
+			}
+			require.Len(t, dicts, 4, "trial, agent, parent and reward source")
+			for i, b := range dicts {
+				require.Greaterf(t, b.Offset, ends[len(ends)-1]-1, "dictionary %d is one of the full ones after the batches", i)
+				requireMessage(t, file, b, 2) // a DictionaryBatch
 			}
 
 			f, err := os.Open(path)
@@ -321,6 +314,8 @@ func TestPartFooter(t *testing.T) {
 			r, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 			require.NoError(t, err)
 			defer r.Close()
+			require.True(t, recs[0].Schema().Equal(r.Schema()), "the footer's schema: %s", r.Schema())
+			require.Equal(t, recs[0].Schema().Metadata(), r.Schema().Metadata())
 			require.Equal(t, len(rows), r.NumRecords())
 			// The file's batches all have the part's full dictionaries, which are the
 			// last batch's: the others are compared column by column, but for the
@@ -357,4 +352,17 @@ func hasDictionary(t arrow.DataType) bool {
 		}
 	}
 	return false
+}
+
+// requireMessage checks that b locates a message of header type header in file: its
+// metadata of b.Meta bytes with their prefix, and a body of b.Body bytes.
+func requireMessage(t *testing.T, file []byte, b ipcfile.Block, header byte) {
+	t.Helper()
+	require.LessOrEqual(t, b.End(), int64(len(file)))
+	msgs := messageLayout(t, file[b.Offset:b.End()])
+	require.Len(t, msgs, 1)
+	require.Equal(t, header, msgs[0].header)
+	require.Equal(t, b.Body, msgs[0].body)
+	require.Equal(t, uint32(0xFFFFFFFF), binary.LittleEndian.Uint32(file[b.Offset:]))
+	require.Equal(t, int(b.Meta)-8, int(binary.LittleEndian.Uint32(file[b.Offset+4:])))
 }
