@@ -234,7 +234,12 @@
 // episodes and tick limit, with each agent playing its logged actions, and reports each
 // step whose observation, mask, environment reward, end flags or span differ from the
 // log, and the rows either side lacks. An intact log of a deterministic environment
-// replays with no mismatch.
+// replays with no mismatch, and so does the log of a killed writer, recovered or not:
+// a trial whose rows stop early (the writer's open batches were lost) or that lacks
+// its end record is incomplete (ReplayReport.Incomplete), replayed as far as its rows
+// go, which is no mismatch; a trial that differs is divergent (ReplayReport.Diverged).
+// Replay reads each part once, in order, grouping rows by trial as they come, and
+// replays each trial as its rows arrive.
 //
 // # Memory, speed and concurrency
 //

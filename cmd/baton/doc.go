@@ -218,10 +218,20 @@
 //
 //	trial maze-1 episode 0 tick 2 motion_0: reward: logged 1, replayed 2
 //
-// then "replayed N trials, N steps: no mismatch" (or "N mismatches in N trials"), and
-// exits 1 when there is any difference. --max-mismatches N stops comparing a trial
-// after N differences (0, the default: no limit). With --json: {"trials", "steps",
-// "skipped" (trials rejected before they ran), "mismatches": [{"trial", "episode",
+// then one line listing the trials whose log is incomplete, if any (a killed writer
+// lost their last rows or their end record: each is replayed as far as its rows go,
+// which is no difference),
+//
+//	2 trials incomplete (the log lost their last rows or end record; replayed as far as their rows go): maze-938 (rows stop at episode 0 tick 12 strategy_0), maze-941 (no end record)
+//
+// then "replayed N trials, N steps: no mismatch" (or "N mismatches in N trials",
+// followed by "; N trials incomplete" when some are), and exits 1 when there is any
+// difference, 0 otherwise. --max-mismatches N stops comparing a trial after N
+// differences (0, the default: no limit). With --json: {"trials", "steps", "skipped"
+// (trials rejected before they ran), "diverged" (the trials with a mismatch),
+// "incomplete": [{"trial", "state" (its latest state in the log: "running" without
+// an end record), "episode", "tick", "agent_id" (where its rows stop; null episode
+// and tick when it lacks only its end record)}], "mismatches": [{"trial", "episode",
 // "tick", "index", "agent_id", "field", "element" (the first differing element of an
 // observation or mask, else null), "logged", "replayed"}]}.
 //

@@ -204,7 +204,7 @@ func TestReplay(t *testing.T) {
 
 	r = runEnvs(t, envs, "replay", dir, "--json")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.JSONEq(t, `{"trials": 4, "steps": 595, "skipped": [], "mismatches": []}`, r.stdout)
+	assert.JSONEq(t, `{"trials": 4, "steps": 595, "skipped": [], "diverged": [], "incomplete": [], "mismatches": []}`, r.stdout)
 
 	// Replayed with other rewards: the motion agent's rewards differ.
 	changed := mazeRewarding(t)
@@ -225,6 +225,8 @@ func TestReplay(t *testing.T) {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&rep))
 	assert.Equal(t, 4, rep.Trials)
+	assert.ElementsMatch(t, []string{"maze-0", "maze-1", "maze-2", "maze-3"}, rep.Diverged)
+	assert.Empty(t, rep.Incomplete)
 	require.Len(t, rep.Mismatches, 4, "one per trial")
 	for _, m := range rep.Mismatches {
 		assert.Equal(t, "reward", m.Field)
@@ -242,6 +244,68 @@ func TestReplay(t *testing.T) {
 		}
 	}
 	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: cartpole, webtest)")
+}
+
+// A log whose motion parts lost their last batches, as a killed writer's do, replays
+// with its incomplete trials listed apart and no mismatch, before and after log
+// recover; replayed with other rewards, the trials that differ are divergent, not
+// incomplete, and the exit status is 1.
+func TestReplayIncomplete(t *testing.T) {
+	envs := shipped(t)
+	dir, _ := logRun(t, envs, "maze", "--trials", "300", "--workers", "2")
+	parts, err := filepath.Glob(filepath.Join(dir, "agent=motion", "*.arrow"))
+	require.NoError(t, err)
+	require.NotEmpty(t, parts)
+	for _, p := range parts {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		require.NoError(t, os.Truncate(p, fi.Size()*7/10))
+	}
+
+	decode := func(t *testing.T, out string) replayReport {
+		t.Helper()
+		var rep replayReport
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&rep))
+		return rep
+	}
+	check := func(t *testing.T) {
+		r := runEnvs(t, envs, "replay", dir)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Empty(t, r.stderr)
+		out := lines(r.stdout)
+		require.Len(t, out, 2, r.stdout)
+		assert.Regexp(t, `^\d+ trials incomplete \(the log lost their last rows or end record; replayed as far as their rows go\): maze-\d+ \(rows stop at episode 0 tick \d+ (motion|strategy)_\d+\), `, out[0])
+		assert.Regexp(t, `^replayed 300 trials, [\d,]+ steps: no mismatch; \d+ trials incomplete$`, out[1])
+
+		r = runEnvs(t, envs, "replay", dir, "--json")
+		assert.Equal(t, 0, r.code, r.stderr)
+		rep := decode(t, r.stdout)
+		assert.Empty(t, rep.Diverged)
+		assert.Empty(t, rep.Mismatches)
+		require.NotEmpty(t, rep.Incomplete)
+		for _, in := range rep.Incomplete {
+			assert.Equal(t, "ended", in.State, in.Trial)
+			require.NotNil(t, in.Episode, in.Trial)
+			require.NotNil(t, in.Tick, in.Trial)
+		}
+	}
+	t.Run("as killed", check)
+
+	// Replayed with other rewards, the trials whose rows differ are divergent.
+	r := runEnvs(t, mazeRewarding(t), "replay", dir, "--json", "--max-mismatches", "1")
+	assert.Equal(t, 1, r.code)
+	rep := decode(t, r.stdout)
+	require.NotEmpty(t, rep.Diverged)
+	for _, in := range rep.Incomplete {
+		assert.NotContains(t, rep.Diverged, in.Trial, "a trial is divergent or incomplete, not both")
+	}
+	assert.Len(t, rep.Mismatches, len(rep.Diverged))
+
+	r = runEnvs(t, envs, "log", "recover", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	t.Run("recovered", check)
 }
 
 // A part whose writer was killed lacks its footer and may end in a torn batch: inspect
