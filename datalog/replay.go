@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/batonrl/baton/agent"
@@ -295,14 +295,63 @@ func (q *rowQueue) releaseAll() {
 	q.refs, q.cmp, q.act = q.refs[:0], 0, 0
 }
 
-// stream reads the batches of an agent's parts once, in order.
+// stream reads the batches of an agent's parts once, in order, on a goroutine of
+// its own, a few batches ahead of the replay: reading and decompressing the log runs
+// beside the replayed trials.
 type stream struct {
 	name    string
 	parts   []Part
-	next    func() (arrow.RecordBatch, error, bool)
-	stop    func()
+	fetched chan fetched
+	quit    chan struct{}
 	done    bool
-	started bool
+}
+
+// fetched is a batch read (retained for the replay), or the error that ends a stream.
+type fetched struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+// streamAhead is how many batches a stream reads ahead of the replay.
+const streamAhead = 2
+
+// start starts reading the stream.
+func (st *stream) start(l *Log, wg *sync.WaitGroup) {
+	st.fetched = make(chan fetched, streamAhead)
+	st.quit = make(chan struct{})
+	wg.Go(func() {
+		defer close(st.fetched)
+		for rec, err := range l.batches(st.parts) {
+			if err == nil {
+				rec.Retain()
+			}
+			select {
+			case st.fetched <- fetched{rec, err}:
+			case <-st.quit:
+				if err == nil {
+					rec.Release()
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+}
+
+// stop ends the reading and releases the batches read ahead.
+func (st *stream) stop() {
+	if st.quit == nil {
+		return
+	}
+	close(st.quit)
+	for f := range st.fetched {
+		if f.err == nil {
+			f.rec.Release()
+		}
+	}
+	st.quit = nil
 }
 
 // trialRun is the replay of one trial: what it compared, and the rows of the log it
@@ -351,6 +400,9 @@ type replayer struct {
 	cur      int // the place of the trial replayed now, -1 before the first
 	policies map[string]*replayPolicy
 	free     []*rowQueue
+	spare    []*trialRun // the maps and slices of trialRuns over, for the next
+	actors   map[string]runners.Actor
+	wg       sync.WaitGroup // the streams' goroutines
 }
 
 func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, order []int, cancel context.CancelCauseFunc) *replayer {
@@ -369,14 +421,25 @@ func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, o
 
 // spec is the spec that replays trial t.
 func (r *replayer) spec(t Trial) runners.Spec {
-	actors := make(map[string]runners.Actor, len(t.Agents))
+	// The trials of a log mostly have the same agents: their actors are made once.
+	actors := r.actors
+	same := len(actors) == len(t.Agents)
 	for _, a := range t.Agents {
-		p := r.policies[a.Name]
-		if p == nil {
-			p = &replayPolicy{r: r, name: a.Name}
-			r.policies[a.Name] = p
+		if _, ok := actors[a.Name]; !ok {
+			same = false
 		}
-		actors[a.Name] = runners.Value(p)
+	}
+	if !same {
+		actors = make(map[string]runners.Actor, len(t.Agents))
+		for _, a := range t.Agents {
+			p := r.policies[a.Name]
+			if p == nil {
+				p = &replayPolicy{r: r, name: a.Name}
+				r.policies[a.Name] = p
+			}
+			actors[a.Name] = runners.Value(p)
+		}
+		r.actors = actors
 	}
 	return runners.Spec{ID: t.ID, Env: t.Env, Config: t.Config, Seed: t.Seed, Episodes: t.Episodes, MaxTicks: t.MaxTicks, Actors: actors}
 }
@@ -398,8 +461,14 @@ func (r *replayer) run(k int) *trialRun {
 		return tr
 	}
 	t := &r.trials[r.order[k]]
-	tr := &trialRun{t: t, queues: make([]*rowQueue, len(r.streams)), acts: make([]map[actKey][]agent.RawAction, len(r.streams)),
-		agents: make(map[string]int, len(t.Agents))}
+	tr := &trialRun{t: t}
+	if n := len(r.spare); n > 0 {
+		sp := r.spare[n-1]
+		r.spare = r.spare[:n-1]
+		tr.queues, tr.acts, tr.agents = sp.queues, sp.acts, sp.agents
+	} else {
+		tr.queues, tr.acts, tr.agents = make([]*rowQueue, len(r.streams)), make([]map[actKey][]agent.RawAction, len(r.streams)), map[string]int{}
+	}
 	for _, a := range t.Agents {
 		s, ok := r.byName[a.Name]
 		if !ok {
@@ -439,21 +508,20 @@ func (r *replayer) pull(s int) bool {
 	if st.done || r.err != nil {
 		return false
 	}
-	if !st.started {
-		st.started = true
-		st.next, st.stop = iter.Pull2(r.l.batches(st.parts))
+	if st.fetched == nil {
+		st.start(r.l, &r.wg)
 	}
-	rec, err, ok := st.next()
+	f, ok := <-st.fetched
 	switch {
 	case !ok:
 		st.done = true
 		return false
-	case err != nil:
+	case f.err != nil:
 		st.done = true
-		r.fail(err)
+		r.fail(f.err)
 		return false
 	}
-	rec.Retain()
+	rec := f.rec
 	b := &rowBatch{rec: rec, refs: 1}
 	if err := b.d.reset(st.name, rec); err != nil {
 		b.release()
@@ -570,6 +638,11 @@ func (r *replayer) end(k int, err error) {
 		r.free = append(r.free, q)
 		tr.queues[s] = nil
 	}
+	for _, acts := range tr.acts {
+		clear(acts)
+	}
+	clear(tr.agents)
+	r.spare = append(r.spare, &trialRun{queues: tr.queues, acts: tr.acts, agents: tr.agents})
 	tr.acts, tr.queues, tr.agents = nil, nil, nil
 	switch st := tr.t.State; {
 	case !st.Done():
@@ -607,10 +680,9 @@ func (r *replayer) close() {
 		}
 	}
 	for _, st := range r.streams {
-		if st.stop != nil {
-			st.stop()
-		}
+		st.stop()
 	}
+	r.wg.Wait()
 }
 
 // handle compares the replayed trial's step events with the log, and ends a trial's
@@ -675,9 +747,8 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 			r.mismatch(tr, Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step"})
 			return nil
 		}
-		row := ref.b.d.row(ref.i)
 		r.rep.Steps++
-		r.compare(tr, &row, s)
+		r.compare(tr, ref.b, ref.i, s)
 		q.cmp++
 		q.trim()
 		return nil
@@ -704,42 +775,79 @@ func sign(x int) int {
 	return 0
 }
 
-// compare reports how the logged row and the replayed step differ.
-func (r *replayer) compare(tr *trialRun, row *Row, s *runners.StepEvent) {
+// compare reports how row i of batch b and the replayed step differ.
+func (r *replayer) compare(tr *trialRun, b *rowBatch, i int, s *runners.StepEvent) {
+	d := &b.d
 	m := Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1}
 	diff := func(field, logged, replayed string) {
 		m.Field, m.Logged, m.Replayed = field, logged, replayed
 		r.mismatch(tr, m)
 		m.Element = -1
 	}
-	if row.AgentID != s.AgentID {
-		diff(FieldAgentID, row.AgentID, s.AgentID)
+	if id := d.agentID.value(i); id != s.AgentID {
+		diff(FieldAgentID, id, s.AgentID)
 	}
-	if row.Start != s.Start {
-		diff(FieldStart, strconv.FormatBool(row.Start), strconv.FormatBool(s.Start))
+	if start := d.start.Value(i); start != s.Start {
+		diff(FieldStart, strconv.FormatBool(start), strconv.FormatBool(s.Start))
 	}
-	if i := firstDiff(row.Obs, s.Obs); i >= 0 {
-		m.Element = i
-		diff(FieldObservation, elem(row.Obs, i), elem(s.Obs, i))
+	lo, hi := d.obs.ValueOffsets(i)
+	obs := d.obsV[lo:hi:hi]
+	if j := firstDiff(obs, s.Obs); j >= 0 {
+		m.Element = j
+		diff(FieldObservation, elem(obs, j), elem(s.Obs, j))
 	}
-	if i := firstDiffBool(row.Mask, s.Mask); i >= 0 {
-		m.Element = i
-		diff(FieldMask, elemBool(row.Mask, i), elemBool(s.Mask, i))
+	if j := d.maskDiff(i, s.Mask); j >= 0 {
+		row := d.row(i)
+		m.Element = j
+		diff(FieldMask, elemBool(row.Mask, j), elemBool(s.Mask, j))
 	}
-	logged, lok := envReward(row.Sources)
+	logged, lok := d.envReward(i)
 	replayed, rok := envReward(s.Sources)
 	if lok != rok || float32(logged) != float32(replayed) && !(isNaN32(logged) && isNaN32(replayed)) {
 		diff(FieldReward, fmtReward(logged, lok), fmtReward(float64(float32(replayed)), rok))
 	}
-	if row.Terminated != s.Terminated {
-		diff(FieldTerminated, strconv.FormatBool(row.Terminated), strconv.FormatBool(s.Terminated))
+	if term := d.term.Value(i); term != s.Terminated {
+		diff(FieldTerminated, strconv.FormatBool(term), strconv.FormatBool(s.Terminated))
 	}
-	if row.Truncated != s.Truncated {
-		diff(FieldTruncated, strconv.FormatBool(row.Truncated), strconv.FormatBool(s.Truncated))
+	if trunc := d.trunc.Value(i); trunc != s.Truncated {
+		diff(FieldTruncated, strconv.FormatBool(trunc), strconv.FormatBool(s.Truncated))
 	}
-	if row.SpanTicks != s.SpanTicks {
-		diff(FieldSpan, strconv.Itoa(row.SpanTicks), strconv.Itoa(s.SpanTicks))
+	if span := int(d.span.Value(i)); span != s.SpanTicks {
+		diff(FieldSpan, strconv.Itoa(span), strconv.Itoa(s.SpanTicks))
 	}
+}
+
+// maskDiff returns the first index where row i's action mask and mask differ (or
+// the length where one is longer), -1 if they do not.
+func (d *rowDecoder) maskDiff(i int, mask []bool) int {
+	if d.mask == nil || !d.mask.IsValid(i) {
+		if len(mask) > 0 {
+			return 0
+		}
+		return -1
+	}
+	lo, hi := d.mask.ValueOffsets(i)
+	n := int(hi - lo)
+	for j := range min(n, len(mask)) {
+		if d.maskV.Value(int(lo)+j) != mask[j] {
+			return j
+		}
+	}
+	if n != len(mask) {
+		return min(n, len(mask))
+	}
+	return -1
+}
+
+// envReward returns the environment's reward of row i, and whether it has one.
+func (d *rowDecoder) envReward(i int) (float64, bool) {
+	lo, hi := d.sources.ValueOffsets(i)
+	for j := int(lo); j < int(hi); j++ {
+		if d.srcName.value(j) == runners.SourceEnv {
+			return float64(d.srcVal[j]), true
+		}
+	}
+	return 0, false
 }
 
 func isNaN32(x float64) bool { return math.IsNaN(float64(float32(x))) }
@@ -766,19 +874,6 @@ func firstDiff(a, b []float32) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	if len(a) != len(b) {
-		return n
-	}
-	return -1
-}
-
-func firstDiffBool(a, b []bool) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
 			return i
 		}
 	}
@@ -855,7 +950,15 @@ func (r *replayer) next(tr *trialRun, name string, episode int, id string) (a ag
 		tr.acts[s] = acts
 	}
 	k := actKey{episode, id}
-	for len(acts[k]) == 0 {
+	if len(acts) > 0 {
+		if qa := acts[k]; len(qa) > 0 {
+			a = qa[0]
+			acts[k] = qa[1:]
+			return a, false, nil
+		}
+	}
+	// Read the agent's rows on: the actions of its other ids wait in acts.
+	for {
 		if !r.fill(tr, s, atAct) {
 			if r.err != nil {
 				return a, false, r.err
@@ -868,24 +971,25 @@ func (r *replayer) next(tr *trialRun, name string, episode int, id string) (a ag
 		if e > episode {
 			return a, false, errNoAction
 		}
-		if e < episode {
+		if e < episode && len(acts) > 0 {
 			for q := range acts {
 				if q.episode < episode {
 					delete(acts, q)
 				}
 			}
 		}
-		if e == episode && !ref.b.d.start.Value(ref.i) {
-			rk := actKey{e, ref.b.d.agentID.value(ref.i)}
-			acts[rk] = append(acts[rk], ref.b.action(ref.i))
-		}
 		q.act++
-		q.trim()
+		if e == episode && !ref.b.d.start.Value(ref.i) {
+			rid := ref.b.d.agentID.value(ref.i)
+			act := ref.b.action(ref.i)
+			if rid == id {
+				q.trim()
+				return act, false, nil
+			}
+			rk := actKey{e, rid}
+			acts[rk] = append(acts[rk], act)
+		}
 	}
-	qa := acts[k]
-	a = qa[0]
-	acts[k] = qa[1:]
-	return a, false, nil
 }
 
 var _ runners.Interactor = (*replayPolicy)(nil)
