@@ -136,7 +136,12 @@
 // error. The episodes table has, per episode that ended: trial_id, episode, seed,
 // ticks, truncated, success (null where the environment does not define it) and
 // returns (list<struct<agent: utf8, value: float64>>, every source and the
-// retroactive rewards received so far). Their strings are plain utf8.
+// retroactive rewards received so far) and metrics (list<struct<name: utf8, value:
+// float64>>: the environment's per-episode metrics, runners.Entry.Metrics, in the
+// entry's order, such as webtest's coverage and defects_found; a metric the episode
+// did not tell is left out, and the list is empty for an environment that defines
+// none; Episode.Metrics reads it, and a log written before the column has none).
+// Their strings are plain utf8.
 //
 // # Schema metadata
 //

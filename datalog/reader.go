@@ -706,6 +706,16 @@ type Episode struct {
 	// Returns is each agent's return, in the environment's agent order: every source,
 	// and the retroactive rewards received before the episode ended.
 	Returns []Return
+	// Metrics are the environment's metrics of the episode (runners.Entry.Metrics),
+	// in its order, leaving out those the episode did not tell; nil for an
+	// environment that defines none (and in a log written before the metrics column).
+	Metrics []Metric
+}
+
+// Metric is an environment metric of an episode.
+type Metric struct {
+	Name  string
+	Value float64
 }
 
 // Return is an agent's return in an episode.
@@ -734,6 +744,14 @@ func (l *Log) Episodes() ([]Episode, error) {
 		lo, hi := rets.ValueOffsets(i)
 		for j := int(lo); j < int(hi); j++ {
 			e.Returns = append(e.Returns, Return{Agent: names.Value(j), Value: vals.Value(j)})
+		}
+		if ms, ok := c["metrics"].(*array.List); ok {
+			st := ms.ListValues().(*array.Struct)
+			names, vals := st.Field(0).(*array.String), st.Field(1).(*array.Float64)
+			lo, hi := ms.ValueOffsets(i)
+			for j := int(lo); j < int(hi); j++ {
+				e.Metrics = append(e.Metrics, Metric{Name: strings.Clone(names.Value(j)), Value: vals.Value(j)})
+			}
 		}
 		out = append(out, e)
 		return nil

@@ -557,7 +557,7 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	if t.sink == nil {
 		return nil
 	}
-	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ret}
+	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ret, Metrics: er.Metrics}
 	t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
 	return t.emit()
 }

@@ -186,11 +186,15 @@
 // the retroactive rewards included: the episodes table's returns, plus the
 // retroactive rewards that arrived in a later episode. The episodes are taken in the
 // order of their trials in the campaign, so the figures are those of the summary of
-// the baton run that wrote the log, to the last bit.
+// the baton run that wrote the log, to the last bit. Where the environment defines
+// metrics of an episode (webtest: coverage, defects_found), a second table gives each
+// metric's complete episodes that measured it, and its mean, standard deviation, minimum
+// and maximum over them, as baton run's summary does.
 //
 // --plot FILE.png draws, with gonum.org/v1/plot, one panel per agent (their scales
 // differ): its episode returns over the episodes in trial order as dots, and their
-// moving mean (over a twentieth of the episodes, at most 100) as a line.
+// moving mean (over a twentieth of the episodes, at most 100) as a line; then one
+// panel per metric, drawn the same way.
 //
 // With --json, stdout holds one JSON object:
 //
@@ -205,6 +209,8 @@
 //	                                              when no episode completed
 //	agents            {"AGENT": {"rows", "episodes", "return": {"mean", "std", "min",
 //	                  "max"}}, ...}
+//	metrics           {"METRIC": {"episodes", "mean", "std", "min", "max"}, ...}: the
+//	                  environment's metrics ({} where it defines none)
 //
 // # Replay
 //

@@ -24,7 +24,7 @@ import (
 
 // inspectKeys are the keys of baton inspect --json.
 var inspectKeys = []string{"dir", "envs", "trials", "ended", "stopped", "failed", "unfinished", "episodes", "rows",
-	"parts", "bytes", "successes", "success_rate", "agents"}
+	"parts", "bytes", "successes", "success_rate", "agents", "metrics"}
 
 // decodeInspect checks that stdout is one JSON object with exactly the documented keys
 // and decodes it.
@@ -42,6 +42,11 @@ func decodeInspect(t *testing.T, stdout string) (logSummary, map[string]json.Raw
 		require.NoError(t, json.Unmarshal(a["return"], &ret))
 		assert.Equal(t, []string{"max", "mean", "min", "std"}, slices.Sorted(maps.Keys(ret)), "agent %s", name)
 	}
+	var metrics map[string]map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(obj["metrics"], &metrics))
+	for name, m := range metrics {
+		assert.Equal(t, []string{"episodes", "max", "mean", "min", "std"}, slices.Sorted(maps.Keys(m)), "metric %s", name)
+	}
 	var s logSummary
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
@@ -56,7 +61,11 @@ func logRun(t *testing.T, envs *environments, args ...string) (string, runSummar
 	dir := filepath.Join(t.TempDir(), "log")
 	r := runEnvs(t, envs, append(append([]string{"run"}, args...), "--log", dir, "--json")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	s, _ := decodeSummary(t, r.stdout, append(slices.Clone(summaryKeys), "log"))
+	keys := append(slices.Clone(summaryKeys), "log")
+	if args[0] == "webtest" { // an environment with metrics
+		keys = append(keys, "metrics")
+	}
+	s, _ := decodeSummary(t, r.stdout, keys)
 	return dir, s
 }
 
@@ -72,6 +81,7 @@ func TestInspectMatchesRun(t *testing.T) {
 		{"maze procedure zstd", []string{"maze", "--trials", "5", "--env-config", `{"procedure": true}`, "--log-compression", "zstd"}},
 		{"maze cut by max ticks", []string{"maze", "--trials", "4", "--max-ticks", "10", "--episodes", "2"}},
 		{"cartpole", []string{"cartpole", "--trials", "6", "--policy", "cartpole=balance", "--max-ticks", "60", "--workers", "2"}},
+		{"webtest with metrics", []string{"webtest", "--trials", "8", "--episodes", "2", "--workers", "2", "--policy", "motion=random"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,6 +119,15 @@ func TestInspectMatchesRun(t *testing.T) {
 				rows += got.Rows
 			}
 			assert.Equal(t, in.Rows, rows)
+			if tt.args[0] == "webtest" {
+				require.Len(t, in.Metrics, 2, "coverage and defects_found")
+			}
+			require.Equal(t, slices.Sorted(maps.Keys(run.Metrics)), slices.Sorted(maps.Keys(in.Metrics)))
+			for name, want := range run.Metrics {
+				got := in.Metrics[name]
+				assert.Equal(t, want.Episodes, got.Episodes, name)
+				assert.Equal(t, returnStats{Mean: want.Mean, Std: want.Std, Min: want.Min, Max: want.Max}, got.returnStats, name)
+			}
 		})
 	}
 }
@@ -171,6 +190,36 @@ func TestInspectPlot(t *testing.T) {
 	data2, err := os.ReadFile(again)
 	require.NoError(t, err)
 	assert.Equal(t, data, data2)
+}
+
+// The log of an environment with metrics (webtest: coverage, defects found) has them
+// per episode: baton inspect prints them under the agents, as baton run does, and
+// --plot draws a panel per metric after the agents'.
+func TestInspectMetrics(t *testing.T) {
+	envs := shipped(t)
+	dir, run := logRun(t, envs, "webtest", "--trials", "6", "--episodes", "2")
+	require.Len(t, run.Metrics, 2)
+	file := filepath.Join(t.TempDir(), "webtest.png")
+	r := runEnvs(t, envs, "inspect", dir, "--plot", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	got := lines(r.stdout)
+	i := slices.IndexFunc(got, func(l string) bool { return strings.HasPrefix(l, "metric ") })
+	require.GreaterOrEqual(t, i, 0, r.stdout)
+	require.Greater(t, len(got), i+3, r.stdout)
+	assert.Regexp(t, `^metric\s+episodes\s+mean\s+std\s+min\s+max$`, got[i])
+	for _, l := range got[i+1 : i+3] {
+		name := strings.Fields(l)[0]
+		m, ok := run.Metrics[name]
+		require.True(t, ok, l)
+		assert.Equal(t, fmt.Sprintf("%-13s  %8d  %9.3f  %9.3f  %9.3f  %9.3f", name, m.Episodes, m.Mean, m.Std, m.Min, m.Max), l)
+	}
+	assert.Equal(t, "(the environment's metrics over the complete episodes that measured them)", got[i+3])
+
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, 4*330, cfg.Height, "a panel per agent (strategy, motion) and per metric")
 }
 
 // mazeRewarding returns the shipped environments, but the maze always opens with the
