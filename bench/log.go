@@ -29,7 +29,8 @@ import (
 // and re-runs the trials on one goroutine, and is compared with CampaignMaze/runner:
 // their ratio is the share of the unlogged campaign's throughput that a replay of
 // the same trials reaches. It reports trials/s, steps/s (environment steps, as the
-// campaign counts them) and rows/s (the rows compared).
+// campaign counts them), rows/s (the rows compared) and cpu-us/trial (the replay's
+// CPU time per trial, to compare with LogMaze/off's where throughput is noisy).
 //
 // LogWriter/maze measures the writer alone: it feeds one datalog.Writer the recorded
 // events of maze trials, and one iteration is one logged row.
@@ -83,9 +84,11 @@ func replayMaze(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
 	rep, err := datalog.Replay(context.Background(), dir, reg)
 	b.StopTimer()
+	cpu1, _ := processCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,6 +97,9 @@ func replayMaze(b *testing.B) {
 	}
 	reportTrials(b, sum.EnvSteps)
 	b.ReportMetric(float64(rep.Steps)/b.Elapsed().Seconds(), "rows/s")
+	if cpuOK {
+		reportCPU(b, cpu1-cpu0)
+	}
 }
 
 // mazeRegistry returns a registry with the maze registered.

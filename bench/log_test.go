@@ -79,7 +79,7 @@ func TestLogCasesRun(t *testing.T) {
 			r := testing.Benchmark(c.Run)
 			require.Equal(t, n, r.N, "the case failed")
 			assert.Positive(t, r.Extra[c.Unit+"s/s"], "%s/s", c.Unit)
-			if runtime.GOOS != "windows" && runtime.GOOS != "plan9" && c.Unit == "trial" && name != "ReplayMaze" {
+			if runtime.GOOS != "windows" && runtime.GOOS != "plan9" && c.Unit == "trial" {
 				assert.Positive(t, r.Extra["cpu-us/trial"], "cpu-us/trial")
 			}
 			if name == "LogMaze/off" {
