@@ -89,7 +89,8 @@ type ReplayReport struct {
 	Diverged []string
 	// Incomplete lists the trials whose log is incomplete, in the order of the
 	// replay: their rows stop before the replay does, or they have no end record.
-	// Such a trial is compared as far as its rows go; that is no mismatch.
+	// Such a trial is compared as far as its rows go; that is no mismatch. A trial
+	// with a mismatch is in Diverged, not here.
 	Incomplete []Incomplete
 }
 
@@ -645,6 +646,8 @@ func (r *replayer) end(k int, err error) {
 	r.spare = append(r.spare, &trialRun{queues: tr.queues, acts: tr.acts, agents: tr.agents})
 	tr.acts, tr.queues, tr.agents = nil, nil, nil
 	switch st := tr.t.State; {
+	case tr.count > 0:
+		// Divergent: reported with its mismatches, not as incomplete.
 	case !st.Done():
 		in := tr.cutAt
 		if !tr.cut {
