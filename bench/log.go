@@ -24,6 +24,14 @@ import (
 // defaults of datalog and of baton run --log (LZ4 frames), LogMaze/none writes the
 // batches uncompressed and LogMaze/zstd compresses them with Zstandard.
 //
+// ReplayMaze replays a log of the trials of CampaignMaze/runner (written as LogMaze/on
+// writes it, before the timer starts) with datalog.Replay, which reads each part once
+// and re-runs the trials on one goroutine, and is compared with CampaignMaze/runner:
+// their ratio is the share of the unlogged campaign's throughput that a replay of
+// the same trials reaches. It reports trials/s, steps/s (environment steps, as the
+// campaign counts them), rows/s (the rows compared) and cpu-us/trial (the replay's
+// CPU time per trial, to compare with LogMaze/off's where throughput is noisy).
+//
 // LogWriter/maze measures the writer alone: it feeds one datalog.Writer the recorded
 // events of maze trials, and one iteration is one logged row.
 //
@@ -45,6 +53,52 @@ func logCases() []Case {
 		{Name: "LogMaze/raw", Baseline: "LogMaze/off", Unit: "trial", Run: logMazeRaw},
 		{Name: "LogMaze/off", Unit: "trial", Run: withCPU(campaignMaze)},
 		{Name: "LogWriter/maze", Unit: "row", Run: logWriter},
+		{Name: "ReplayMaze", Baseline: "CampaignMaze/runner", Unit: "trial", Run: replayMaze},
+	}
+}
+
+// replayMaze logs b.N trials of the campaign of campaignMaze, then times their
+// replay.
+func replayMaze(b *testing.B) {
+	reg, err := mazeRegistry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(b.TempDir(), "log")
+	defer os.RemoveAll(dir) //nolint:errcheck // a temporary directory
+	ds, err := datalog.NewDataset(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1},
+		runners.WithTrials(max(b.N, 1)), runners.WithWorkers(CampaignWorkers),
+		runners.WithWorkerSinks(ds.WorkerSinks()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum, err := camp.Run(context.Background())
+	if cerr := ds.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
+	b.ResetTimer()
+	rep, err := datalog.Replay(context.Background(), dir, reg)
+	b.StopTimer()
+	cpu1, _ := processCPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(rep.Mismatches) > 0 || len(rep.Incomplete) > 0 || rep.Trials != max(b.N, 1) {
+		b.Fatalf("replayed %d trials of %d: %d mismatches (first %v), %d incomplete", rep.Trials, max(b.N, 1), len(rep.Mismatches), rep.Mismatches, len(rep.Incomplete))
+	}
+	reportTrials(b, sum.EnvSteps)
+	b.ReportMetric(float64(rep.Steps)/b.Elapsed().Seconds(), "rows/s")
+	if cpuOK {
+		reportCPU(b, cpu1-cpu0)
 	}
 }
 

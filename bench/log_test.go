@@ -30,8 +30,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func BenchmarkLogMaze(b *testing.B)   { runCases(b, "LogMaze/") }
-func BenchmarkLogWriter(b *testing.B) { runCases(b, "LogWriter/") }
+func BenchmarkLogMaze(b *testing.B)    { runCases(b, "LogMaze/") }
+func BenchmarkLogWriter(b *testing.B)  { runCases(b, "LogWriter/") }
+func BenchmarkReplayMaze(b *testing.B) { runCases(b, "ReplayMaze") }
 
 // The logging cases are in the suite, each compared with the campaign without a log.
 func TestLogCases(t *testing.T) {
@@ -42,12 +43,13 @@ func TestLogCases(t *testing.T) {
 		"LogMaze/raw":    "LogMaze/off",
 		"LogMaze/off":    "",
 		"LogWriter/maze": "",
+		"ReplayMaze":     "CampaignMaze/runner",
 	}
 	for name, baseline := range want {
 		c, ok := bench.Lookup(name)
 		require.True(t, ok, name)
 		assert.Equal(t, baseline, c.Baseline, name)
-		if strings.HasPrefix(name, "LogMaze/") {
+		if strings.HasPrefix(name, "LogMaze/") || name == "ReplayMaze" {
 			assert.Equal(t, "trial", c.Unit, name)
 		} else {
 			assert.Equal(t, "row", c.Unit, name)
@@ -69,7 +71,7 @@ func TestLogCasesRun(t *testing.T) {
 	t.Cleanup(func() { _ = flag.Set("test.benchtime", old) })
 	// Enough iterations for the writers' buffers, made once, to be amortised:
 	// 300 trials are some 19,000 rows.
-	for name, n := range map[string]int{"LogMaze/on": 300, "LogMaze/zstd": 300, "LogMaze/raw": 300, "LogMaze/off": 300, "LogWriter/maze": 20000} {
+	for name, n := range map[string]int{"LogMaze/on": 300, "LogMaze/zstd": 300, "LogMaze/raw": 300, "LogMaze/off": 300, "LogWriter/maze": 20000, "ReplayMaze": 300} {
 		t.Run(name, func(t *testing.T) {
 			c, ok := bench.Lookup(name)
 			require.True(t, ok)
@@ -82,6 +84,10 @@ func TestLogCasesRun(t *testing.T) {
 			}
 			if name == "LogMaze/off" {
 				assert.NotContains(t, r.Extra, "rows/s")
+				return
+			}
+			if name == "ReplayMaze" {
+				assert.Positive(t, r.Extra["rows/s"], "rows/s")
 				return
 			}
 			assert.Positive(t, r.Extra["rows/s"], "rows/s")

@@ -136,7 +136,12 @@
 // error. The episodes table has, per episode that ended: trial_id, episode, seed,
 // ticks, truncated, success (null where the environment does not define it) and
 // returns (list<struct<agent: utf8, value: float64>>, every source and the
-// retroactive rewards received so far). Their strings are plain utf8.
+// retroactive rewards received so far) and metrics (list<struct<name: utf8, value:
+// float64>>: the environment's per-episode metrics, runners.Entry.Metrics, in the
+// entry's order, such as webtest's coverage and defects_found; a metric the episode
+// did not tell is left out, and the list is empty for an environment that defines
+// none; Episode.Metrics reads it, and a log written before the column has none).
+// Their strings are plain utf8.
 //
 // # Schema metadata
 //
@@ -237,7 +242,12 @@
 // episodes and tick limit, with each agent playing its logged actions, and reports each
 // step whose observation, mask, environment reward, end flags or span differ from the
 // log, and the rows either side lacks. An intact log of a deterministic environment
-// replays with no mismatch.
+// replays with no mismatch, and so does the log of a killed writer, recovered or not:
+// a trial whose rows stop early (the writer's open batches were lost) or that lacks
+// its end record is incomplete (ReplayReport.Incomplete), replayed as far as its rows
+// go, which is no mismatch; a trial that differs is divergent (ReplayReport.Diverged).
+// Replay reads each part once, in order, grouping rows by trial as they come, and
+// replays each trial as its rows arrive.
 //
 // # Memory, speed and concurrency
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -598,12 +599,28 @@ type Trial struct {
 func (l *Log) Trials() ([]Trial, error) {
 	var out []Trial
 	at := map[string]int{}
+	// The trials of a campaign mostly share their environment, agents and policies:
+	// each name and JSON is parsed once.
+	envs := map[string]string{}
+	agents := map[string][]env.Spec{}
+	policies := map[string]map[string]string{}
 	err := l.tableRows(TableTrials, func(rec arrow.RecordBatch, i int, c columns) error {
-		t := Trial{ID: c.str("trial_id", i), State: parseState(c.str("state", i)), Err: c.str("error", i)}
+		state, errMsg := parseState(c.view("state", i)), c.str("error", i)
+		j, seen := at[c.view("trial_id", i)]
+		if seen && out[j].HasInfo {
+			// A later state of a trial whose info is known.
+			out[j].State, out[j].Err = state, errMsg
+			return nil
+		}
+		t := Trial{ID: c.str("trial_id", i), State: state, Err: errMsg}
 		if c.valid("env", i) {
 			t.HasInfo = true
 			t.Index = int(c.i64("index", i))
-			t.Env = c.str("env", i)
+			name := c.view("env", i)
+			if t.Env = envs[name]; t.Env == "" {
+				t.Env = strings.Clone(name)
+				envs[t.Env] = t.Env
+			}
 			if cfg := c.str("config", i); cfg != "" {
 				t.Config = json.RawMessage(cfg)
 			}
@@ -611,20 +628,27 @@ func (l *Log) Trials() ([]Trial, error) {
 			t.Episodes = int(c.i64("episodes", i))
 			t.MaxTicks = int(c.i64("max_ticks", i))
 			t.DefinesSuccess = c.boolean("defines_success", i)
-			var err error
-			if t.Agents, err = parseAgents(c.str("agents", i)); err != nil {
-				return fmt.Errorf("%w: trial %s: agents: %w", ErrNotLog, t.ID, err)
+			js := c.view("agents", i)
+			specs, ok := agents[js]
+			if !ok {
+				var err error
+				if specs, err = parseAgents(js); err != nil {
+					return fmt.Errorf("%w: trial %s: agents: %w", ErrNotLog, t.ID, err)
+				}
+				agents[strings.Clone(js)] = specs
 			}
-			if err := json.Unmarshal([]byte(c.str("policies", i)), &t.Policies); err != nil {
-				return fmt.Errorf("%w: trial %s: policies: %w", ErrNotLog, t.ID, err)
+			t.Agents = slices.Clone(specs)
+			js = c.view("policies", i)
+			pol, ok := policies[js]
+			if !ok {
+				if err := json.Unmarshal([]byte(js), &pol); err != nil {
+					return fmt.Errorf("%w: trial %s: policies: %w", ErrNotLog, t.ID, err)
+				}
+				policies[strings.Clone(js)] = pol
 			}
+			t.Policies = maps.Clone(pol)
 		}
-		if j, ok := at[t.ID]; ok {
-			if !t.HasInfo && out[j].HasInfo {
-				prev := out[j]
-				prev.State, prev.Err = t.State, t.Err
-				t = prev
-			}
+		if seen {
 			out[j] = t
 			return nil
 		}
@@ -682,6 +706,16 @@ type Episode struct {
 	// Returns is each agent's return, in the environment's agent order: every source,
 	// and the retroactive rewards received before the episode ended.
 	Returns []Return
+	// Metrics are the environment's metrics of the episode (runners.Entry.Metrics),
+	// in its order, leaving out those the episode did not tell; nil for an
+	// environment that defines none (and in a log written before the metrics column).
+	Metrics []Metric
+}
+
+// Metric is an environment metric of an episode.
+type Metric struct {
+	Name  string
+	Value float64
 }
 
 // Return is an agent's return in an episode.
@@ -710,6 +744,14 @@ func (l *Log) Episodes() ([]Episode, error) {
 		lo, hi := rets.ValueOffsets(i)
 		for j := int(lo); j < int(hi); j++ {
 			e.Returns = append(e.Returns, Return{Agent: names.Value(j), Value: vals.Value(j)})
+		}
+		if ms, ok := c["metrics"].(*array.List); ok {
+			st := ms.ListValues().(*array.Struct)
+			names, vals := st.Field(0).(*array.String), st.Field(1).(*array.Float64)
+			lo, hi := ms.ValueOffsets(i)
+			for j := int(lo); j < int(hi); j++ {
+				e.Metrics = append(e.Metrics, Metric{Name: strings.Clone(names.Value(j)), Value: vals.Value(j)})
+			}
 		}
 		out = append(out, e)
 		return nil
@@ -753,6 +795,14 @@ func (c columns) str(name string, i int) string {
 		return ""
 	}
 	return strings.Clone(c[name].(*array.String).Value(i))
+}
+
+// view is the string value of a column without a copy: valid while the batch is.
+func (c columns) view(name string, i int) string {
+	if !c.valid(name, i) {
+		return ""
+	}
+	return c[name].(*array.String).Value(i)
 }
 
 func (c columns) i64(name string, i int) int64 { return c[name].(*array.Int64).Value(i) }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/batonrl/baton/agent"
@@ -82,8 +82,38 @@ type ReplayReport struct {
 	// Steps counts the replayed steps compared with the log.
 	Steps int64
 	// Mismatches lists every difference found, trial by trial, in the order of the
-	// replay.
+	// replay (a row of a trial whose replay is over, found further in the log, is
+	// listed when it is read).
 	Mismatches []Mismatch
+	// Diverged lists the trials with a mismatch, in the order of the replay.
+	Diverged []string
+	// Incomplete lists the trials whose log is incomplete, in the order of the
+	// replay: their rows stop before the replay does, or they have no end record.
+	// Such a trial is compared as far as its rows go; that is no mismatch. A trial
+	// with a mismatch is in Diverged, not here.
+	Incomplete []Incomplete
+}
+
+// Incomplete is a trial whose log is incomplete: its writer was killed before it
+// wrote the trial's last rows or its end record.
+type Incomplete struct {
+	Trial string
+	// State is the trial's latest state in the log: runners.Running when it has no
+	// end record.
+	State runners.State
+	// Episode, Tick and AgentID place where the rows stop: the first step the replay
+	// made, or the first action it asked for, that the log has no row for. Episode
+	// and Tick are -1 for a trial that replayed to its end (it lacks only its end
+	// record).
+	Episode, Tick int
+	AgentID       string
+}
+
+func (in Incomplete) String() string {
+	if in.Episode < 0 {
+		return in.Trial + " (no end record)"
+	}
+	return fmt.Sprintf("%s (rows stop at episode %d tick %d %s)", in.Trial, in.Episode, in.Tick, in.AgentID)
 }
 
 // ReplayOption configures Replay.
@@ -118,10 +148,18 @@ var errNoAction = errors.New("datalog: no further action in the log")
 // environment replayed from an intact log has none. Rewards from other sources
 // (actors, a controller, retroactive ones) are not replayed.
 //
-// A trial that stopped or failed, or whose writer was killed, is replayed as far as
-// its log goes. Replay fails for a log it cannot read and an environment that reg
-// does not have (ErrReplay); it reads one trial at a time, and its memory does not
-// grow with the log.
+// A trial that stopped or failed is replayed as far as its log goes. A trial whose
+// writer was killed is incomplete (ReplayReport.Incomplete), not divergent: the rows
+// of its last batches are lost, and it may lack its end record. Its replay stops at
+// the first step or action that its rows lack, if every row before matched; a step
+// or action past the rows of a trial that already differs is a mismatch. Trials with
+// an end record are replayed first, in the order they started, then those without.
+//
+// Replay reads each part once, in order, grouping the rows by trial as they come,
+// and replays a trial as its rows arrive; it keeps the batches that hold rows of
+// trials not yet replayed, so its memory grows with the trials in progress when the
+// log was written, not with the log. It fails for a log it cannot read, and for an
+// environment or configuration that reg cannot run (ErrReplay).
 func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...ReplayOption) (*ReplayReport, error) {
 	var cfg replayConfig
 	for _, o := range opts {
@@ -141,208 +179,199 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 	if err != nil {
 		return nil, err
 	}
-	index, err := l.trialIndex()
-	if err != nil {
-		return nil, err
-	}
 	rep := &ReplayReport{}
-	for _, t := range trials {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		if !t.HasInfo {
+	var ended, open []int
+	for i, t := range trials {
+		switch {
+		case !t.HasInfo:
 			rep.Skipped = append(rep.Skipped, t.ID)
-			continue
+		case t.State.Done():
+			ended = append(ended, i)
+		default:
+			open = append(open, i)
 		}
-		if err := l.replayTrial(ctx, reg, t, index, &cfg, rep); err != nil {
-			return rep, err
-		}
-		rep.Trials++
 	}
+	order := append(ended, open...)
+	if len(order) == 0 {
+		return rep, nil
+	}
+	for _, i := range order {
+		if _, err := reg.Lookup(trials[i].Env); err != nil {
+			return rep, fmt.Errorf("%w: trial %s: %w", ErrReplay, trials[i].ID, err)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r := newReplayer(l, &cfg, rep, trials, order, cancel)
+	defer r.close()
+	c, err := runners.NewCampaign(reg, r.spec(trials[order[0]]), runners.WithTrials(len(order)), runners.WithWorkers(1),
+		runners.WithPreTrial(r.pre), runners.WithSinks(runners.SinkFunc(r.handle)))
+	if err != nil {
+		return rep, fmt.Errorf("%w: trial %s: %w", ErrReplay, trials[order[0]].ID, err)
+	}
+	_, err = c.Run(ctx)
+	if r.err != nil {
+		return rep, r.err
+	}
+	if err != nil {
+		return rep, err
+	}
+	r.finish()
 	return rep, nil
 }
 
-// batchRef names a batch of an agent's rows: its part (in the agent's part order) and
-// its position in the part.
-type batchRef struct{ part, batch int }
-
-// trialIndex maps each agent and trial to the batches that hold the trial's rows.
-func (l *Log) trialIndex() (map[string]map[string][]batchRef, error) {
-	index := map[string]map[string][]batchRef{}
-	for _, name := range l.names {
-		m := map[string][]batchRef{}
-		index[name] = m
-		for pi, p := range l.agents[name] {
-			r, err := openPart(p.Path, l.cfg.mem)
-			if err != nil {
-				return nil, fmt.Errorf("datalog: %w", err)
-			}
-			bi := 0
-			var dc dictColumn
-			for rec, err := range r.batches() {
-				if err != nil {
-					_ = r.Close()
-					return nil, err
-				}
-				idx := rec.Schema().FieldIndices("trial_id")
-				if len(idx) == 0 {
-					_ = r.Close()
-					return nil, fmt.Errorf("%w: %s has no trial_id column", ErrNotLog, p.Path)
-				}
-				if err := dc.reset(rec.Column(idx[0])); err != nil {
-					_ = r.Close()
-					return nil, err
-				}
-				last := ""
-				for i := range int(rec.NumRows()) {
-					if id := dc.value(i); id != last {
-						last = id
-						refs := m[id]
-						if n := len(refs); n == 0 || refs[n-1] != (batchRef{pi, bi}) {
-							m[id] = append(refs, batchRef{pi, bi})
-						}
-					}
-				}
-				bi++
-			}
-			_ = r.Close()
-		}
-	}
-	return index, nil
+// rowBatch is a batch of an agent's rows, kept while a trial not yet replayed has
+// rows in it.
+type rowBatch struct {
+	rec  arrow.RecordBatch
+	d    rowDecoder
+	refs int
 }
 
-// trialRows yields the rows of trial id among the batches refs of agent name.
-func (l *Log) trialRows(name, id string, refs []batchRef) iter.Seq2[Row, error] {
-	return func(yield func(Row, error) bool) {
-		var d rowDecoder
-		parts := l.agents[name]
-		for len(refs) > 0 {
-			pi := refs[0].part
-			n := 1
-			for n < len(refs) && refs[n].part == pi {
-				n++
+func (b *rowBatch) release() {
+	if b.refs--; b.refs == 0 {
+		b.rec.Release()
+		b.rec = nil
+	}
+}
+
+func (b *rowBatch) place(i int) (episode, tick, index int) {
+	return int(b.d.episode.Value(i)), int(b.d.tick.Value(i)), int(b.d.index.Value(i))
+}
+
+// action returns the action of row i, its slices copied.
+func (b *rowBatch) action(i int) agent.RawAction {
+	d := &b.d
+	var a agent.RawAction
+	switch {
+	case d.actInt != nil:
+		if d.actInt.IsValid(i) {
+			a.Int = d.actInt.Value(i)
+		}
+	case d.act != nil && d.act.IsValid(i):
+		lo, hi := d.act.ValueOffsets(i)
+		if d.actF != nil {
+			a.Floats = slices.Clone(d.actF[lo:hi])
+		} else {
+			a.Ints = slices.Clone(d.actI[lo:hi])
+		}
+	}
+	return a
+}
+
+// rowRef is row i of a batch.
+type rowRef struct {
+	b *rowBatch
+	i int
+}
+
+// rowQueue holds an agent's rows of one trial, read but not yet used both by the
+// comparison (at cmp) and by the actions (at act).
+type rowQueue struct {
+	refs     []rowRef
+	cmp, act int
+}
+
+// trim releases the rows both cursors are past.
+func (q *rowQueue) trim() {
+	n := min(q.cmp, q.act)
+	if n < 64 && n < len(q.refs) {
+		return
+	}
+	for _, ref := range q.refs[:n] {
+		ref.b.release()
+	}
+	k := copy(q.refs, q.refs[n:])
+	clear(q.refs[k:])
+	q.refs = q.refs[:k]
+	q.cmp -= n
+	q.act -= n
+}
+
+func (q *rowQueue) releaseAll() {
+	for _, ref := range q.refs {
+		ref.b.release()
+	}
+	clear(q.refs)
+	q.refs, q.cmp, q.act = q.refs[:0], 0, 0
+}
+
+// stream reads the batches of an agent's parts once, in order, on a goroutine of
+// its own, a few batches ahead of the replay: reading and decompressing the log runs
+// beside the replayed trials.
+type stream struct {
+	name    string
+	parts   []Part
+	fetched chan fetched
+	quit    chan struct{}
+	done    bool
+}
+
+// fetched is a batch read (retained for the replay), or the error that ends a stream.
+type fetched struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+// streamAhead is how many batches a stream reads ahead of the replay.
+const streamAhead = 2
+
+// start starts reading the stream.
+func (st *stream) start(l *Log, wg *sync.WaitGroup) {
+	st.fetched = make(chan fetched, streamAhead)
+	st.quit = make(chan struct{})
+	wg.Go(func() {
+		defer close(st.fetched)
+		for rec, err := range l.batches(st.parts) {
+			if err == nil {
+				rec.Retain()
 			}
-			want := refs[:n]
-			refs = refs[n:]
-			r, err := openPart(parts[pi].Path, l.cfg.mem)
-			if err != nil {
-				yield(Row{}, fmt.Errorf("datalog: %w", err))
+			select {
+			case st.fetched <- fetched{rec, err}:
+			case <-st.quit:
+				if err == nil {
+					rec.Release()
+				}
 				return
 			}
-			ok := l.partRows(r, name, id, want, &d, yield)
-			_ = r.Close()
-			if !ok {
+			if err != nil {
 				return
 			}
 		}
-	}
+	})
 }
 
-// partRows yields the rows of trial id in the batches want of part r; it returns
-// false when the iteration must stop.
-func (l *Log) partRows(r *partReader, name, id string, want []batchRef, d *rowDecoder, yield func(Row, error) bool) bool {
-	emit := func(rec arrow.RecordBatch) bool {
-		if err := d.reset(name, rec); err != nil {
-			yield(Row{}, err)
-			return false
-		}
-		for i := range int(rec.NumRows()) {
-			if d.trial.value(i) != id {
-				continue
-			}
-			if !yield(d.row(i), nil) {
-				return false
-			}
-		}
-		return true
+// stop ends the reading and releases the batches read ahead.
+func (st *stream) stop() {
+	if st.quit == nil {
+		return
 	}
-	if r.fr != nil {
-		for _, ref := range want {
-			rec, err := r.fr.RecordBatchAt(ref.batch)
-			if err != nil {
-				yield(Row{}, fmt.Errorf("%w: %s: batch %d: %w", ErrCorrupt, r.path, ref.batch, err))
-				return false
-			}
-			ok := emit(rec)
-			rec.Release()
-			if !ok {
-				return false
-			}
+	close(st.quit)
+	for f := range st.fetched {
+		if f.err == nil {
+			f.rec.Release()
 		}
-		return true
 	}
-	bi := 0
-	for rec, err := range r.batches() {
-		if err != nil {
-			yield(Row{}, err)
-			return false
-		}
-		if len(want) == 0 {
-			break
-		}
-		if want[0].batch == bi {
-			want = want[1:]
-			if !emit(rec) {
-				return false
-			}
-		}
-		bi++
-	}
-	return true
+	st.quit = nil
 }
 
-// cursor reads a trial's rows of one agent one at a time, with a look ahead of one.
-type cursor struct {
-	next func() (Row, error, bool)
-	stop func()
-	row  Row
-	has  bool
-	done bool
-	err  error
-}
-
-func newCursor(seq iter.Seq2[Row, error]) *cursor {
-	next, stop := iter.Pull2(seq)
-	return &cursor{next: next, stop: stop}
-}
-
-// peek returns the current row, nil at the end or after an error (c.err).
-func (c *cursor) peek() *Row {
-	if !c.has && !c.done {
-		r, err, ok := c.next()
-		switch {
-		case !ok:
-			c.done = true
-		case err != nil:
-			c.done, c.err = true, err
-		default:
-			c.row, c.has = r, true
-		}
-	}
-	if c.has {
-		return &c.row
-	}
-	return nil
-}
-
-func (c *cursor) advance() { c.has = false }
-
-// replayer replays one trial: it is the sink of the replayed trial and the source of
-// its agents' actions.
-type replayer struct {
-	trial   Trial
-	cfg     *replayConfig
-	rep     *ReplayReport
-	rows    map[string]*cursor // per agent: the rows to compare
-	acts    map[string]*actions
+// trialRun is the replay of one trial: what it compared, and the rows of the log it
+// has not used yet, per agent (in the order of the replayer's streams).
+type trialRun struct {
+	t      *Trial
+	queues []*rowQueue
+	acts   []map[actKey][]agent.RawAction
+	// agents maps the trial's agents' names to their streams (-1: the log has no
+	// rows of that agent).
+	agents map[string]int
+	// count counts the trial's mismatches; stopped reports that the comparison
+	// stopped at the mismatch limit; cut that the replay went past the log's rows.
 	count   int
-	stopped bool // the trial's comparison stopped at the mismatch limit
-}
-
-// actions hands out an agent's logged actions.
-type actions struct {
-	rows   *cursor
-	queues map[actKey][]agent.RawAction
+	stopped bool
+	cut     bool
+	cutAt   Incomplete
+	started bool // the replayed trial reached its Running state
+	over    bool // the replay is over
 }
 
 type actKey struct {
@@ -350,98 +379,381 @@ type actKey struct {
 	id      string
 }
 
-func (r *replayer) mismatch(m Mismatch) {
-	if r.stopped {
-		return
-	}
-	m.Trial = r.trial.ID
-	r.rep.Mismatches = append(r.rep.Mismatches, m)
-	r.count++
-	if r.cfg.maxMismatches > 0 && r.count >= r.cfg.maxMismatches {
-		r.stopped = true
-	}
+// replayer replays the trials of a log in one campaign of one worker, whose trials
+// are the log's: a pre-trial hook sets each one's spec, its sink compares the steps
+// with the rows, and a policy per agent plays the logged actions. All run on the
+// campaign's worker, one after the other.
+type replayer struct {
+	l       *Log
+	cfg     *replayConfig
+	rep     *ReplayReport
+	trials  []Trial
+	order   []int
+	cancel  context.CancelCauseFunc
+	err     error
+	streams []*stream
+	byName  map[string]int
+	// runs holds a trialRun per trial in the order of the replay, made when its first
+	// row is read or its replay begins, and dropped once it is over; pos maps a trial
+	// id to its place in order.
+	runs     []*trialRun
+	pos      map[string]int
+	cur      int // the place of the trial replayed now, -1 before the first
+	policies map[string]*replayPolicy
+	free     []*rowQueue
+	spare    []*trialRun // the maps and slices of trialRuns over, for the next
+	actors   map[string]runners.Actor
+	wg       sync.WaitGroup // the streams' goroutines
 }
 
-func (l *Log) replayTrial(ctx context.Context, reg *runners.Registry, t Trial, index map[string]map[string][]batchRef, cfg *replayConfig, rep *ReplayReport) error {
-	r := &replayer{trial: t, cfg: cfg, rep: rep, rows: map[string]*cursor{}, acts: map[string]*actions{}}
-	actors := map[string]runners.Actor{}
+func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, order []int, cancel context.CancelCauseFunc) *replayer {
+	r := &replayer{l: l, cfg: cfg, rep: rep, trials: trials, order: order, cancel: cancel,
+		byName: map[string]int{}, runs: make([]*trialRun, len(order)), pos: make(map[string]int, len(order)),
+		cur: -1, policies: map[string]*replayPolicy{}}
+	for _, name := range l.names {
+		r.byName[name] = len(r.streams)
+		r.streams = append(r.streams, &stream{name: name, parts: l.agents[name]})
+	}
+	for k, i := range order {
+		r.pos[trials[i].ID] = k
+	}
+	return r
+}
+
+// spec is the spec that replays trial t.
+func (r *replayer) spec(t Trial) runners.Spec {
+	// The trials of a log mostly have the same agents: their actors are made once.
+	actors := r.actors
+	same := len(actors) == len(t.Agents)
 	for _, a := range t.Agents {
-		refs := index[a.Name][t.ID]
-		r.rows[a.Name] = newCursor(l.trialRows(a.Name, t.ID, refs))
-		r.acts[a.Name] = &actions{rows: newCursor(l.trialRows(a.Name, t.ID, refs)), queues: map[actKey][]agent.RawAction{}}
-		actors[a.Name] = runners.Value(&replayPolicy{r: r, acts: r.acts[a.Name]})
-	}
-	defer func() {
-		for _, c := range r.rows {
-			c.stop()
-		}
-		for _, a := range r.acts {
-			a.rows.stop()
-		}
-	}()
-	spec := runners.Spec{ID: t.ID, Env: t.Env, Config: t.Config, Seed: t.Seed, Episodes: t.Episodes, MaxTicks: t.MaxTicks, Actors: actors}
-	c, err := runners.NewCampaign(reg, spec, runners.WithWorkers(1), runners.WithSinks(runners.SinkFunc(r.handle)))
-	if err != nil {
-		return fmt.Errorf("%w: trial %s: %w", ErrReplay, t.ID, err)
-	}
-	s, err := c.Run(ctx)
-	if err != nil {
-		return err
-	}
-	for _, f := range s.Failures {
-		if !errors.Is(f.Err, errNoAction) {
-			r.mismatch(Mismatch{Episode: -1, Tick: -1, Index: -1, Element: -1, Field: FieldError, Replayed: f.Reason})
+		if _, ok := actors[a.Name]; !ok {
+			same = false
 		}
 	}
-	// The rows the replay did not reach.
-	for _, a := range t.Agents {
-		c := r.rows[a.Name]
-		for row := c.peek(); row != nil; row = c.peek() {
-			r.mismatch(Mismatch{Episode: row.Episode, Tick: row.Tick, Index: row.Index, AgentID: row.AgentID, Element: -1, Field: FieldMissing, Logged: "a row"})
-			c.advance()
+	if !same {
+		actors = make(map[string]runners.Actor, len(t.Agents))
+		for _, a := range t.Agents {
+			p := r.policies[a.Name]
+			if p == nil {
+				p = &replayPolicy{r: r, name: a.Name}
+				r.policies[a.Name] = p
+			}
+			actors[a.Name] = runners.Value(p)
 		}
-		if c.err != nil {
-			return c.err
-		}
-		if err := r.acts[a.Name].rows.err; err != nil {
-			return err
-		}
+		r.actors = actors
 	}
+	return runners.Spec{ID: t.ID, Env: t.Env, Config: t.Config, Seed: t.Seed, Episodes: t.Episodes, MaxTicks: t.MaxTicks, Actors: actors}
+}
+
+// pre sets the spec of the campaign's trial k to the k-th trial of the replay.
+func (r *replayer) pre(_ context.Context, k int, s *runners.Spec) error {
+	if r.cur >= 0 {
+		r.end(r.cur, nil)
+	}
+	r.cur = k
+	*s = r.spec(r.trials[r.order[k]])
+	r.run(k)
 	return nil
 }
 
-// handle compares the replayed trial's step events with the log.
+// run returns the trialRun of the trial at place k, making it if needed.
+func (r *replayer) run(k int) *trialRun {
+	if tr := r.runs[k]; tr != nil {
+		return tr
+	}
+	t := &r.trials[r.order[k]]
+	tr := &trialRun{t: t}
+	if n := len(r.spare); n > 0 {
+		sp := r.spare[n-1]
+		r.spare = r.spare[:n-1]
+		tr.queues, tr.acts, tr.agents = sp.queues, sp.acts, sp.agents
+	} else {
+		tr.queues, tr.acts, tr.agents = make([]*rowQueue, len(r.streams)), make([]map[actKey][]agent.RawAction, len(r.streams)), map[string]int{}
+	}
+	for _, a := range t.Agents {
+		s, ok := r.byName[a.Name]
+		if !ok {
+			s = -1
+		}
+		tr.agents[a.Name] = s
+	}
+	r.runs[k] = tr
+	return tr
+}
+
+func (r *replayer) queue(tr *trialRun, s int) *rowQueue {
+	q := tr.queues[s]
+	if q == nil {
+		if n := len(r.free); n > 0 {
+			q, r.free = r.free[n-1], r.free[:n-1]
+		} else {
+			q = &rowQueue{}
+		}
+		tr.queues[s] = q
+	}
+	return q
+}
+
+// fail ends the replay with a read error.
+func (r *replayer) fail(err error) {
+	if r.err == nil {
+		r.err = err
+		r.cancel(err)
+	}
+}
+
+// pull reads the next batch of stream s and hands its rows to their trials; false
+// at the stream's end or after an error.
+func (r *replayer) pull(s int) bool {
+	st := r.streams[s]
+	if st.done || r.err != nil {
+		return false
+	}
+	if st.fetched == nil {
+		st.start(r.l, &r.wg)
+	}
+	f, ok := <-st.fetched
+	switch {
+	case !ok:
+		st.done = true
+		return false
+	case f.err != nil:
+		st.done = true
+		r.fail(f.err)
+		return false
+	}
+	rec := f.rec
+	b := &rowBatch{rec: rec, refs: 1}
+	if err := b.d.reset(st.name, rec); err != nil {
+		b.release()
+		st.done = true
+		r.fail(err)
+		return false
+	}
+	n := int(rec.NumRows())
+	for i := 0; i < n; {
+		id := b.d.trial.value(i)
+		j := i + 1
+		for j < n && b.d.trial.value(j) == id {
+			j++
+		}
+		r.take(s, b, id, i, j)
+		i = j
+	}
+	b.release()
+	return true
+}
+
+// take hands rows [i, j) of batch b, of trial id, to the trial.
+func (r *replayer) take(s int, b *rowBatch, id string, i, j int) {
+	k, ok := r.pos[id]
+	if !ok {
+		return // a trial that is not replayed
+	}
+	tr := r.runs[k]
+	if k < r.cur || tr != nil && tr.over {
+		// The replay of the trial is over: these rows are missing from it, unless it
+		// went past the rows of the log (they are lost, not missing).
+		if tr == nil || tr.cut {
+			return
+		}
+		for x := i; x < j; x++ {
+			e, t, idx := b.place(x)
+			r.mismatch(tr, Mismatch{Episode: e, Tick: t, Index: idx, AgentID: b.d.agentID.value(x), Element: -1, Field: FieldMissing, Logged: "a row"})
+		}
+		return
+	}
+	tr = r.run(k)
+	q := r.queue(tr, s)
+	for x := i; x < j; x++ {
+		q.refs = append(q.refs, rowRef{b, x})
+	}
+	b.refs += j - i
+}
+
+// fill reads stream s until the trial has a row of it at position at of its queue;
+// false if the stream ends first (the log has no more rows of the trial's agent).
+func (r *replayer) fill(tr *trialRun, s int, at func(*rowQueue) int) bool {
+	if s < 0 {
+		return false
+	}
+	for {
+		if q := tr.queues[s]; q != nil && at(q) < len(q.refs) {
+			return true
+		}
+		if !r.pull(s) {
+			return false
+		}
+	}
+}
+
+func atCmp(q *rowQueue) int { return q.cmp }
+func atAct(q *rowQueue) int { return q.act }
+
+func (r *replayer) mismatch(tr *trialRun, m Mismatch) {
+	if tr.stopped {
+		return
+	}
+	m.Trial = tr.t.ID
+	r.rep.Mismatches = append(r.rep.Mismatches, m)
+	if tr.count == 0 {
+		r.rep.Diverged = append(r.rep.Diverged, tr.t.ID)
+	}
+	tr.count++
+	if r.cfg.maxMismatches > 0 && tr.count >= r.cfg.maxMismatches {
+		tr.stopped = true
+	}
+}
+
+// cutAt records that the replay of the trial went past the log's rows at a place
+// where every row before matched: the rest of the log is lost, and the replay
+// compares no more.
+func (tr *trialRun) cutHere(episode, tick int, id string) {
+	tr.cut = true
+	tr.cutAt = Incomplete{Trial: tr.t.ID, State: tr.t.State, Episode: episode, Tick: tick, AgentID: id}
+}
+
+// end ends the replay of the trial at place k: the replayed trial's error (nil for
+// none), the rows it did not reach, and whether its log is incomplete.
+func (r *replayer) end(k int, err error) {
+	tr := r.runs[k]
+	if tr == nil || tr.over {
+		return
+	}
+	tr.over = true
+	r.rep.Trials++
+	if err != nil && !errors.Is(err, errNoAction) {
+		r.mismatch(tr, Mismatch{Episode: -1, Tick: -1, Index: -1, Element: -1, Field: FieldError, Replayed: err.Error()})
+	}
+	for s, q := range tr.queues {
+		if q == nil {
+			continue
+		}
+		if !tr.cut {
+			for _, ref := range q.refs[q.cmp:] {
+				e, t, idx := ref.b.place(ref.i)
+				r.mismatch(tr, Mismatch{Episode: e, Tick: t, Index: idx, AgentID: ref.b.d.agentID.value(ref.i), Element: -1, Field: FieldMissing, Logged: "a row"})
+			}
+		}
+		q.releaseAll()
+		r.free = append(r.free, q)
+		tr.queues[s] = nil
+	}
+	for _, acts := range tr.acts {
+		clear(acts)
+	}
+	clear(tr.agents)
+	r.spare = append(r.spare, &trialRun{queues: tr.queues, acts: tr.acts, agents: tr.agents})
+	tr.acts, tr.queues, tr.agents = nil, nil, nil
+	switch st := tr.t.State; {
+	case tr.count > 0:
+		// Divergent: reported with its mismatches, not as incomplete.
+	case !st.Done():
+		in := tr.cutAt
+		if !tr.cut {
+			in = Incomplete{Trial: tr.t.ID, State: st, Episode: -1, Tick: -1}
+		}
+		r.rep.Incomplete = append(r.rep.Incomplete, in)
+	case tr.cut && st == runners.Ended:
+		r.rep.Incomplete = append(r.rep.Incomplete, tr.cutAt)
+	}
+}
+
+// finish ends the last trial and reads the rest of the log, for the rows of trials
+// whose replay is over.
+func (r *replayer) finish() {
+	if r.cur >= 0 {
+		r.end(r.cur, nil)
+	}
+	for s := range r.streams {
+		for r.pull(s) {
+		}
+	}
+}
+
+func (r *replayer) close() {
+	for _, tr := range r.runs {
+		if tr == nil {
+			continue
+		}
+		for _, q := range tr.queues {
+			if q != nil {
+				q.releaseAll()
+			}
+		}
+	}
+	for _, st := range r.streams {
+		st.stop()
+	}
+	r.wg.Wait()
+}
+
+// handle compares the replayed trial's step events with the log, and ends a trial's
+// replay with its last state.
 func (r *replayer) handle(_ context.Context, e *runners.Event) error {
-	if e.Kind != runners.KindStep || r.stopped {
+	if r.cur < 0 {
+		return nil
+	}
+	tr := r.runs[r.cur]
+	if tr == nil || e.Trial != tr.t.ID {
+		return nil
+	}
+	switch e.Kind {
+	case runners.KindState:
+		switch st := e.State; {
+		case st == nil:
+		case st.State == runners.Running:
+			tr.started = true
+		case st.State.Done():
+			if !tr.started && st.State == runners.Failed {
+				// Rejected before it ran: the environment could not be made.
+				r.fail(fmt.Errorf("%w: trial %s: %w", ErrReplay, tr.t.ID, st.Err))
+				return nil
+			}
+			r.end(r.cur, st.Err)
+		}
+		return nil
+	case runners.KindStep:
+	default:
+		return nil
+	}
+	if tr.stopped || tr.cut || tr.over {
 		return nil
 	}
 	s := e.Step
-	c := r.rows[s.Agent]
-	if c == nil {
-		r.mismatch(Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step of an agent the log's trial does not have"})
+	k, ok := tr.agents[s.Agent]
+	if !ok {
+		r.mismatch(tr, Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step of an agent the log's trial does not have"})
 		return nil
 	}
-	r.rep.Steps++
 	for {
-		row := c.peek()
-		if row == nil {
-			if c.err != nil {
-				return c.err
+		if !r.fill(tr, k, atCmp) {
+			if r.err != nil {
+				return nil
 			}
-			r.mismatch(Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step"})
+			if tr.count == 0 {
+				tr.cutHere(s.Episode, s.Tick, s.AgentID)
+				return nil
+			}
+			r.mismatch(tr, Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step"})
 			return nil
 		}
-		switch cmpPlace(row.Episode, row.Tick, row.Index, s.Episode, s.Tick, s.Index) {
+		q := tr.queues[k]
+		ref := q.refs[q.cmp]
+		e, t, idx := ref.b.place(ref.i)
+		switch cmpPlace(e, t, idx, s.Episode, s.Tick, s.Index) {
 		case -1:
-			r.mismatch(Mismatch{Episode: row.Episode, Tick: row.Tick, Index: row.Index, AgentID: row.AgentID, Element: -1, Field: FieldMissing, Logged: "a row"})
-			c.advance()
+			r.mismatch(tr, Mismatch{Episode: e, Tick: t, Index: idx, AgentID: ref.b.d.agentID.value(ref.i), Element: -1, Field: FieldMissing, Logged: "a row"})
+			q.cmp++
 			continue
 		case 1:
-			r.mismatch(Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step"})
+			r.mismatch(tr, Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step"})
 			return nil
 		}
-		r.compare(row, s)
-		c.advance()
+		r.rep.Steps++
+		r.compare(tr, ref.b, ref.i, s)
+		q.cmp++
+		q.trim()
 		return nil
 	}
 }
@@ -466,42 +778,79 @@ func sign(x int) int {
 	return 0
 }
 
-// compare reports how the logged row and the replayed step differ.
-func (r *replayer) compare(row *Row, s *runners.StepEvent) {
+// compare reports how row i of batch b and the replayed step differ.
+func (r *replayer) compare(tr *trialRun, b *rowBatch, i int, s *runners.StepEvent) {
+	d := &b.d
 	m := Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1}
 	diff := func(field, logged, replayed string) {
 		m.Field, m.Logged, m.Replayed = field, logged, replayed
-		r.mismatch(m)
+		r.mismatch(tr, m)
 		m.Element = -1
 	}
-	if row.AgentID != s.AgentID {
-		diff(FieldAgentID, row.AgentID, s.AgentID)
+	if id := d.agentID.value(i); id != s.AgentID {
+		diff(FieldAgentID, id, s.AgentID)
 	}
-	if row.Start != s.Start {
-		diff(FieldStart, strconv.FormatBool(row.Start), strconv.FormatBool(s.Start))
+	if start := d.start.Value(i); start != s.Start {
+		diff(FieldStart, strconv.FormatBool(start), strconv.FormatBool(s.Start))
 	}
-	if i := firstDiff(row.Obs, s.Obs); i >= 0 {
-		m.Element = i
-		diff(FieldObservation, elem(row.Obs, i), elem(s.Obs, i))
+	lo, hi := d.obs.ValueOffsets(i)
+	obs := d.obsV[lo:hi:hi]
+	if j := firstDiff(obs, s.Obs); j >= 0 {
+		m.Element = j
+		diff(FieldObservation, elem(obs, j), elem(s.Obs, j))
 	}
-	if i := firstDiffBool(row.Mask, s.Mask); i >= 0 {
-		m.Element = i
-		diff(FieldMask, elemBool(row.Mask, i), elemBool(s.Mask, i))
+	if j := d.maskDiff(i, s.Mask); j >= 0 {
+		row := d.row(i)
+		m.Element = j
+		diff(FieldMask, elemBool(row.Mask, j), elemBool(s.Mask, j))
 	}
-	logged, lok := envReward(row.Sources)
+	logged, lok := d.envReward(i)
 	replayed, rok := envReward(s.Sources)
 	if lok != rok || float32(logged) != float32(replayed) && !(isNaN32(logged) && isNaN32(replayed)) {
 		diff(FieldReward, fmtReward(logged, lok), fmtReward(float64(float32(replayed)), rok))
 	}
-	if row.Terminated != s.Terminated {
-		diff(FieldTerminated, strconv.FormatBool(row.Terminated), strconv.FormatBool(s.Terminated))
+	if term := d.term.Value(i); term != s.Terminated {
+		diff(FieldTerminated, strconv.FormatBool(term), strconv.FormatBool(s.Terminated))
 	}
-	if row.Truncated != s.Truncated {
-		diff(FieldTruncated, strconv.FormatBool(row.Truncated), strconv.FormatBool(s.Truncated))
+	if trunc := d.trunc.Value(i); trunc != s.Truncated {
+		diff(FieldTruncated, strconv.FormatBool(trunc), strconv.FormatBool(s.Truncated))
 	}
-	if row.SpanTicks != s.SpanTicks {
-		diff(FieldSpan, strconv.Itoa(row.SpanTicks), strconv.Itoa(s.SpanTicks))
+	if span := int(d.span.Value(i)); span != s.SpanTicks {
+		diff(FieldSpan, strconv.Itoa(span), strconv.Itoa(s.SpanTicks))
 	}
+}
+
+// maskDiff returns the first index where row i's action mask and mask differ (or
+// the length where one is longer), -1 if they do not.
+func (d *rowDecoder) maskDiff(i int, mask []bool) int {
+	if d.mask == nil || !d.mask.IsValid(i) {
+		if len(mask) > 0 {
+			return 0
+		}
+		return -1
+	}
+	lo, hi := d.mask.ValueOffsets(i)
+	n := int(hi - lo)
+	for j := range min(n, len(mask)) {
+		if d.maskV.Value(int(lo)+j) != mask[j] {
+			return j
+		}
+	}
+	if n != len(mask) {
+		return min(n, len(mask))
+	}
+	return -1
+}
+
+// envReward returns the environment's reward of row i, and whether it has one.
+func (d *rowDecoder) envReward(i int) (float64, bool) {
+	lo, hi := d.sources.ValueOffsets(i)
+	for j := int(lo); j < int(hi); j++ {
+		if d.srcName.value(j) == runners.SourceEnv {
+			return float64(d.srcVal[j]), true
+		}
+	}
+	return 0, false
 }
 
 func isNaN32(x float64) bool { return math.IsNaN(float64(float32(x))) }
@@ -537,19 +886,6 @@ func firstDiff(a, b []float32) int {
 	return -1
 }
 
-func firstDiffBool(a, b []bool) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	if len(a) != len(b) {
-		return n
-	}
-	return -1
-}
-
 func elem(v []float32, i int) string {
 	if i >= len(v) {
 		return ""
@@ -564,11 +900,11 @@ func elemBool(v []bool, i int) string {
 	return strconv.FormatBool(v[i])
 }
 
-// replayPolicy plays an agent's logged actions. It is a runners.Interactor, to learn
-// the episode and the agent id it acts for.
+// replayPolicy plays an agent's logged actions in the trial replayed now. It is a
+// runners.Interactor, to learn the episode and the agent id it acts for.
 type replayPolicy struct {
 	r    *replayer
-	acts *actions
+	name string
 }
 
 func (p *replayPolicy) Act(context.Context, []float32, []bool) (agent.RawAction, error) {
@@ -576,61 +912,87 @@ func (p *replayPolicy) Act(context.Context, []float32, []bool) (agent.RawAction,
 }
 
 func (p *replayPolicy) Interact(_ context.Context, x *runners.Exchange, _ []float32, _ []bool) (agent.RawAction, error) {
-	a, err := p.acts.next(x.Episode(), x.AgentID())
-	if err != nil {
-		if errors.Is(err, errNoAction) && p.r.logGoesOn(x.Episode(), x.Tick()) {
-			p.r.mismatch(Mismatch{Episode: x.Episode(), Tick: x.Tick(), Index: -1, AgentID: x.AgentID(), Element: -1, Field: FieldAction, Replayed: "asked for an action"})
-		}
+	r := p.r
+	if r.cur < 0 || r.runs[r.cur] == nil {
+		return agent.RawAction{}, errNoAction
+	}
+	tr := r.runs[r.cur]
+	if tr.cut || tr.over {
+		return agent.RawAction{}, errNoAction
+	}
+	a, lost, err := r.next(tr, p.name, x.Episode(), x.AgentID())
+	switch {
+	case err == nil:
+		return a, nil
+	case r.err != nil:
+		return a, r.err
+	case lost && tr.count == 0:
+		// The log's rows of the agent stop here, every row before matched: they are
+		// lost, not different.
+		tr.cutHere(x.Episode(), x.Tick(), x.AgentID())
+	case !lost || tr.t.State == runners.Ended:
+		r.mismatch(tr, Mismatch{Episode: x.Episode(), Tick: x.Tick(), Index: -1, AgentID: x.AgentID(), Element: -1, Field: FieldAction, Replayed: "asked for an action"})
 	}
 	return a, err
 }
 
-// logGoesOn reports whether the log's trial went on past an action it does not have:
-// it ended, or it has rows after the place.
-func (r *replayer) logGoesOn(episode, tick int) bool {
-	if r.trial.State == runners.Ended {
-		return true
+// next returns the next logged action of agent id in episode. It fails with
+// errNoAction when the log has none; lost reports that the log has no row of the
+// agent after those already used, rather than rows of a later episode.
+func (r *replayer) next(tr *trialRun, name string, episode int, id string) (a agent.RawAction, lost bool, err error) {
+	s, ok := tr.agents[name]
+	if !ok {
+		return a, false, errNoAction
 	}
-	for _, c := range r.rows {
-		if row := c.peek(); row != nil && cmpPlace(row.Episode, row.Tick, 0, episode, tick, 0) > 0 {
-			return true
-		}
+	if s < 0 {
+		return a, true, errNoAction
 	}
-	return false
-}
-
-// next returns the next logged action of agent id in episode.
-func (a *actions) next(episode int, id string) (agent.RawAction, error) {
+	acts := tr.acts[s]
+	if acts == nil {
+		acts = map[actKey][]agent.RawAction{}
+		tr.acts[s] = acts
+	}
 	k := actKey{episode, id}
-	for len(a.queues[k]) == 0 {
-		row := a.rows.peek()
-		if row == nil {
-			if a.rows.err != nil {
-				return agent.RawAction{}, a.rows.err
+	if len(acts) > 0 {
+		if qa := acts[k]; len(qa) > 0 {
+			a = qa[0]
+			acts[k] = qa[1:]
+			return a, false, nil
+		}
+	}
+	// Read the agent's rows on: the actions of its other ids wait in acts.
+	for {
+		if !r.fill(tr, s, atAct) {
+			if r.err != nil {
+				return a, false, r.err
 			}
-			return agent.RawAction{}, errNoAction
+			return a, true, errNoAction
 		}
-		if row.Episode > episode {
-			return agent.RawAction{}, errNoAction
+		q := tr.queues[s]
+		ref := q.refs[q.act]
+		e, _, _ := ref.b.place(ref.i)
+		if e > episode {
+			return a, false, errNoAction
 		}
-		if row.Episode < episode {
-			for q := range a.queues {
+		if e < episode && len(acts) > 0 {
+			for q := range acts {
 				if q.episode < episode {
-					delete(a.queues, q)
+					delete(acts, q)
 				}
 			}
 		}
-		if !row.Start && row.Episode == episode {
-			rk := actKey{row.Episode, row.AgentID}
-			act := agent.RawAction{Int: row.Action.Int, Ints: slices.Clone(row.Action.Ints), Floats: slices.Clone(row.Action.Floats)}
-			a.queues[rk] = append(a.queues[rk], act)
+		q.act++
+		if e == episode && !ref.b.d.start.Value(ref.i) {
+			rid := ref.b.d.agentID.value(ref.i)
+			act := ref.b.action(ref.i)
+			if rid == id {
+				q.trim()
+				return act, false, nil
+			}
+			rk := actKey{e, rid}
+			acts[rk] = append(acts[rk], act)
 		}
-		a.rows.advance()
 	}
-	q := a.queues[k]
-	act := q[0]
-	a.queues[k] = q[1:]
-	return act, nil
 }
 
 var _ runners.Interactor = (*replayPolicy)(nil)

@@ -35,6 +35,8 @@ func TestReplay(t *testing.T) {
 			assert.Empty(t, rep.Mismatches)
 			assert.Equal(t, 6, rep.Trials)
 			assert.Empty(t, rep.Skipped)
+			assert.Empty(t, rep.Diverged)
+			assert.Empty(t, rep.Incomplete)
 			assert.Equal(t, int64(c.steps[maze.MotionName]+c.steps[maze.StrategyName]), rep.Steps)
 			mem.AssertSize(t, 0)
 		})
@@ -136,45 +138,190 @@ func TestReplayTampered(t *testing.T) {
 			rep, err := datalog.Replay(t.Context(), dir, registry(t))
 			require.NoError(t, err)
 			require.Equal(t, []datalog.Mismatch{tc.want}, rep.Mismatches)
+			assert.Equal(t, []string{target.Trial}, rep.Diverged)
+			assert.Empty(t, rep.Incomplete)
 			assert.Contains(t, rep.Mismatches[0].String(), tc.want.Field)
 		})
 	}
 }
 
-// A log that lost the strategy's last batch, though its trial ended, replays up to
-// the first action it lacks and reports it, and the rows it could not reach.
-func TestReplayCut(t *testing.T) {
+// agentParts returns the parts of an agent's folder.
+func agentParts(t *testing.T, dir, agentName string) []string {
+	t.Helper()
+	parts, err := filepath.Glob(filepath.Join(dir, "agent="+agentName, "*.arrow"))
+	require.NoError(t, err)
+	require.NotEmpty(t, parts)
+	return parts
+}
+
+// dropLastBatch empties the last batch of every part of an agent, as a killed
+// writer loses its open batch.
+func dropLastBatch(agentName string) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) {
+		for _, p := range agentParts(t, dir, agentName) {
+			n := 0
+			require.NoError(t, datalog.RewritePart(p, func(i int, rec arrow.RecordBatch) arrow.RecordBatch { n = i; return rec }))
+			require.NoError(t, datalog.RewritePart(p, func(i int, rec arrow.RecordBatch) arrow.RecordBatch {
+				if i == n {
+					return rec.NewSlice(0, 0)
+				}
+				return rec
+			}))
+		}
+	}
+}
+
+// editTrials rewrites the trials table: keep chooses the rows kept, config the
+// environment configuration of a row kept that has the trial's info ("" for the
+// defaults).
+func editTrials(t *testing.T, dir string, keep func(id, state string) bool, config func(id, cfg string) string) {
+	t.Helper()
+	parts, err := filepath.Glob(filepath.Join(dir, "_trials", "*.arrow"))
+	require.NoError(t, err)
+	for _, p := range parts {
+		require.NoError(t, datalog.RewritePart(p, func(_ int, rec arrow.RecordBatch) arrow.RecordBatch {
+			ids := rec.Column(rec.Schema().FieldIndices("trial_id")[0]).(*array.String)
+			states := rec.Column(rec.Schema().FieldIndices("state")[0]).(*array.String)
+			envs := rec.Column(rec.Schema().FieldIndices("env")[0])
+			ci := rec.Schema().FieldIndices("config")[0]
+			configs := rec.Column(ci).(*array.String)
+			var rows []arrow.RecordBatch
+			for i := range int(rec.NumRows()) {
+				if !keep(ids.Value(i), states.Value(i)) {
+					continue
+				}
+				row := rec.NewSlice(int64(i), int64(i+1))
+				if envs.IsValid(i) {
+					b := array.NewStringBuilder(memory.DefaultAllocator)
+					if cfg := config(ids.Value(i), configs.Value(i)); cfg != "" {
+						b.Append(cfg)
+					} else {
+						b.AppendNull()
+					}
+					col := b.NewArray()
+					b.Release()
+					cols := append([]arrow.Array(nil), row.Columns()...)
+					cols[ci] = col
+					edited := array.NewRecordBatch(row.Schema(), cols, 1)
+					col.Release()
+					row.Release()
+					row = edited
+				}
+				rows = append(rows, row)
+			}
+			if len(rows) == 0 {
+				return rec.NewSlice(0, 0)
+			}
+			cols := make([]arrow.Array, rec.NumCols())
+			for c := range cols {
+				parts := make([]arrow.Array, len(rows))
+				for i, r := range rows {
+					parts[i] = r.Column(c)
+				}
+				a, err := array.Concatenate(parts, memory.DefaultAllocator)
+				require.NoError(t, err)
+				cols[c] = a
+			}
+			out := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
+			for _, c := range cols {
+				c.Release()
+			}
+			for _, r := range rows {
+				r.Release()
+			}
+			return out
+		}))
+	}
+}
+
+func dropEndRecords(t *testing.T, dir string) {
+	editTrials(t, dir, func(_, state string) bool { return state == runners.Running.String() }, func(_, cfg string) string { return cfg })
+}
+
+// A log whose rows stop early (an agent's last batch lost, as when its writer is
+// killed, though the trial's end record is there), or whose trial lacks its end
+// record, is incomplete, not divergent: the replay compares the rows there are,
+// stops where they stop, and reports the trial apart with no mismatch.
+func TestReplayIncomplete(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct {
+		name  string
+		edit  []func(t *testing.T, dir string)
+		state runners.State
+		cut   bool // the rows stop before the replay's end
+	}{
+		{"strategy's last batch lost", []func(*testing.T, string){dropLastBatch(maze.StrategyName)}, runners.Ended, true},
+		{"motion's last batch lost", []func(*testing.T, string){dropLastBatch(maze.MotionName)}, runners.Ended, true},
+		{"no end record", []func(*testing.T, string){dropEndRecords}, runners.Running, false},
+		{"killed", []func(*testing.T, string){dropLastBatch(maze.StrategyName), dropLastBatch(maze.MotionName), dropEndRecords}, runners.Running, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := runCampaign(t, dir, 1, datalog.WithBatchRows(8))
+			for _, e := range tc.edit {
+				e(t, dir)
+			}
+			mem, withMem := checked(t)
+			rep, err := datalog.Replay(t.Context(), dir, registry(t), withMem)
+			require.NoError(t, err)
+			assert.Empty(t, rep.Mismatches)
+			assert.Empty(t, rep.Diverged)
+			assert.Equal(t, 1, rep.Trials)
+			require.Len(t, rep.Incomplete, 1)
+			in := rep.Incomplete[0]
+			assert.Equal(t, "maze-0", in.Trial)
+			assert.Equal(t, tc.state, in.State)
+			if tc.cut {
+				assert.GreaterOrEqual(t, in.Episode, 0, "%v", in)
+				assert.NotEmpty(t, in.AgentID)
+				assert.Less(t, rep.Steps, int64(c.steps[maze.MotionName]+c.steps[maze.StrategyName]))
+			} else {
+				assert.Equal(t, -1, in.Episode, "%v", in)
+				assert.Equal(t, int64(c.steps[maze.MotionName]+c.steps[maze.StrategyName]), rep.Steps)
+			}
+			assert.Contains(t, in.String(), "maze-0")
+			mem.AssertSize(t, 0)
+		})
+	}
+
+	_, err := datalog.Replay(t.Context(), t.TempDir(), runners.NewRegistry())
+	assert.ErrorIs(t, err, datalog.ErrNotLog)
+}
+
+// In a log that is incomplete and also differs (a trial's configuration changed, so
+// its replay's rewards differ), the trial that differs is divergent, with its
+// mismatches, and the others are at most incomplete; an unknown environment fails.
+func TestReplayDivergedAndIncomplete(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
-	runCampaign(t, dir, 1, datalog.WithBatchRows(8))
-	// Drop the strategy's last batch: the trial looks ended, so the replay reports the
-	// rows it made that the log lacks, and no other difference.
-	parts, err := filepath.Glob(filepath.Join(dir, "agent="+maze.StrategyName, "*.arrow"))
-	require.NoError(t, err)
-	require.Len(t, parts, 1)
-	n := 0
-	require.NoError(t, datalog.RewritePart(parts[0], func(i int, rec arrow.RecordBatch) arrow.RecordBatch { n = i; return rec }))
-	dropped := 0
-	require.NoError(t, datalog.RewritePart(parts[0], func(i int, rec arrow.RecordBatch) arrow.RecordBatch {
-		if i == n {
-			dropped = int(rec.NumRows())
-			return rec.NewSlice(0, 0)
-		}
-		return rec
-	}))
+	runCampaign(t, dir, 6, datalog.WithBatchRows(8))
+	dropLastBatch(maze.StrategyName)(t, dir)
+	dropLastBatch(maze.MotionName)(t, dir)
+	editTrials(t, dir, func(id, state string) bool {
+		return id != "maze-5" && id != "maze-2" || state == runners.Running.String()
+	},
+		func(id, cfg string) string {
+			if id == "maze-2" {
+				return `{"motion": {"reward_for_right_direction": 0.25}}`
+			}
+			return cfg
+		})
 	rep, err := datalog.Replay(t.Context(), dir, registry(t))
 	require.NoError(t, err)
-	// The replay stops where the log's strategy actions end, with a FieldAction
-	// mismatch there; the motion rows of the log after that point are missing from it.
+	assert.Equal(t, 6, rep.Trials)
+	assert.Equal(t, []string{"maze-2"}, rep.Diverged)
 	require.NotEmpty(t, rep.Mismatches)
-	first := rep.Mismatches[0]
-	assert.Equal(t, datalog.FieldAction, first.Field, "%v", first)
-	assert.Equal(t, maze.StrategyName+"_0", first.AgentID)
-	for _, m := range rep.Mismatches[1:] {
-		assert.Equal(t, datalog.FieldMissing, m.Field, "%v", m)
-		assert.Equal(t, maze.MotionName, m.AgentID[:len(maze.MotionName)])
+	for _, m := range rep.Mismatches {
+		assert.Equal(t, "maze-2", m.Trial, "%v", m)
 	}
-	assert.Positive(t, dropped)
+	require.NotEmpty(t, rep.Incomplete)
+	var ids []string
+	for _, in := range rep.Incomplete {
+		ids = append(ids, in.Trial)
+	}
+	assert.NotContains(t, ids, "maze-2", "divergent, though it has no end record either")
+	assert.Contains(t, ids, "maze-5", "the trial without its end record")
+	assert.Equal(t, "maze-5", ids[len(ids)-1], "trials without an end record come last")
 
 	_, err = datalog.Replay(t.Context(), dir, runners.NewRegistry())
 	assert.ErrorIs(t, err, datalog.ErrReplay)

@@ -281,9 +281,13 @@ const (
 	epTruncated
 	epSuccess
 	epReturns
+	epMetrics
 )
 
-var returnType = arrow.StructOf(arrow.Field{Name: "agent", Type: arrow.BinaryTypes.String}, arrow.Field{Name: "value", Type: arrow.PrimitiveTypes.Float64})
+var (
+	returnType = arrow.StructOf(arrow.Field{Name: "agent", Type: arrow.BinaryTypes.String}, arrow.Field{Name: "value", Type: arrow.PrimitiveTypes.Float64})
+	metricType = arrow.StructOf(arrow.Field{Name: "name", Type: arrow.BinaryTypes.String}, arrow.Field{Name: "value", Type: arrow.PrimitiveTypes.Float64})
+)
 
 var episodeFields = []arrow.Field{
 	{Name: "trial_id", Type: arrow.BinaryTypes.String},
@@ -293,6 +297,7 @@ var episodeFields = []arrow.Field{
 	{Name: "truncated", Type: arrow.FixedWidthTypes.Boolean},
 	{Name: "success", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 	{Name: "returns", Type: arrow.ListOf(returnType)},
+	{Name: "metrics", Type: arrow.ListOf(metricType)},
 }
 
 // The columns of the rewards table.

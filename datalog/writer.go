@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"unsafe"
@@ -256,6 +257,11 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 		info.Config = last.info.Config
 	} else {
 		info.Config = bytes.Clone(in.Config)
+	}
+	if last != nil && slices.Equal(in.Metrics, last.info.Metrics) {
+		info.Metrics = last.info.Metrics
+	} else {
+		info.Metrics = slices.Clone(in.Metrics)
 	}
 	same := last != nil && len(last.agents) == len(in.Agents)
 	for i, a := range in.Agents {
@@ -732,6 +738,18 @@ func (t *sideTable) episodeRow(id string, tl *trialLog, ep *runners.EpisodeEvent
 		}
 	}
 	rc.end()
+	mc := b.returns(epMetrics)
+	for i, v := range ep.Metrics {
+		if math.IsNaN(v) {
+			continue // the episode did not tell
+		}
+		if tl != nil && tl.info != nil && i < len(tl.info.Metrics) {
+			mc.push(tl.info.Metrics[i], v)
+		} else {
+			mc.push(fmt.Sprintf("metric_%d", i), v)
+		}
+	}
+	mc.end()
 	b.n++
 }
 

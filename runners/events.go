@@ -81,6 +81,7 @@ func (e *Event) Clone() *Event {
 	if e.Episode != nil {
 		ep := *e.Episode
 		ep.Returns = slices.Clone(ep.Returns)
+		ep.Metrics = slices.Clone(ep.Metrics)
 		c.Episode = &ep
 	}
 	if e.Step != nil {
@@ -170,6 +171,9 @@ type EpisodeEvent struct {
 	// of the rewards of all the agent's reports, every source included, and of the
 	// retroactive rewards received so far for them.
 	Returns []float64
+	// Metrics are the environment's metrics of the episode (TrialInfo.Metrics order):
+	// NaN for one the episode did not tell; nil for an environment that defines none.
+	Metrics []float64
 }
 
 // StepEvent is one agent reported in one step: one per env.Report. The slices belong to

@@ -128,3 +128,42 @@ func TestMetricsCopied(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "last_reward", got.Metrics[0].Name)
 }
+
+// The event that ends an episode carries its metrics, as its result has them (NaN for
+// one it did not tell), and Event.Clone copies them.
+func TestMetricsInEvents(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := registry(t)
+	require.NoError(t, reg.Register(metricsEntry()))
+	var (
+		ends   []*runners.Event
+		final  *runners.Result
+		shared bool
+	)
+	c, err := runners.NewCampaign(reg, runners.Spec{Env: "metered", Episodes: 2, Config: []byte(`{"length": 4}`)},
+		runners.WithSinks(runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+			if e.Kind == runners.KindEpisode && e.Episode.End {
+				c, other := e.Clone(), e.Clone()
+				if len(other.Episode.Metrics) > 0 {
+					other.Episode.Metrics[0] = -1 // a clone's copy is its own
+					shared = shared || e.Episode.Metrics[0] == -1
+				}
+				ends = append(ends, c)
+			}
+			return nil
+		})),
+		runners.WithProgress(func(p runners.Progress) { final = p.Result }))
+	require.NoError(t, err)
+	s, err := c.Run(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, s.Ended)
+	require.NotNil(t, final)
+	require.Len(t, ends, 2)
+	assert.False(t, shared, "Event.Clone copies the metrics")
+	for i, e := range ends {
+		require.Len(t, e.Episode.Metrics, 2)
+		want := final.Episodes[i].Metrics
+		assert.Equal(t, want[0], e.Episode.Metrics[0], "episode %d", i)
+		assert.True(t, math.IsNaN(e.Episode.Metrics[1]), "an even episode does not tell its length")
+	}
+}

@@ -487,7 +487,7 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	if t.sink == nil {
 		return nil
 	}
-	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ledger.returns(t.episode)}
+	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ledger.returns(t.episode), Metrics: er.Metrics}
 	t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
 	return t.emit()
 }

@@ -179,6 +179,23 @@ func killedRun(t *testing.T, bin, comp string, batches int) {
 		}
 	}
 	assert.Equal(t, goRows, readLog(t, dir), "rows after recovery")
+
+	// The recovered log replays with no mismatch: the trials the kill cut short are
+	// incomplete, not divergent, and the status is 0.
+	out, err = exec.Command(bin, "replay", dir, "--json").Output()
+	require.NoError(t, err, "baton replay: %s", stderrOf(err))
+	var replayed struct {
+		Trials     int               `json:"trials"`
+		Steps      int64             `json:"steps"`
+		Diverged   []string          `json:"diverged"`
+		Incomplete []json.RawMessage `json:"incomplete"`
+		Mismatches []json.RawMessage `json:"mismatches"`
+	}
+	require.NoError(t, json.Unmarshal(out, &replayed), "%s", out)
+	assert.Positive(t, replayed.Trials)
+	assert.Empty(t, replayed.Mismatches)
+	assert.Empty(t, replayed.Diverged)
+	assert.NotEmpty(t, replayed.Incomplete, "the trials running when the run was killed")
 	out, err = exec.Command(bin, "log", "recover", dir, "--json").Output()
 	require.NoError(t, err, "baton log recover: %s", stderrOf(err))
 	assert.JSONEq(t, `{"parts": [], "rows": 0}`, string(out), "nothing left to recover")

@@ -191,11 +191,15 @@
 // the retroactive rewards included: the episodes table's returns, plus the
 // retroactive rewards that arrived in a later episode. The episodes are taken in the
 // order of their trials in the campaign, so the figures are those of the summary of
-// the baton run that wrote the log, to the last bit.
+// the baton run that wrote the log, to the last bit. Where the environment defines
+// metrics of an episode (webtest: coverage, defects_found), a second table gives each
+// metric's complete episodes that measured it, and its mean, standard deviation, minimum
+// and maximum over them, as baton run's summary does.
 //
 // --plot FILE.png draws, with gonum.org/v1/plot, one panel per agent (their scales
 // differ): its episode returns over the episodes in trial order as dots, and their
-// moving mean (over a twentieth of the episodes, at most 100) as a line.
+// moving mean (over a twentieth of the episodes, at most 100) as a line; then one
+// panel per metric, drawn the same way.
 //
 // With --json, stdout holds one JSON object:
 //
@@ -210,6 +214,8 @@
 //	                                              when no episode completed
 //	agents            {"AGENT": {"rows", "episodes", "return": {"mean", "std", "min",
 //	                  "max"}}, ...}
+//	metrics           {"METRIC": {"episodes", "mean", "std", "min", "max"}, ...}: the
+//	                  environment's metrics ({} where it defines none)
 //
 // # Replay
 //
@@ -223,10 +229,20 @@
 //
 //	trial maze-1 episode 0 tick 2 motion_0: reward: logged 1, replayed 2
 //
-// then "replayed N trials, N steps: no mismatch" (or "N mismatches in N trials"), and
-// exits 1 when there is any difference. --max-mismatches N stops comparing a trial
-// after N differences (0, the default: no limit). With --json: {"trials", "steps",
-// "skipped" (trials rejected before they ran), "mismatches": [{"trial", "episode",
+// then one line listing the trials whose log is incomplete, if any (a killed writer
+// lost their last rows or their end record: each is replayed as far as its rows go,
+// which is no difference),
+//
+//	2 trials incomplete (the log lost their last rows or end record; replayed as far as their rows go): maze-938 (rows stop at episode 0 tick 12 strategy_0), maze-941 (no end record)
+//
+// then "replayed N trials, N steps: no mismatch" (or "N mismatches in N trials",
+// followed by "; N trials incomplete" when some are), and exits 1 when there is any
+// difference, 0 otherwise. --max-mismatches N stops comparing a trial after N
+// differences (0, the default: no limit). With --json: {"trials", "steps", "skipped"
+// (trials rejected before they ran), "diverged" (the trials with a mismatch),
+// "incomplete": [{"trial", "state" (its latest state in the log: "running" without
+// an end record), "episode", "tick", "agent_id" (where its rows stop; null episode
+// and tick when it lacks only its end record)}], "mismatches": [{"trial", "episode",
 // "tick", "index", "agent_id", "field", "element" (the first differing element of an
 // observation or mask, else null), "logged", "replayed"}]}.
 //

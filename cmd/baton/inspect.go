@@ -90,10 +90,12 @@ type logSummary struct {
 	Successes   *int                    `json:"successes"`
 	SuccessRate *rate                   `json:"success_rate"`
 	Agents      map[string]agentLogStat `json:"agents"`
+	Metrics     map[string]metricStat   `json:"metrics"`
 
-	agentOrder []string
-	// series holds each agent's episode returns in trial order, for the plot.
-	series map[string][]float64
+	agentOrder, metricOrder []string
+	// series holds each agent's episode returns in trial order, for the plot;
+	// metricSeries each metric's values.
+	series, metricSeries map[string][]float64
 	// footerless counts the parts without a footer (their writer was killed).
 	footerless int
 }
@@ -105,7 +107,14 @@ type agentLogStat struct {
 	Return   returnStats `json:"return"`
 }
 
-// returnStats sums up episode returns; Std is the population standard deviation, as in
+// metricStat is an environment metric's figures over the complete episodes that
+// measured it, as in baton run's summary.
+type metricStat struct {
+	Episodes int `json:"episodes"`
+	returnStats
+}
+
+// returnStats sums up episode returns (or a metric's values); Std is the population standard deviation, as in
 // baton run's summary.
 type returnStats struct {
 	Mean float64 `json:"mean"`
@@ -123,7 +132,8 @@ type returnStats struct {
 // campaign, then of their number, as the campaign's summary takes them, so that the
 // sums come out the same to the last bit.
 func summarizeLog(l *datalog.Log) (*logSummary, error) {
-	s := &logSummary{Dir: l.Dir(), Envs: []string{}, Agents: map[string]agentLogStat{}, series: map[string][]float64{}}
+	s := &logSummary{Dir: l.Dir(), Envs: []string{}, Agents: map[string]agentLogStat{}, Metrics: map[string]metricStat{},
+		series: map[string][]float64{}, metricSeries: map[string][]float64{}}
 	trials, err := l.Trials()
 	if err != nil {
 		return nil, err
@@ -196,6 +206,16 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 				s.agentOrder = append(s.agentOrder, r.Agent)
 			}
 		}
+		for _, m := range e.Metrics {
+			if _, ok := s.metricSeries[m.Name]; !ok {
+				s.metricOrder = append(s.metricOrder, m.Name)
+			}
+			s.metricSeries[m.Name] = append(s.metricSeries[m.Name], m.Value)
+		}
+	}
+	for _, name := range s.metricOrder {
+		xs := s.metricSeries[name]
+		s.Metrics[name] = metricStat{Episodes: len(xs), returnStats: describe(xs)}
 	}
 	if defined {
 		s.Successes, s.SuccessRate = &successes, &rate{}
@@ -221,13 +241,7 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 		}
 		xs := s.series[name]
 		a.Episodes = len(xs)
-		if len(xs) > 0 {
-			a.Return.Mean, a.Return.Std = stat.PopMeanStdDev(xs, nil)
-			a.Return.Min, a.Return.Max = math.Inf(1), math.Inf(-1)
-			for _, x := range xs {
-				a.Return.Min, a.Return.Max = min(a.Return.Min, x), max(a.Return.Max, x)
-			}
-		}
+		a.Return = describe(xs)
 		s.Agents[name] = a
 		s.Rows += a.Rows
 	}
@@ -236,6 +250,19 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// describe sums up xs: zero for none.
+func describe(xs []float64) returnStats {
+	var r returnStats
+	if len(xs) > 0 {
+		r.Mean, r.Std = stat.PopMeanStdDev(xs, nil)
+		r.Min, r.Max = math.Inf(1), math.Inf(-1)
+		for _, x := range xs {
+			r.Min, r.Max = min(r.Min, x), max(r.Max, x)
+		}
+	}
+	return r
 }
 
 // partFiles counts the parts of a log, their bytes, and those without a footer.
@@ -310,6 +337,18 @@ func (s *logSummary) writeText(w io.Writer, plotTo string) error {
 			a.Return.Mean, a.Return.Std, a.Return.Min, a.Return.Max)
 	}
 	b.WriteString("(mean, std, min and max of the agent's episode return over its complete episodes)\n")
+	if len(s.metricOrder) > 0 {
+		width = len("metric")
+		for _, name := range s.metricOrder {
+			width = max(width, len(name))
+		}
+		fmt.Fprintf(&b, "\n%-*s  %8s  %9s  %9s  %9s  %9s\n", width, "metric", "episodes", "mean", "std", "min", "max")
+		for _, name := range s.metricOrder {
+			m := s.Metrics[name]
+			fmt.Fprintf(&b, "%-*s  %8s  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, group(int64(m.Episodes)), m.Mean, m.Std, m.Min, m.Max)
+		}
+		b.WriteString("(the environment's metrics over the complete episodes that measured them)\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

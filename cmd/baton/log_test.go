@@ -24,7 +24,7 @@ import (
 
 // inspectKeys are the keys of baton inspect --json.
 var inspectKeys = []string{"dir", "envs", "trials", "ended", "stopped", "failed", "unfinished", "episodes", "rows",
-	"parts", "bytes", "successes", "success_rate", "agents"}
+	"parts", "bytes", "successes", "success_rate", "agents", "metrics"}
 
 // decodeInspect checks that stdout is one JSON object with exactly the documented keys
 // and decodes it.
@@ -42,6 +42,11 @@ func decodeInspect(t *testing.T, stdout string) (logSummary, map[string]json.Raw
 		require.NoError(t, json.Unmarshal(a["return"], &ret))
 		assert.Equal(t, []string{"max", "mean", "min", "std"}, slices.Sorted(maps.Keys(ret)), "agent %s", name)
 	}
+	var metrics map[string]map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(obj["metrics"], &metrics))
+	for name, m := range metrics {
+		assert.Equal(t, []string{"episodes", "max", "mean", "min", "std"}, slices.Sorted(maps.Keys(m)), "metric %s", name)
+	}
 	var s logSummary
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
@@ -56,7 +61,11 @@ func logRun(t *testing.T, envs *environments, args ...string) (string, runSummar
 	dir := filepath.Join(t.TempDir(), "log")
 	r := runEnvs(t, envs, append(append([]string{"run"}, args...), "--log", dir, "--json")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	s, _ := decodeSummary(t, r.stdout, append(slices.Clone(summaryKeys), "log"))
+	keys := append(slices.Clone(summaryKeys), "log")
+	if args[0] == "webtest" { // an environment with metrics
+		keys = append(keys, "metrics")
+	}
+	s, _ := decodeSummary(t, r.stdout, keys)
 	return dir, s
 }
 
@@ -72,6 +81,7 @@ func TestInspectMatchesRun(t *testing.T) {
 		{"maze procedure zstd", []string{"maze", "--trials", "5", "--env-config", `{"procedure": true}`, "--log-compression", "zstd"}},
 		{"maze cut by max ticks", []string{"maze", "--trials", "4", "--max-ticks", "10", "--episodes", "2"}},
 		{"cartpole", []string{"cartpole", "--trials", "6", "--policy", "cartpole=balance", "--max-ticks", "60", "--workers", "2"}},
+		{"webtest with metrics", []string{"webtest", "--trials", "8", "--episodes", "2", "--workers", "2", "--policy", "motion=random"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,6 +119,15 @@ func TestInspectMatchesRun(t *testing.T) {
 				rows += got.Rows
 			}
 			assert.Equal(t, in.Rows, rows)
+			if tt.args[0] == "webtest" {
+				require.Len(t, in.Metrics, 2, "coverage and defects_found")
+			}
+			require.Equal(t, slices.Sorted(maps.Keys(run.Metrics)), slices.Sorted(maps.Keys(in.Metrics)))
+			for name, want := range run.Metrics {
+				got := in.Metrics[name]
+				assert.Equal(t, want.Episodes, got.Episodes, name)
+				assert.Equal(t, returnStats{Mean: want.Mean, Std: want.Std, Min: want.Min, Max: want.Max}, got.returnStats, name)
+			}
 		})
 	}
 }
@@ -173,6 +192,36 @@ func TestInspectPlot(t *testing.T) {
 	assert.Equal(t, data, data2)
 }
 
+// The log of an environment with metrics (webtest: coverage, defects found) has them
+// per episode: baton inspect prints them under the agents, as baton run does, and
+// --plot draws a panel per metric after the agents'.
+func TestInspectMetrics(t *testing.T) {
+	envs := shipped(t)
+	dir, run := logRun(t, envs, "webtest", "--trials", "6", "--episodes", "2")
+	require.Len(t, run.Metrics, 2)
+	file := filepath.Join(t.TempDir(), "webtest.png")
+	r := runEnvs(t, envs, "inspect", dir, "--plot", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	got := lines(r.stdout)
+	i := slices.IndexFunc(got, func(l string) bool { return strings.HasPrefix(l, "metric ") })
+	require.GreaterOrEqual(t, i, 0, r.stdout)
+	require.Greater(t, len(got), i+3, r.stdout)
+	assert.Regexp(t, `^metric\s+episodes\s+mean\s+std\s+min\s+max$`, got[i])
+	for _, l := range got[i+1 : i+3] {
+		name := strings.Fields(l)[0]
+		m, ok := run.Metrics[name]
+		require.True(t, ok, l)
+		assert.Equal(t, fmt.Sprintf("%-13s  %8d  %9.3f  %9.3f  %9.3f  %9.3f", name, m.Episodes, m.Mean, m.Std, m.Min, m.Max), l)
+	}
+	assert.Equal(t, "(the environment's metrics over the complete episodes that measured them)", got[i+3])
+
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, 4*330, cfg.Height, "a panel per agent (strategy, motion) and per metric")
+}
+
 // mazeRewarding returns the shipped environments, but the maze always opens with the
 // motion agent rewarded 2 for a right move, whatever its configuration: a replay of a
 // log of the shipped maze comes out differently.
@@ -204,7 +253,7 @@ func TestReplay(t *testing.T) {
 
 	r = runEnvs(t, envs, "replay", dir, "--json")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.JSONEq(t, `{"trials": 4, "steps": 595, "skipped": [], "mismatches": []}`, r.stdout)
+	assert.JSONEq(t, `{"trials": 4, "steps": 595, "skipped": [], "diverged": [], "incomplete": [], "mismatches": []}`, r.stdout)
 
 	// Replayed with other rewards: the motion agent's rewards differ.
 	changed := mazeRewarding(t)
@@ -225,6 +274,8 @@ func TestReplay(t *testing.T) {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&rep))
 	assert.Equal(t, 4, rep.Trials)
+	assert.ElementsMatch(t, []string{"maze-0", "maze-1", "maze-2", "maze-3"}, rep.Diverged)
+	assert.Empty(t, rep.Incomplete)
 	require.Len(t, rep.Mismatches, 4, "one per trial")
 	for _, m := range rep.Mismatches {
 		assert.Equal(t, "reward", m.Field)
@@ -242,6 +293,68 @@ func TestReplay(t *testing.T) {
 		}
 	}
 	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: cartpole, webtest)")
+}
+
+// A log whose motion parts lost their last batches, as a killed writer's do, replays
+// with its incomplete trials listed apart and no mismatch, before and after log
+// recover; replayed with other rewards, the trials that differ are divergent, not
+// incomplete, and the exit status is 1.
+func TestReplayIncomplete(t *testing.T) {
+	envs := shipped(t)
+	dir, _ := logRun(t, envs, "maze", "--trials", "300", "--workers", "2")
+	parts, err := filepath.Glob(filepath.Join(dir, "agent=motion", "*.arrow"))
+	require.NoError(t, err)
+	require.NotEmpty(t, parts)
+	for _, p := range parts {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		require.NoError(t, os.Truncate(p, fi.Size()*7/10))
+	}
+
+	decode := func(t *testing.T, out string) replayReport {
+		t.Helper()
+		var rep replayReport
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&rep))
+		return rep
+	}
+	check := func(t *testing.T) {
+		r := runEnvs(t, envs, "replay", dir)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Empty(t, r.stderr)
+		out := lines(r.stdout)
+		require.Len(t, out, 2, r.stdout)
+		assert.Regexp(t, `^\d+ trials incomplete \(the log lost their last rows or end record; replayed as far as their rows go\): maze-\d+ \(rows stop at episode 0 tick \d+ (motion|strategy)_\d+\), `, out[0])
+		assert.Regexp(t, `^replayed 300 trials, [\d,]+ steps: no mismatch; \d+ trials incomplete$`, out[1])
+
+		r = runEnvs(t, envs, "replay", dir, "--json")
+		assert.Equal(t, 0, r.code, r.stderr)
+		rep := decode(t, r.stdout)
+		assert.Empty(t, rep.Diverged)
+		assert.Empty(t, rep.Mismatches)
+		require.NotEmpty(t, rep.Incomplete)
+		for _, in := range rep.Incomplete {
+			assert.Equal(t, "ended", in.State, in.Trial)
+			require.NotNil(t, in.Episode, in.Trial)
+			require.NotNil(t, in.Tick, in.Trial)
+		}
+	}
+	t.Run("as killed", check)
+
+	// Replayed with other rewards, the trials whose rows differ are divergent.
+	r := runEnvs(t, mazeRewarding(t), "replay", dir, "--json", "--max-mismatches", "1")
+	assert.Equal(t, 1, r.code)
+	rep := decode(t, r.stdout)
+	require.NotEmpty(t, rep.Diverged)
+	for _, in := range rep.Incomplete {
+		assert.NotContains(t, rep.Diverged, in.Trial, "a trial is divergent or incomplete, not both")
+	}
+	assert.Len(t, rep.Mismatches, len(rep.Diverged))
+
+	r = runEnvs(t, envs, "log", "recover", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	t.Run("recovered", check)
 }
 
 // A part whose writer was killed lacks its footer and may end in a torn batch: inspect

@@ -25,7 +25,8 @@ const (
 
 // plotReturns draws each agent's episode returns over the episodes of a log, in trial
 // order, into a PNG file: one panel per agent, the returns as dots and their moving
-// mean as a line.
+// mean as a line; then one panel per environment metric, its values drawn the same
+// way.
 func plotReturns(path string, s *logSummary) error {
 	var names []string
 	for _, name := range s.agentOrder {
@@ -33,25 +34,38 @@ func plotReturns(path string, s *logSummary) error {
 			names = append(names, name)
 		}
 	}
-	if len(names) == 0 {
+	var metrics []string
+	for _, name := range s.metricOrder {
+		if len(s.metricSeries[name]) > 0 {
+			metrics = append(metrics, name)
+		}
+	}
+	if len(names) == 0 && len(metrics) == 0 {
 		return errors.New("--plot: the log has no complete episode to draw")
 	}
 	env := strings.Join(s.Envs, ", ")
 	if env == "" {
 		env = "log"
 	}
-	plots := make([][]*plot.Plot, len(names))
+	plots := make([][]*plot.Plot, 0, len(names)+len(metrics))
 	for i, name := range names {
-		p, err := returnPanel(env, name, s.series[name], plotutil.Color(i))
+		p, err := returnPanel(env, panelText{title: "episode return of " + name, y: "return", dots: "episode return"}, s.series[name], plotutil.Color(i))
 		if err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
-		plots[i] = []*plot.Plot{p}
+		plots = append(plots, []*plot.Plot{p})
 	}
-	img := vgimg.NewWith(vgimg.UseWH(plotWidth, vg.Length(len(names))*plotPanelHeight), vgimg.UseDPI(plotDPI),
+	for i, name := range metrics {
+		p, err := returnPanel(env, panelText{title: "metric " + name, y: name, dots: name + " of the episode"}, s.metricSeries[name], plotutil.Color(len(names)+i))
+		if err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		plots = append(plots, []*plot.Plot{p})
+	}
+	img := vgimg.NewWith(vgimg.UseWH(plotWidth, vg.Length(len(plots))*plotPanelHeight), vgimg.UseDPI(plotDPI),
 		vgimg.UseBackgroundColor(color.White))
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(names), Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6),
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6),
 		PadLeft: vg.Points(6), PadRight: vg.Points(12), PadY: vg.Points(18)}
 	canvases := plot.Align(plots, tiles, dc)
 	for i := range plots {
@@ -71,13 +85,17 @@ func plotReturns(path string, s *logSummary) error {
 	return nil
 }
 
-// returnPanel draws one agent's returns xs: dots in a pale c, the moving mean in c.
-func returnPanel(env, name string, xs []float64, c color.Color) (*plot.Plot, error) {
+// panelText is what a panel's title, y axis and dots say.
+type panelText struct{ title, y, dots string }
+
+// returnPanel draws one figure of the episodes, xs (an agent's returns, or a metric):
+// dots in a pale c, the moving mean in c.
+func returnPanel(env string, text panelText, xs []float64, c color.Color) (*plot.Plot, error) {
 	window := movingWindow(len(xs))
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: episode return of %s (%s episodes)", env, name, group(int64(len(xs))))
+	p.Title.Text = fmt.Sprintf("%s: %s (%s episodes)", env, text.title, group(int64(len(xs))))
 	p.Title.Padding = vg.Points(6)
-	p.Y.Label.Text = "return"
+	p.Y.Label.Text = text.y
 	p.X.Label.Text = "episode (in trial order)"
 
 	dots := make(plotter.XYs, len(xs))
@@ -108,13 +126,13 @@ func returnPanel(env, name string, xs []float64, c color.Color) (*plot.Plot, err
 		sc.GlyphStyle.Color = pale(c)
 		line.LineStyle.Width = vg.Points(2)
 		p.Add(plotter.NewGrid(), sc, line)
-		p.Legend.Add("episode return", sc)
+		p.Legend.Add(text.dots, sc)
 		p.Legend.Add(fmt.Sprintf("mean of the last %d episodes", window), line)
 	} else { // few episodes: the returns themselves, joined
 		sc.GlyphStyle.Color = c
 		line.LineStyle.Width = vg.Points(1)
 		p.Add(plotter.NewGrid(), line, sc)
-		p.Legend.Add("episode return", line, sc)
+		p.Legend.Add(text.dots, line, sc)
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true

@@ -26,8 +26,10 @@ holds for it, and compares every step with the log: observation, action mask, th
 environment's reward, the end flags, the span of the decision and the order of the
 reports (rewards from other sources are not replayed). It prints every difference, one
 line each (trial, episode, tick, agent id, field, the logged and the replayed value),
-then the trials and steps compared. A deterministic environment replayed from an intact
-log shows none; any difference makes the exit status 1.
+then the trials whose log is incomplete (a killed writer lost their last rows or their
+end record: each is replayed as far as its rows go, which is no difference), then the
+trials and steps compared. A deterministic environment replayed from an intact or a
+recovered log shows no difference; any difference makes the exit status 1.
 
 The log's environments must be registered in this baton (` + strings.Join(envs.names(), ", ") + `).`,
 		Example: "  baton replay runs/maze\n  baton replay runs/maze --max-mismatches 5 --json",
@@ -49,10 +51,21 @@ The log's environments must be registered in this baton (` + strings.Join(envs.n
 // replayReport is what baton replay prints; see the package documentation for its
 // JSON form.
 type replayReport struct {
-	Trials     int              `json:"trials"`
-	Steps      int64            `json:"steps"`
-	Skipped    []string         `json:"skipped"`
-	Mismatches []replayMismatch `json:"mismatches"`
+	Trials     int                `json:"trials"`
+	Steps      int64              `json:"steps"`
+	Skipped    []string           `json:"skipped"`
+	Diverged   []string           `json:"diverged"`
+	Incomplete []replayIncomplete `json:"incomplete"`
+	Mismatches []replayMismatch   `json:"mismatches"`
+}
+
+// replayIncomplete is a datalog.Incomplete in JSON.
+type replayIncomplete struct {
+	Trial   string `json:"trial"`
+	State   string `json:"state"`
+	Episode *int   `json:"episode"`
+	Tick    *int   `json:"tick"`
+	AgentID string `json:"agent_id"`
 }
 
 // replayMismatch is a datalog.Mismatch in JSON.
@@ -82,10 +95,16 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		return logError("replay", dir, err)
 	}
 
-	out := replayReport{Trials: rep.Trials, Steps: rep.Steps, Skipped: append([]string{}, rep.Skipped...), Mismatches: []replayMismatch{}}
-	trials := map[string]bool{}
+	out := replayReport{Trials: rep.Trials, Steps: rep.Steps, Skipped: append([]string{}, rep.Skipped...),
+		Diverged: append([]string{}, rep.Diverged...), Incomplete: []replayIncomplete{}, Mismatches: []replayMismatch{}}
+	for _, in := range rep.Incomplete {
+		ji := replayIncomplete{Trial: in.Trial, State: in.State.String(), AgentID: in.AgentID}
+		if in.Episode >= 0 {
+			ji.Episode, ji.Tick = &in.Episode, &in.Tick
+		}
+		out.Incomplete = append(out.Incomplete, ji)
+	}
 	for _, m := range rep.Mismatches {
-		trials[m.Trial] = true
 		jm := replayMismatch{Trial: m.Trial, Episode: m.Episode, Tick: m.Tick, Index: m.Index, AgentID: m.AgentID, Field: m.Field, Logged: m.Logged, Replayed: m.Replayed}
 		if m.Element >= 0 {
 			jm.Element = &m.Element
@@ -107,9 +126,20 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		if len(out.Skipped) > 0 {
 			fmt.Fprintf(&b, "skipped %s rejected before they ran: %s\n", plural(len(out.Skipped), "trial", "trials"), strings.Join(out.Skipped, ", "))
 		}
+		if n := len(rep.Incomplete); n > 0 {
+			ids := make([]string, n)
+			for i, in := range rep.Incomplete {
+				ids[i] = in.String()
+			}
+			fmt.Fprintf(&b, "%s incomplete (the log lost their last rows or end record; replayed as far as their rows go): %s\n",
+				plural(n, "trial", "trials"), strings.Join(ids, ", "))
+		}
 		verdict := "no mismatch"
 		if n := len(out.Mismatches); n > 0 {
-			verdict = fmt.Sprintf("%s in %s", plural(n, "mismatch", "mismatches"), plural(len(trials), "trial", "trials"))
+			verdict = fmt.Sprintf("%s in %s", plural(n, "mismatch", "mismatches"), plural(len(out.Diverged), "trial", "trials"))
+		}
+		if n := len(out.Incomplete); n > 0 {
+			verdict += fmt.Sprintf("; %s incomplete", plural(n, "trial", "trials"))
 		}
 		fmt.Fprintf(&b, "replayed %s, %s steps: %s\n", plural(out.Trials, "trial", "trials"), group(out.Steps), verdict)
 		if _, err := io.WriteString(w, b.String()); err != nil {
@@ -117,7 +147,7 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		}
 	}
 	if n := len(out.Mismatches); n > 0 {
-		return fmt.Errorf("replay %s: %s in %d of %s", dir, plural(n, "mismatch", "mismatches"), len(trials), plural(out.Trials, "trial", "trials"))
+		return fmt.Errorf("replay %s: %s in %d of %s", dir, plural(n, "mismatch", "mismatches"), len(out.Diverged), plural(out.Trials, "trial", "trials"))
 	}
 	return nil
 }

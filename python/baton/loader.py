@@ -7,6 +7,8 @@
     strategy.observations     # numpy, in the observation space's shape: (N, 106) for the maze
     strategy.columns          # every column as numpy arrays (observation flat)
     t = strategy.transitions()  # baton.Transitions: obs, action, reward, next_obs, ...
+    log.episodes              # pyarrow Table: one row per episode that ended
+    log.episode_metrics()     # the environment's metrics per episode: {"coverage": array, ...}
 
 pyarrow is imported when a log is loaded, not when baton is imported: the spaces and
 the transitions work without it.
@@ -270,7 +272,9 @@ class AgentData:
 class Log(Mapping):
     """A log: a read-only mapping from agent name to AgentData, plus the side tables
     (pyarrow Tables, or None where the log has none): ``trials``, ``episodes``,
-    ``rewards``."""
+    ``rewards``. The episodes table's ``metrics`` column holds each episode's
+    environment metrics as (name, value) pairs; ``episode_metrics`` spreads them into
+    one array per metric."""
 
     def __init__(self, dir: str, agents: dict, trials, episodes, rewards):
         self.dir = dir
@@ -293,6 +297,34 @@ class Log(Mapping):
 
     def __repr__(self) -> str:
         return f"<baton.Log {self.dir}: " + ", ".join(f"{n} ({len(a)} rows)" for n, a in self.agents.items()) + ">"
+
+    def episode_metrics(self) -> TypingDict[str, np.ndarray]:
+        """The environment's metrics of each episode (the episodes table's ``metrics``
+        column; webtest's coverage and defects_found), one float64 array per metric
+        in the order the environment names them, aligned with the rows of
+        ``episodes``: NaN where an episode did not tell. Empty for a log whose
+        environment defines no metric, or written before the column.
+
+            log = baton.load("runs/webtest")
+            log.episode_metrics()["coverage"].mean()
+        """
+        eps = self.episodes
+        if eps is None or "metrics" not in eps.column_names:
+            return {}
+        import pyarrow.compute as pc
+
+        col = eps.column("metrics").combine_chunks()
+        parents = np.asarray(pc.list_parent_indices(col), dtype=np.int64)
+        flat = col.flatten()
+        names = np.asarray(flat.field("name").to_numpy(zero_copy_only=False), dtype=object)
+        values = flat.field("value").to_numpy(zero_copy_only=False).astype(np.float64)
+        out: TypingDict[str, np.ndarray] = {}
+        for name in dict.fromkeys(names.tolist()):
+            a = np.full(eps.num_rows, np.nan)
+            at = names == name
+            a[parents[at]] = values[at]
+            out[name] = a
+        return out
 
 
 def _retro_index(rewards) -> TypingDict[str, dict]:

@@ -41,3 +41,20 @@ def maze_log(tmp_path_factory):
     r = subprocess.run(["go", "run", "./tools/arrowcheck/dump", d], cwd=REPO_ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return d, json.loads(r.stdout)
+
+
+@pytest.fixture(scope="session")
+def webtest_log(tmp_path_factory):
+    """A log of 4 web-testing trials, 2 episodes each (an environment with metrics:
+    coverage, defects_found), and the Go reader's figures of it."""
+    pytest.importorskip("pyarrow", reason=PYARROW_REASON)
+    _go_or_skip()
+    d = str(tmp_path_factory.mktemp("webtestlog") / "log")
+    cmd = ["go", "run", "./cmd/baton", "run", "webtest", "--trials", "4", "--episodes", "2",
+           "--policy", "motion=random", "--log", d]
+    r = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} failed:\n{r.stderr}")
+    r = subprocess.run(["go", "run", "./tools/arrowcheck/dump", d], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return d, json.loads(r.stdout)

@@ -62,6 +62,32 @@ def test_load_maze_log(maze_log):
         assert sp.observation == a.observation_space and sp.action == a.action_space
 
 
+def test_episode_metrics(webtest_log):
+    d, want = webtest_log
+    log = baton.load(d)
+    eps = log.episodes
+    assert eps.num_rows == len(want["episodes"]) == 8
+    assert "metrics" in eps.column_names
+    m = log.episode_metrics()
+    assert list(m) == ["coverage", "defects_found"]
+    for name, values in m.items():
+        assert values.dtype == np.float64 and values.shape == (eps.num_rows,)
+        for i, ep in enumerate(want["episodes"]):
+            assert ep["trial"] == eps.column("trial_id")[i].as_py()
+            assert ep["episode"] == eps.column("episode")[i].as_py()
+            assert values[i] == ep["metrics"][name], (name, i)
+    assert ((m["coverage"] > 0) & (m["coverage"] <= 1)).all()
+    assert (m["defects_found"] >= 0).all()
+
+
+def test_episode_metrics_of_an_env_without_metrics(maze_log):
+    d, want = maze_log
+    log = baton.load(d)
+    assert "metrics" in log.episodes.column_names
+    assert log.episode_metrics() == {}
+    assert all(ep["metrics"] == {} for ep in want["episodes"])
+
+
 def test_load_one_agent(maze_log):
     d, want = maze_log
     log = baton.load(d, agents=["strategy"])

@@ -126,6 +126,7 @@ const sideFields = {
   episodes: [
     ['trial_id', 'utf8', false], ['episode', 'int32', false], ['seed', 'uint64', false], ['ticks', 'int64', false],
     ['truncated', 'bool', false], ['success', 'bool', true], ['returns', 'list<struct<agent:utf8,value:float64>>', false],
+    ['metrics', 'list<struct<name:utf8,value:float64>>', false],
   ],
   rewards: [
     ['trial_id', 'utf8', false], ['episode', 'int32', false], ['tick', 'int64', false], ['agent', 'utf8', false],
@@ -622,13 +623,19 @@ function main() {
       epReturns.get(x.agent).push(x.value + (late.get(`${r.trial_id}/${r.episode}/${x.agent}`) ?? 0));
     }
     epByKey.set(`${r.trial_id}/${r.episode}`, returns);
-    const js = { trial: r.trial_id, episode: r.episode, seed: String(r.seed), ticks: Number(r.ticks), truncated: r.truncated, success: r.success, returns };
+    const metrics = {};
+    for (const x of r.metrics) {
+      metrics[x.name] = x.value;
+    }
+    const js = { trial: r.trial_id, episode: r.episode, seed: String(r.seed), ticks: Number(r.ticks), truncated: r.truncated, success: r.success, returns, metrics };
     const go = goEps[i];
     if (go === undefined) continue;
     const same = js.trial === go.trial && js.episode === go.episode && js.seed === go.seed && js.ticks === go.ticks
       && js.truncated === go.truncated && js.success === go.success
       && Object.keys(returns).length === Object.keys(go.returns).length
-      && Object.entries(returns).every(([k, v]) => near(v, go.returns[k]));
+      && Object.entries(returns).every(([k, v]) => near(v, go.returns[k]))
+      && Object.keys(metrics).length === Object.keys(go.metrics ?? {}).length
+      && Object.entries(metrics).every(([k, v]) => near(v, go.metrics[k]));
     expect(same, `_episodes row ${i}: ${JSON.stringify(js)}; the Go reader read ${JSON.stringify(go)}`);
   }
 

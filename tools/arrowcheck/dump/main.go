@@ -79,6 +79,7 @@ type episodeDump struct {
 	Truncated bool               `json:"truncated"`
 	Success   *bool              `json:"success"`
 	Returns   map[string]float64 `json:"returns"`
+	Metrics   map[string]float64 `json:"metrics"`
 }
 
 type dump struct {
@@ -203,12 +204,15 @@ func read(dir string) (*dump, error) {
 		return nil, err
 	}
 	for _, e := range eps {
-		ed := episodeDump{Trial: e.Trial, Episode: e.Episode, Seed: strconv.FormatUint(e.Seed, 10), Ticks: e.Ticks, Truncated: e.Truncated, Returns: map[string]float64{}}
+		ed := episodeDump{Trial: e.Trial, Episode: e.Episode, Seed: strconv.FormatUint(e.Seed, 10), Ticks: e.Ticks, Truncated: e.Truncated, Returns: map[string]float64{}, Metrics: map[string]float64{}}
 		if e.DefinesSuccess {
 			ed.Success = &e.Success
 		}
 		for _, r := range e.Returns {
 			ed.Returns[r.Agent] = r.Value
+		}
+		for _, m := range e.Metrics {
+			ed.Metrics[m.Name] = m.Value
 		}
 		d.Episodes = append(d.Episodes, ed)
 	}

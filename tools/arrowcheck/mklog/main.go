@@ -16,12 +16,13 @@ import (
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/runners"
 )
 
 func main() {
 	dir := flag.String("dir", "", "write the log into `DIR` (required)")
-	envName := flag.String("env", "maze", "environment: maze or cartpole")
+	envName := flag.String("env", "maze", "environment: maze, cartpole or webtest")
 	trials := flag.Int("trials", 20, "number of trials")
 	episodes := flag.Int("episodes", 2, "episodes per trial")
 	workers := flag.Int("workers", 2, "workers, each with its own writer")
@@ -49,6 +50,9 @@ func run(dir, envName string, trials, episodes, workers int, seed uint64, compre
 		return err
 	}
 	if err := cartpole.Register(reg); err != nil {
+		return err
+	}
+	if err := webtest.Register(reg); err != nil {
 		return err
 	}
 	ds, err := datalog.NewDataset(dir, datalog.WithCompression(comp),
