@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/batonrl/baton/bench"
+	"github.com/batonrl/baton/internal/bench"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +27,7 @@ func newBench() *cobra.Command {
 		Use:   "bench",
 		Short: "Run the benchmark suite and print each framework path against its hand-written baseline",
 		Long: `bench runs the benchmark suite of package bench (the same cases as
-"go test -bench . ./bench") and prints one table: for every case its time and
+"go test -bench . ./internal/bench") and prints one table: for every case its time and
 allocations per iteration (a step or a trial), its throughput, and the ratio of its
 throughput to the case it is compared with (the hand-written loop doing the same work,
 or the layer below it). --run selects cases by a regular expression over their names.`,

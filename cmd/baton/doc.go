@@ -170,7 +170,7 @@
 //
 //	baton bench [--run REGEXP] [--benchtime DURATION] [--json]
 //
-// runs the cases of package bench (bench.Suite, the same as "go test -bench . ./bench")
+// runs the cases of package bench (bench.Suite, the same as "go test -bench . ./internal/bench")
 // with testing.Benchmark and prints one table: per case its time and allocations per
 // iteration (a step or a trial), its throughput, and that throughput as a share of the
 // case it is compared with: the hand-written loop doing the same work, or the layer

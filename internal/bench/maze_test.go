@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/bench"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/internal/bench"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

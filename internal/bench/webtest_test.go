@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonrl/baton/bench"
 	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/internal/bench"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

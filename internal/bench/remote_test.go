@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/bench"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/internal/bench"
 	"github.com/batonrl/baton/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -1,15 +1,16 @@
 // Package bench measures what the framework costs: each benchmark runs a framework
 // path next to a hand-written loop that does the same work, so that the ratio of the
-// two, the framework's overhead, can be read off.
+// two, the framework's overhead, can be read off. It is internal: the baton command
+// runs it as "baton bench", and it is no API of its own.
 //
 // # Running
 //
-//	go test -run XXX -bench . -benchmem -count 5 ./bench
+//	go test -run XXX -bench . -benchmem -count 5 ./internal/bench
 //
 // Compare medians (or feed the output to benchstat); on a loaded machine single runs
 // are noisy. A CPU profile of one benchmark:
 //
-//	go test -run XXX -bench 'MazeStep/ref' -cpuprofile cpu.out ./bench
+//	go test -run XXX -bench 'MazeStep/ref' -cpuprofile cpu.out ./internal/bench
 //	go tool pprof -top bench.test cpu.out
 //
 // # The maze

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonrl/baton/bench"
+	"github.com/batonrl/baton/internal/bench"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -30,12 +30,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/bench"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/internal/bench"
 )
 
 // vecVariants are the worker counts of the vector benchmarks.
