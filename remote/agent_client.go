@@ -92,7 +92,7 @@ func DialAgent(ctx context.Context, target string, opts ...DialOption) (*AgentCl
 		_ = c.close()
 		return nil, err
 	}
-	if a.spec, err = AgentSpecFromProto(sp); err != nil {
+	if a.spec, err = agentSpecFromProto(sp); err != nil {
 		_ = c.close()
 		return nil, fmt.Errorf("%w: agent server at %s: its spec: %w", ErrMismatch, c.addr, err)
 	}

@@ -201,7 +201,7 @@ func newServedAgent(a Agent) (*servedAgent, error) {
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%w: agent %q: %s", ErrConfig, name, joinStrings(problems))
 	}
-	proto, err := AgentSpecProto(a.Spec)
+	proto, err := agentSpecProto(a.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -19,8 +19,9 @@
 //
 // The .proto documents every field, the dtypes and shapes of observations, masks
 // and actions, and the status codes; it is plain proto3, usable from Python grpcio.
-// SpaceProto, SpaceFromProto, AgentSpecProto and AgentSpecFromProto convert spaces
-// and agent specs.
+// Spaces and agent specs travel in both forms, structured and as the JSON spec of
+// package spaces; the package converts them at its edge and exports no protobuf
+// converter, so the generated types stay inside it.
 //
 // # Servers
 //

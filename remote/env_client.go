@@ -92,7 +92,7 @@ func (c *EnvClient) Spec(ctx context.Context, name string, config []byte) ([]env
 func (c *EnvClient) specs(p *pb.EnvSpec) ([]env.Spec, error) {
 	out := make([]env.Spec, len(p.GetAgents()))
 	for i, a := range p.GetAgents() {
-		s, err := AgentSpecFromProto(a)
+		s, err := agentSpecFromProto(a)
 		if err != nil {
 			return nil, fmt.Errorf("%w: environment %s at %s: agent %d: %w", ErrMismatch, p.GetEnv(), c.c.addr, i, err)
 		}

@@ -180,7 +180,7 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 func envSpecProto(name string, specs []env.Spec) (*pb.EnvSpec, error) {
 	out := &pb.EnvSpec{Env: name}
 	for _, s := range specs {
-		p, err := AgentSpecProto(s)
+		p, err := agentSpecProto(s)
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "%s: %v", name, err)
 		}

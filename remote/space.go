@@ -34,8 +34,8 @@ type specNode struct {
 	Charset   string            `json:"charset,omitempty"`
 }
 
-// SpaceProto returns the protobuf form of a space.
-func SpaceProto(s spaces.Space) (*pb.Space, error) {
+// spaceProto returns the protobuf form of a space.
+func spaceProto(s spaces.Space) (*pb.Space, error) {
 	data, err := spaces.Marshal(s)
 	if err != nil {
 		return nil, err
@@ -125,10 +125,10 @@ func bounds(raw []json.RawMessage) ([]float32, error) {
 	return out, nil
 }
 
-// SpaceFromProto builds the space a protobuf Space describes, validated as
+// spaceFromProto builds the space a protobuf Space describes, validated as
 // spaces.Unmarshal validates a JSON spec: an error wraps spaces.ErrSpec and names
 // the path of the problem.
-func SpaceFromProto(p *pb.Space) (spaces.Space, error) {
+func spaceFromProto(p *pb.Space) (spaces.Space, error) {
 	var b bytes.Buffer
 	if err := writeSpec(&b, p, 1); err != nil {
 		return nil, err
@@ -231,15 +231,15 @@ func writeSpec(b *bytes.Buffer, p *pb.Space, depth int) error {
 	return nil
 }
 
-// AgentSpecProto returns the protobuf form of an agent's spec, with its spaces in
+// agentSpecProto returns the protobuf form of an agent's spec, with its spaces in
 // both forms (structured and JSON).
-func AgentSpecProto(s env.Spec) (*pb.AgentSpec, error) {
+func agentSpecProto(s env.Spec) (*pb.AgentSpec, error) {
 	out := &pb.AgentSpec{Name: s.Name, MaskLen: int64(s.MaskLen)}
 	var err error
-	if out.ObservationSpace, err = SpaceProto(s.ObservationSpace); err != nil {
+	if out.ObservationSpace, err = spaceProto(s.ObservationSpace); err != nil {
 		return nil, fmt.Errorf("agent %s: observation space: %w", s.Name, err)
 	}
-	if out.ActionSpace, err = SpaceProto(s.ActionSpace); err != nil {
+	if out.ActionSpace, err = spaceProto(s.ActionSpace); err != nil {
 		return nil, fmt.Errorf("agent %s: action space: %w", s.Name, err)
 	}
 	obs, _ := spaces.Marshal(s.ObservationSpace)
@@ -248,10 +248,10 @@ func AgentSpecProto(s env.Spec) (*pb.AgentSpec, error) {
 	return out, nil
 }
 
-// AgentSpecFromProto reads an agent's spec: its spaces from the structured form, or
+// agentSpecFromProto reads an agent's spec: its spaces from the structured form, or
 // from the JSON form when a space has no structured form. An error is a *FieldError
 // naming the field.
-func AgentSpecFromProto(p *pb.AgentSpec) (env.Spec, error) {
+func agentSpecFromProto(p *pb.AgentSpec) (env.Spec, error) {
 	s := env.Spec{Name: p.GetName()}
 	if s.Name == "" {
 		return env.Spec{}, fieldErrorf("name", "empty")
@@ -278,7 +278,7 @@ func specSpace(field string, p *pb.Space, js string) (spaces.Space, error) {
 	var err error
 	switch {
 	case p.GetKind() != nil:
-		s, err = SpaceFromProto(p)
+		s, err = spaceFromProto(p)
 	case js != "":
 		field += "_json"
 		s, err = spaces.Unmarshal([]byte(js))
