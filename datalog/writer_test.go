@@ -130,7 +130,7 @@ func TestAgentSchema(t *testing.T) {
 			assert.Contains(t, []string{"maze-0", "maze-1"}, md[datalog.MetaTrial])
 			seed, err := strconv.ParseUint(md[datalog.MetaSeed], 10, 64)
 			require.NoError(t, err)
-			assert.Contains(t, []uint64{runners.DeriveSeed(11, 0), runners.DeriveSeed(11, 1)}, seed)
+			assert.Contains(t, []uint64{env.DeriveSeed(11, 0), env.DeriveSeed(11, 1)}, seed)
 			assert.Equal(t, "test", md["run"])
 			obsJS, err := spaces.Marshal(spec.ObservationSpace)
 			require.NoError(t, err)

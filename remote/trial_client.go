@@ -86,7 +86,7 @@ func (t *TrialClient) Start(ctx context.Context, spec runners.Spec) (string, err
 }
 
 // StartCampaign starts trials of spec and returns their ids: trial i has the id
-// "ID-i" ("ENV-i" when spec.ID is "") and the seed runners.DeriveSeed(spec.Seed, i),
+// "ID-i" ("ENV-i" when spec.ID is "") and the seed env.DeriveSeed(spec.Seed, i),
 // as a runners.Campaign's trials do.
 func (t *TrialClient) StartCampaign(ctx context.Context, spec runners.Spec, trials int) ([]string, error) {
 	if trials < 1 {

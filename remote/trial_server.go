@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/batonrl/baton/env"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc"
@@ -260,7 +261,7 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 	resp := &pb.StartResponse{Ids: make([]string, 0, k)}
 	for i := range int(k) {
 		s := spec
-		s.ID, s.Seed = prefix+"-"+strconv.Itoa(i), runners.DeriveSeed(spec.Seed, i)
+		s.ID, s.Seed = prefix+"-"+strconv.Itoa(i), env.DeriveSeed(spec.Seed, i)
 		id, err := t.ctrl.Start(tctx, s)
 		if err != nil {
 			for _, started := range resp.Ids {

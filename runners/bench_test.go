@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/runners"
@@ -72,7 +73,7 @@ func handLoop(b *testing.B, episodes int) int64 {
 	ctx := context.Background()
 	var steps int64
 	for ep := range episodes {
-		res := mustReset(b, rt, runners.DeriveSeed(1, ep))
+		res := mustReset(b, rt, env.DeriveSeed(1, ep))
 		for !res.Over {
 			rep := res.Acting()
 			p := strategy

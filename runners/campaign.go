@@ -34,7 +34,7 @@ type Campaign struct {
 // NewCampaign checks spec (its environment, configuration, agents and policies, with
 // errors listing the choices, a *NameError for a name that is not registered) and the
 // options, and returns a campaign of trials of it. Trial i of the campaign is spec
-// with the ID "ID-i" (or "ENV-i") and the seed DeriveSeed(spec.Seed, i), changed by the
+// with the ID "ID-i" (or "ENV-i") and the seed env.DeriveSeed(spec.Seed, i), changed by the
 // pre-trial hooks.
 func NewCampaign(reg *Registry, spec Spec, opts ...CampaignOption) (*Campaign, error) {
 	c := &Campaign{reg: reg, spec: spec.clone(), cache: map[string]*opened{}}
@@ -276,7 +276,7 @@ func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Re
 	if prefix == "" {
 		prefix = c.spec.Env
 	}
-	id, seed := prefix+"-"+strconv.Itoa(i), DeriveSeed(c.spec.Seed, i)
+	id, seed := prefix+"-"+strconv.Itoa(i), env.DeriveSeed(c.spec.Seed, i)
 	var p *plan
 	if len(c.opts.hooks) == 0 {
 		c.plan.copyFor(&w.plan, id, seed, i)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -261,7 +262,7 @@ func TestCampaignPreTrialHook(t *testing.T) {
 	var policies sync.Map
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 5}, runners.WithTrials(6), runners.WithWorkers(3),
 		runners.WithPreTrial(func(_ context.Context, i int, s *runners.Spec) error {
-			assert.Equal(t, runners.DeriveSeed(5, i), s.Seed)
+			assert.Equal(t, env.DeriveSeed(5, i), s.Seed)
 			assert.Equal(t, fmt.Sprintf("maze-%d", i), s.ID)
 			if i%2 == 0 {
 				if s.Actors == nil {

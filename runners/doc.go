@@ -23,11 +23,11 @@
 // A trial plays its episodes in one goroutine: it resets the environment with the
 // episode's seed, asks the acting agent's policy for an action (passing the trial's
 // context), steps, and reports every agent of every step, until the episode is over.
-// Seeds derive deterministically (env.DeriveSeed, SplitMix64, which DeriveSeed
-// forwards to): episode e of a trial of seed s resets with DeriveSeed(s, e), and agent
-// i of the environment draws from rand.New(rand.NewPCG(s, i)) for the whole trial, so
+// Seeds derive deterministically (env.DeriveSeed, SplitMix64): episode e of a trial
+// of seed s resets with env.DeriveSeed(s, e), and agent i of the environment draws
+// from rand.New(rand.NewPCG(s, i)) for the whole trial, so
 // the first episode of a trial of seed s is `baton play --seed s`. Trial i of a
-// campaign of seed s has the seed DeriveSeed(s, i).
+// campaign of seed s has the seed env.DeriveSeed(s, i).
 //
 // A trial is Pending, then Running, then Ended, Stopped (cancelled) or Failed. A panic
 // in user code (a policy, the environment, a sink, a hook) is recovered into a failed

@@ -27,9 +27,9 @@ type Spec struct {
 	// entry's default policy. Swapping a learned agent for a scripted one is a change
 	// here and nowhere else.
 	Actors map[string]Actor
-	// Seed seeds the trial: episode e resets with DeriveSeed(Seed, e), and agent i of
+	// Seed seeds the trial: episode e resets with env.DeriveSeed(Seed, e), and agent i of
 	// the environment draws from rand.New(rand.NewPCG(Seed, i)). In a campaign it is
-	// the campaign's seed, and trial i gets DeriveSeed(Seed, i).
+	// the campaign's seed, and trial i gets env.DeriveSeed(Seed, i).
 	Seed uint64
 	// Episodes is how many episodes the trial plays; 0 means 1.
 	Episodes int
@@ -240,9 +240,3 @@ func (p *plan) policy(i int, rng *rand.Rand) (agent.Policy, error) {
 	}
 	return pol, nil
 }
-
-// DeriveSeed is env.DeriveSeed, baton's one derivation of seeds: seed itself for k = 0,
-// then SplitMix64 of seed + k·0x9E3779B97F4A7C15. Trials derive their episodes' seeds
-// with it, and campaigns their trials' seeds, so that the first episode of the first
-// trial of seed s resets with s, as `baton play --seed s` does.
-func DeriveSeed(seed uint64, k int) uint64 { return env.DeriveSeed(seed, k) }

@@ -258,7 +258,7 @@ func (t *trial) loop() error {
 
 // play plays episode e.
 func (t *trial) play(e int) error {
-	seed := DeriveSeed(t.plan.spec.Seed, e)
+	seed := env.DeriveSeed(t.plan.spec.Seed, e)
 	t.begin(e, seed)
 	if t.sink != nil {
 		t.epEv = EpisodeEvent{Episode: e, Seed: seed}

@@ -145,7 +145,7 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 	}
 	for ep := range episodes {
 		returns[ep] = make([]float64, 2)
-		turn := mustReset(t, rt, runners.DeriveSeed(seed, ep))
+		turn := mustReset(t, rt, env.DeriveSeed(seed, ep))
 		add(ep, turn)
 		for !turn.Over {
 			acting := turn.Acting()
@@ -157,7 +157,7 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 			add(ep, turn)
 		}
 		assert.Equal(t, turn.Tick, res.Episodes[ep].Ticks)
-		assert.Equal(t, runners.DeriveSeed(seed, ep), res.Episodes[ep].Seed)
+		assert.Equal(t, env.DeriveSeed(seed, ep), res.Episodes[ep].Seed)
 		assert.InDeltaSlice(t, returns[ep], res.Episodes[ep].Returns, 1e-12)
 	}
 	require.Len(t, got, len(want))
@@ -350,19 +350,3 @@ func TestResetError(t *testing.T) {
 }
 
 func (brokenReset) Reset(uint64) (env.Step, error) { return env.Step{}, errCounter }
-
-// Episode e of a trial of seed s resets with DeriveSeed(s, e), s itself for the first.
-func TestDeriveSeed(t *testing.T) {
-	assert.Equal(t, uint64(42), runners.DeriveSeed(42, 0))
-	seen := map[uint64]bool{}
-	for s := range uint64(4) {
-		for k := range 100 {
-			v := runners.DeriveSeed(s, k)
-			if k > 0 {
-				assert.False(t, seen[v], "seed %d, k %d", s, k)
-			}
-			seen[v] = true
-		}
-	}
-	assert.Equal(t, runners.DeriveSeed(9, 3), runners.DeriveSeed(9, 3))
-}

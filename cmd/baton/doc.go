@@ -34,7 +34,7 @@
 //
 // runs a campaign (runners.Campaign) of --trials trials (default 1000) of --episodes
 // episodes each (default 1) on --workers goroutines (default 0: one per CPU, that is
-// GOMAXPROCS). Trial i has the seed runners.DeriveSeed(seed, i) (--seed, default 1),
+// GOMAXPROCS). Trial i has the seed env.DeriveSeed(seed, i) (--seed, default 1),
 // from which its episodes' reset seeds and its policies' generators derive, so the
 // same flags give the same summary, apart from the timing, whatever the number of
 // workers; the first episode of trial 0 is `baton play ENV` with the same flags.

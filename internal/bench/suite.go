@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/runners"
@@ -200,10 +201,10 @@ func campaignMaze(b *testing.B) {
 }
 
 // trialPlan is what the hand-written campaigns share with the runner: trial i of seed
-// s plays one episode with seed runners.DeriveSeed(s, i), the strategy plays the
+// s plays one episode with seed env.DeriveSeed(s, i), the strategy plays the
 // oracle and the motion agent (agent 1) draws uniformly among its valid moves from
 // rand.NewPCG(trial seed, 1).
-func trialSeed(i int) uint64 { return runners.DeriveSeed(1, i) }
+func trialSeed(i int) uint64 { return env.DeriveSeed(1, i) }
 
 // spread runs trials 0..n-1 on CampaignWorkers goroutines, each trial by play, and
 // returns the environment steps played.
@@ -264,7 +265,7 @@ func campaignMazeHRL(b *testing.B) {
 		return func(i int) (int64, error) {
 			seed := trialSeed(i)
 			pcg.Seed(seed, 1)
-			res, err := rt.Reset(runners.DeriveSeed(seed, 0))
+			res, err := rt.Reset(env.DeriveSeed(seed, 0))
 			if err != nil {
 				return 0, err
 			}
