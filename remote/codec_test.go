@@ -153,3 +153,28 @@ func dropUnknown(m protoreflect.Message) {
 		return true
 	})
 }
+
+// TestActCodecKnowsEveryField fails when a field is added to a message the codec
+// writes by hand: the codec must then learn it, or it would drop it on the wire.
+func TestActCodecKnowsEveryField(t *testing.T) {
+	for _, tc := range []struct {
+		msg  proto.Message
+		want map[string]protowire.Number
+	}{
+		{&pb.Tensor{}, map[string]protowire.Number{"dtype": fTensorDType, "shape": fTensorShape, "data": fTensorData}},
+		{&pb.ActRequest{}, map[string]protowire.Number{"agent": fReqAgent, "observation": fReqObservation, "mask": fReqMask, "context": fReqContext, "seq": fReqSeq}},
+		{&pb.ActContext{}, map[string]protowire.Number{"trial": fCtxTrial, "episode": fCtxEpisode, "tick": fCtxTick, "agent_id": fCtxAgentID}},
+		{&pb.ActResponse{}, map[string]protowire.Number{"action": fRespAction, "seq": fRespSeq}},
+		{&pb.ActBatchRequest{}, map[string]protowire.Number{"agent": fBatchAgent, "observations": fBatchObservations, "masks": fBatchMasks}},
+	} {
+		d := tc.msg.ProtoReflect().Descriptor()
+		t.Run(string(d.Name()), func(t *testing.T) {
+			got := map[string]protowire.Number{}
+			fields := d.Fields()
+			for i := range fields.Len() {
+				got[string(fields.Get(i).Name())] = fields.Get(i).Number()
+			}
+			assert.Equal(t, tc.want, got, "the fields of %s and the numbers the codec writes", d.FullName())
+		})
+	}
+}
