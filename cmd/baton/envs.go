@@ -12,8 +12,8 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/examples/catalog"
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
 )
@@ -37,16 +37,11 @@ type look struct {
 	info func(info any) string
 }
 
-// newEnvironments registers the environments baton ships: the maze and the cart-pole.
+// newEnvironments registers the environments baton ships (catalog.New): the maze, the
+// cart-pole and the web tester.
 func newEnvironments() (*environments, error) {
-	reg := runners.NewRegistry()
-	if err := maze.Register(reg); err != nil {
-		return nil, err
-	}
-	if err := cartpole.Register(reg); err != nil {
-		return nil, err
-	}
-	if err := webtest.Register(reg); err != nil {
+	reg, err := catalog.New()
+	if err != nil {
 		return nil, err
 	}
 	return &environments{reg: reg, looks: map[string]look{
