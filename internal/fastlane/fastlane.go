@@ -285,6 +285,17 @@ func (s *Single) Step(ctx context.Context, actions []int64) error {
 	}
 	a := &s.layout.Agents[0]
 	masks, m := s.v.Masks(), a.MaskLen
+	if m == 0 {
+		// The common case, a pass without branches: is any action out of range?
+		var out uint64
+		start, n := uint64(a.Start), uint64(a.Actions)
+		for _, x := range actions {
+			out |= boolBit(uint64(x)-start >= n)
+		}
+		if out == 0 {
+			return s.v.StepDiscrete(ctx, actions)
+		}
+	}
 	for i, x := range actions {
 		var mask []bool
 		if m > 0 {
@@ -302,3 +313,10 @@ func (s *Single) Agent(int) string { return s.layout.Agents[0].Name }
 
 // Close stops the vector's workers. It is idempotent.
 func (s *Single) Close() error { return s.v.Close() }
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -274,15 +274,23 @@ class _Vector:
     def _open(self, handle: int, buffers: tuple) -> None:
         self._handle = handle
         self._finalizer = weakref.finalize(self, _close, self._lib, handle, buffers)
+        # The error buffer of every call, allocated once: a step allocates nothing
+        # on the way in.
+        self._err = ctypes.create_string_buffer(_ERRLEN)
 
     @property
     def closed(self) -> bool:
-        return self._finalizer is None or not self._finalizer.alive
+        return self._handle == 0
 
     def _live(self) -> int:
-        if self.closed:
+        if self._handle == 0:
             raise StateError(5, f"baton.vector: the {self.name} vector is closed", [])
         return self._handle
+
+    def _call(self, fn, *args) -> None:
+        code = fn(*args, self._err, _ERRLEN)
+        if code:
+            _raise(code, self._err)
 
     def _next_seed(self, seed: int | None) -> int:
         if seed is None:
@@ -292,6 +300,7 @@ class _Vector:
 
     def close(self) -> None:
         """Frees the Go vector and stops its workers. Calling it again does nothing."""
+        self._handle = 0
         if self._finalizer is not None:
             self._finalizer()
 
@@ -331,33 +340,50 @@ class SingleVector(_Vector):
             self._lib.baton_single_new, name.encode(), config, num_envs, workers,
             *(_ptr(b) for b in bufs), ctypes.byref(handle),
         )
-        self._open(handle.value, bufs)
-        _readonly(*bufs)
+        # The actions are copied into _actions, whose address is known, rather than
+        # passed by their own: asking a numpy array for its address costs more than
+        # copying a thousand integers. _done is info["_final_obs"].
+        self._actions = np.zeros(num_envs, np.int64)
+        self._done_w = np.zeros(num_envs, np.bool_)
+        self._done = self._done_w.view()
+        self._open(handle.value, (*bufs, self._actions))
+        self._actions_ptr = self._actions.ctypes.data
+        self._step_c = self._lib.baton_step_single
+        _readonly(*bufs, self._done)
 
     def _info(self, stepped: bool) -> dict:
         info: dict[str, Any] = {}
         if self.masks is not None:
             info["action_mask"] = self.masks
         if stepped:
+            np.logical_or(self.terminated, self.truncated, out=self._done_w)
             info["final_obs"] = self.final_obs
-            info["_final_obs"] = self.terminated | self.truncated
+            info["_final_obs"] = self._done
         return info
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
         """Resets every copy, copy i with EpisodeSeed(seed, i, 0), and returns ``(obs,
         info)``. ``seed=None`` means ``make``'s seed at the first reset, plus one for
         each reset since."""
-        _call(self._lib.baton_reset, self._live(), self._next_seed(seed))
+        self._call(self._lib.baton_reset, self._live(), self._next_seed(seed))
         return self.obs, self._info(False)
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Steps copy i with ``actions[i]`` (N integers) and returns ``(obs, rewards,
         terminated, truncated, info)``, the vector's own arrays; ``info`` has
-        ``final_obs`` and ``_final_obs`` (and ``action_mask`` with masks)."""
-        a = np.ascontiguousarray(actions, dtype=np.int64)
-        if a.shape != (self.num_envs,):
-            raise ConfigError(2, f"actions have shape {a.shape}; want ({self.num_envs},)", [])
-        _call(self._lib.baton_step_single, self._live(), a.ctypes.data)
+        ``final_obs`` and ``_final_obs`` (and ``action_mask`` with masks), arrays that
+        the next step overwrites too. The actions may be any integer array or
+        sequence of shape (N,); floats raise TypeError."""
+        h = self._handle
+        if not h:
+            self._live()
+        shape = np.shape(actions)
+        if shape != self._actions.shape:
+            raise ConfigError(2, f"actions have shape {shape}; want ({self.num_envs},)", [])
+        np.copyto(self._actions, actions, casting="same_kind")
+        code = self._step_c(h, self._actions_ptr, self._err, _ERRLEN)
+        if code:
+            _raise(code, self._err)
         return self.obs, self.rewards, self.terminated, self.truncated, self._info(True)
 
 
@@ -434,7 +460,7 @@ class MultiVector(_Vector):
 
     def reset(self, seed: int | None = None) -> dict[str, Group]:
         """Resets every copy (seeds as ``SingleVector.reset``) and returns ``groups``."""
-        _call(self._lib.baton_reset, self._live(), self._next_seed(seed))
+        self._call(self._lib.baton_reset, self._live(), self._next_seed(seed))
         return self._regroup()
 
     def step(self, actions: Mapping[str, Any] | None = None):
@@ -452,5 +478,5 @@ class MultiVector(_Vector):
                 if a.shape != (len(g),):
                     raise ConfigError(2, f"actions of {name!r} have shape {a.shape}; its group has {len(g)} rows", [])
                 g.actions[:] = a
-        _call(self._lib.baton_step_multi, h)
+        self._call(self._lib.baton_step_multi, h)
         return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
