@@ -358,3 +358,11 @@ def test_maze_actions_in_groups_and_errors():
         v.step()  # the corrected actions step
         with pytest.raises(bv.ConfigError, match="no agent"):
             v.step({"nobody": np.zeros(1, np.int64)})
+
+
+def test_bench_prints_a_table(capsys):
+    from baton import bench
+
+    assert bench.main(["--num-envs", "8", "--rounds", "1", "--seconds", "0.05", "--no-go"]) == 0
+    out = capsys.readouterr().out
+    assert "baton.vector" in out and "steps/s" in out
