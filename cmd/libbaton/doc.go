@@ -18,7 +18,7 @@
 //	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
 //	int32 baton_multi_new(char *name, char *config, int64 n, int64 workers, int64 agents,
 //	        int64 **copies, float **obs, bool **masks, int64 **actions,
-//	        int64 *counts, int64 *acting, double *rewards, bool *terminated,
+//	        int64 *counts, int64 *acting, double *rewards, int64 *spans, bool *terminated,
 //	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
 //	int32 baton_reset(int64 handle, uint64 seed, char *err, int64 errlen)
 //	int32 baton_step_single(int64 handle, int64 *actions, char *err, int64 errlen)

@@ -120,7 +120,7 @@ func baton_single_new(name, config *C.char, n, workers C.int64_t,
 //export baton_multi_new
 func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
 	copies, obs, masks, actions *unsafe.Pointer,
-	counts, acting *C.int64_t, rewards *C.double, term, trunc, ended *C.bool,
+	counts, acting *C.int64_t, rewards *C.double, spans *C.int64_t, term, trunc, ended *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
 	reg, nm, cfg, err := open(name, config)
@@ -138,8 +138,9 @@ func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
 	b := fastlane.MultiBuffers{
 		Agents: make([]fastlane.AgentBuffers, na),
 		Counts: slice[int64](unsafe.Pointer(counts), na), Acting: slice[int64](unsafe.Pointer(acting), k),
-		Rewards: slice[float64](unsafe.Pointer(rewards), k*na), Terminated: slice[bool](unsafe.Pointer(term), k*na),
-		Truncated: slice[bool](unsafe.Pointer(trunc), k*na), Ended: slice[bool](unsafe.Pointer(ended), k),
+		Rewards: slice[float64](unsafe.Pointer(rewards), k*na), Spans: slice[int64](unsafe.Pointer(spans), k*na),
+		Terminated: slice[bool](unsafe.Pointer(term), k*na),
+		Truncated:  slice[bool](unsafe.Pointer(trunc), k*na), Ended: slice[bool](unsafe.Pointer(ended), k),
 	}
 	cs, ob, ms, as := slice[unsafe.Pointer](unsafe.Pointer(copies), na), slice[unsafe.Pointer](unsafe.Pointer(obs), na),
 		slice[unsafe.Pointer](unsafe.Pointer(masks), na), slice[unsafe.Pointer](unsafe.Pointer(actions), na)
@@ -164,12 +165,13 @@ func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
 //export baton_reset
 func baton_reset(h C.int64_t, seed C.uint64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	v, ok := handles.Get(int64(h))
-	if !ok {
-		return fail(fmt.Errorf("%w: handle %d", fastlane.ErrHandle, h), nil, errbuf, errlen)
-	}
-	if err := v.Reset(context.Background(), uint64(seed)); err != nil {
-		return fail(err, v.Agent, errbuf, errlen)
+	var agent func(int) string
+	err := handles.Do(int64(h), func(v fastlane.Vector) error {
+		agent = v.Agent
+		return v.Reset(context.Background(), uint64(seed))
+	})
+	if err != nil {
+		return fail(err, agent, errbuf, errlen)
 	}
 	return 0
 }
@@ -177,16 +179,17 @@ func baton_reset(h C.int64_t, seed C.uint64_t, errbuf *C.char, errlen C.int64_t)
 //export baton_step_single
 func baton_step_single(h C.int64_t, actions *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	v, ok := handles.Get(int64(h))
-	s, single := v.(*fastlane.Single)
-	switch {
-	case !ok:
-		return fail(fmt.Errorf("%w: handle %d", fastlane.ErrHandle, h), nil, errbuf, errlen)
-	case !single:
-		return fail(fmt.Errorf("%w: handle %d is a multi-agent vector", fastlane.ErrArgument, h), nil, errbuf, errlen)
-	}
-	if err := s.Step(context.Background(), slice[int64](unsafe.Pointer(actions), s.Len())); err != nil {
-		return fail(err, s.Agent, errbuf, errlen)
+	var agent func(int) string
+	err := handles.Do(int64(h), func(v fastlane.Vector) error {
+		s, ok := v.(*fastlane.Single)
+		if !ok {
+			return fmt.Errorf("%w: handle %d is a multi-agent vector", fastlane.ErrArgument, h)
+		}
+		agent = s.Agent
+		return s.Step(context.Background(), slice[int64](unsafe.Pointer(actions), s.Len()))
+	})
+	if err != nil {
+		return fail(err, agent, errbuf, errlen)
 	}
 	return 0
 }
@@ -194,16 +197,17 @@ func baton_step_single(h C.int64_t, actions *C.int64_t, errbuf *C.char, errlen C
 //export baton_step_multi
 func baton_step_multi(h C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	v, ok := handles.Get(int64(h))
-	m, multi := v.(*fastlane.Multi)
-	switch {
-	case !ok:
-		return fail(fmt.Errorf("%w: handle %d", fastlane.ErrHandle, h), nil, errbuf, errlen)
-	case !multi:
-		return fail(fmt.Errorf("%w: handle %d is a single-agent vector", fastlane.ErrArgument, h), nil, errbuf, errlen)
-	}
-	if err := m.Step(context.Background()); err != nil {
-		return fail(err, m.Agent, errbuf, errlen)
+	var agent func(int) string
+	err := handles.Do(int64(h), func(v fastlane.Vector) error {
+		m, ok := v.(*fastlane.Multi)
+		if !ok {
+			return fmt.Errorf("%w: handle %d is a single-agent vector", fastlane.ErrArgument, h)
+		}
+		agent = m.Agent
+		return m.Step(context.Background())
+	})
+	if err != nil {
+		return fail(err, agent, errbuf, errlen)
 	}
 	return 0
 }

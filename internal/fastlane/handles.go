@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/batonrl/baton/env/vector"
@@ -22,10 +23,20 @@ type Vector interface {
 // Handles maps integer handles, which a C caller holds, to vectors. The zero value is
 // ready to use; it is safe for concurrent use. Handles start at 1, so that 0 is never
 // one, and are never reused.
+//
+// Do runs one call on a vector at a time: a caller that closes a vector while another
+// thread steps it (a Python thread closing what another steps, which the caller's
+// documentation forbids but a C ABI cannot prevent) waits for the step to end, and
+// the step of a closed vector finds no vector rather than freed state.
 type Handles struct {
 	mu   sync.Mutex
 	last int64
-	m    map[int64]Vector
+	m    map[int64]*entry
+}
+
+type entry struct {
+	mu sync.Mutex
+	v  Vector
 }
 
 // Add registers v and returns its handle.
@@ -33,32 +44,46 @@ func (h *Handles) Add(v Vector) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
-		h.m = make(map[int64]Vector)
+		h.m = make(map[int64]*entry)
 	}
 	h.last++
-	h.m[h.last] = v
+	h.m[h.last] = &entry{v: v}
 	return h.last
 }
 
-// Get returns the vector of handle id.
-func (h *Handles) Get(id int64) (Vector, bool) {
+// Do calls f with the vector of handle id, alone: no other Do or Close of the same
+// handle runs meanwhile. It returns an error wrapping ErrHandle when there is no such
+// vector (or it was closed), else f's error.
+func (h *Handles) Do(id int64, f func(Vector) error) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	v, ok := h.m[id]
-	return v, ok
+	e, ok := h.m[id]
+	h.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: handle %d", ErrHandle, id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.v == nil {
+		return fmt.Errorf("%w: handle %d", ErrHandle, id)
+	}
+	return f(e.v)
 }
 
-// Close closes the vector of handle id and forgets it; it reports whether there was
-// one, so that closing twice is harmless.
+// Close closes the vector of handle id, after any call in progress on it, and forgets
+// it; it reports whether there was one, so that closing twice is harmless.
 func (h *Handles) Close(id int64) bool {
 	h.mu.Lock()
-	v, ok := h.m[id]
+	e, ok := h.m[id]
 	delete(h.m, id)
 	h.mu.Unlock()
-	if ok {
-		v.Close()
+	if !ok {
+		return false
 	}
-	return ok
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.v.Close()
+	e.v = nil
+	return true
 }
 
 // Len returns the number of open vectors.

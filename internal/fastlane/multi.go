@@ -29,6 +29,8 @@ type AgentBuffers struct {
 //	Counts      [A]int64     how many copies each agent acts in
 //	Acting      [N]int64     the index of the agent acting in each copy
 //	Rewards     [N × A]float64  the sum of the rewards each agent was reported in each copy
+//	Spans       [N × A]int64    the sum of the span ticks of those rewards (hrl.Report's
+//	                            SpanTicks: a parent's decision lasts its child's sub-episode)
 //	Terminated  [N × A]bool  whether an agent of that name was reported terminated
 //	Truncated   [N × A]bool  ... or truncated, in the last Step (false after Reset)
 //	Ended       [N]bool      which copies' episodes ended in the last Step, and were reset
@@ -36,6 +38,7 @@ type MultiBuffers struct {
 	Agents                []AgentBuffers
 	Counts, Acting        []int64
 	Rewards               []float64
+	Spans                 []int64
 	Terminated, Truncated []bool
 	Ended                 []bool
 }
@@ -47,7 +50,7 @@ func (b *MultiBuffers) check(n int, l Layout) error {
 	}
 	checks := []error{
 		sameSize("Counts", len(b.Counts), a), sameSize("Acting", len(b.Acting), n),
-		sameSize("Rewards", len(b.Rewards), n*a), sameSize("Terminated", len(b.Terminated), n*a),
+		sameSize("Rewards", len(b.Rewards), n*a), sameSize("Spans", len(b.Spans), n*a), sameSize("Terminated", len(b.Terminated), n*a),
 		sameSize("Truncated", len(b.Truncated), n*a), sameSize("Ended", len(b.Ended), n),
 	}
 	for j, ag := range l.Agents {
@@ -167,6 +170,7 @@ func (x *Multi) publish(stepped bool) {
 		copy(ab.Masks, g.Masks)
 	}
 	clear(b.Rewards)
+	clear(b.Spans)
 	clear(b.Terminated)
 	clear(b.Truncated)
 	clear(b.Ended)
@@ -183,6 +187,7 @@ func (x *Multi) publish(stepped bool) {
 				continue
 			}
 			b.Rewards[i*a+j] += rep.Reward
+			b.Spans[i*a+j] += int64(rep.SpanTicks)
 			b.Terminated[i*a+j] = b.Terminated[i*a+j] || rep.Terminated
 			b.Truncated[i*a+j] = b.Truncated[i*a+j] || rep.Truncated
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,7 +21,7 @@ import (
 func multiBuffers(n int, l fastlane.Layout) fastlane.MultiBuffers {
 	a := len(l.Agents)
 	b := fastlane.MultiBuffers{Agents: make([]fastlane.AgentBuffers, a), Counts: make([]int64, a), Acting: make([]int64, n),
-		Rewards: make([]float64, n*a), Terminated: make([]bool, n*a), Truncated: make([]bool, n*a), Ended: make([]bool, n)}
+		Rewards: make([]float64, n*a), Spans: make([]int64, n*a), Terminated: make([]bool, n*a), Truncated: make([]bool, n*a), Ended: make([]bool, n)}
 	for j, ag := range l.Agents {
 		b.Agents[j] = fastlane.AgentBuffers{Copies: make([]int64, n), Obs: make([]float32, n*ag.ObsDim),
 			Masks: make([]bool, n*ag.MaskLen), Actions: make([]int64, n)}
@@ -70,7 +71,7 @@ func TestMultiMatchesVector(t *testing.T) {
 			require.NoError(t, want.Reset(bg, seed))
 			rng := rand.New(rand.NewPCG(3, 4))
 			a := len(l.Agents)
-			ended, rewarded := 0, 0
+			ended, rewarded, long := 0, 0, 0
 			for tick := range 300 {
 				where := fmt.Sprintf("tick %d", tick)
 				for j, g := range want.Groups() {
@@ -92,15 +93,18 @@ func TestMultiMatchesVector(t *testing.T) {
 				for i := range n {
 					require.Equal(t, want.Ended(i), b.Ended[i], where)
 					ended += btoi(b.Ended[i])
-					sums := make([]float64, a)
+					sums, spans := make([]float64, a), make([]int64, a)
 					for _, r := range want.Stepped(i).Reports {
 						for j, ag := range l.Agents {
 							if ag.Name == r.Agent {
 								sums[j] += r.Reward
+								spans[j] += int64(r.SpanTicks)
 							}
 						}
 					}
 					require.Equal(t, sums, b.Rewards[i*a:i*a+a], "%s copy %d", where, i)
+					require.Equal(t, spans, b.Spans[i*a:i*a+a], "%s copy %d", where, i)
+					long += btoi(slices.Max(spans) > 1)
 					for _, s := range sums {
 						if s != 0 {
 							rewarded++
@@ -110,6 +114,7 @@ func TestMultiMatchesVector(t *testing.T) {
 			}
 			assert.Positive(t, ended, "episodes ended")
 			assert.Positive(t, rewarded, "rewards reported")
+			assert.Positive(t, long, "spans of more than a tick")
 		})
 	}
 }
@@ -183,17 +188,51 @@ func TestHandles(t *testing.T) {
 	assert.Equal(t, int64(1), id1)
 	assert.Equal(t, int64(2), id2)
 	assert.Equal(t, 2, h.Len())
-	v, ok := h.Get(id1)
-	require.True(t, ok)
-	assert.Same(t, s1, v)
+	require.NoError(t, h.Do(id1, func(v fastlane.Vector) error {
+		assert.Same(t, s1, v)
+		return nil
+	}))
+	boom := errors.New("boom")
+	require.ErrorIs(t, h.Do(id1, func(fastlane.Vector) error { return boom }), boom)
 	assert.True(t, h.Close(id1))
 	assert.False(t, h.Close(id1), "closing twice")
-	_, ok = h.Get(id1)
-	assert.False(t, ok)
+	require.ErrorIs(t, h.Do(id1, func(fastlane.Vector) error { return nil }), fastlane.ErrHandle)
 	assert.True(t, h.Close(id2))
 	assert.Equal(t, 0, h.Len())
 	assert.Equal(t, int64(3), h.Add(s2), "handles are not reused")
 	assert.Equal(t, fastlane.CodeState, fastlane.CodeOf(fmt.Errorf("%w: handle 1", fastlane.ErrHandle)))
 	assert.Equal(t, fastlane.CodeInternal, fastlane.CodeOf(errors.New("other")))
 	assert.Equal(t, fastlane.OK, fastlane.CodeOf(nil))
+}
+
+// TestHandlesCloseWhileStepping: a Close from another goroutine waits for the step in
+// progress; later steps find no vector. Run with -race.
+func TestHandlesCloseWhileStepping(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var h fastlane.Handles
+	const n = 64
+	s, err := fastlane.NewSingle(registry(t), "cartpole", nil, n, 2, buffers(n, 4, 0))
+	require.NoError(t, err)
+	id := h.Add(s)
+	require.NoError(t, h.Do(id, func(v fastlane.Vector) error { return v.Reset(bg, 1) }))
+	actions := make([]int64, n)
+	stepped := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		first := true
+		for {
+			err := h.Do(id, func(fastlane.Vector) error { return s.Step(bg, actions) })
+			if first {
+				close(stepped)
+				first = false
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	<-stepped
+	assert.True(t, h.Close(id))
+	require.ErrorIs(t, <-done, fastlane.ErrHandle)
 }

@@ -323,7 +323,8 @@ def maze_run(workers: int, ticks: int, seed: int = 4, n: int = 16):
             assert np.all(seen == 1), "every copy acts in one group"
             actions = {name: random_valid(rng, g.masks) for name, g in groups.items() if len(g)}
             groups, rewards, term, trunc, ended = v.step(actions)
-            trace.append((v.acting.copy(), rewards.copy(), term.copy(), trunc.copy(), ended.copy(),
+            assert np.all(v.spans[rewards != 0] >= 1), "a reward comes with its span"
+            trace.append((v.acting.copy(), rewards.copy(), term.copy(), trunc.copy(), ended.copy(), v.spans.copy(),
                           {k: (g.copies.copy(), g.obs.copy()) for k, g in groups.items()}))
     return trace
 
@@ -334,12 +335,13 @@ def test_maze_groups_and_determinism():
     ended = sum(t[4].sum() for t in one)
     rewarded = sum((t[1] != 0).sum() for t in one)
     assert ended > 0 and rewarded > 0
+    assert any((t[5] > 1).any() for t in one), "a strategy decision spans its motion sub-episode"
     for k, (a, b) in enumerate(zip(one, two)):
-        for x, y in zip(a[:5], b[:5]):
+        for x, y in zip(a[:6], b[:6]):
             np.testing.assert_array_equal(x, y, err_msg=f"tick {k}")
-        for name in a[5]:
-            np.testing.assert_array_equal(a[5][name][0], b[5][name][0])
-            np.testing.assert_array_equal(a[5][name][1], b[5][name][1])
+        for name in a[6]:
+            np.testing.assert_array_equal(a[6][name][0], b[6][name][0])
+            np.testing.assert_array_equal(a[6][name][1], b[6][name][1])
 
 
 def test_maze_actions_in_groups_and_errors():

@@ -414,7 +414,8 @@ class MultiVector(_Vector):
     ``Group``; ``acting`` [N] int64 is the index (in ``agent_names``) of the agent
     acting in each copy. After a ``step``: ``rewards`` [N, A] float64 is the sum of the
     rewards each agent was reported in each copy (a parent agent is rewarded when
-    control returns to it), ``terminated`` and ``truncated`` [N, A] bool whether that
+    control returns to it), ``spans`` [N, A] int64 the ticks those rewards' decisions
+    took (discount by gamma ** span), ``terminated`` and ``truncated`` [N, A] bool whether that
     agent's sub-episode ended, ``ended`` [N] bool which copies' episodes ended (and
     were reset in the same step). All are buffers Go writes, read-only to Python.
     """
@@ -432,12 +433,13 @@ class MultiVector(_Vector):
         self.counts = np.zeros(na, np.int64)
         self.acting = np.zeros(n, np.int64)
         self.rewards = np.zeros((n, na), np.float64)
+        self.spans = np.zeros((n, na), np.int64)
         self.terminated = np.zeros((n, na), np.bool_)
         self.truncated = np.zeros((n, na), np.bool_)
         self.ended = np.zeros(n, np.bool_)
         table = lambda arrays: (ctypes.c_void_p * na)(*(_ptr(a) for a in arrays))  # noqa: E731
         tables = (table(self._copies), table(self._obs), table(self._masks), table(self._actions))
-        flat = (self.counts, self.acting, self.rewards, self.terminated, self.truncated, self.ended)
+        flat = (self.counts, self.acting, self.rewards, self.spans, self.terminated, self.truncated, self.ended)
         handle = ctypes.c_int64()
         _call(
             self._lib.baton_multi_new, name.encode(), config, n, workers, na,

@@ -128,7 +128,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "baton_single_new": (i32, [s, s, i64, i64, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
         "baton_multi_new": (
             i32,
-            [s, s, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
+            [s, s, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
         ),
         "baton_reset": (i32, [i64, u64, p, i64]),
         "baton_step_single": (i32, [i64, p, p, i64]),
