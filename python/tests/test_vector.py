@@ -114,6 +114,7 @@ def test_buffers_are_the_vectors_and_read_only():
         with pytest.raises(ValueError):
             v.obs[0, 0] = 1
         assert v.single_action_space == bv.describe("cartpole")[1][0].action_space
+        assert v.single_action_space.n == 2 and v.single_observation_space.shape == (4,)
 
 
 def test_reset_seeds():

@@ -187,7 +187,8 @@ def _config(config: Mapping[str, Any] | str | bytes | None) -> bytes | None:
 class AgentLayout:
     """One agent of an environment as the fast lane steps it: ``name``, ``obs_dim``,
     ``mask_len`` (0 without a mask), its Discrete actions ``start`` .. ``start +
-    actions - 1``, and its spaces (``baton.spaces`` values)."""
+    actions - 1``, and its spaces: gymnasium.spaces when gymnasium is importable, else
+    ``baton.spaces`` descriptions, as ``baton.spaces_from_schema`` gives them."""
 
     name: str
     obs_dim: int
@@ -211,7 +212,7 @@ def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -
     agents = [
         AgentLayout(
             a["name"], a["obs_dim"], a["mask_len"], a["actions"], a["start"],
-            _spaces.parse_space(json.dumps(a["observation_space"])), _spaces.parse_space(json.dumps(a["action_space"])),
+            _spaces.spaces_from_schema(a["observation_space"]), _spaces.spaces_from_schema(a["action_space"]),
         )
         for a in layout["agents"]
     ]
@@ -320,7 +321,8 @@ class SingleVector(_Vector):
     Attributes: ``obs`` [N, obs_dim] float32, ``final_obs`` [N, obs_dim] float32,
     ``masks`` [N, mask_len] bool or None, ``rewards`` [N] float64, ``terminated`` and
     ``truncated`` [N] bool: the buffers Go writes, read-only to Python;
-    ``single_observation_space`` and ``single_action_space`` (``baton.spaces``).
+    ``single_observation_space`` and ``single_action_space`` (gymnasium spaces when
+    gymnasium is importable, as ``AgentLayout`` says).
     """
 
     def __init__(self, name, num_envs, agents, *, seed, workers, config):
