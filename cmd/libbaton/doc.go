@@ -25,6 +25,7 @@
 //	int32 baton_step_multi(int64 handle, char *err, int64 errlen)
 //	int32 baton_close(int64 handle)
 //	int64 baton_live(void)
+//	int64 baton_goroutines(void)
 //
 // baton_describe writes the environment's layout as JSON into out (internal/fastlane's
 // Layout): its kind ("single" or "multi") and each agent's observation and mask
@@ -34,7 +35,7 @@
 // the library keeps pointers to them (C memory, which cgo's rules let Go keep).
 // baton_step_single reads its actions during the call only. baton_close frees the
 // vector and stops its workers, and is harmless on a closed handle; baton_live counts
-// the open vectors.
+// the open vectors and baton_goroutines the library's goroutines (for leak checks).
 //
 // A Go panic at this boundary is recovered into CodeInternal. A process must not fork
 // after loading the library and use it in the child: the Go runtime's threads do not

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -222,5 +223,8 @@ func baton_close(h C.int64_t) C.int32_t {
 
 //export baton_live
 func baton_live() C.int64_t { return C.int64_t(handles.Len()) }
+
+//export baton_goroutines
+func baton_goroutines() C.int64_t { return C.int64_t(runtime.NumGoroutine()) }
 
 func layoutJSON(l fastlane.Layout) ([]byte, error) { return json.Marshal(l) }

@@ -168,7 +168,7 @@ def test_close_releases_everything():
     warm.reset()
     warm.step(np.zeros(64, np.int64))
     warm.close()
-    live = lib.baton_live()
+    live, goroutines = lib.baton_live(), lib.baton_goroutines()
     threads, fds = _counts()
     for k in range(20):
         v = bv.make("cartpole", num_envs=64, seed=k, workers=4)
@@ -184,6 +184,7 @@ def test_close_releases_everything():
     m.reset()
     m.close()
     assert lib.baton_live() == live
+    assert lib.baton_goroutines() == goroutines, "the workers stopped"
     after_threads, after_fds = _counts()
     assert after_fds == fds
     assert after_threads <= threads + 2, "the Go runtime keeps its threads; vectors add none"

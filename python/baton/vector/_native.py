@@ -135,6 +135,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "baton_step_multi": (i32, [i64, p, i64]),
         "baton_close": (i32, [i64]),
         "baton_live": (i64, []),
+        "baton_goroutines": (i64, []),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
