@@ -273,8 +273,9 @@ def test_ctrl_c_interrupts_a_step_loop():
         v = bv.make("cartpole", num_envs=1024, seed=1, workers=2)
         v.reset()
         a = np.zeros(1024, np.int64)
-        print("ready", flush=True)
         try:
+            v.step(a)
+            print("ready", flush=True)
             while True:
                 v.step(a)
         except KeyboardInterrupt:
@@ -288,7 +289,6 @@ def test_ctrl_c_interrupts_a_step_loop():
     p = subprocess.Popen([sys.executable, "-c", code], env=CHILD_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "ready"
-        time.sleep(0.2)  # let the loop run
         sent = time.monotonic()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=10)

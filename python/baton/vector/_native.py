@@ -9,7 +9,8 @@ change to any of them builds a new library, and clones at the same sources share
 A build writes a temporary file and renames it into place, so processes that build at
 once do not see half a library. ``BATON_LIBRARY`` names a library to load instead
 (built elsewhere); ``BATON_GO_ROOT`` the module's root when the package does not sit
-in its checkout.
+in its checkout. Entries of older sources stay in the cache; delete the folder to
+reclaim the space.
 
 Nothing here runs at ``import baton``: the library, and with it the Go runtime, is
 loaded by the first vector a process makes. A Go runtime does not survive fork, so a
