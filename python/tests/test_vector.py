@@ -362,6 +362,12 @@ def test_maze_actions_in_groups_and_errors():
         v.step()  # the corrected actions step
         with pytest.raises(bv.ConfigError, match="no agent"):
             v.step({"nobody": np.zeros(1, np.int64)})
+        name, g = next((k, g) for k, g in v.groups.items() if len(g))
+        with pytest.raises(TypeError):
+            v.step({name: np.full(len(g), 0.5)})
+    with bv.make("maze", num_envs=2) as v:
+        with pytest.raises(bv.StateError, match="not reset"):
+            v.step({"strategy": np.zeros(2, np.int64)})
 
 
 def test_bench_prints_a_table(capsys):

@@ -473,7 +473,7 @@ class MultiVector(_Vector):
         to the actions of their groups' rows; without it (or for a name it leaves out),
         the groups' ``actions`` arrays, filled by the caller, are used."""
         h = self._live()
-        if actions:
+        if actions and self.groups:  # before the first reset, Go says so
             for name, acts in actions.items():
                 g = self.groups.get(name)
                 if g is None:
@@ -481,6 +481,6 @@ class MultiVector(_Vector):
                 a = np.asarray(acts)
                 if a.shape != (len(g),):
                     raise ConfigError(2, f"actions of {name!r} have shape {a.shape}; its group has {len(g)} rows", [])
-                g.actions[:] = a
+                np.copyto(g.actions, a, casting="same_kind")  # floats raise TypeError
         self._call(self._lib.baton_step_multi, h)
         return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
