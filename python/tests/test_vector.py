@@ -376,3 +376,25 @@ def test_bench_prints_a_table(capsys):
     assert bench.main(["--num-envs", "8", "--rounds", "1", "--seconds", "0.05", "--no-go"]) == 0
     out = capsys.readouterr().out
     assert "baton.vector" in out and "steps/s" in out
+
+
+def test_to_gymnasium_vector_env():
+    gym = pytest.importorskip("gymnasium")
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    v = bv.make("cartpole", num_envs=8, seed=3, config={"max_steps": 20})
+    env = RecordEpisodeStatistics(v.to_gymnasium())
+    assert isinstance(env.unwrapped, gym.vector.VectorEnv)
+    assert env.unwrapped.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    assert env.observation_space.shape == (8, 4) and env.single_action_space.n == 2
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    episodes = 0
+    for _ in range(40):
+        obs, rewards, term, trunc, info = env.step(env.action_space.sample())
+        if "episode" in info:
+            episodes += int(info["_episode"].sum())
+            assert np.all(info["episode"]["r"][info["_episode"]] == info["episode"]["l"][info["_episode"]])
+    assert episodes >= 8, "every copy ended an episode within 40 steps of a 20-step limit"
+    env.close()
+    assert v.closed

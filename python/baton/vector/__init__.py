@@ -37,6 +37,9 @@ after a truncation. Rewards are float64, the exact values Go's environments retu
 (and the activity logs keep); convert once per batch for a float32 learner. Masks,
 for agents with an action mask, are ``info["action_mask"]`` [N, mask_len] bool.
 
+``SingleVector.to_gymnasium()`` presents the vector as a ``gymnasium.vector.VectorEnv``
+(``autoreset_mode`` SAME_STEP), which Gymnasium's vector wrappers take.
+
 Hierarchical vectors (``MultiVector``, e.g. "maze"): in each copy one agent acts at a
 time, not the same one in every copy, so the copies are batched per agent name, as
 env/vector's Multi does: ``v.groups[name]`` holds the copies that agent acts in now
@@ -387,6 +390,17 @@ class SingleVector(_Vector):
         if code:
             _raise(code, self._err)
         return self.obs, self.rewards, self.terminated, self.truncated, self._info(True)
+
+    def to_gymnasium(self):
+        """This vector as a ``gymnasium.vector.VectorEnv`` (same-step auto-reset), for
+        Gymnasium's vector wrappers; closing either closes both. Needs gymnasium.
+
+        >>> env = baton.vector.make("cartpole", num_envs=8).to_gymnasium()  # doctest: +SKIP
+        >>> env = gymnasium.wrappers.vector.RecordEpisodeStatistics(env)  # doctest: +SKIP
+        """
+        from ._gym import GymVector
+
+        return GymVector(self)
 
 
 @dataclass
