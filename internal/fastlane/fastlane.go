@@ -1,5 +1,7 @@
 package fastlane
 
+//go:generate go tool stringer -type=Kind -linecomment
+
 import (
 	"context"
 	"encoding/json"
@@ -25,27 +27,16 @@ var (
 	ErrAction = errors.New("fastlane: bad action")
 )
 
-// Kind says how a vector is stepped.
+// Kind says how a vector is stepped. Its String names it: "single" or "multi".
 type Kind int
 
-// The kinds of vectors.
+// The kinds of vectors. The zero Kind is none of them.
 const (
 	// KindSingle is a vector.Env of a single-agent environment.
-	KindSingle Kind = 1 + iota
+	KindSingle Kind = 1 + iota // single
 	// KindMulti is a vector.Multi, batched per acting agent name.
-	KindMulti
+	KindMulti // multi
 )
-
-// String returns "single" or "multi".
-func (k Kind) String() string {
-	switch k {
-	case KindSingle:
-		return "single"
-	case KindMulti:
-		return "multi"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
 
 // MarshalJSON writes the kind's name.
 func (k Kind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }

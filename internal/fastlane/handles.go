@@ -93,7 +93,8 @@ func (h *Handles) Len() int {
 	return len(h.m)
 }
 
-// Code is the class of an error, as a C caller sees it.
+// Code is the class of an error, as a C caller sees it. Unlike baton's enums, its zero
+// value means something: OK, the 0 that C functions return on success.
 type Code int32
 
 // The codes; OK is 0.
