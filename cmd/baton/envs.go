@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/examples/cartpole"
-	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/examples/catalog"
 	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
 )
@@ -24,17 +22,11 @@ type environments struct {
 	reg *runners.Registry
 }
 
-// newEnvironments registers the environments baton ships: the maze, the cart-pole and
-// the web-testing environment.
+// newEnvironments registers the environments baton ships (catalog.New): the maze, the
+// cart-pole and the web tester.
 func newEnvironments() (*environments, error) {
-	reg := runners.NewRegistry()
-	if err := maze.Register(reg); err != nil {
-		return nil, err
-	}
-	if err := cartpole.Register(reg); err != nil {
-		return nil, err
-	}
-	if err := webtest.Register(reg); err != nil {
+	reg, err := catalog.New()
+	if err != nil {
 		return nil, err
 	}
 	return &environments{reg: reg}, nil

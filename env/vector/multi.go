@@ -87,6 +87,8 @@ func NewMulti(n int, factory func(i int) (env.MultiAgent, error), opts ...Option
 		return nil, fmt.Errorf("vector: %d copies; want 1 or more", n)
 	case factory == nil:
 		return nil, errors.New("vector: nil factory")
+	case cfg.buffers != nil:
+		return nil, fmt.Errorf("%w: WithBuffers is for New; a Multi's groups change with every tick", ErrOption)
 	}
 	m := &Multi{n: n, cfg: cfg, copies: make([]multiCopy, n)}
 	var errs []error

@@ -18,6 +18,8 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	workers   int
 	finalInfo bool
+	// buffers are the caller's (WithBuffers); nil means New allocates.
+	buffers *Buffers
 }
 
 // WithWorkers spreads the copies over w workers, each owning a contiguous range of
@@ -44,5 +46,8 @@ func newConfig(n int, opts []Option) (config, error) {
 		return c, fmt.Errorf("%w: WithWorkers(%d): want 0 (synchronous) or more", ErrOption, c.workers)
 	}
 	c.workers = min(max(c.workers, 1), max(n, 1))
+	if c.buffers != nil && c.buffers.zero() {
+		c.buffers = nil
+	}
 	return c, nil
 }

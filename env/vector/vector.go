@@ -106,14 +106,24 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 	for i := range v.copies {
 		v.copies[i] = i
 	}
-	v.obs = make([]float32, n*v.dim)
-	v.final = make([]float32, n*v.dim)
-	if v.mlen > 0 {
-		v.masks = make([]bool, n*v.mlen)
+	if b := cfg.buffers; b != nil {
+		if err := b.check(n, v.dim, v.mlen); err != nil {
+			return nil, err
+		}
+		v.obs, v.final, v.rewards, v.term, v.trunc = b.Obs, b.FinalObs, b.Rewards, b.Terminated, b.Truncated
+		if v.mlen > 0 {
+			v.masks = b.Masks
+		}
+	} else {
+		v.obs = make([]float32, n*v.dim)
+		v.final = make([]float32, n*v.dim)
+		if v.mlen > 0 {
+			v.masks = make([]bool, n*v.mlen)
+		}
+		v.rewards = make([]float64, n)
+		v.term = make([]bool, n)
+		v.trunc = make([]bool, n)
 	}
-	v.rewards = make([]float64, n)
-	v.term = make([]bool, n)
-	v.trunc = make([]bool, n)
 	v.termW, v.truncW = v.term, v.trunc
 	v.infos = make([]any, n)
 	v.fns[OpReset] = v.resetOne

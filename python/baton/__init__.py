@@ -15,6 +15,9 @@ is installed (editable) with every extra of python/pyproject.toml:
   reward, next_obs, terminated, truncated, span_ticks) per agent, paired as
   datalog/doc.go says, in numpy.
 - ``baton.TransitionDataset``: a torch Dataset of those transitions (needs torch).
+- ``baton.vector`` (import it by name): the fast lane, N copies of a registered
+  environment stepped per call by Go code in this process into numpy arrays; it builds
+  its Go library with the Go toolchain on first use, and ``import baton`` loads no Go.
 
 numpy is the only hard dependency; the extras (arrow, remote, gym, pettingzoo, torch,
 ray, minari) bring the rest.

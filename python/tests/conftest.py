@@ -15,7 +15,7 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(PYTHON_DIR)
 
 # The fixtures that run go: a test that uses one gets the go marker.
-GO_FIXTURES = {"maze_log", "baton_bin", "tools"}
+GO_FIXTURES = {"maze_log", "webtest_log", "baton_bin", "tools"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -47,7 +47,6 @@ def maze_log(tmp_path_factory):
 def webtest_log(tmp_path_factory):
     """A log of 4 web-testing trials, 2 episodes each (an environment with metrics:
     coverage, defects_found), and the Go reader's figures of it."""
-    pytest.importorskip("pyarrow", reason=PYARROW_REASON)
     _go_or_skip()
     d = str(tmp_path_factory.mktemp("webtestlog") / "log")
     cmd = ["go", "run", "./cmd/baton", "run", "webtest", "--trials", "4", "--episodes", "2",

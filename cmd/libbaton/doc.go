@@ -1,0 +1,43 @@
+// Command libbaton is the fast lane's C library: built with
+//
+//	go build -buildmode=c-shared -o libbaton.so ./cmd/libbaton
+//
+// (which Python's baton.vector does on first use, or python -m baton.build), it steps
+// vectors of the environments that examples/catalog registers, in the process that
+// loads it, writing their results into the caller's memory.
+//
+// Its C ABI passes no Go pointer out: a vector is an int64 handle. Every function
+// returns 0 or an error code (internal/fastlane's Code: 1 configuration, 2 argument,
+// 3 action, 4 copy, 5 state, 6 internal) and, on an error, writes a NUL-terminated
+// JSON report ({"message", "failures": [{"copy", "agent", "op", "reason", "panic"}]})
+// into the caller's buffer err of errlen bytes, cut to fit.
+//
+//	int32 baton_describe(char *name, char *config, char *out, int64 outlen, char *err, int64 errlen)
+//	int32 baton_single_new(char *name, char *config, int64 n, int64 workers,
+//	        float *obs, float *final_obs, bool *masks, double *rewards,
+//	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
+//	int32 baton_multi_new(char *name, char *config, int64 n, int64 workers, int64 agents,
+//	        int64 **copies, float **obs, bool **masks, int64 **actions,
+//	        int64 *counts, int64 *acting, double *rewards, int64 *spans, bool *terminated,
+//	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
+//	int32 baton_reset(int64 handle, uint64 seed, char *err, int64 errlen)
+//	int32 baton_step_single(int64 handle, int64 *actions, char *err, int64 errlen)
+//	int32 baton_step_multi(int64 handle, char *err, int64 errlen)
+//	int32 baton_close(int64 handle)
+//	int64 baton_live(void)
+//	int64 baton_goroutines(void)
+//
+// baton_describe writes the environment's layout as JSON into out (internal/fastlane's
+// Layout): its kind ("single" or "multi") and each agent's observation and mask
+// lengths, so that the caller allocates the buffers that the _new functions take, as
+// internal/fastlane's vector.Buffers and MultiBuffers lay them out. The buffers must
+// stay valid, and be written by nobody else while a call runs, until baton_close;
+// the library keeps pointers to them (C memory, which cgo's rules let Go keep).
+// baton_step_single reads its actions during the call only. baton_close frees the
+// vector and stops its workers, and is harmless on a closed handle; baton_live counts
+// the open vectors and baton_goroutines the library's goroutines (for leak checks).
+//
+// A Go panic at this boundary is recovered into CodeInternal. A process must not fork
+// after loading the library and use it in the child: the Go runtime's threads do not
+// survive fork.
+package main

@@ -1,0 +1,230 @@
+package main
+
+/*
+#include <stdbool.h>
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/batonrl/baton/env/vector"
+	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/internal/fastlane"
+	"github.com/batonrl/baton/runners"
+)
+
+// The library's state: the registry, built once, and the open vectors. A C library
+// has nowhere else to keep them.
+var (
+	handles  fastlane.Handles
+	registry = sync.OnceValues(catalog.New)
+)
+
+// fail writes err's report into the caller's buffer and returns its code.
+func fail(err error, agent func(int) string, buf *C.char, n C.int64_t) C.int32_t {
+	code := fastlane.CodeOf(err)
+	if buf != nil && n > 0 {
+		report := fastlane.Report(err, agent)
+		out := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))
+		k := copy(out[:len(out)-1], report)
+		out[k] = 0
+	}
+	return C.int32_t(code)
+}
+
+// guard turns a panic at the boundary into CodeInternal.
+func guard(code *C.int32_t, buf *C.char, n C.int64_t) {
+	if r := recover(); r != nil {
+		*code = fail(fmt.Errorf("fastlane: panic: %v", r), nil, buf, n)
+	}
+}
+
+func slice[T any](p unsafe.Pointer, n int) []T {
+	if p == nil || n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(p), n)
+}
+
+func open(name, config *C.char) (*runners.Registry, string, []byte, error) {
+	reg, err := registry()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	var cfg []byte
+	if config != nil {
+		cfg = []byte(C.GoString(config))
+	}
+	return reg, C.GoString(name), cfg, nil
+}
+
+//export baton_describe
+func baton_describe(name, config, out *C.char, outlen C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	reg, n, cfg, err := open(name, config)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	l, err := fastlane.Describe(reg, n, cfg)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	b, err := layoutJSON(l)
+	if err == nil && len(b) >= int(outlen) {
+		err = fmt.Errorf("%w: the layout takes %d bytes; the buffer has %d", fastlane.ErrArgument, len(b)+1, outlen)
+	}
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(outlen))
+	dst[copy(dst, b)] = 0
+	return 0
+}
+
+//export baton_single_new
+func baton_single_new(name, config *C.char, n, workers C.int64_t,
+	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool,
+	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	reg, nm, cfg, err := open(name, config)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	l, err := fastlane.Describe(reg, nm, cfg)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	if n < 1 || l.Kind != fastlane.KindSingle {
+		return fail(fmt.Errorf("%w: %d copies of %s, a %v environment", fastlane.ErrArgument, n, nm, l.Kind), nil, errbuf, errlen)
+	}
+	k, a := int(n), l.Agents[0]
+	b := vector.Buffers{
+		Obs: slice[float32](unsafe.Pointer(obs), k*a.ObsDim), FinalObs: slice[float32](unsafe.Pointer(final), k*a.ObsDim),
+		Masks: slice[bool](unsafe.Pointer(masks), k*a.MaskLen), Rewards: slice[float64](unsafe.Pointer(rewards), k),
+		Terminated: slice[bool](unsafe.Pointer(term), k), Truncated: slice[bool](unsafe.Pointer(trunc), k),
+	}
+	v, err := fastlane.NewSingle(reg, nm, cfg, k, int(workers), b)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	*handle = C.int64_t(handles.Add(v))
+	return 0
+}
+
+//export baton_multi_new
+func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
+	copies, obs, masks, actions *unsafe.Pointer,
+	counts, acting *C.int64_t, rewards *C.double, spans *C.int64_t, term, trunc, ended *C.bool,
+	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	reg, nm, cfg, err := open(name, config)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	l, err := fastlane.Describe(reg, nm, cfg)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	if n < 1 || int(agents) != len(l.Agents) {
+		return fail(fmt.Errorf("%w: %d copies and buffers of %d agents for %s, of %d agents", fastlane.ErrArgument, n, agents, nm, len(l.Agents)), nil, errbuf, errlen)
+	}
+	k, na := int(n), len(l.Agents)
+	b := fastlane.MultiBuffers{
+		Agents: make([]fastlane.AgentBuffers, na),
+		Counts: slice[int64](unsafe.Pointer(counts), na), Acting: slice[int64](unsafe.Pointer(acting), k),
+		Rewards: slice[float64](unsafe.Pointer(rewards), k*na), Spans: slice[int64](unsafe.Pointer(spans), k*na),
+		Terminated: slice[bool](unsafe.Pointer(term), k*na),
+		Truncated:  slice[bool](unsafe.Pointer(trunc), k*na), Ended: slice[bool](unsafe.Pointer(ended), k),
+	}
+	cs, ob, ms, as := slice[unsafe.Pointer](unsafe.Pointer(copies), na), slice[unsafe.Pointer](unsafe.Pointer(obs), na),
+		slice[unsafe.Pointer](unsafe.Pointer(masks), na), slice[unsafe.Pointer](unsafe.Pointer(actions), na)
+	for j, a := range l.Agents {
+		b.Agents[j] = fastlane.AgentBuffers{
+			Copies: slice[int64](cs[j], k), Obs: slice[float32](ob[j], k*a.ObsDim),
+			Masks: slice[bool](ms[j], k*a.MaskLen), Actions: slice[int64](as[j], k),
+		}
+	}
+	v, err := fastlane.NewMulti(reg, nm, cfg, k, int(workers), b)
+	if err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	*handle = C.int64_t(handles.Add(v))
+	return 0
+}
+
+// The calls are short (a step of a thousand cart-poles takes tens of microseconds),
+// so they take no context that the caller could cancel: Python delivers a
+// KeyboardInterrupt between two calls.
+
+//export baton_reset
+func baton_reset(h C.int64_t, seed C.uint64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	var agent func(int) string
+	err := handles.Do(int64(h), func(v fastlane.Vector) error {
+		agent = v.Agent
+		return v.Reset(context.Background(), uint64(seed))
+	})
+	if err != nil {
+		return fail(err, agent, errbuf, errlen)
+	}
+	return 0
+}
+
+//export baton_step_single
+func baton_step_single(h C.int64_t, actions *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	var agent func(int) string
+	err := handles.Do(int64(h), func(v fastlane.Vector) error {
+		s, ok := v.(*fastlane.Single)
+		if !ok {
+			return fmt.Errorf("%w: handle %d is a multi-agent vector", fastlane.ErrArgument, h)
+		}
+		agent = s.Agent
+		return s.Step(context.Background(), slice[int64](unsafe.Pointer(actions), s.Len()))
+	})
+	if err != nil {
+		return fail(err, agent, errbuf, errlen)
+	}
+	return 0
+}
+
+//export baton_step_multi
+func baton_step_multi(h C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	var agent func(int) string
+	err := handles.Do(int64(h), func(v fastlane.Vector) error {
+		m, ok := v.(*fastlane.Multi)
+		if !ok {
+			return fmt.Errorf("%w: handle %d is a single-agent vector", fastlane.ErrArgument, h)
+		}
+		agent = m.Agent
+		return m.Step(context.Background())
+	})
+	if err != nil {
+		return fail(err, agent, errbuf, errlen)
+	}
+	return 0
+}
+
+//export baton_close
+func baton_close(h C.int64_t) C.int32_t {
+	if handles.Close(int64(h)) {
+		return 0
+	}
+	return C.int32_t(fastlane.CodeState)
+}
+
+//export baton_live
+func baton_live() C.int64_t { return C.int64_t(handles.Len()) }
+
+//export baton_goroutines
+func baton_goroutines() C.int64_t { return C.int64_t(runtime.NumGoroutine()) }
+
+func layoutJSON(l fastlane.Layout) ([]byte, error) { return json.Marshal(l) }

@@ -1,0 +1,31 @@
+package catalog_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/runners"
+)
+
+func TestNew(t *testing.T) {
+	reg, err := catalog.New()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"maze", "cartpole", "webtest"}, reg.Names())
+	for _, name := range reg.Names() {
+		t.Run(name, func(t *testing.T) {
+			e, err := reg.Lookup(name)
+			require.NoError(t, err)
+			f, err := e.Open(nil)
+			require.NoError(t, err)
+			m, err := f.NewEnv(runners.EnvOptions{})
+			require.NoError(t, err)
+			assert.NotEmpty(t, m.Agents())
+		})
+	}
+	other, err := catalog.New()
+	require.NoError(t, err)
+	assert.NotSame(t, reg, other, "each call builds its own registry")
+}

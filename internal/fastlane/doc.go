@@ -1,0 +1,46 @@
+// Package fastlane is the logic of the fast lane: N copies of a registered
+// environment stepped per call from another language, Python's baton.vector, through
+// the C library that cmd/libbaton builds. The library itself is a thin cgo wrapper
+// that turns C pointers into slices and handles into values of this package; what
+// can be tested with go test -race lives here.
+//
+// # Vectors
+//
+// Describe tells the caller what a vector of a registered environment needs (its
+// kind and each agent's observation and mask lengths) so that the caller can
+// allocate the buffers first. NewSingle then makes a vector.Env over the caller's
+// buffers (vector.WithBuffers): a single-agent environment (one agent, registered
+// with runners.SingleAgent, such as the cart-pole) is stepped with its copies writing
+// straight into them. NewMulti makes a vector.Multi of any other environment (the
+// maze's hierarchy) and writes, after each Reset and Step, each agent's group (the
+// copies it acts in, their observations and masks), the acting agent of each copy,
+// the rewards and ends of each agent in each copy, and which episodes ended, into
+// the caller's buffers (MultiBuffers).
+//
+// Actions are integers: the fast lane takes agents whose action space is Discrete.
+//
+// # Errors
+//
+// Actions are checked before any copy steps: an action outside the agent's space,
+// or masked, is an *ActionError naming the copy, the agent and the reason, and
+// changes nothing, so the caller can correct it and step again. A copy that fails or
+// panics during a step fails the step as package vector says (the other copies are
+// stepped, and the vector needs a Reset); Failures lists each failed copy with its
+// agent and reason, for the caller to raise.
+//
+// # Handles
+//
+// Handles maps integer handles to vectors, for a C ABI in which no Go pointer may
+// escape. It is safe for concurrent use and runs one call at a time on each vector
+// (Handles.Do): ctypes releases Python's GIL during a call, so nothing else would
+// stop two threads from stepping one vector, or closing it mid-step.
+//
+// # Why a C library in the Python process
+//
+// A step of a thousand cart-poles takes Go tens of microseconds; a gRPC round trip
+// takes about as long again, and copies every observation twice. Loaded in the
+// process, the library costs one ctypes call a tick (a few microseconds), and the
+// vector writes its results where numpy reads them: Python allocates the buffers and
+// passes their addresses once (C memory to Go, which cgo's rules let it keep), so no
+// Go pointer crosses the boundary and no result is copied.
+package fastlane

@@ -1,0 +1,41 @@
+package fastlane_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batonrl/baton/env/vector"
+	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/internal/fastlane"
+)
+
+// A vector of four cart-poles over buffers the caller owns (in the library, numpy's
+// arrays): every step lands in them; a bad action changes nothing.
+func ExampleNewSingle() {
+	ctx := context.Background()
+	reg, err := catalog.New()
+	if err != nil {
+		panic(err)
+	}
+	const n = 4
+	b := vector.Buffers{
+		Obs: make([]float32, n*4), FinalObs: make([]float32, n*4),
+		Rewards: make([]float64, n), Terminated: make([]bool, n), Truncated: make([]bool, n),
+	}
+	s, err := fastlane.NewSingle(reg, "cartpole", nil, n, 1, b)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if err := s.Reset(ctx, 1); err != nil {
+		panic(err)
+	}
+	if err := s.Step(ctx, []int64{0, 1, 0, 1}); err != nil {
+		panic(err)
+	}
+	fmt.Println(b.Rewards, b.Terminated)
+	fmt.Println(s.Step(ctx, []int64{0, 1, 5, 1}))
+	// Output:
+	// [1 1 1 1] [false false false false]
+	// fastlane: bad action: copy 2: agent cartpole: action 5: outside Discrete(2, start=0)
+}

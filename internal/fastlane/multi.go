@@ -1,0 +1,198 @@
+package fastlane
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/env/vector"
+	"github.com/batonrl/baton/runners"
+)
+
+// AgentBuffers are one agent's buffers of a MultiBuffers, for N copies: the agent's
+// group after each Reset and Step in the first Counts[j] rows of Copies (copy indices,
+// ascending), Obs (rows of ObsDim) and Masks (rows of MaskLen; nil without a mask),
+// and the group's actions, which the caller writes into the first Counts[j] elements
+// of Actions before a Step.
+type AgentBuffers struct {
+	Copies  []int64
+	Obs     []float32
+	Masks   []bool
+	Actions []int64
+}
+
+// MultiBuffers are the caller's buffers of a Multi of N copies and A agents, filled
+// after every Reset and Step:
+//
+//	Agents      [A]          each agent's group (AgentBuffers), in the layout's order
+//	Counts      [A]int64     how many copies each agent acts in
+//	Acting      [N]int64     the index of the agent acting in each copy
+//	Rewards     [N × A]float64  the sum of the rewards each agent was reported in each copy
+//	Spans       [N × A]int64    the sum of the span ticks of those rewards (hrl.Report's
+//	                            SpanTicks: a parent's decision lasts its child's sub-episode)
+//	Terminated  [N × A]bool  whether an agent of that name was reported terminated
+//	Truncated   [N × A]bool  ... or truncated, in the last Step (false after Reset)
+//	Ended       [N]bool      which copies' episodes ended in the last Step, and were reset
+type MultiBuffers struct {
+	Agents                []AgentBuffers
+	Counts, Acting        []int64
+	Rewards               []float64
+	Spans                 []int64
+	Terminated, Truncated []bool
+	Ended                 []bool
+}
+
+func (b *MultiBuffers) check(n int, l Layout) error {
+	a := len(l.Agents)
+	if len(b.Agents) != a {
+		return fmt.Errorf("%w: buffers of %d agents; the environment has %d", ErrArgument, len(b.Agents), a)
+	}
+	checks := []error{
+		sameSize("Counts", len(b.Counts), a), sameSize("Acting", len(b.Acting), n),
+		sameSize("Rewards", len(b.Rewards), n*a), sameSize("Spans", len(b.Spans), n*a), sameSize("Terminated", len(b.Terminated), n*a),
+		sameSize("Truncated", len(b.Truncated), n*a), sameSize("Ended", len(b.Ended), n),
+	}
+	for j, ag := range l.Agents {
+		g := &b.Agents[j]
+		checks = append(checks,
+			sameSize(ag.Name+" Copies", len(g.Copies), n), sameSize(ag.Name+" Obs", len(g.Obs), n*ag.ObsDim),
+			sameSize(ag.Name+" Masks", len(g.Masks), n*ag.MaskLen), sameSize(ag.Name+" Actions", len(g.Actions), n))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Multi is a vector of a multi-agent environment over the caller's buffers, batched
+// per acting agent name. It is not safe for concurrent use.
+type Multi struct {
+	m      *vector.Multi
+	layout Layout
+	b      MultiBuffers
+	index  map[string]int
+	before []int // the acting agent of each copy before the Step in progress
+}
+
+// NewMulti makes n copies of the named environment, of either kind, with the given
+// number of workers, and fills b (see MultiBuffers for the lengths) after each Reset
+// and Step.
+func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int, b MultiBuffers) (*Multi, error) {
+	f, l, err := open(reg, name, config)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d copies; want 1 or more", ErrArgument, n)
+	}
+	if err := b.check(n, l); err != nil {
+		return nil, err
+	}
+	m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) }, vector.WithWorkers(workers))
+	if err != nil {
+		return nil, err
+	}
+	x := &Multi{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n)}
+	for j, a := range l.Agents {
+		x.index[a.Name] = j
+	}
+	return x, nil
+}
+
+// Layout returns the vector's layout.
+func (x *Multi) Layout() Layout { return x.layout }
+
+// Len returns the number of copies.
+func (x *Multi) Len() int { return x.m.Len() }
+
+// Reset resets every copy, copy i with vector.EpisodeSeed(seed, i, 0), and fills the
+// buffers.
+func (x *Multi) Reset(ctx context.Context, seed uint64) error {
+	err := x.m.Reset(ctx, seed)
+	x.publish(false)
+	return err
+}
+
+// Step checks the action of every row of every group in the agents' Actions buffers
+// (an *ActionError for the first bad one, changing nothing), steps every copy with
+// its action and fills the buffers.
+func (x *Multi) Step(ctx context.Context) error {
+	groups := x.m.Groups()
+	for j := range groups {
+		g, a, acts := &groups[j], &x.layout.Agents[j], x.b.Agents[j].Actions
+		for r, i := range g.Copies {
+			var mask []bool
+			if a.MaskLen > 0 {
+				mask = g.Mask(r)
+			}
+			if err := a.check(i, acts[r], mask); err != nil {
+				return err
+			}
+		}
+	}
+	for j := range groups {
+		g, acts := &groups[j], x.b.Agents[j].Actions
+		for r, i := range g.Copies {
+			g.Actions[r] = agent.Discrete(acts[r])
+			x.before[i] = j
+		}
+	}
+	err := x.m.Step(ctx)
+	x.publish(err == nil)
+	return err
+}
+
+// Agent returns the name of the agent that acted in copy i in the last Step, for
+// Failures.
+func (x *Multi) Agent(i int) string {
+	if i < 0 || i >= len(x.before) {
+		return ""
+	}
+	return x.layout.Agents[x.before[i]].Name
+}
+
+// publish writes the groups, and the reports of the last Step when stepped, into the
+// caller's buffers.
+func (x *Multi) publish(stepped bool) {
+	b, a := &x.b, len(x.layout.Agents)
+	for j, g := range x.m.Groups() {
+		ab := &b.Agents[j]
+		k := len(g.Copies)
+		b.Counts[j] = int64(k)
+		for r, i := range g.Copies {
+			ab.Copies[r] = int64(i)
+			b.Acting[i] = int64(j)
+		}
+		copy(ab.Obs, g.Obs)
+		copy(ab.Masks, g.Masks)
+	}
+	clear(b.Rewards)
+	clear(b.Spans)
+	clear(b.Terminated)
+	clear(b.Truncated)
+	clear(b.Ended)
+	if !stepped {
+		return
+	}
+	for i := range x.m.Len() {
+		b.Ended[i] = x.m.Ended(i)
+		t := x.m.Stepped(i)
+		for r := range t.Reports {
+			rep := &t.Reports[r]
+			j, ok := x.index[rep.Agent]
+			if !ok {
+				continue
+			}
+			b.Rewards[i*a+j] += rep.Reward
+			b.Spans[i*a+j] += int64(rep.SpanTicks)
+			b.Terminated[i*a+j] = b.Terminated[i*a+j] || rep.Terminated
+			b.Truncated[i*a+j] = b.Truncated[i*a+j] || rep.Truncated
+		}
+	}
+}
+
+// Close stops the vector's workers. It is idempotent.
+func (x *Multi) Close() error { return x.m.Close() }

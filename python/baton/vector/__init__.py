@@ -1,0 +1,500 @@
+"""The fast lane: N copies of a registered baton environment stepped per call by Go
+code in this process, written straight into numpy arrays that Python owns.
+
+    import numpy as np
+    import baton.vector
+
+    v = baton.vector.make("cartpole", num_envs=1024, seed=7)
+    obs, info = v.reset()
+    for _ in range(1000):
+        obs, rewards, terminated, truncated, info = v.step(np.random.randint(0, 2, 1024))
+    v.close()
+
+How it works. ``make`` loads (building it first if need be, see ``baton.build``) a Go
+library, cmd/libbaton, with ctypes, asks it the environment's layout, allocates the
+buffers as numpy arrays and hands their addresses to Go once. Every ``reset`` and
+``step`` is one C call in which Go steps every copy (env/vector's Env, or Multi for a
+hierarchy) and writes the results into those arrays: nothing is copied or converted
+on the Python side, and a step costs Python one ctypes call. ctypes releases the GIL
+during the call, so other Python threads run while Go steps.
+
+Buffers and ownership. The arrays are the vector's, allocated by ``make`` and valid
+(kept alive by the vector) until ``close`` and beyond: after ``close`` Go holds no
+pointer to them and they keep their last values. ``reset`` and ``step`` return the same
+arrays every time, overwritten in place by the next call, and marked read-only
+(``arr.flags.writeable`` is False) because Go writes them: copy what you keep past the
+next step (``obs.copy()``). Only the actions are Python's to write: ``step`` reads its
+argument during the call only (a C-contiguous int64 array is passed without a copy),
+and a multi-agent vector's ``Group.actions`` are arrays that Go reads at the next step.
+
+Single-agent vectors (``SingleVector``, e.g. "cartpole") follow Gymnasium's vector
+API with same-step auto-reset, as env/vector's Env does: ``step`` returns
+``(obs [N, obs_dim] float32, rewards [N] float64, terminated [N] bool, truncated [N]
+bool, info)``, where a copy whose episode ended is already reset: its row of ``obs``
+is the new episode's first observation, and ``info["final_obs"]`` (row i, valid where
+``info["_final_obs"][i]``) the episode's last one, the observation to bootstrap from
+after a truncation. Rewards are float64, the exact values Go's environments return
+(and the activity logs keep); convert once per batch for a float32 learner. Masks,
+for agents with an action mask, are ``info["action_mask"]`` [N, mask_len] bool.
+
+``SingleVector.to_gymnasium()`` presents the vector as a ``gymnasium.vector.VectorEnv``
+(``autoreset_mode`` SAME_STEP), which Gymnasium's vector wrappers take.
+
+Hierarchical vectors (``MultiVector``, e.g. "maze"): in each copy one agent acts at a
+time, not the same one in every copy, so the copies are batched per agent name, as
+env/vector's Multi does: ``v.groups[name]`` holds the copies that agent acts in now
+(``copies``, ascending), their observations and masks in contiguous rows, and the
+``actions`` array to fill, so that a trainer makes one policy call per agent name per
+tick. ``step`` (with the actions written into the groups, or given as a dict by name)
+steps every copy, resets the copies whose episode ended in the same step and
+regroups.
+
+Seeds. ``reset(seed)`` resets copy i with env/vector's ``EpisodeSeed(seed, i, 0)`` and
+its k-th auto-reset with ``EpisodeSeed(seed, i, k)``: the same seed and actions give the
+same arrays, tick by tick, whatever ``workers``, and the same results as Go's vector.
+
+Errors. Actions are checked before any copy steps: an action outside the agent's
+Discrete space, or masked, raises ``ActionError`` naming the copy, the agent and the
+reason, and changes nothing, so the loop can correct it and step again. A copy whose
+environment fails or panics (recovered in Go) raises ``CopyError`` listing each failed
+copy (``failures``: copy, agent, operation, reason, the Go stack of a panic); the
+other copies were stepped, and the vector needs ``reset()`` before the next step
+(``StateError`` until then). Bad names and configurations raise ``ConfigError``.
+
+Interrupts. A step is short (tens of microseconds for a thousand cart-poles) and is
+not interrupted: a Ctrl-C during a loop of steps is raised as KeyboardInterrupt by
+Python when the call in progress returns, that is at once for a person.
+
+Processes. ``import baton`` (and ``import baton.vector``) loads no Go code; the first
+vector of a process does. A process may fork after importing baton and make vectors in
+the child, but not after making a vector (a Go runtime does not survive fork): use
+multiprocessing's "spawn" or "forkserver" contexts then.
+
+Threads. A vector is not safe for concurrent use: one thread calls its methods.
+``workers=w`` steps the copies on w Go threads (env/vector's WithWorkers), which
+spin between steps for a quarter of a millisecond and then sleep; ``close`` stops
+them. ``close`` is idempotent, and a vector left unclosed is closed when collected.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import spaces as _spaces
+from . import _native
+
+__all__ = [
+    "ActionError",
+    "ConfigError",
+    "CopyError",
+    "Failure",
+    "Group",
+    "MultiVector",
+    "SingleVector",
+    "StateError",
+    "VectorError",
+    "describe",
+    "make",
+]
+
+_ERRLEN = 64 * 1024
+_MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One copy's part of an error: ``copy`` (-1 when the error is of no copy), the
+    ``agent`` acting in it, the operation ``op`` ("action", "step" or "reset"), the
+    ``reason`` and, for a panic, its Go stack ``panic``."""
+
+    copy: int
+    agent: str
+    op: str
+    reason: str
+    panic: str = ""
+
+
+class VectorError(Exception):
+    """An error of the fast lane, with the Go error's ``code``, ``message`` and
+    ``failures``."""
+
+    def __init__(self, code: int, message: str, failures: list[Failure]):
+        self.code, self.message, self.failures = code, message, failures
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        named = [f for f in self.failures if f.copy >= 0]
+        if not named:
+            return self.message
+        parts = [f"copy {f.copy} (agent {f.agent or '?'}, {f.op}): {f.reason}" for f in named[:8]]
+        more = f"; and {len(named) - 8} more" if len(named) > 8 else ""
+        return "; ".join(parts) + more
+
+
+class ConfigError(VectorError, ValueError):
+    """An unknown environment, a bad configuration, or one the fast lane cannot step
+    (an agent whose actions are not Discrete); also bad arguments."""
+
+
+class ActionError(VectorError, ValueError):
+    """An action outside its agent's space, or masked; nothing stepped."""
+
+
+class CopyError(VectorError, RuntimeError):
+    """A copy failed or panicked in a step or reset; the vector needs ``reset()``."""
+
+
+class StateError(VectorError, RuntimeError):
+    """The vector is closed, or needs ``reset()``."""
+
+
+_CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError}
+
+
+def _raise(code: int, buf: ctypes.Array) -> None:
+    raw = buf.value.decode("utf-8", "replace")
+    try:
+        report = json.loads(raw)
+    except ValueError:
+        report = {"message": raw}
+    failures = [
+        Failure(f.get("copy", -1), f.get("agent", ""), f.get("op", ""), f.get("reason", ""), f.get("panic", ""))
+        for f in report.get("failures") or []
+    ]
+    raise _CLASSES.get(code, VectorError)(code, report.get("message", raw), failures)
+
+
+def _call(fn, *args) -> None:
+    buf = ctypes.create_string_buffer(_ERRLEN)
+    code = fn(*args, buf, _ERRLEN)
+    if code:
+        _raise(code, buf)
+
+
+def _config(config: Mapping[str, Any] | str | bytes | None) -> bytes | None:
+    if config is None:
+        return None
+    if isinstance(config, (str, bytes)):
+        return config.encode() if isinstance(config, str) else config
+    return json.dumps(dict(config)).encode()
+
+
+@dataclass(frozen=True)
+class AgentLayout:
+    """One agent of an environment as the fast lane steps it: ``name``, ``obs_dim``,
+    ``mask_len`` (0 without a mask), its Discrete actions ``start`` .. ``start +
+    actions - 1``, and its spaces: gymnasium.spaces when gymnasium is importable, else
+    ``baton.spaces`` descriptions, as ``baton.spaces_from_schema`` gives them."""
+
+    name: str
+    obs_dim: int
+    mask_len: int
+    actions: int
+    start: int
+    observation_space: Any
+    action_space: Any
+
+
+def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -> tuple[str, list[AgentLayout]]:
+    """The kind ("single" or "multi") and agents of a registered environment.
+
+    >>> baton.vector.describe("cartpole")[0]  # doctest: +SKIP
+    'single'
+    """
+    lib = _native.load()
+    out = ctypes.create_string_buffer(_ERRLEN)
+    _call(lib.baton_describe, name.encode(), _config(config), out, _ERRLEN)
+    layout = json.loads(out.value)
+    agents = [
+        AgentLayout(
+            a["name"], a["obs_dim"], a["mask_len"], a["actions"], a["start"],
+            _spaces.spaces_from_schema(a["observation_space"]), _spaces.spaces_from_schema(a["action_space"]),
+        )
+        for a in layout["agents"]
+    ]
+    return layout["kind"], agents
+
+
+def make(
+    name: str,
+    num_envs: int = 1,
+    *,
+    seed: int | None = None,
+    workers: int = 1,
+    config: Mapping[str, Any] | str | bytes | None = None,
+) -> SingleVector | MultiVector:
+    """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
+    ...) with its JSON ``config`` (a dict, or JSON text; None for its defaults),
+    stepped on ``workers`` Go threads. A single-agent environment gives a
+    ``SingleVector``, a hierarchical or multi-agent one a ``MultiVector``. ``seed`` is
+    the seed of the first ``reset()`` that names none (0 if None).
+
+    >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
+    """
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ConfigError(2, f"num_envs is {num_envs!r}; want an int >= 1", [])
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
+        raise ConfigError(2, f"workers is {workers!r}; want an int >= 0 (0 and 1: synchronous)", [])
+    kind, agents = describe(name, config)
+    cls = SingleVector if kind == "single" else MultiVector
+    return cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
+
+
+def _ptr(a: np.ndarray | None) -> int | None:
+    return None if a is None or a.size == 0 else a.ctypes.data
+
+
+def _readonly(*arrays: np.ndarray | None) -> None:
+    for a in arrays:
+        if a is not None:
+            a.flags.writeable = False
+
+
+def _close(lib: ctypes.CDLL, handle: int, _buffers: tuple) -> None:
+    # _buffers keeps the arrays alive for as long as Go may hold their addresses.
+    lib.baton_close(handle)
+
+
+class _Vector:
+    """What both kinds share: the handle, the seeds, close."""
+
+    def __init__(self, name: str, num_envs: int, agents: list[AgentLayout], seed: int | None):
+        self.name = name
+        self.num_envs = num_envs
+        self.agents = agents
+        self._seed = 0 if seed is None else int(seed)
+        self._resets = 0
+        self._handle = 0
+        self._lib = _native.load()
+        self._finalizer: weakref.finalize | None = None
+
+    def _open(self, handle: int, buffers: tuple) -> None:
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _close, self._lib, handle, buffers)
+        # The error buffer of every call, allocated once: a step allocates nothing
+        # on the way in.
+        self._err = ctypes.create_string_buffer(_ERRLEN)
+
+    @property
+    def closed(self) -> bool:
+        return self._handle == 0
+
+    def _live(self) -> int:
+        if self._handle == 0:
+            raise StateError(5, f"baton.vector: the {self.name} vector is closed", [])
+        return self._handle
+
+    def _call(self, fn, *args) -> None:
+        code = fn(*args, self._err, _ERRLEN)
+        if code:
+            _raise(code, self._err)
+
+    def _next_seed(self, seed: int | None) -> int:
+        if seed is None:
+            seed = self._seed + self._resets
+        self._resets += 1
+        return int(seed) & _MASK64
+
+    def close(self) -> None:
+        """Frees the Go vector and stops its workers. Calling it again does nothing."""
+        self._handle = 0
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self.num_envs
+
+
+class SingleVector(_Vector):
+    """N copies of a single-agent environment (see the module's documentation).
+
+    Attributes: ``obs`` [N, obs_dim] float32, ``final_obs`` [N, obs_dim] float32,
+    ``masks`` [N, mask_len] bool or None, ``rewards`` [N] float64, ``terminated`` and
+    ``truncated`` [N] bool: the buffers Go writes, read-only to Python;
+    ``single_observation_space`` and ``single_action_space`` (gymnasium spaces when
+    gymnasium is importable, as ``AgentLayout`` says).
+    """
+
+    def __init__(self, name, num_envs, agents, *, seed, workers, config):
+        super().__init__(name, num_envs, agents, seed)
+        (a,) = agents
+        self.agent = a.name
+        self.single_observation_space, self.single_action_space = a.observation_space, a.action_space
+        self.obs = np.zeros((num_envs, a.obs_dim), np.float32)
+        self.final_obs = np.zeros((num_envs, a.obs_dim), np.float32)
+        self.masks = np.zeros((num_envs, a.mask_len), np.bool_) if a.mask_len else None
+        self.rewards = np.zeros(num_envs, np.float64)
+        self.terminated = np.zeros(num_envs, np.bool_)
+        self.truncated = np.zeros(num_envs, np.bool_)
+        bufs = (self.obs, self.final_obs, self.masks, self.rewards, self.terminated, self.truncated)
+        handle = ctypes.c_int64()
+        _call(
+            self._lib.baton_single_new, name.encode(), config, num_envs, workers,
+            *(_ptr(b) for b in bufs), ctypes.byref(handle),
+        )
+        # The actions are copied into _actions, whose address is known, rather than
+        # passed by their own: asking a numpy array for its address costs more than
+        # copying a thousand integers. _done is info["_final_obs"].
+        self._actions = np.zeros(num_envs, np.int64)
+        self._done_w = np.zeros(num_envs, np.bool_)
+        self._done = self._done_w.view()
+        self._open(handle.value, (*bufs, self._actions))
+        self._actions_ptr = self._actions.ctypes.data
+        self._step_c = self._lib.baton_step_single
+        _readonly(*bufs, self._done)
+
+    def _info(self, stepped: bool) -> dict:
+        info: dict[str, Any] = {}
+        if self.masks is not None:
+            info["action_mask"] = self.masks
+        if stepped:
+            np.logical_or(self.terminated, self.truncated, out=self._done_w)
+            info["final_obs"] = self.final_obs
+            info["_final_obs"] = self._done
+        return info
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict]:
+        """Resets every copy, copy i with EpisodeSeed(seed, i, 0), and returns ``(obs,
+        info)``. ``seed=None`` means ``make``'s seed at the first reset, plus one for
+        each reset since."""
+        self._call(self._lib.baton_reset, self._live(), self._next_seed(seed))
+        return self.obs, self._info(False)
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Steps copy i with ``actions[i]`` (N integers) and returns ``(obs, rewards,
+        terminated, truncated, info)``, the vector's own arrays; ``info`` has
+        ``final_obs`` and ``_final_obs`` (and ``action_mask`` with masks), arrays that
+        the next step overwrites too. The actions may be any integer array or
+        sequence of shape (N,); floats raise TypeError."""
+        h = self._handle
+        if not h:
+            self._live()
+        shape = np.shape(actions)
+        if shape != self._actions.shape:
+            raise ConfigError(2, f"actions have shape {shape}; want ({self.num_envs},)", [])
+        np.copyto(self._actions, actions, casting="same_kind")
+        code = self._step_c(h, self._actions_ptr, self._err, _ERRLEN)
+        if code:
+            _raise(code, self._err)
+        return self.obs, self.rewards, self.terminated, self.truncated, self._info(True)
+
+    def to_gymnasium(self):
+        """This vector as a ``gymnasium.vector.VectorEnv`` (same-step auto-reset), for
+        Gymnasium's vector wrappers; closing either closes both. Needs gymnasium.
+
+        >>> env = baton.vector.make("cartpole", num_envs=8).to_gymnasium()  # doctest: +SKIP
+        >>> env = gymnasium.wrappers.vector.RecordEpisodeStatistics(env)  # doctest: +SKIP
+        """
+        from ._gym import GymVector
+
+        return GymVector(self)
+
+
+@dataclass
+class Group:
+    """The copies one agent acts in now, in a ``MultiVector``: ``copies`` (ascending
+    copy indices), their ``obs`` [k, obs_dim] float32 and ``masks`` [k, mask_len] bool
+    (None without a mask), read-only views of the vector's buffers, and ``actions``
+    [k] int64, which the caller fills before ``step()``. Valid until the next reset or
+    step."""
+
+    agent: str
+    index: int
+    copies: np.ndarray
+    obs: np.ndarray
+    masks: np.ndarray | None
+    actions: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.copies)
+
+
+class MultiVector(_Vector):
+    """N copies of a hierarchical or multi-agent environment, batched per acting
+    agent name (see the module's documentation).
+
+    After each ``reset`` and ``step``: ``groups`` maps each agent name to its
+    ``Group``; ``acting`` [N] int64 is the index (in ``agent_names``) of the agent
+    acting in each copy. After a ``step``: ``rewards`` [N, A] float64 is the sum of the
+    rewards each agent was reported in each copy (a parent agent is rewarded when
+    control returns to it), ``spans`` [N, A] int64 the ticks those rewards' decisions
+    took (discount by gamma ** span), ``terminated`` and ``truncated`` [N, A] bool whether that
+    agent's sub-episode ended, ``ended`` [N] bool which copies' episodes ended (and
+    were reset in the same step). All are buffers Go writes, read-only to Python.
+    """
+
+    def __init__(self, name, num_envs, agents, *, seed, workers, config):
+        super().__init__(name, num_envs, agents, seed)
+        n, na = num_envs, len(agents)
+        self.agent_names = [a.name for a in agents]
+        self.observation_spaces = {a.name: a.observation_space for a in agents}
+        self.action_spaces = {a.name: a.action_space for a in agents}
+        self._copies = [np.zeros(n, np.int64) for _ in agents]
+        self._obs = [np.zeros((n, a.obs_dim), np.float32) for a in agents]
+        self._masks = [np.zeros((n, a.mask_len), np.bool_) if a.mask_len else None for a in agents]
+        self._actions = [np.zeros(n, np.int64) for _ in agents]
+        self.counts = np.zeros(na, np.int64)
+        self.acting = np.zeros(n, np.int64)
+        self.rewards = np.zeros((n, na), np.float64)
+        self.spans = np.zeros((n, na), np.int64)
+        self.terminated = np.zeros((n, na), np.bool_)
+        self.truncated = np.zeros((n, na), np.bool_)
+        self.ended = np.zeros(n, np.bool_)
+        table = lambda arrays: (ctypes.c_void_p * na)(*(_ptr(a) for a in arrays))  # noqa: E731
+        tables = (table(self._copies), table(self._obs), table(self._masks), table(self._actions))
+        flat = (self.counts, self.acting, self.rewards, self.spans, self.terminated, self.truncated, self.ended)
+        handle = ctypes.c_int64()
+        _call(
+            self._lib.baton_multi_new, name.encode(), config, n, workers, na,
+            *(ctypes.cast(t, ctypes.c_void_p) for t in tables), *(_ptr(b) for b in flat), ctypes.byref(handle),
+        )
+        bufs = (*self._copies, *self._obs, *(m for m in self._masks if m is not None), *self._actions, *flat, *tables)
+        self._open(handle.value, bufs)
+        _readonly(*self._copies, *self._obs, *self._masks, *flat)
+        self.groups: dict[str, Group] = {}
+
+    def _regroup(self) -> dict[str, Group]:
+        self.groups = {}
+        for j, a in enumerate(self.agents):
+            k = int(self.counts[j])
+            m = self._masks[j]
+            self.groups[a.name] = Group(
+                a.name, j, self._copies[j][:k], self._obs[j][:k], None if m is None else m[:k], self._actions[j][:k]
+            )
+        return self.groups
+
+    def reset(self, seed: int | None = None) -> dict[str, Group]:
+        """Resets every copy (seeds as ``SingleVector.reset``) and returns ``groups``."""
+        self._call(self._lib.baton_reset, self._live(), self._next_seed(seed))
+        return self._regroup()
+
+    def step(self, actions: Mapping[str, Any] | None = None):
+        """Steps every copy with the action of its row in its agent's group and returns
+        ``(groups, rewards, terminated, truncated, ended)``. ``actions`` maps agent names
+        to the actions of their groups' rows; without it (or for a name it leaves out),
+        the groups' ``actions`` arrays, filled by the caller, are used."""
+        h = self._live()
+        if actions and self.groups:  # before the first reset, Go says so
+            for name, acts in actions.items():
+                g = self.groups.get(name)
+                if g is None:
+                    raise ConfigError(2, f"no agent {name!r} (agents: {', '.join(self.agent_names)})", [])
+                a = np.asarray(acts)
+                if a.shape != (len(g),):
+                    raise ConfigError(2, f"actions of {name!r} have shape {a.shape}; its group has {len(g)} rows", [])
+                np.copyto(g.actions, a, casting="same_kind")  # floats raise TypeError
+        self._call(self._lib.baton_step_multi, h)
+        return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
