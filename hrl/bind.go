@@ -165,7 +165,11 @@ func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
 
 func (b *bound[S, AS, O, R, A]) observe(s *S, rep *Report) {
 	v := b.a.TranslateState(*s, rep.Clock)
-	b.encode(&v, rep.Obs, rep.Mask)
+	if e := b.encodeView; e != nil {
+		e.EncodeView(v, rep.Obs, rep.Mask)
+	} else {
+		b.encode(&v, rep.Obs, rep.Mask)
+	}
 	b.view = v
 }
 
@@ -173,15 +177,17 @@ func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
 	v := b.a.TranslateState(*s, rep.Clock)
 	rep.Terminated, rep.Truncated = b.a.Done(v)
 	rep.Reward = b.a.Reward(b.pending, *a, v)
-	b.encode(&v, rep.Obs, rep.Mask)
+	if e := b.encodeView; e != nil {
+		e.EncodeView(v, rep.Obs, rep.Mask)
+	} else {
+		b.encode(&v, rep.Obs, rep.Mask)
+	}
 	b.view = v
 }
 
+// encode writes the observation and the mask of an agent without a ViewEncoder (observe
+// and settle call EncodeView themselves, which saves a call on the step path).
 func (b *binding[S, AS, O, R, A]) encode(as *AS, obs []float32, mask []bool) {
-	if b.encodeView != nil {
-		b.encodeView.EncodeView(*as, obs, mask)
-		return
-	}
 	b.a.EncodeObservation(obs, b.a.Observe(*as))
 	if b.mask != nil {
 		b.mask.ActionMask(*as, mask)
