@@ -42,11 +42,10 @@ type hooks[S, A any] struct {
 // on a space that is not Discrete) are reported by New.
 func Bind[S, AS, O any, R agent.Raw, A any](a agent.Agent[S, AS, O, R, A]) Binding[S, A] {
 	b := &binding[S, AS, O, R, A]{
-		a:       a,
-		name:    a.Name(),
-		obs:     a.ObservationSpace(),
-		act:     a.ActionSpace(),
-		fromRaw: rawConverter[R](),
+		a:    a,
+		name: a.Name(),
+		obs:  a.ObservationSpace(),
+		act:  a.ActionSpace(),
 	}
 	if h, ok := a.(agent.ResetHook[S]); ok {
 		b.h.onReset = h
@@ -76,7 +75,6 @@ type binding[S, AS, O any, R agent.Raw, A any] struct {
 	a          agent.Agent[S, AS, O, R, A]
 	name       string
 	obs, act   spaces.Space
-	fromRaw    func(agent.RawAction) R
 	h          hooks[S, A]
 	mask       agent.Masker[AS]
 	inform     agent.Informer[AS]
@@ -156,7 +154,7 @@ type bound[S, AS, O any, R agent.Raw, A any] struct {
 }
 
 func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
-	a, err := b.a.DecodeAction(b.view, b.fromRaw(raw))
+	a, err := b.a.DecodeAction(b.view, rawOf[R](&raw))
 	b.pending = b.view
 	return a, err
 }
@@ -167,7 +165,11 @@ func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
 
 func (b *bound[S, AS, O, R, A]) observe(s *S, rep *Report) {
 	v := b.a.TranslateState(*s, rep.Clock)
-	b.encode(&v, rep.Obs, rep.Mask)
+	if e := b.encodeView; e != nil {
+		e.EncodeView(v, rep.Obs, rep.Mask)
+	} else {
+		b.encode(&v, rep.Obs, rep.Mask)
+	}
 	b.view = v
 }
 
@@ -175,15 +177,17 @@ func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
 	v := b.a.TranslateState(*s, rep.Clock)
 	rep.Terminated, rep.Truncated = b.a.Done(v)
 	rep.Reward = b.a.Reward(b.pending, *a, v)
-	b.encode(&v, rep.Obs, rep.Mask)
+	if e := b.encodeView; e != nil {
+		e.EncodeView(v, rep.Obs, rep.Mask)
+	} else {
+		b.encode(&v, rep.Obs, rep.Mask)
+	}
 	b.view = v
 }
 
+// encode writes the observation and the mask of an agent without a ViewEncoder (observe
+// and settle call EncodeView themselves, which saves a call on the step path).
 func (b *binding[S, AS, O, R, A]) encode(as *AS, obs []float32, mask []bool) {
-	if b.encodeView != nil {
-		b.encodeView.EncodeView(*as, obs, mask)
-		return
-	}
 	b.a.EncodeObservation(obs, b.a.Observe(*as))
 	if b.mask != nil {
 		b.mask.ActionMask(*as, mask)
@@ -201,17 +205,16 @@ func (b *binding[S, AS, O, R, A]) info(s S, c agent.Clock) any {
 	return b.inform.Info(b.a.TranslateState(s, c))
 }
 
-// rawConverter picks, once, the function that reads an R out of a RawAction; the
-// assertion on a function value is what lets a generic R avoid boxing on the step path.
-func rawConverter[R agent.Raw]() func(agent.RawAction) R {
-	var f any
-	switch any(*new(R)).(type) {
-	case int64:
-		f = func(r agent.RawAction) int64 { return r.Int }
-	case []int64:
-		f = func(r agent.RawAction) []int64 { return r.Ints }
-	case []float32:
-		f = func(r agent.RawAction) []float32 { return r.Floats }
+// rawOf reads an R out of raw. The switch is on the type of a pointer to R, which the
+// instantiation knows: it is a comparison with no call and no boxing on the step path.
+func rawOf[R agent.Raw](raw *agent.RawAction) (r R) {
+	switch p := any(&r).(type) {
+	case *int64:
+		*p = raw.Int
+	case *[]int64:
+		*p = raw.Ints
+	case *[]float32:
+		*p = raw.Floats
 	}
-	return f.(func(agent.RawAction) R)
+	return r
 }

@@ -22,9 +22,11 @@
 // 10,207 floats, where copying the map into the observation dominates).
 //
 // One benchmark iteration is one step: one action of the acting agent, drawn uniformly
-// from its valid actions (agent.Random for the runtime, spaces.Discrete.SampleMasked on
-// the same kind of generator for the loop, the same draws either way), applied, and the
-// new observation and mask written; when the episode ends, the iteration also resets.
+// from its valid actions, applied, and the new observation and mask written; when the
+// episode ends, the iteration also resets. Both sides draw the action with the same
+// driver: one agent.Random per agent on generators seeded alike, called through
+// agent.Policy and chosen by the acting agent's name; the loop takes the raw action's
+// Int. The benchmarks thus differ in the environment alone.
 // Both report allocations and steps/s. TestBaselineMatchesRuntime plays both in
 // lockstep and checks that every report agrees (ids, observations, masks, rewards,
 // terminated, truncated, spans, episode ends), so the loop is known to do the work the

@@ -140,8 +140,10 @@ func runtimeLoop[S, A any](b *testing.B, rt *hrl.Runtime[S, A], strategyName str
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 }
 
-// mazeBaseline steps MazeLoop with the same policy: uniform over the valid actions,
-// drawn by spaces.Discrete.SampleMasked as agent.Random draws them.
+// mazeBaseline steps MazeLoop with the same driver as mazeStep: one agent.Random per
+// agent, both drawing from one generator seeded alike, called through agent.Policy and
+// chosen by the acting agent's name, so that the two benchmarks differ in the
+// environment alone (the loop takes the raw action's Int).
 func mazeBaseline(cfg maze.Config) func(b *testing.B) {
 	return func(b *testing.B) {
 		e, err := maze.NewEnv(cfg) // only for the map, built as the runtime's is
@@ -153,15 +155,28 @@ func mazeBaseline(cfg maze.Config) func(b *testing.B) {
 			b.Fatal(err)
 		}
 		rng := policyRNG()
+		strategy, err := agent.Random(spaces.Discrete{N: 4}, rng)
+		if err != nil {
+			b.Fatal(err)
+		}
+		motion, err := agent.Random(spaces.Discrete{N: 2}, rng)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
 		res := loop.Reset()
 		b.ReportAllocs()
 		for b.Loop() {
 			rep := res.Acting()
-			a, err := spaces.Discrete{N: int64(len(rep.Mask))}.SampleMasked(rng, rep.Mask)
+			p := strategy
+			if rep.Agent != maze.StrategyName {
+				p = motion
+			}
+			raw, err := p.Act(ctx, rep.Obs, rep.Mask)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if res, err = loop.Step(a); err != nil {
+			if res, err = loop.Step(raw.Int); err != nil {
 				b.Fatal(err)
 			}
 			if res.Over {
