@@ -96,8 +96,9 @@ class Row:
     """One row of the table: ``figure`` (baton's) and ``yardstick_figure`` in ``unit``,
     the median over rounds; ``ratio`` baton's figure over the yardstick's, the median
     of the rounds' ratios; ``bar`` and ``aim`` the ratios wanted (None: none set), at
-    least (``higher_is_better``) or at most; ``status`` "met aim", "met bar", "missed"
-    or "no bar"; ``detail`` what else the row measured."""
+    least (``higher_is_better``) or at most; ``status`` "met aim", "met bar" ("met" for a
+    row with no aim), "missed" or "no bar"; ``detail`` what else the row measured
+    (``round_ratios``: each round's ratio)."""
 
     name: str
     unit: str
@@ -445,9 +446,10 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
 
 
 def _row(name, mine, yard, yard_name, bar, aim, unit="steps/s", higher=True, detail=None) -> Row:
+    ratios = [a / b for a, b in zip(mine, yard)]
     return Row(
         name, unit, statistics.median(mine), yard_name, statistics.median(yard),
-        statistics.median(a / b for a, b in zip(mine, yard)), bar, aim, higher, detail or {},
+        statistics.median(ratios), bar, aim, higher, {**(detail or {}), "round_ratios": ratios},
     )
 
 
@@ -487,8 +489,8 @@ def _fmt(x: float) -> str:
         return f"{x / 1e6:.2f}M"
     if x >= 1e4:
         return f"{x / 1e3:.1f}k"
-    if x == int(x):
-        return f"{x:.0f}"
+    if x >= 100:
+        return f"{x:,.0f}"
     return f"{x:.1f}"
 
 
