@@ -20,13 +20,17 @@ The rows:
   chosen in Python per agent group (masks honoured, from uniform draws made ahead of
   time) against Go's ``VectorMaze/N=256/sync`` (per-copy random masked policies).
   Both play 3000 ticks before they are timed, as Go's benchmark does.
-- Recording: K random CartPole episodes, recorded. baton: the Go campaign ``baton run
-  cartpole --trials K --workers 1 --log DIR`` (an Arrow activity log, LZ4, one row
-  per step plus one start row per episode), timed from process start to exit. Minari:
-  Gymnasium's ``CartPole-v1`` wrapped by ``minari.DataCollector`` (Arrow format),
-  stepped K episodes with random actions drawn ahead of time, then
-  ``create_dataset``, in a temporary ``MINARI_DATASETS_PATH``. Steps/s and bytes on
-  disk per env step.
+- Recording: K random CartPole episodes (100 by default), recorded. baton: the Go
+  campaign ``baton run cartpole --trials K --workers 1 --log DIR`` (an Arrow activity
+  log, LZ4, one row per step plus one start row per episode), timed from process
+  start to exit. Minari: Gymnasium's ``CartPole-v1`` stepped K episodes from Python
+  with random actions drawn ahead of time and written as a Minari dataset in Arrow
+  format, in a temporary ``MINARI_DATASETS_PATH``, timed from making the environment
+  to the dataset written: wrapped by ``minari.DataCollector`` then ``create_dataset``
+  where jax is importable (DataCollector's episode buffers need it), else the
+  episodes fed to ``minari.create_dataset_from_buffers``, the writer
+  ``create_dataset`` ends in (``minari_path`` says which; the row names it). Steps/s
+  and bytes on disk per env step.
 - Memory: the process's resident set (/proc/self/statm) over S fast-lane steps (N=1024),
   sampled ten times; the ratio is the last sample over the first (taken after the first
   tenth, once the allocator has warmed up).
@@ -432,7 +436,8 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
             contenders["remote"] = lambda: remote_vector(go, nr, sec)
             contenders["fast_r"] = lambda: fast_lane(nr, 1, sec)
         # Imports and first calls (Minari's, a Go process's) outside the timing.
-        baton_record(go, 2, tmp), minari_record(2, tmp)
+        baton_record(go, 2, tmp)
+        minari_record(2, tmp)
         res: dict[str, list] = {k: [] for k in contenders}
         order = list(contenders)
         for r in range(sizes.rounds):
@@ -501,7 +506,8 @@ def format_table(rows: list[Row], sizes: Sizes) -> str:
     for r in rows:
         cmp = ">=" if r.higher_is_better else "<="
         want = ", ".join(f"{w} {cmp} {x:g}" for w, x in (("bar", r.bar), ("aim", r.aim)) if x is not None) or "-"
-        lines.append((r.name, f"{_fmt(r.figure)} {r.unit}", r.yardstick, _fmt(r.yardstick_figure),
+        fmt = (lambda x: f"{x:.1f}") if r.unit == "MiB" else _fmt
+        lines.append((r.name, f"{fmt(r.figure)} {r.unit}", r.yardstick, fmt(r.yardstick_figure),
                       f"{r.ratio:.2f}x", want, r.status))
     widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]
     out = [f"{sizes.rounds} rounds of {sizes.seconds:g} s per contender; medians; ratio = baton / yardstick"]
