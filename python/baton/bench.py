@@ -1,39 +1,140 @@
-"""The fast lane's benchmark: steps/s of a CartPole vector stepped from Python through
-``baton.vector``, against its yardsticks measured in the same run, in turns:
+"""baton's Python benchmark table: the fast lane, recording and memory, each row
+against its yardstick measured in the same run.
 
-- Go's own vector, ``go test ./bench -bench 'VectorCartPole/N=1024/sync'``
-  (``BenchmarkVectorCartPole``: env/vector's Env stepped from Go, coin-flip actions
-  drawn in Go): the ratio says what the crossing into Python costs;
-- Gymnasium's numpy-native ``CartPoleVectorEnv`` (when gymnasium is importable), the
-  vector environment a Python trainer would otherwise use.
+    python -m baton.bench              # every row, 3 rounds of 1 s per contender
+    python -m baton.bench --json       # the same table as one JSON object
+    python -m baton.bench --long       # the memory row over 10 M steps (default 2 M)
+    python -m baton.bench --quick      # tiny sizes: checks that the bench runs
 
-    python -m baton.bench                   # N=1024, one worker, 3 rounds of 2 s each
-    python -m baton.bench --num-envs 4096 --workers 2 --rounds 5
+The rows:
 
-One tick is one ``step`` of all N copies (same-step auto-resets included); steps/s
-counts N env steps per tick. The Python sides step with random actions (0 or 1)
-drawn ahead of time, 64 batches used in turn, so that the figure is the step's and
-not the random generator's, as Go's benchmark draws its coin flips in a few
-nanoseconds. Each round measures every contender once, one after the other, and the
-table gives the median of the rounds' figures and of their ratios: figures on a
-loaded machine move, ratios taken in the same round much less.
+- CartPole, N=1024, one worker, random actions drawn ahead of time (64 batches used
+  in turn, so that the figure is the step's and not the random generator's): the fast
+  lane (``baton.vector``) against Go's own vector, ``go test ./internal/bench -bench
+  'VectorCartPole/N=1024/sync'`` (env/vector's Env stepped from Go, coin flips drawn
+  in Go: the ratio is what the crossing into Python costs); against Gymnasium's
+  numpy-native ``CartPoleVectorEnv``; against EnvPool's ``CartPole-v1`` with as many
+  envs and threads (``num_envs=batch_size=N, num_threads=1``); and with 2 workers
+  against 1.
+- Maze, N=256, hierarchical: the fast lane's MultiVector with random valid actions
+  chosen in Python per agent group (masks honoured, from uniform draws made ahead of
+  time) against Go's ``VectorMaze/N=256/sync`` (per-copy random masked policies).
+  Both play 3000 ticks before they are timed, as Go's benchmark does.
+- Recording: K random CartPole episodes (100 by default), recorded. baton: the Go
+  campaign ``baton run cartpole --trials K --workers 1 --log DIR`` (an Arrow activity
+  log, LZ4, one row per step plus one start row per episode), timed from process
+  start to exit. Minari: Gymnasium's ``CartPole-v1`` stepped K episodes from Python
+  with random actions drawn ahead of time and written as a Minari dataset in Arrow
+  format, in a temporary ``MINARI_DATASETS_PATH``, timed from making the environment
+  to the dataset written: wrapped by ``minari.DataCollector`` then ``create_dataset``
+  where jax is importable (DataCollector's episode buffers need it), else the
+  episodes fed to ``minari.create_dataset_from_buffers``, the writer
+  ``create_dataset`` ends in (``minari_path`` says which; the row names it). Steps/s
+  and bytes on disk per env step.
+- Memory: the process's resident set (/proc/self/statm) over S fast-lane steps (N=1024),
+  sampled ten times; the ratio is the last sample over the first (taken after the first
+  tenth, once the allocator has warmed up).
+- Remote, N=256 over loopback gRPC: only where ``baton.vector.make`` takes
+  ``address=``; a ``baton serve env`` on 127.0.0.1 against the fast lane in process.
+
+Each round measures every contender once, in an order rotated from round to round;
+a row's figures are the medians over the rounds, and its ratio the median of the
+rounds' ratios: figures on a loaded machine move, ratios taken in the same round
+much less. One tick is one step of all N copies (same-step auto-resets included);
+steps/s counts N env steps per tick.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
+import json
+import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from . import vector
 from .vector import _native
 
+__all__ = ["Row", "Sizes", "main", "run"]
+
 _POOL = 64
+_MAZE_WARMUP = 3000  # ticks, as Go's BenchmarkVectorMaze
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What a run measures: vector sizes, seconds per contender and round, rounds,
+    recorded episodes, and the memory row's steps."""
+
+    cartpole_envs: int = 1024
+    maze_envs: int = 256
+    remote_envs: int = 256
+    seconds: float = 1.0
+    rounds: int = 3
+    episodes: int = 100
+    memory_steps: int = 2_000_000
+    maze_warmup: int = _MAZE_WARMUP
+
+    @classmethod
+    def quick(cls) -> Sizes:
+        """Tiny sizes, for a test that the bench runs end to end (Go's benchmarks have
+        CartPole vectors of 1, 64 and 1024 copies, maze vectors of 1, 16 and 256)."""
+        return cls(cartpole_envs=64, maze_envs=16, remote_envs=16, seconds=0.05, rounds=1, episodes=5,
+                   memory_steps=64 * 40, maze_warmup=10)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: ``figure`` (baton's) and ``yardstick_figure`` in ``unit``,
+    the median over rounds; ``ratio`` baton's figure over the yardstick's, the median
+    of the rounds' ratios; ``bar`` and ``aim`` the ratios wanted (None: none set), at
+    least (``higher_is_better``) or at most; ``status`` "met aim", "met bar" ("met" for a
+    row with no aim), "missed" or "no bar"; ``detail`` what else the row measured
+    (``round_ratios``: each round's ratio)."""
+
+    name: str
+    unit: str
+    figure: float
+    yardstick: str
+    yardstick_figure: float
+    ratio: float
+    bar: float | None
+    aim: float | None
+    higher_is_better: bool = True
+    detail: dict = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        def ok(x: float | None) -> bool:
+            return x is not None and (self.ratio >= x if self.higher_is_better else self.ratio <= x)
+
+        if ok(self.aim):
+            return "met aim"
+        if ok(self.bar):
+            return "met bar" if self.aim is not None else "met"
+        if self.bar is None and self.aim is None:
+            return "no bar"
+        return "missed"
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["status"] = self.status
+        return d
+
+
+# --- contenders: each returns one figure (steps/s unless said) --------------------
 
 
 def _actions(n: int, seed: int = 0) -> list[np.ndarray]:
@@ -41,7 +142,7 @@ def _actions(n: int, seed: int = 0) -> list[np.ndarray]:
     return [rng.integers(0, 2, n, dtype=np.int64) for _ in range(_POOL)]
 
 
-def _timed(step, pool: list[np.ndarray], seconds: float) -> float:
+def _timed(step: Callable[[np.ndarray], object], pool: list[np.ndarray], seconds: float) -> float:
     """Steps with the pool's batches in turn for about seconds; returns ticks/s."""
     for a in pool[:8]:  # warm up
         step(a)
@@ -57,18 +158,16 @@ def _timed(step, pool: list[np.ndarray], seconds: float) -> float:
 
 
 def fast_lane(n: int, workers: int, seconds: float) -> float:
-    """baton.vector's steps/s."""
+    """baton.vector's CartPole steps/s."""
     with vector.make("cartpole", num_envs=n, seed=0, workers=workers) as v:
         v.reset()
         return _timed(v.step, _actions(n), seconds) * n
 
 
-def gymnasium_vector(n: int, seconds: float) -> float | None:
-    """Gymnasium's CartPoleVectorEnv's steps/s, or None without gymnasium."""
-    try:
-        from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
-    except ImportError:
-        return None
+def gymnasium_vector(n: int, seconds: float) -> float:
+    """Gymnasium's numpy-native CartPoleVectorEnv's steps/s."""
+    from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
+
     env = CartPoleVectorEnv(num_envs=n)
     env.reset(seed=0)
     try:
@@ -77,53 +176,373 @@ def gymnasium_vector(n: int, seconds: float) -> float | None:
         env.close()
 
 
-_GO_LINE = re.compile(r"^BenchmarkVectorCartPole/N=(\d+)/(\S+?)(?:-\d+)?\s.*?\s([\d.]+) steps/s")
+def envpool_vector(n: int, seconds: float) -> float:
+    """EnvPool's CartPole-v1 steps/s, n envs stepped together on one thread."""
+    import envpool
+
+    env = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, batch_size=n, num_threads=1, seed=0)
+    env.reset()
+    try:
+        return _timed(env.step, [a.astype(np.int32) for a in _actions(n)], seconds) * n
+    finally:
+        env.close()
 
 
-def go_vector(n: int, workers: int, seconds: float) -> float:
-    """Go's BenchmarkVectorCartPole/N=n/(sync|workers=w) steps/s, run with go test."""
-    variant = "sync" if workers <= 1 else f"workers={workers}"
-    root = _native.go_root()
-    cmd = [_native._go(), "test", "./bench", "-run", "^$", "-bench", f"^BenchmarkVectorCartPole$/^N={n}$/^{variant}$",
-           "-benchtime", f"{seconds}s", "-count", "1"]
-    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
-    for line in r.stdout.splitlines():
-        m = _GO_LINE.match(line)
-        if m:
-            return float(m.group(3))
-    raise RuntimeError(f"no result from {' '.join(cmd)} (Go's benchmark has sizes 1, 64, 1024 and workers sync, 2):\n{r.stdout}\n{r.stderr}")
+class _MazePolicy:
+    """Random valid actions per agent group, from uniform draws made ahead of time:
+    the argmax of the draws over the allowed actions of each row."""
+
+    def __init__(self, v: vector.MultiVector, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.agents = v.agents
+        self.draws = [rng.random((_POOL, v.num_envs, max(a.actions, 1))) for a in v.agents]
+        self.scratch = [np.empty((v.num_envs, max(a.actions, 1))) for a in v.agents]
+        self.t = 0
+
+    def fill(self, groups: dict[str, vector.Group]) -> None:
+        t = self.t % _POOL
+        self.t += 1
+        for g in groups.values():
+            k = len(g)
+            if not k:
+                continue
+            a = self.agents[g.index]
+            u = self.draws[g.index][t, :k]
+            if g.masks is None:
+                np.multiply(u[:, 0], a.actions, out=self.scratch[g.index][:k, 0])
+                g.actions[:] = self.scratch[g.index][:k, 0]
+            else:
+                s = self.scratch[g.index][:k, : g.masks.shape[1]]
+                np.copyto(s, -1.0)
+                np.copyto(s, u[:, : g.masks.shape[1]], where=g.masks)
+                np.argmax(s, axis=1, out=g.actions)
+            if a.start:
+                g.actions += a.start
+
+
+def fast_lane_maze(n: int, seconds: float, warmup: int) -> float:
+    """baton.vector's hierarchical maze steps/s, actions chosen in Python per group."""
+    with vector.make("maze", num_envs=n, seed=0) as v:
+        groups = v.reset()
+        policy = _MazePolicy(v)
+        for _ in range(warmup):
+            policy.fill(groups)
+            groups = v.step()[0]
+        ticks, start = 0, time.perf_counter()
+        deadline = start + seconds
+        while True:
+            for _ in range(_POOL):
+                policy.fill(groups)
+                groups = v.step()[0]
+            ticks += _POOL
+            now = time.perf_counter()
+            if now >= deadline:
+                return ticks * n / (now - start)
+
+
+_GO_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s.*?\s([\d.e+]+) steps/s")
+
+
+class _Go:
+    """Go's benchmarks (internal/bench, built once as a test binary) and the baton
+    command, built into a temporary folder."""
+
+    def __init__(self, tmp: Path):
+        self.root = _native.go_root()
+        go = _native._go()
+        self.test_bin = tmp / "bench.test"
+        self.baton_bin = tmp / "baton"
+        for cmd in (
+            [go, "test", "-c", "-o", str(self.test_bin), "./internal/bench"],
+            [go, "build", "-o", str(self.baton_bin), "./cmd/baton"],
+        ):
+            r = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")
+
+    def bench(self, name: str, seconds: float) -> float:
+        """The steps/s of Go's benchmark name ("VectorCartPole/N=1024/sync")."""
+        top, *subs = name.split("/")
+        pattern = "/".join([f"^Benchmark{top}$", *(f"^{re.escape(s)}$" for s in subs)])
+        cmd = [str(self.test_bin), "-test.run", "^$", "-test.bench", pattern,
+               "-test.benchtime", f"{seconds}s", "-test.count", "1"]
+        r = subprocess.run(cmd, cwd=self.root / "internal" / "bench", capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            m = _GO_LINE.match(line)
+            if m and m.group(1) == name:
+                return float(m.group(2))
+        raise RuntimeError(f"no result for {name} from {' '.join(cmd)}:\n{r.stdout}\n{r.stderr}")
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def baton_record(go: _Go, episodes: int, tmp: Path) -> tuple[float, int, int]:
+    """(steps/s, bytes, env steps) of the Go campaign writing its Arrow log."""
+    d = Path(tempfile.mkdtemp(dir=tmp)) / "log"
+    cmd = [str(go.baton_bin), "run", "cartpole", "--trials", str(episodes), "--workers", "1", "--seed", "1",
+           "--log", str(d), "--json"]
+    start = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")
+    steps = json.loads(r.stdout)["env_steps"]
+    size = _du(d)
+    shutil.rmtree(d.parent)
+    return steps / wall, size, steps
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def minari_path() -> str:
+    """How Minari records here: "DataCollector" where jax is importable (its episode
+    buffers need jax.tree_util: ``pip install "minari[create]"``), else
+    "create_dataset_from_buffers", Minari's own writer fed episode buffers filled by
+    the same stepping loop."""
+    try:
+        import jax.tree_util  # noqa: F401
+    except ImportError:
+        return "create_dataset_from_buffers"
+    return "DataCollector"
+
+
+def minari_record(episodes: int, tmp: Path) -> tuple[float, int, int]:
+    """(steps/s, bytes, env steps) of Minari recording random episodes of Gymnasium's
+    CartPole-v1 into an Arrow dataset in a temporary MINARI_DATASETS_PATH, by
+    minari_path()'s way, timed from making the environment to the dataset written."""
+    import gymnasium
+    import minari
+    from minari.data_collector import EpisodeBuffer
+
+    d = Path(tempfile.mkdtemp(dir=tmp))
+    pool = [int(a) for a in _actions(4096, seed=1)[0]]
+    collector = minari_path() == "DataCollector"
+    with _environ(MINARI_DATASETS_PATH=str(d / "datasets"), TMPDIR=str(d)):
+        tempfile.tempdir = None  # DataCollector's cache goes under d too
+        try:
+            start = time.perf_counter()
+            env = gymnasium.make("CartPole-v1")
+            if collector:
+                env = minari.DataCollector(env, data_format="arrow")
+            steps, buffers = 0, []
+            for ep in range(episodes):
+                obs, _ = env.reset(seed=ep)
+                o, a, rw, te, tr = [obs], [], [], [], []
+                while True:
+                    act = pool[steps % len(pool)]
+                    obs, reward, term, trunc, _ = env.step(act)
+                    steps += 1
+                    if not collector:
+                        o.append(obs), a.append(act), rw.append(reward), te.append(term), tr.append(trunc)
+                    if term or trunc:
+                        break
+                if not collector:
+                    buffers.append(EpisodeBuffer(id=ep, seed=ep, observations=o, actions=a, rewards=rw,
+                                                 terminations=te, truncations=tr))
+            if collector:
+                env.create_dataset("cartpole/random-v0", algorithm_name="random")
+            else:
+                minari.create_dataset_from_buffers("cartpole/random-v0", buffers, env=env,
+                                                   algorithm_name="random", data_format="arrow")
+            env.close()
+            wall = time.perf_counter() - start
+        finally:
+            tempfile.tempdir = None
+    size = _du(d / "datasets")
+    shutil.rmtree(d)
+    return steps / wall, size, steps
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory(n: int, steps: int, samples: int = 10) -> list[tuple[int, int]]:
+    """(steps so far, RSS bytes) after each tenth of steps fast-lane steps."""
+    pool = _actions(n)
+    ticks = max(1, steps // n)
+    every = max(1, ticks // samples)
+    out = []
+    with vector.make("cartpole", num_envs=n, seed=0) as v:
+        v.reset()
+        for t in range(1, ticks + 1):
+            v.step(pool[t % _POOL])
+            if t % every == 0:
+                out.append((t * n, _rss()))
+    return out
+
+
+def _remote_supported() -> bool:
+    return "address" in inspect.signature(vector.make).parameters
+
+
+def remote_vector(go: _Go, n: int, seconds: float) -> float:
+    """The fast lane's CartPole steps/s over loopback gRPC, from a `baton serve env`."""
+    p = subprocess.Popen([str(go.baton_bin), "serve", "env", "--addr", "127.0.0.1:0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = p.stdout.readline() if p.stdout else ""
+        m = re.search(r"://(\S+)", line)
+        if not m:
+            raise RuntimeError(f"baton serve env printed {line!r}, no address")
+        with vector.make("cartpole", num_envs=n, seed=0, address=m.group(1)) as v:
+            v.reset()
+            return _timed(v.step, _actions(n), seconds) * n
+    finally:
+        p.terminate()
+        p.wait()
+
+
+# --- the table ----------------------------------------------------------------------
+
+
+def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | None = None) -> list[Row]:
+    """Measures every row; log (if given) is told each round's figures."""
+    say = log or (lambda s: None)
+    n, nm, nr, sec = sizes.cartpole_envs, sizes.maze_envs, sizes.remote_envs, sizes.seconds
+    mem_steps = 10_000_000 if long_memory else sizes.memory_steps
+    remote = _remote_supported()
+    _native.load()  # built before anything is timed
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as t:
+        tmp = Path(t)
+        go = _Go(tmp)
+        contenders: dict[str, Callable[[], float | tuple[float, int, int]]] = {
+            "fast": lambda: fast_lane(n, 1, sec),
+            "fast2": lambda: fast_lane(n, 2, sec),
+            "go": lambda: go.bench(f"VectorCartPole/N={n}/sync", sec),
+            "gym": lambda: gymnasium_vector(n, sec),
+            "envpool": lambda: envpool_vector(n, sec),
+            "maze": lambda: fast_lane_maze(nm, sec, sizes.maze_warmup),
+            "gomaze": lambda: go.bench(f"VectorMaze/N={nm}/sync", sec),
+            "rec": lambda: baton_record(go, sizes.episodes, tmp),
+            "minari": lambda: minari_record(sizes.episodes, tmp),
+        }
+        if remote:
+            contenders["remote"] = lambda: remote_vector(go, nr, sec)
+            contenders["fast_r"] = lambda: fast_lane(nr, 1, sec)
+        # Imports and first calls (Minari's, a Go process's) outside the timing.
+        baton_record(go, 2, tmp)
+        minari_record(2, tmp)
+        res: dict[str, list] = {k: [] for k in contenders}
+        order = list(contenders)
+        for r in range(sizes.rounds):
+            k = r % len(order)
+            for name in order[k:] + order[:k]:
+                res[name].append(contenders[name]())
+            say(f"round {r + 1}/{sizes.rounds}: " + ", ".join(
+                f"{k} {v[-1] if not isinstance(v[-1], tuple) else v[-1][0]:.4g}" for k, v in res.items()))
+        samples = memory(n, mem_steps)
+    return _rows(sizes, res, samples, mem_steps)
+
+
+def _row(name, mine, yard, yard_name, bar, aim, unit="steps/s", higher=True, detail=None) -> Row:
+    ratios = [a / b for a, b in zip(mine, yard)]
+    return Row(
+        name, unit, statistics.median(mine), yard_name, statistics.median(yard),
+        statistics.median(ratios), bar, aim, higher, {**(detail or {}), "round_ratios": ratios},
+    )
+
+
+def _rows(sizes: Sizes, res: dict[str, list], samples: list[tuple[int, int]], mem_steps: int) -> list[Row]:
+    n, nm, nr = sizes.cartpole_envs, sizes.maze_envs, sizes.remote_envs
+    cp = f"CartPole N={n}"
+    rows = [
+        _row(f"{cp}, fast lane", res["fast"], res["go"], f"Go VectorCartPole/N={n}/sync", 0.70, 0.90),
+        _row(f"{cp}, fast lane", res["fast"], res["gym"], "Gymnasium CartPoleVectorEnv", 1.0, 2.0),
+        _row(f"{cp}, fast lane", res["fast"], res["envpool"], "EnvPool CartPole-v1, 1 thread", None, 1.0),
+        _row(f"{cp}, fast lane, workers=2", res["fast2"], res["fast"], "fast lane, workers=1", None, 1.6),
+        _row(f"Maze N={nm} hierarchical, fast lane", res["maze"], res["gomaze"], f"Go VectorMaze/N={nm}/sync", 0.6, None),
+    ]
+    rec, mi = res["rec"], res["minari"]
+    detail = {"episodes": sizes.episodes, "baton_env_steps": rec[0][2], "minari_env_steps": mi[0][2],
+              "baton_bytes": rec[0][1], "minari_bytes": mi[0][1]}
+    rows.append(_row(f"Recording {sizes.episodes} CartPole episodes, baton Arrow log",
+                     [x[0] for x in rec], [x[0] for x in mi], f"Minari {minari_path()} (arrow)", 1.0, None, detail=detail))
+    rows.append(_row("Recording, bytes on disk per env step", [x[1] / x[2] for x in rec], [x[1] / x[2] for x in mi],
+                     f"Minari {minari_path()} (arrow)", 1.0, None, unit="B/step", higher=False, detail=detail))
+    rss = [b for _, b in samples]
+    mib = 1 << 20
+    rows.append(Row(
+        f"Memory, RSS over {_fmt(mem_steps)} fast-lane steps, N={n}", "MiB", rss[-1] / mib,
+        f"RSS after {_fmt(samples[0][0])} steps", rss[0] / mib, rss[-1] / rss[0], 1.05, 1.01, False,
+        {"first_mib": rss[0] / mib, "last_mib": rss[-1] / mib, "peak_mib": max(rss) / mib,
+         "samples": [[s, b / mib] for s, b in samples]},
+    ))
+    if "remote" in res:
+        rows.append(_row(f"Remote CartPole N={nr}, loopback gRPC", res["remote"], res["fast_r"],
+                         f"fast lane in process, N={nr}", None, None))
+    return rows
+
+
+def _fmt(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e4:
+        return f"{x / 1e3:.1f}k"
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.1f}"
+
+
+def format_table(rows: list[Row], sizes: Sizes) -> str:
+    """The rows as a text table."""
+    head = ("row", "baton", "yardstick", "theirs", "ratio", "bar/aim", "")
+    lines = []
+    for r in rows:
+        cmp = ">=" if r.higher_is_better else "<="
+        want = ", ".join(f"{w} {cmp} {x:g}" for w, x in (("bar", r.bar), ("aim", r.aim)) if x is not None) or "-"
+        fmt = (lambda x: f"{x:.1f}") if r.unit == "MiB" else _fmt
+        lines.append((r.name, f"{fmt(r.figure)} {r.unit}", r.yardstick, fmt(r.yardstick_figure),
+                      f"{r.ratio:.2f}x", want, r.status))
+    widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]
+    out = [f"{sizes.rounds} rounds of {sizes.seconds:g} s per contender; medians; ratio = baton / yardstick"]
+    for x in [head, *lines]:
+        out.append("  ".join(c.ljust(w) if i in (0, 2) else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths))).rstrip())
+    mem = next(r for r in rows if r.unit == "MiB").detail
+    rec = next(r for r in rows if r.unit == "B/step").detail
+    out.append(f"memory: first {mem['first_mib']:.1f} MiB, last {mem['last_mib']:.1f} MiB, peak {mem['peak_mib']:.1f} MiB")
+    out.append(f"recording: baton {rec['baton_bytes']:,} B for {rec['baton_env_steps']:,} steps, "
+               f"Minari {rec['minari_bytes']:,} B for {rec['minari_env_steps']:,} steps")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m baton.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--num-envs", type=int, default=1024)
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--seconds", type=float, default=2.0, help="per contender and round")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--no-go", action="store_true", help="skip Go's benchmark")
+    d = Sizes()
+    p.add_argument("--seconds", type=float, default=d.seconds, help="per contender and round")
+    p.add_argument("--rounds", type=int, default=d.rounds)
+    p.add_argument("--episodes", type=int, default=d.episodes, help="recorded CartPole episodes")
+    p.add_argument("--memory-steps", type=int, default=d.memory_steps, help="fast-lane steps of the memory row")
+    p.add_argument("--long", action="store_true", help="the memory row over 10 M steps")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: checks that the bench runs, measures nothing")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
     args = p.parse_args(argv)
-    n, w = args.num_envs, args.workers
-    _native.load()  # build before timing
-    results: dict[str, list[float]] = {"baton.vector": [], "Go vector.Env": [], "gymnasium CartPoleVectorEnv": []}
-    for r in range(args.rounds):
-        results["baton.vector"].append(fast_lane(n, w, args.seconds))
-        if not args.no_go:
-            results["Go vector.Env"].append(go_vector(n, w, args.seconds))
-        g = gymnasium_vector(n, args.seconds)
-        if g is not None:
-            results["gymnasium CartPoleVectorEnv"].append(g)
-        print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1] / 1e6:.2f}M" for k, v in results.items() if v), file=sys.stderr)
-    mine = results["baton.vector"]
-    print(f"CartPole, N={n}, workers={w}, {args.rounds} rounds of {args.seconds:g} s (medians)")
-    print(f"{'contender':<30} {'steps/s':>14} {'us/tick':>9} {'baton.vector / it':>18}")
-    for k, v in results.items():
-        if not v:
-            continue
-        med = statistics.median(v)
-        # The ratio of each round, whose contenders ran one after the other, then
-        # their median: steadier than the ratio of the medians on a loaded machine.
-        ratio = "" if k == "baton.vector" else f"{statistics.median(a / b for a, b in zip(mine, v)):.2f}"
-        print(f"{k:<30} {med:>14,.0f} {n / med * 1e6:>9.1f} {ratio:>18}")
+    if args.quick:
+        sizes = Sizes.quick()
+    else:
+        sizes = Sizes(seconds=args.seconds, rounds=args.rounds, episodes=args.episodes, memory_steps=args.memory_steps)
+    if sizes.rounds < 1 or sizes.seconds <= 0 or sizes.episodes < 1 or sizes.memory_steps < 1:
+        p.error("--rounds, --seconds, --episodes and --memory-steps must be positive")
+    rows = run(sizes, long_memory=args.long, log=lambda s: print(s, file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps({"sizes": asdict(sizes), "rows": [r.to_json() for r in rows]}, indent=2))
+    else:
+        print(format_table(rows, sizes))
     return 0
 
 
