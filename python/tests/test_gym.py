@@ -204,3 +204,26 @@ def test_make_vec_through_gymnasium():
     obs, info = envs.reset(seed=1)
     assert obs.shape == (3, 104) and info["action_mask"].shape == (3, 2)
     envs.close()
+
+
+def test_vector_python_policy_on_workers():
+    # A Python callable drives the motion agent from Go's worker threads; the results
+    # do not depend on the number of workers.
+    def forward(obs, mask):
+        return 1 if mask[1] else 0
+
+    runs = []
+    for workers in (1, 4):
+        envs = baton.make_vec("maze", 16, agent="strategy", policies={"motion": forward}, workers=workers)
+        obs, info = envs.reset(seed=1)
+        rewards, spans = [], []
+        for _ in range(100):
+            acts = np.array([np.flatnonzero(m)[0] for m in info["action_mask"]])
+            obs, r, t, u, info = envs.step(acts)
+            rewards.append(r.copy())
+            spans.append(info["span_ticks"].copy())
+        envs.close()
+        assert all((s >= 1).all() for s in spans)
+        runs.append((np.array(rewards), np.array(spans), obs.copy()))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
