@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -113,11 +114,11 @@ func NewView(ctx context.Context, reg *runners.Registry, name string, config []b
 }
 
 func specNames(specs []env.Spec) string {
-	l := Layout{}
-	for _, s := range specs {
-		l.Agents = append(l.Agents, AgentLayout{Name: s.Name})
+	s := make([]string, len(specs))
+	for i, sp := range specs {
+		s[i] = sp.Name
 	}
-	return names(l)
+	return strings.Join(s, ", ")
 }
 
 // Reset resets every copy, copy i with vector.EpisodeSeed(seed, i, 0); a copy whose
