@@ -211,7 +211,9 @@ class BatonVectorEnv(VectorEnv):
     (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): a copy whose
     episode ended is reset in the step that ended it, its row of the observations is
     the new episode's first, and ``info["final_obs"]`` (rows where
-    ``info["_final_obs"]``) its last. ``info["action_mask"]`` holds the masks and, for
+    ``info["_final_obs"]``) its last. For one agent of a hierarchy, the copy's next
+    episode is the agent's next sub-episode in the same underlying episode when there
+    is one (``reset`` starts new underlying episodes). ``info["action_mask"]`` holds the masks and, for
     one agent of a hierarchy, ``info["span_ticks"]`` each copy's span. The arrays
     returned are the fast lane's, read-only and overwritten by the next step."""
 
