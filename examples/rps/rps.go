@@ -129,9 +129,8 @@ func (g *Game) Step(actions []agent.RawAction) (env.Round, error) {
 	g.last = [2]int64{actions[0].Int, actions[1].Int}
 	g.round++
 	w := Winner(g.last[0], g.last[1])
-	for i := range 2 {
-		g.report(i, float64(w)*[2]float64{1, -1}[i], false)
-	}
+	g.report(0, float64(w), false)
+	g.report(1, float64(-w), false) // -w, not -1 * w: a draw is 0, not -0
 	over := g.round >= g.max
 	g.started = !over
 	return env.Round{Reports: g.reports[:], Over: over}, nil
