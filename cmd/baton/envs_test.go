@@ -136,7 +136,7 @@ func TestEnvsJSON(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&list))
-	require.Len(t, list, 3)
+	require.Len(t, list, 4)
 
 	envs := shipped(t)
 	for i, name := range []string{"maze", "cartpole", "webtest"} {
@@ -182,7 +182,7 @@ func TestEnvsJSON(t *testing.T) {
 }
 
 func TestEnvsBadInput(t *testing.T) {
-	checkBadInput(t, runArgs(t, "envs", "maze", "mazes"), `unknown environment "mazes" (choices: maze, cartpole, webtest)`)
+	checkBadInput(t, runArgs(t, "envs", "maze", "mazes"), `unknown environment "mazes" (choices: maze, cartpole, webtest, rps)`)
 	checkBadInput(t, runArgs(t, "envs", "--dot"), "unknown flag: --dot (flags of baton envs: --help, --json)")
 }
 
@@ -224,8 +224,8 @@ func TestGraphBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no environment", nil, "graph needs an environment (choices: maze, cartpole, webtest)"},
-		{"unknown environment", []string{"maz"}, `unknown environment "maz" (choices: maze, cartpole, webtest)`},
+		{"no environment", nil, "graph needs an environment (choices: maze, cartpole, webtest, rps)"},
+		{"unknown environment", []string{"maz"}, `unknown environment "maz" (choices: maze, cartpole, webtest, rps)`},
 		{"no machine", []string{"cartpole"}, "cartpole has no switching state machine to draw (environments with one: maze, webtest)"},
 		{"bad env-config", []string{"maze", "--env-config", "[]"}, "bad --env-config for maze: maze: invalid configuration: ... (fields: ...)"},
 		{"unknown flag", []string{"maze", "--svg"}, "unknown flag: --svg (flags of baton graph: --dot, --env-config, --help)"},

@@ -23,9 +23,26 @@
 //	int32 baton_reset(int64 handle, uint64 seed, char *err, int64 errlen)
 //	int32 baton_step_single(int64 handle, int64 *actions, char *err, int64 errlen)
 //	int32 baton_step_multi(int64 handle, char *err, int64 errlen)
+//	int32 baton_view_new(char *name, char *config, char *agent, char *policies, void *fn,
+//	        int64 n, int64 workers, float *obs, float *final_obs, bool *masks, double *rewards,
+//	        bool *terminated, bool *truncated, int64 *spans, int64 *handle, char *err, int64 errlen)
+//	int32 baton_view_reset(int64 handle, uint64 seed, bool fresh, char *err, int64 errlen)
+//	int32 baton_view_step(int64 handle, int64 *actions, char *err, int64 errlen)
+//	int32 baton_turns_new(char *name, char *config, int64 agents, float **obs, bool **masks,
+//	        bool *reported, bool *started, double *rewards, int64 *spans, bool *terminated,
+//	        bool *truncated, int64 *ids, int64 *state, int64 *handle, char *err, int64 errlen)
+//	int32 baton_turns_step(int64 handle, int64 action, char *err, int64 errlen)
 //	int32 baton_close(int64 handle)
 //	int64 baton_live(void)
 //	int64 baton_goroutines(void)
+//
+// baton_view_new makes a vector of one agent of a multi-agent environment, the others
+// driven by named policies or by the caller's function fn (policies is JSON: agent
+// name to policy name, or to an index passed to fn; see view_exports.go and
+// callback.go), for Python's baton.make; baton_turns_new one environment stepped turn
+// by turn, for baton.pettingzoo (see turns_exports.go). fn is called on the thread
+// that steps the vector, or on the vector's workers, during baton_view_step and
+// baton_view_reset only.
 //
 // baton_describe writes the environment's layout as JSON into out (internal/fastlane's
 // Layout): its kind ("single" or "multi") and each agent's observation and mask

@@ -1,5 +1,5 @@
 // Package catalog is the registry of the environments baton ships: the maze, the
-// cart-pole and the web tester, each registered by its own package. The command
+// cart-pole, the web tester and rock-paper-scissors, each registered by its own package. The command
 // (cmd/baton) and the fast lane's library (cmd/libbaton, which Python's baton.vector
 // loads) both build their registry with New, so that a name means the same
 // environment, with the same configuration, everywhere.

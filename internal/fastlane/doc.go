@@ -19,6 +19,21 @@
 //
 // Actions are integers: the fast lane takes agents whose action space is Discrete.
 //
+// # Views and turns
+//
+// NewView makes a vector of one agent of a multi-agent environment, each copy an
+// env.View in which the registry's named policies (or policy values, such as the
+// caller's callbacks) drive the other agents: a Single whose step lasts until the
+// agent acts again, with each copy's span ticks beside its reward. View.Restart
+// resets with new underlying episodes; Reset, and the vector's auto-reset, go on with
+// an underlying episode where they can (see env.View). It is what Python's
+// baton.make and baton.make_vec step for one agent of a hierarchy.
+//
+// NewTurns makes one environment stepped turn by turn, the acting agent's action at
+// a time, writing each Turn into the caller's buffers per agent name (TurnBuffers):
+// each agent's latest observation and mask, and what the Turn reported of it. It is
+// what Python's baton.pettingzoo steps, for PettingZoo's AEC and parallel APIs.
+//
 // # Errors
 //
 // Actions are checked before any copy steps: an action outside the agent's space,

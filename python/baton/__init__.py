@@ -15,6 +15,14 @@ is installed (editable) with every extra of python/pyproject.toml:
   reward, next_obs, terminated, truncated, span_ticks) per agent, paired as
   datalog/doc.go says, in numpy.
 - ``baton.TransitionDataset``: a torch Dataset of those transitions (needs torch).
+- ``baton.make(env, agent=None, ...)`` and ``baton.make_vec(env, n, ...)``: a baton
+  environment, or one agent of a hierarchy with the others driven by policies, as a
+  ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv`` on the fast lane (module
+  ``baton.gym``); with gymnasium installed, ``import baton`` registers the ids
+  ``baton/CartPole-v1``, ``baton/Maze-strategy-v0``, ``baton/Maze-motion-v0`` and
+  ``baton/Webtest-strategy-v0`` for ``gymnasium.make``.
+- ``baton.pettingzoo`` (import it by name): PettingZoo AEC and parallel environments
+  on the fast lane, agent names as PettingZoo's agents.
 - ``baton.vector`` (import it by name): the fast lane, N copies of a registered
   environment stepped per call by Go code in this process into numpy arrays; it builds
   its Go library with the Go toolchain on first use, and ``import baton`` loads no Go.
@@ -62,6 +70,8 @@ __all__ = [
     "build_transitions",
     "flat_dim",
     "load",
+    "make",
+    "make_vec",
     "parse_space",
     "read_table",
     "spaces_from_schema",
@@ -71,9 +81,28 @@ __all__ = [
 
 
 def __getattr__(name):
-    # torch is imported only when the Dataset is asked for.
+    # torch is imported only when the Dataset is asked for, gymnasium's adapters
+    # when they are.
     if name == "TransitionDataset":
         from .dataset import TransitionDataset
 
         return TransitionDataset
+    if name in ("make", "make_vec"):
+        from . import gym as _gym
+
+        return getattr(_gym, name)
     raise AttributeError(f"module 'baton' has no attribute {name!r}")
+
+
+def _register_gymnasium() -> None:
+    # Registers baton's Gymnasium ids; loads no Go code (that waits for gymnasium.make).
+    import importlib.util
+
+    if importlib.util.find_spec("gymnasium") is None:
+        return
+    from .gym import register_envs
+
+    register_envs()
+
+
+_register_gymnasium()

@@ -1,0 +1,148 @@
+"""ViewVector: N copies of one agent of a hierarchical environment on the fast lane,
+the other agents driven in Go (cmd/libbaton's baton_view_new, internal/fastlane's
+View). The base of baton.make and baton.make_vec for an agent of a hierarchy."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import vector as _vector
+from .vector import AgentLayout, ConfigError, SingleVector, _call, _ptr, _raise, _readonly, _Vector
+
+# A policy of Python's: (obs [obs_dim] float32, mask [mask_len] bool or None) -> action.
+PolicyFn = Callable[[np.ndarray, "np.ndarray | None"], Any]
+
+_POLICY_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_bool), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
+)
+_declared: set[int] = set()
+_declare_lock = threading.Lock()
+
+
+def _lib() -> ctypes.CDLL:
+    lib = _vector._native.load()
+    with _declare_lock:
+        if id(lib) not in _declared:
+            c = ctypes
+            i32, i64, u64, p, s = c.c_int32, c.c_int64, c.c_uint64, c.c_void_p, c.c_char_p
+            sigs = {
+                "baton_view_new": (i32, [s, s, s, s, p, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
+                "baton_view_reset": (i32, [i64, u64, c.c_bool, p, i64]),
+                "baton_view_step": (i32, [i64, p, p, i64]),
+            }
+            for name, (res, args) in sigs.items():
+                f = getattr(lib, name)
+                f.restype, f.argtypes = res, args
+            _declared.add(id(lib))
+    return lib
+
+
+class PolicyError(RuntimeError):
+    """A Python policy driving another agent raised; the exception is its cause."""
+
+
+class ViewVector(SingleVector):
+    """N copies of the agent ``agent`` of a hierarchical environment, each copy an
+    env.View in Go: a ``SingleVector`` (same buffers, same-step auto-reset) whose step
+    lasts until the agent acts again or its sub-episode ends, with ``spans`` [N] int64,
+    each copy's span ticks after a step (0 after a reset). ``policies`` maps other
+    agents to a registry policy name (run in Go) or a Python callable ``(obs, mask) ->
+    action``; an agent left out plays its default."""
+
+    def __init__(self, name: str, num_envs: int, layout: AgentLayout, *, agent: str,
+                 policies: Mapping[str, str | PolicyFn] | None, seed: int | None, workers: int,
+                 config: bytes | None):
+        _Vector.__init__(self, name, num_envs, [layout], seed)
+        self._lib = _lib()
+        a = layout
+        self.agent = a.name
+        self.single_observation_space, self.single_action_space = a.observation_space, a.action_space
+        n = num_envs
+        self.obs = np.zeros((n, a.obs_dim), np.float32)
+        self.final_obs = np.zeros((n, a.obs_dim), np.float32)
+        self.masks = np.zeros((n, a.mask_len), np.bool_) if a.mask_len else None
+        self.rewards = np.zeros(n, np.float64)
+        self.terminated = np.zeros(n, np.bool_)
+        self.truncated = np.zeros(n, np.bool_)
+        self.spans = np.zeros(n, np.int64)
+        spec: dict[str, str | int] = {}
+        self._fns: list[PolicyFn] = []
+        self._fns_names: list[str] = []
+        self._exc: BaseException | None = None
+        for other, p in (policies or {}).items():
+            if isinstance(p, str):
+                spec[other] = p
+            elif callable(p):
+                spec[other] = len(self._fns)
+                self._fns.append(p)
+                self._fns_names.append(other)
+            else:
+                raise ConfigError(1, f"policy of agent {other!r} is {p!r}; want a policy name or a callable", [])
+        self._callback = _POLICY_FN(self._trampoline) if self._fns else None
+        bufs = (self.obs, self.final_obs, self.masks, self.rewards, self.terminated, self.truncated, self.spans)
+        handle = ctypes.c_int64()
+        cb = ctypes.cast(self._callback, ctypes.c_void_p) if self._callback is not None else None
+        _call(
+            self._lib.baton_view_new, name.encode(), config, agent.encode(), json.dumps(spec).encode(), cb,
+            n, workers, *(_ptr(b) for b in bufs), ctypes.byref(handle),
+        )
+        self._actions = np.zeros(n, np.int64)
+        self._done_w = np.zeros(n, np.bool_)
+        self._done = self._done_w.view()
+        self._open(handle.value, (*bufs, self._actions, self._callback))
+        self._actions_ptr = self._actions.ctypes.data
+        self._step_native = self._lib.baton_view_step
+        _readonly(*bufs, self._done)
+
+    def _trampoline(self, k, obs, n, mask, m, out) -> int:
+        try:
+            o = np.ctypeslib.as_array(obs, (n,)).copy() if n else np.zeros(0, np.float32)
+            msk = np.ctypeslib.as_array(mask, (m,)).astype(np.bool_) if m else None
+            out[0] = int(self._fns[k](o, msk))
+            return 0
+        except BaseException as e:  # raised again by the step that called it
+            if self._exc is None:
+                self._exc = e
+            return 1
+
+    def _check(self, code: int) -> None:
+        exc, self._exc = self._exc, None
+        if code:
+            try:
+                _raise(code, self._err)
+            except _vector.VectorError as e:
+                if exc is not None:
+                    raise PolicyError(f"a Python policy raised: {exc!r} ({e})") from exc
+                raise
+
+    def reset(self, seed: int | None = None, *, fresh: bool = False) -> tuple[np.ndarray, dict]:
+        """Resets every copy (seeds as ``SingleVector.reset``). With ``fresh``, every copy
+        starts a new underlying episode; without, a copy whose underlying episode can
+        go on (the agent's sub-episode ended, the episode did not) goes on with it."""
+        code = self._lib.baton_view_reset(self._live(), self._next_seed(seed), bool(fresh), self._err, _vector._ERRLEN)
+        self._check(code)
+        info = self._info(False)
+        info["span_ticks"] = self.spans
+        return self.obs, info
+
+    def step(self, actions):
+        """As ``SingleVector.step``; ``info["span_ticks"]`` is ``spans``."""
+        h = self._handle
+        if not h:
+            self._live()
+        shape = np.shape(actions)
+        if shape != self._actions.shape:
+            raise ConfigError(2, f"actions have shape {shape}; want ({self.num_envs},)", [])
+        np.copyto(self._actions, actions, casting="same_kind")
+        code = self._step_native(h, self._actions_ptr, self._err, _vector._ERRLEN)
+        self._check(code)
+        info = self._info(True)
+        info["span_ticks"] = self.spans
+        return self.obs, self.rewards, self.terminated, self.truncated, info

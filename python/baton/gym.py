@@ -1,0 +1,272 @@
+"""Gymnasium adapters: a baton environment, or one agent of a hierarchical one, as a
+``gymnasium.Env`` and as a ``gymnasium.vector.VectorEnv``, both on the fast lane
+(``baton.vector``): Go steps the environment and writes into numpy arrays.
+
+    import baton
+
+    env = baton.make("cartpole")
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+    # One agent of a hierarchy, the others driven by the registry's named policies
+    # (run in Go) or Python callables (obs, mask) -> action.
+    env = baton.make("maze", agent="strategy", policies={"motion": "forward"})
+    envs = baton.make_vec("maze", 64, agent="motion", policies={"strategy": "random"})
+
+Gymnasium ids, registered when ``baton`` is imported with gymnasium installed (no Go is
+loaded until an environment is made): ``baton/CartPole-v1``, ``baton/Maze-strategy-v0``,
+``baton/Maze-motion-v0``, ``baton/Webtest-strategy-v0``; ``gymnasium.make(id, **kw)``
+passes ``kw`` (``policies``, ``config``, ...) to ``BatonEnv``, and
+``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")`` makes a
+``BatonVectorEnv``.
+
+One agent of a hierarchy. A step lasts until the agent acts again or its
+sub-episode ends (Go's env.View): the other agents act in between. The reward is what
+the agent was reported in between: for a strategy agent that hands control to a
+motion agent, the reward of its whole decision, and ``info["span_ticks"]`` says how
+many environment ticks the decision took, so that an SMDP learner discounts by
+``gamma ** span_ticks``. Each sub-episode of the agent is one episode
+(``motion_0``, ``motion_1``, ... for the maze's motion agent): ``reset()`` after one
+ended goes on with the underlying episode when it can, while ``reset(seed=s)`` always
+starts a new underlying episode from ``s``, so that seeded episodes depend on the
+seed alone.
+
+Masks. ``info["action_mask"]`` (bool, one per action, for agents with a mask) says
+which actions are valid; at the end of an episode it is all False. An action that the
+mask forbids raises ``baton.vector.ActionError`` and changes nothing (``invalid_action=
+"raise"``, the default), or, with ``invalid_action="terminate"``, ends the episode
+with ``invalid_reward`` and ``info["invalid_action"]`` True (for learners and
+checkers that sample actions without masks).
+
+Seeds. ``reset(seed=s)`` seeds the Go environment (and the named policies of the
+other agents) with ``s``; ``reset()`` draws the seed from ``self.np_random``. The same
+seeds and actions give the same episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import vector as _vector
+from ._view import PolicyError, ViewVector
+
+__all__ = ["ENV_IDS", "BatonEnv", "BatonVectorEnv", "PolicyError", "make", "make_vec", "register_envs"]
+
+Policy = str | Callable[[np.ndarray, "np.ndarray | None"], Any]
+
+# The Gymnasium ids that register_envs registers, with BatonEnv's arguments.
+ENV_IDS: dict[str, dict[str, Any]] = {
+    "baton/CartPole-v1": {"env": "cartpole"},
+    "baton/Maze-strategy-v0": {"env": "maze", "agent": "strategy"},
+    "baton/Maze-motion-v0": {"env": "maze", "agent": "motion"},
+    "baton/Webtest-strategy-v0": {"env": "webtest", "agent": "strategy"},
+}
+
+_INVALID = ("raise", "terminate")
+
+
+def register_envs() -> None:
+    """Registers ``ENV_IDS`` with Gymnasium (again harmlessly). ``import baton`` calls
+    it when gymnasium is installed."""
+    for env_id, kw in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point="baton.gym:BatonEnv", vector_entry_point="baton.gym:BatonVectorEnv", kwargs=kw)
+
+
+def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | None,
+          num_envs: int, workers: int) -> _vector.SingleVector:
+    """The fast-lane vector of the agent (a SingleVector or a ViewVector)."""
+    cfg = _vector._config(config)
+    kind, agents = _vector.describe(env, config)
+    names = [a.name for a in agents]
+    if kind == "single":
+        if agent is not None and agent != names[0]:
+            raise _vector.ConfigError(1, f"{env} is a single-agent environment of agent {names[0]!r}, not {agent!r}", [])
+        if policies:
+            raise _vector.ConfigError(1, f"{env} is a single-agent environment: no other agent takes a policy", [])
+        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg)
+    if agent is None:
+        agent = names[0]
+    if agent not in names:
+        raise _vector.ConfigError(1, f"{env} has no agent {agent!r} (agents: {', '.join(names)})", [])
+    layout = agents[names.index(agent)]
+    return ViewVector(env, num_envs, layout, agent=agent, policies=policies, seed=None, workers=workers, config=cfg)
+
+
+def _obs_space(space, dim: int):
+    """The Box of the observations, its infinite bounds made float32's largest values
+    (as Gymnasium's own CartPole has them, and its checker wants)."""
+    if not isinstance(space, gym.spaces.Box):
+        raise _vector.ConfigError(1, f"observation space {space}: the Gymnasium adapter takes Box observations", [])
+    if int(np.prod(space.shape)) != dim:
+        raise _vector.ConfigError(1, f"observation space {space} does not hold {dim} floats", [])
+    if np.isinf(space.low).any() or np.isinf(space.high).any():
+        big = np.finfo(np.float32).max
+        low, high = np.nan_to_num(space.low, neginf=-big), np.nan_to_num(space.high, posinf=big)
+        space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+    return space
+
+
+class BatonEnv(gym.Env):
+    """A baton environment, or one agent of a hierarchical one, as a
+    ``gymnasium.Env`` on the fast lane (see the module's documentation).
+
+    ``env`` is a registered environment ("cartpole", "maze", "webtest"); ``agent`` the
+    agent to present (None: the single agent, or the first agent of a hierarchy);
+    ``config`` its JSON configuration (dict or text); ``policies`` maps each other
+    agent to a registry policy name or a callable ``(obs, mask) -> action``
+    (an agent left out plays its default). ``render_mode`` must be None.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None,
+                 *, render_mode: str | None = None, invalid_action: str = "raise", invalid_reward: float = 0.0):
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
+        if invalid_action not in _INVALID:
+            raise ValueError(f"invalid_action {invalid_action!r}; want one of {_INVALID}")
+        self.render_mode = render_mode
+        self.invalid_action, self.invalid_reward = invalid_action, float(invalid_reward)
+        self._v = _open(env, agent, config, policies, 1, 1)
+        self.env_name, self.agent = env, self._v.agent
+        self.observation_space = _obs_space(self._v.single_observation_space, self._v.obs.shape[1])
+        self.action_space = self._v.single_action_space
+        self._shape = self.observation_space.shape
+        self._view = isinstance(self._v, ViewVector)
+        self._start = int(getattr(self.action_space, "start", 0))
+        self._next: tuple[np.ndarray, dict] | None = None  # the auto-reset copy's start
+        self._active = False
+        self._act = np.zeros(1, np.int64)
+
+    def _obs(self, row: np.ndarray) -> np.ndarray:
+        return row.reshape(self._shape).copy()
+
+    def _info(self, span: int | None = None) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        if self._v.masks is not None:
+            info["action_mask"] = self._v.masks[0].copy()
+        if span is not None:
+            info["span_ticks"] = span
+        return info
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is None and self._next is not None:
+            obs, info = self._next
+        else:
+            s = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63))
+            if self._view:
+                self._v.reset(s, fresh=seed is not None)
+            else:
+                self._v.reset(s)
+            obs, info = self._obs(self._v.obs[0]), self._info(0 if self._view else None)
+        self._next, self._active = None, True
+        return obs, info
+
+    def step(self, action):
+        if not self._active:
+            raise gym.error.ResetNeeded("baton: the episode is over (or never started): call reset()")
+        a = int(action)
+        m = self._v.masks
+        if self.invalid_action == "terminate" and m is not None:
+            k = a - self._start
+            if not (0 <= k < m.shape[1]) or not m[0, k]:
+                self._active = False
+                info = self._info(0 if self._view else None)
+                info["action_mask"] = np.zeros(m.shape[1], np.bool_)
+                info["invalid_action"] = True
+                return self._obs(self._v.obs[0]), self.invalid_reward, True, False, info
+        self._act[0] = a
+        obs, rewards, term, trunc, _ = self._v.step(self._act)
+        span = int(self._v.spans[0]) if self._view else None
+        t, u = bool(term[0]), bool(trunc[0])
+        if t or u:
+            self._active = False
+            self._next = (self._obs(obs[0]), self._info(0 if self._view else None))
+            info = self._info(span)
+            if m is not None:
+                info["action_mask"] = np.zeros(m.shape[1], np.bool_)
+            return self._obs(self._v.final_obs[0]), float(rewards[0]), t, u, info
+        return self._obs(obs[0]), float(rewards[0]), t, u, self._info(span)
+
+    def action_masks(self) -> np.ndarray | None:
+        """The current action mask (sb3-contrib's MaskablePPO asks for it), or None."""
+        return None if self._v.masks is None else self._v.masks[0].copy()
+
+    def close(self) -> None:
+        self._v.close()
+
+
+class BatonVectorEnv(VectorEnv):
+    """``num_envs`` copies of a baton environment, or of one agent of a hierarchical
+    one, as a ``gymnasium.vector.VectorEnv`` stepped by Go in one call (the arguments
+    are ``BatonEnv``'s, plus ``workers``: Go threads). Auto-reset is same-step
+    (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): a copy whose
+    episode ended is reset in the step that ended it, its row of the observations is
+    the new episode's first, and ``info["final_obs"]`` (rows where
+    ``info["_final_obs"]``) its last. For one agent of a hierarchy, the copy's next
+    episode is the agent's next sub-episode in the same underlying episode when there
+    is one (``reset`` starts new underlying episodes). ``info["action_mask"]`` holds the masks and, for
+    one agent of a hierarchy, ``info["span_ticks"]`` each copy's span. The arrays
+    returned are the fast lane's, read-only and overwritten by the next step."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, env: str, num_envs: int = 1, agent: str | None = None, config=None,
+                 policies: Mapping[str, Policy] | None = None, *, workers: int = 1, render_mode: str | None = None):
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
+        self.render_mode = None
+        self.vector = _open(env, agent, config, policies, int(num_envs), int(workers))
+        self.num_envs = int(num_envs)
+        self.single_observation_space = _obs_space(self.vector.single_observation_space, self.vector.obs.shape[1])
+        self.single_action_space = self.vector.single_action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._shape = (self.num_envs, *self.single_observation_space.shape)
+        self._view = isinstance(self.vector, ViewVector)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None:
+            self._np_random, _ = gym.utils.seeding.np_random(seed)
+        else:
+            seed = int(self.np_random.integers(0, 2**63))
+        if self._view:
+            obs, info = self.vector.reset(seed, fresh=True)
+        else:
+            obs, info = self.vector.reset(seed)
+        return obs.reshape(self._shape), info
+
+    def step(self, actions):
+        obs, rewards, term, trunc, info = self.vector.step(np.asarray(actions))
+        if "final_obs" in info:
+            info["final_obs"] = info["final_obs"].reshape(self._shape)
+        return obs.reshape(self._shape), rewards, term, trunc, info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.vector.close()
+
+
+def make(env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None, **kw) -> BatonEnv:
+    """A ``gymnasium.Env`` of ``env``, or of its agent ``agent`` with the others driven
+    by ``policies`` (see ``BatonEnv``; ``kw`` are its keyword options).
+
+    >>> env = baton.make("maze", agent="strategy", policies={"motion": "forward"})  # doctest: +SKIP
+    """
+    return BatonEnv(env, agent, config, policies, **kw)
+
+
+def make_vec(env: str, num_envs: int, agent: str | None = None, config=None,
+             policies: Mapping[str, Policy] | None = None, *, workers: int = 1, **kw) -> BatonVectorEnv:
+    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` copies (see ``BatonVectorEnv``).
+
+    >>> envs = baton.make_vec("cartpole", 64, workers=2)  # doctest: +SKIP
+    """
+    return BatonVectorEnv(env, num_envs, agent, config, policies, workers=workers, **kw)
