@@ -223,9 +223,23 @@ class BatonVectorEnv(VectorEnv):
                  policies: Mapping[str, Policy] | None = None, *, workers: int = 1, render_mode: str | None = None):
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
+        self._adopt(_open(env, agent, config, policies, int(num_envs), int(workers)))
+
+    @classmethod
+    def from_vector(cls, vector: _vector.SingleVector) -> BatonVectorEnv:
+        """The Gymnasium view of a fast-lane vector already made (``baton.vector.make``
+        of a single-agent environment, or a view); closing either closes both.
+
+        >>> env = BatonVectorEnv.from_vector(baton.vector.make("cartpole", num_envs=8))  # doctest: +SKIP
+        """
+        self = cls.__new__(cls)
+        self._adopt(vector)
+        return self
+
+    def _adopt(self, vector: _vector.SingleVector) -> None:
         self.render_mode = None
-        self.vector = _open(env, agent, config, policies, int(num_envs), int(workers))
-        self.num_envs = int(num_envs)
+        self.vector = vector
+        self.num_envs = vector.num_envs
         self.single_observation_space = _obs_space(self.vector.single_observation_space, self.vector.obs.shape[1])
         self.single_action_space = self.vector.single_action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)

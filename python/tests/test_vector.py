@@ -372,14 +372,6 @@ def test_maze_actions_in_groups_and_errors():
             v.step({"strategy": np.zeros(2, np.int64)})
 
 
-def test_bench_prints_a_table(capsys):
-    from baton import bench
-
-    assert bench.main(["--num-envs", "8", "--rounds", "1", "--seconds", "0.05", "--no-go"]) == 0
-    out = capsys.readouterr().out
-    assert "baton.vector" in out and "steps/s" in out
-
-
 def test_to_gymnasium_vector_env():
     import gymnasium as gym
     from gymnasium.wrappers.vector import RecordEpisodeStatistics

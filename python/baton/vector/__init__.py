@@ -398,9 +398,9 @@ class SingleVector(_Vector):
         >>> env = baton.vector.make("cartpole", num_envs=8).to_gymnasium()  # doctest: +SKIP
         >>> env = gymnasium.wrappers.vector.RecordEpisodeStatistics(env)  # doctest: +SKIP
         """
-        from ._gym import GymVector
+        from ..gym import BatonVectorEnv
 
-        return GymVector(self)
+        return BatonVectorEnv.from_vector(self)
 
 
 @dataclass
