@@ -92,6 +92,7 @@ from . import _native
 
 __all__ = [
     "ActionError",
+    "AsyncVector",
     "ConfigError",
     "CopyError",
     "Failure",
@@ -229,20 +230,32 @@ def make(
     seed: int | None = None,
     workers: int = 1,
     config: Mapping[str, Any] | str | bytes | None = None,
-) -> SingleVector | MultiVector:
+    batch_size: int | None = None,
+) -> SingleVector | MultiVector | AsyncVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
     ...) with its JSON ``config`` (a dict, or JSON text; None for its defaults),
     stepped on ``workers`` Go threads. A single-agent environment gives a
     ``SingleVector``, a hierarchical or multi-agent one a ``MultiVector``. ``seed`` is
     the seed of the first ``reset()`` that names none (0 if None).
 
+    With ``batch_size`` (1 to ``num_envs``), a single-agent environment gives an
+    ``AsyncVector`` instead: EnvPool's asynchronous mode, ``send``/``recv`` of batches of
+    the first ``batch_size`` copies ready (see ``baton.vector._async``).
+
     >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
+    >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     """
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ConfigError(2, f"num_envs is {num_envs!r}; want an int >= 1", [])
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
         raise ConfigError(2, f"workers is {workers!r}; want an int >= 0 (0 and 1: synchronous)", [])
     kind, agents = describe(name, config)
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
+            raise ConfigError(2, f"batch_size is {batch_size!r}; want an int from 1 to num_envs ({num_envs})", [])
+        if kind != "single":
+            raise ConfigError(2, f"batch_size: {name} is a {kind} environment; the asynchronous mode takes single-agent ones", [])
+        return AsyncVector(name, int(num_envs), agents, seed=seed, workers=int(workers), batch_size=int(batch_size), config=_config(config))
     cls = SingleVector if kind == "single" else MultiVector
     return cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
 
@@ -498,3 +511,6 @@ class MultiVector(_Vector):
                 np.copyto(g.actions, a, casting="same_kind")  # floats raise TypeError
         self._call(self._lib.baton_step_multi, h)
         return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
+
+
+from ._async import AsyncVector  # noqa: E402  (it builds on the classes above)
