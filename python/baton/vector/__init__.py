@@ -98,6 +98,7 @@ __all__ = [
     "Failure",
     "Group",
     "MultiVector",
+    "RemoteVector",
     "SingleVector",
     "StateError",
     "VectorError",
@@ -231,7 +232,9 @@ def make(
     workers: int = 1,
     config: Mapping[str, Any] | str | bytes | None = None,
     batch_size: int | None = None,
-) -> SingleVector | MultiVector | AsyncVector:
+    address: str | None = None,
+    **remote: Any,
+) -> SingleVector | MultiVector | AsyncVector | RemoteVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
     ...) with its JSON ``config`` (a dict, or JSON text; None for its defaults),
     stepped on ``workers`` Go threads. A single-agent environment gives a
@@ -242,13 +245,26 @@ def make(
     ``AsyncVector`` instead: EnvPool's asynchronous mode, ``send``/``recv`` of batches of
     the first ``batch_size`` copies ready (see ``baton.vector._async``).
 
+    With ``address`` ("grpc://HOST:PORT", "grpcs://HOST:PORT"), the copies are served
+    by an environment server (``baton serve env``) as one batch session: a
+    ``RemoteVector``, with ``SingleVector``'s API and arrays, for a single-agent
+    environment; ``remote`` takes ``baton.remote``'s ``key``, ``tls``, ``timeout`` and
+    ``server_name`` (see ``baton.vector._remote``).
+
     >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
+    >>> r = baton.vector.make("cartpole", num_envs=256, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
     >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     """
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ConfigError(2, f"num_envs is {num_envs!r}; want an int >= 1", [])
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
         raise ConfigError(2, f"workers is {workers!r}; want an int >= 0 (0 and 1: synchronous)", [])
+    if address is not None:
+        if batch_size is not None:
+            raise ConfigError(2, "batch_size: the asynchronous mode is in-process only (no address)", [])
+        return RemoteVector(name, int(num_envs), address=address, seed=seed, workers=int(workers), config=config, **remote)
+    if remote:
+        raise ConfigError(2, f"{', '.join(sorted(remote))}: options of a remote vector, which needs an address", [])
     kind, agents = describe(name, config)
     if batch_size is not None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
@@ -514,3 +530,4 @@ class MultiVector(_Vector):
 
 
 from ._async import AsyncVector  # noqa: E402  (it builds on the classes above)
+from ._remote import RemoteVector  # noqa: E402
