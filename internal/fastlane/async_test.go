@@ -26,7 +26,9 @@ func batch(b, dim, mlen int) fastlane.AsyncBatch {
 }
 
 // recv waits for a batch, however long the workers take.
-func recv(t *testing.T, a *fastlane.Async) {
+func recv(t *testing.T, a interface {
+	Recv(context.Context, time.Duration) (bool, error)
+}) {
 	t.Helper()
 	for {
 		ok, err := a.Recv(bg, time.Millisecond)
