@@ -83,8 +83,6 @@ def test_bad_sends_name_the_copy_and_change_nothing():
             v.recv()  # nothing is stepping
     with pytest.raises(bv.ConfigError, match="batch_size"):
         bv.make("cartpole", num_envs=4, batch_size=5)
-    with pytest.raises(bv.ConfigError, match="single-agent"):
-        bv.make("maze", num_envs=4, batch_size=2)
 
 
 def test_recv_returns_in_the_order_copies_finish():
@@ -96,6 +94,68 @@ def test_recv_returns_in_the_order_copies_finish():
         v.send([0, 0], first)
         _, _, _, _, info = v.recv(timeout=5)
         assert sorted(info["env_id"]) == sorted(first)
+
+
+def allowed(i: int, s: int, mask) -> int:
+    """An action of copy i at its step s among those its mask allows."""
+    ok = np.flatnonzero(mask)
+    return int(ok[np.random.default_rng([i, s]).integers(len(ok))])
+
+
+@pytest.mark.parametrize("n,batch,workers", [(6, 6, 1), (10, 3, 3)])
+def test_hierarchical_copies_follow_the_synchronous_trajectories(n, batch, workers):
+    got: list[list[tuple]] = [[] for _ in range(n)]
+    with bv.make("maze", num_envs=n, batch_size=batch, workers=workers, seed=3) as v:
+        assert isinstance(v, bv.AsyncMultiVector)
+        groups = v.reset()
+        for _ in range(60 * n // batch):
+            for r, i in enumerate(v.env_id):
+                j = int(v.acting[r])
+                g = groups[v.agent_names[j]]
+                k = int(np.flatnonzero(g.copies == i)[0])
+                got[i].append((j, g.obs[k].copy(), g.masks[k].copy(), v.rewards[r].copy(), v.spans[r].copy(), v.ended[r]))
+            for g in groups.values():
+                for k, i in enumerate(g.copies):
+                    g.actions[k] = allowed(int(i), len(got[i]) - 1, g.masks[k])
+            groups, *_ = v.step()
+    ended = 0
+    with bv.make("maze", num_envs=n, seed=3) as m:
+        groups = m.reset()
+        rewards, spans, done = np.zeros((n, 2)), np.zeros((n, 2), np.int64), np.zeros(n, bool)
+        for step in range(max(len(g) for g in got)):
+            for g in groups.values():
+                for k, i in enumerate(g.copies):
+                    if step < len(got[i]):
+                        j, obs, mask, r, sp, e = got[i][step]
+                        assert j == g.index, f"copy {i} step {step}"
+                        np.testing.assert_array_equal(obs, g.obs[k])
+                        np.testing.assert_array_equal(mask, g.masks[k])
+                        np.testing.assert_array_equal(r, rewards[i])
+                        np.testing.assert_array_equal(sp, spans[i])
+                        assert e == done[i]
+                        ended += e
+                    g.actions[k] = allowed(int(i), step, g.masks[k])
+            groups, rewards, _, _, done = m.step()
+            rewards, spans, done = rewards.copy(), m.spans.copy(), done.copy()
+    assert ended > 0
+
+
+def test_hierarchical_sends_by_name_and_check_masks():
+    with bv.make("maze", num_envs=4, batch_size=4, seed=1) as v:
+        groups = v.reset()
+        name, g = next((n, g) for n, g in groups.items() if len(g))
+        masked = int(np.flatnonzero(~g.masks[0])[0])
+        acts = {n: np.array([allowed(int(i), 0, x.masks[k]) for k, i in enumerate(x.copies)], np.int64) for n, x in groups.items()}
+        acts[name][0] = masked
+        with pytest.raises(bv.ActionError, match=f"copy {g.copies[0]}.*agent {name}.*masked"):
+            v.send(acts)
+        with pytest.raises(bv.ConfigError, match="no agent 'ghost'"):
+            v.send({"ghost": []})
+        acts[name][0] = allowed(int(g.copies[0]), 0, g.masks[0])
+        v.send(acts)
+        groups, rewards, terminated, truncated, ended = v.recv(timeout=10)
+        assert sum(len(x) for x in groups.values()) == 4
+        assert rewards.shape == (4, 2) and not rewards.flags.writeable
 
 
 def _counts():
@@ -119,6 +179,11 @@ def test_close_stops_the_workers():
         v.close()
         with pytest.raises(bv.StateError, match="closed"):
             v.recv()
+    m = bv.make("maze", num_envs=8, batch_size=2, workers=3)
+    for g in m.reset().values():
+        g.actions[:] = [allowed(0, 0, mask) for mask in g.masks]
+    m.step()  # the others still step
+    m.close()
     assert lib.baton_live() == live
     assert lib.baton_goroutines() == goroutines, "the workers stopped"
     after_threads, after_fds = _counts()

@@ -92,6 +92,7 @@ from . import _native
 
 __all__ = [
     "ActionError",
+    "AsyncMultiVector",
     "AsyncVector",
     "ConfigError",
     "CopyError",
@@ -234,16 +235,17 @@ def make(
     batch_size: int | None = None,
     address: str | None = None,
     **remote: Any,
-) -> SingleVector | MultiVector | AsyncVector | RemoteVector:
+) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
     ...) with its JSON ``config`` (a dict, or JSON text; None for its defaults),
     stepped on ``workers`` Go threads. A single-agent environment gives a
     ``SingleVector``, a hierarchical or multi-agent one a ``MultiVector``. ``seed`` is
     the seed of the first ``reset()`` that names none (0 if None).
 
-    With ``batch_size`` (1 to ``num_envs``), a single-agent environment gives an
-    ``AsyncVector`` instead: EnvPool's asynchronous mode, ``send``/``recv`` of batches of
-    the first ``batch_size`` copies ready (see ``baton.vector._async``).
+    With ``batch_size`` (1 to ``num_envs``), the vector runs in EnvPool's asynchronous
+    mode, ``send``/``recv`` of batches of the first ``batch_size`` copies ready (see
+    ``baton.vector._async``): an ``AsyncVector`` for a single-agent environment, an
+    ``AsyncMultiVector`` (batches grouped per acting agent) for the others.
 
     With ``address`` ("grpc://HOST:PORT", "grpcs://HOST:PORT"), the copies are served
     by an environment server (``baton serve env``) as one batch session: a
@@ -269,9 +271,8 @@ def make(
     if batch_size is not None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
             raise ConfigError(2, f"batch_size is {batch_size!r}; want an int from 1 to num_envs ({num_envs})", [])
-        if kind != "single":
-            raise ConfigError(2, f"batch_size: {name} is a {kind} environment; the asynchronous mode takes single-agent ones", [])
-        return AsyncVector(name, int(num_envs), agents, seed=seed, workers=int(workers), batch_size=int(batch_size), config=_config(config))
+        acls = AsyncVector if kind == "single" else AsyncMultiVector
+        return acls(name, int(num_envs), agents, seed=seed, workers=int(workers), batch_size=int(batch_size), config=_config(config))
     cls = SingleVector if kind == "single" else MultiVector
     return cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
 
@@ -529,5 +530,5 @@ class MultiVector(_Vector):
         return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
 
 
-from ._async import AsyncVector  # noqa: E402  (it builds on the classes above)
+from ._async import AsyncMultiVector, AsyncVector  # noqa: E402  (it builds on the classes above)
 from ._remote import RemoteVector  # noqa: E402
