@@ -21,7 +21,9 @@
 // single-agent environment: Send queues actions for some copies and returns; worker
 // goroutines step them; Recv returns the first batch of copies done, their ids and
 // rows gathered into the caller's AsyncBatch, waiting at most a given time so that a
-// caller in another language can handle its interrupts between waits.
+// caller in another language can handle its interrupts between waits. NewAsyncMulti
+// makes its hierarchical form, AsyncMulti, whose batches are grouped per acting
+// agent (AsyncMultiBatch).
 //
 // Actions are integers: the fast lane takes agents whose action space is Discrete.
 //
