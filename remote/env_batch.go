@@ -72,6 +72,13 @@ func (bs *batches) take(id string) *batchSession {
 	return b
 }
 
+// count returns the number of batch sessions.
+func (bs *batches) count() int {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	return len(bs.m)
+}
+
 // closeAll closes every batch session, at shutdown.
 func (bs *batches) closeAll() {
 	bs.mu.Lock()

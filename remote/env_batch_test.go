@@ -170,3 +170,20 @@ func TestBatchKeys(t *testing.T) {
 	require.ErrorIs(t, err, remote.ErrUnauthenticated)
 	require.NoError(t, b.Close(context.WithoutCancel(t.Context())))
 }
+
+// TestBatchSessionsCount: batch sessions and plain ones share the server's bound.
+func TestBatchSessionsCount(t *testing.T) {
+	c := dialEnv(t, serveBatches(t, false, remote.WithMaxSessions(1)))
+	b, err := c.MakeBatch(t.Context(), "cartpole", nil, 2, 1)
+	require.NoError(t, err)
+	_, err = c.Make(t.Context(), "cartpole", nil, 0)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	_, err = c.MakeBatch(t.Context(), "cartpole", nil, 2, 1)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	require.NoError(t, b.Close(t.Context()))
+	e, err := c.Make(t.Context(), "cartpole", nil, 0)
+	require.NoError(t, err)
+	_, err = c.MakeBatch(t.Context(), "cartpole", nil, 2, 1)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	require.NoError(t, e.Close(t.Context()))
+}

@@ -248,8 +248,8 @@ func (e *envService) Make(_ context.Context, req *pb.MakeRequest) (*pb.MakeRespo
 			delete(e.sessions, id)
 		}
 	}
-	if len(e.sessions) >= e.maxSessions {
-		return nil, status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", len(e.sessions))
+	if open := len(e.sessions) + e.batches.count(); open >= e.maxSessions {
+		return nil, status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", open)
 	}
 	ss.used = now
 	e.sessions[ss.id] = ss

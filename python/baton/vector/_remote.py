@@ -36,7 +36,8 @@ class RemoteVector:
     """``num_envs`` copies of a single-agent environment stepped by an environment
     server, with ``SingleVector``'s API (see the module ``baton.vector._remote``).
     ``address`` is "HOST:PORT", "grpc://HOST:PORT" or "grpcs://HOST:PORT"; ``key``,
-    ``tls``, ``timeout`` and ``server_name`` are ``baton.remote``'s; ``workers`` the
+    ``tls``, ``timeout``, ``server_name`` and ``max_message_bytes`` (for large batches) are
+    ``baton.remote``'s; ``workers`` the
     goroutines that step the copies on the server."""
 
     def __init__(
@@ -52,6 +53,7 @@ class RemoteVector:
         tls: bool | str | bytes | None = None,
         timeout: float | None = 30.0,
         server_name: str | None = None,
+        max_message_bytes: int | None = None,
     ):
         from .. import remote as R
         from ..remote import specs as S
@@ -71,7 +73,9 @@ class RemoteVector:
             config_json = config.decode()
         else:
             config_json = json.dumps(config)
-        self._conn = Connection(address, key=key, timeout=timeout, tls=tls, server_name=server_name)
+        self._conn = Connection(
+            address, key=key, timeout=timeout, tls=tls, server_name=server_name, max_message_bytes=max_message_bytes
+        )
         self._stub = pb_grpc.EnvServiceStub(self._conn.channel)
         self._target = f"batch of {name}"
         try:
