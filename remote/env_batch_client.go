@@ -21,7 +21,8 @@ const (
 // env/vector.Env (with the same results for the same seed and actions: see the
 // EnvService contract). Its buffers (Obs, Masks, Rewards, Terminated, Truncated,
 // FinalObs) are laid out as vector.Env's and overwritten by every Reset and Step.
-// It is not safe for concurrent use; Close ends the session.
+// It is not safe for concurrent use; Close ends the session, as the client's Close
+// does for the sessions still open.
 type BatchEnv struct {
 	c       *EnvClient
 	name    string
@@ -66,6 +67,15 @@ func (c *EnvClient) MakeBatch(ctx context.Context, name string, config []byte, n
 	if m == 0 {
 		b.masks = nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("%w: the client is closed", ErrConfig)
+	}
+	if c.batches == nil {
+		c.batches = map[*BatchEnv]struct{}{}
+	}
+	c.batches[b] = struct{}{}
 	return b, nil
 }
 
@@ -188,8 +198,16 @@ func (b *BatchEnv) read(t *pb.BatchTurn) error {
 	return nil
 }
 
-// Close ends the session on the server.
+// Close ends the session on the server. The client's Close closes the sessions still
+// open.
 func (b *BatchEnv) Close(ctx context.Context) error {
+	b.c.mu.Lock()
+	delete(b.c.batches, b)
+	b.c.mu.Unlock()
+	return b.close(ctx)
+}
+
+func (b *BatchEnv) close(ctx context.Context) error {
 	return b.c.c.call(ctx, methodClose, b.target(), func(ctx context.Context) error {
 		_, err := b.c.api.Close(ctx, &pb.CloseRequest{Session: b.session})
 		return err

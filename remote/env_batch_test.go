@@ -187,3 +187,19 @@ func TestBatchSessionsCount(t *testing.T) {
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
 	require.NoError(t, e.Close(t.Context()))
 }
+
+// TestBatchClosedWithTheClient: the client's Close ends its batch sessions on the
+// server, which then has room for another.
+func TestBatchClosedWithTheClient(t *testing.T) {
+	srv := serveBatches(t, false, remote.WithMaxSessions(1))
+	c, err := remote.DialEnv(t.Context(), srv.target, srv.opts...)
+	require.NoError(t, err)
+	_, err = c.MakeBatch(t.Context(), "cartpole", nil, 2, 1)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	_, err = c.MakeBatch(t.Context(), "cartpole", nil, 2, 1)
+	require.Error(t, err, "the client is closed")
+	other := dialEnv(t, srv)
+	_, err = other.MakeBatch(t.Context(), "cartpole", nil, 2, 1)
+	require.NoError(t, err, "the first client's session was closed")
+}
