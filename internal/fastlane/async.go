@@ -31,8 +31,12 @@ const (
 // act (check an action for copy i, in the caller) and gather (write the pending
 // copies into the caller's batch).
 //
-// A copy's rows are written by the worker that steps it and read by the caller after
-// the copy's id has come back through ready, which orders the two.
+// The queues are two slices under a mutex: todo, the copies queued, which the
+// workers take in chunks, and done, the copies stepped in the order they finished,
+// which Recv takes; a token on work wakes a worker, one on note wakes Recv. So a
+// batch costs a few lock operations, not a channel operation per copy. A copy's rows
+// are written by the worker that steps it before it appends the copy to done, and
+// read by the caller after it takes it from there, which orders the two.
 type async struct {
 	n, batch int
 	base     uint64
@@ -47,7 +51,11 @@ type async struct {
 	busy    int
 	pending []int
 
-	jobs, ready chan int
+	mu          sync.Mutex
+	todo, done  []int // guarded by mu: the queued copies and the finished ones,
+	first, next int   // from todo[first] and done[next] on
+	workers     int
+	work, note  chan struct{}
 	quit        chan struct{}
 	wg          sync.WaitGroup
 	timer       *time.Timer
@@ -85,12 +93,13 @@ func (a *async) start(n, workers, batch int) {
 	a.episodes, a.actions, a.resets = make([]int, n), make([]int64, n), make([]bool, n)
 	a.errs, a.state = make([]error, n), make([]uint8, n)
 	a.pending = make([]int, 0, batch)
-	a.jobs, a.ready, a.quit = make(chan int, n), make(chan int, n), make(chan struct{})
+	a.todo, a.done, a.workers = make([]int, 0, n), make([]int, 0, n), workers
+	a.work, a.note, a.quit = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
 	a.timer = time.NewTimer(time.Hour)
 	a.timer.Stop()
 	a.wg.Add(workers)
 	for range workers {
-		go a.work()
+		go a.loop()
 	}
 }
 
@@ -108,11 +117,26 @@ func (a *async) Reset(ctx context.Context, seed uint64) error {
 	if a.closed {
 		return vector.ErrClosed
 	}
-	for a.busy > 0 {
-		select {
-		case i := <-a.ready:
+	a.mu.Lock()
+	for _, i := range a.todo[a.first:] { // not started: drop them
+		a.busy--
+		a.state[i] = copyHeld
+	}
+	a.todo, a.first = a.todo[:0], 0
+	a.mu.Unlock()
+	for {
+		a.mu.Lock()
+		for _, i := range a.done[a.next:] {
 			a.busy--
 			a.state[i] = copyHeld
+		}
+		a.done, a.next = a.done[:0], 0
+		a.mu.Unlock()
+		if a.busy == 0 {
+			break
+		}
+		select {
+		case <-a.note:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -122,10 +146,13 @@ func (a *async) Reset(ctx context.Context, seed uint64) error {
 	}
 	a.pending = a.pending[:0]
 	a.base = seed
+	a.mu.Lock()
 	for i := range a.n {
 		a.episodes[i] = -1
 		a.queue(i, true)
 	}
+	a.mu.Unlock()
+	a.wake()
 	return nil
 }
 
@@ -137,9 +164,12 @@ func (a *async) ResetCopies(ids []int64) error {
 	if err := a.ids(ids, true); err != nil {
 		return err
 	}
+	a.mu.Lock()
 	for _, i := range ids {
 		a.queue(int(i), true)
 	}
+	a.mu.Unlock()
+	a.wake()
 	return nil
 }
 
@@ -160,10 +190,13 @@ func (a *async) Send(actions, ids []int64) error {
 			return err
 		}
 	}
+	a.mu.Lock()
 	for j, id := range ids {
 		a.actions[id] = actions[j]
 		a.queue(int(id), false)
 	}
+	a.mu.Unlock()
+	a.wake()
 	return nil
 }
 
@@ -204,12 +237,21 @@ func (a *async) ids(ids []int64, reset bool) error {
 	return err
 }
 
+// queue appends copy i to todo; the caller holds mu, and wakes a worker after.
 func (a *async) queue(i int, reset bool) {
 	a.state[i] = copyBusy
 	a.resets[i] = reset
 	a.errs[i] = nil
 	a.busy++
-	a.jobs <- i
+	a.todo = append(a.todo, i)
+}
+
+// wake wakes a worker, unless one is being woken already.
+func (a *async) wake() {
+	select {
+	case a.work <- struct{}{}:
+	default:
+	}
 }
 
 // Recv waits up to wait for the batch: the first BatchSize copies whose step or reset
@@ -236,34 +278,33 @@ func (a *async) Recv(ctx context.Context, wait time.Duration) (bool, error) {
 			a.timer.Stop()
 		}
 	}()
-	for len(a.pending) < a.batch {
-		var i int
-		select {
-		case i = <-a.ready:
-		default:
-			if !armed {
-				if wait <= 0 {
-					return false, nil
-				}
-				a.timer.Reset(wait)
-				armed = true
-			}
-			select {
-			case i = <-a.ready:
-			case <-a.timer.C:
-				armed = false
-				return false, nil
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
-		}
-		a.busy--
-		if err := a.errs[i]; err != nil {
-			a.state[i] = copyFailed
+	for {
+		if err := a.take(); err != nil {
 			return false, err
 		}
-		a.state[i] = copyPending
-		a.pending = append(a.pending, i)
+		if len(a.pending) == a.batch {
+			break
+		}
+		if !armed {
+			if wait <= 0 {
+				return false, nil
+			}
+			a.timer.Reset(wait)
+			armed = true
+		}
+		select {
+		case <-a.note:
+		case <-a.timer.C:
+			armed = false
+			if err := a.take(); err != nil || len(a.pending) < a.batch {
+				return false, err
+			}
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+		if len(a.pending) == a.batch {
+			break
+		}
 	}
 	a.gather(a.pending)
 	for _, i := range a.pending {
@@ -271,6 +312,28 @@ func (a *async) Recv(ctx context.Context, wait time.Duration) (bool, error) {
 	}
 	a.pending = a.pending[:0]
 	return true, nil
+}
+
+// take moves finished copies from done to pending, until the batch is complete; a
+// copy that failed stops it, with its error.
+func (a *async) take() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.next < len(a.done) && len(a.pending) < a.batch {
+		i := a.done[a.next]
+		a.next++
+		a.busy--
+		if err := a.errs[i]; err != nil {
+			a.state[i] = copyFailed
+			return err
+		}
+		a.state[i] = copyPending
+		a.pending = append(a.pending, i)
+	}
+	if a.next == len(a.done) {
+		a.done, a.next = a.done[:0], 0
+	}
+	return nil
 }
 
 // Close stops the workers, after the steps in progress, and waits for them. It is
@@ -286,15 +349,47 @@ func (a *async) Close() error {
 	return nil
 }
 
-func (a *async) work() {
+// chunk bounds the copies a worker takes at once.
+const chunk = 64
+
+func (a *async) loop() {
 	defer a.wg.Done()
+	mine := make([]int, 0, chunk)
 	for {
 		select {
 		case <-a.quit:
 			return
-		case i := <-a.jobs:
-			a.errs[i] = a.run(i)
-			a.ready <- i
+		case <-a.work:
+		}
+		for {
+			a.mu.Lock()
+			k := min(len(a.todo)-a.first, max(1, (len(a.todo)-a.first)/a.workers), chunk)
+			mine = append(mine[:0], a.todo[a.first:a.first+k]...)
+			a.first += k
+			if a.first == len(a.todo) {
+				a.todo, a.first = a.todo[:0], 0
+			} else {
+				a.wake() // more for another worker
+			}
+			a.mu.Unlock()
+			if k == 0 {
+				break
+			}
+			for _, i := range mine {
+				a.errs[i] = a.run(i)
+			}
+			a.mu.Lock()
+			a.done = append(a.done, mine...)
+			a.mu.Unlock()
+			select {
+			case a.note <- struct{}{}:
+			default:
+			}
+			select {
+			case <-a.quit:
+				return
+			default:
+			}
 		}
 	}
 }
