@@ -70,6 +70,13 @@ vector of a process does. A process may fork after importing baton and make vect
 the child, but not after making a vector (a Go runtime does not survive fork): use
 multiprocessing's "spawn" or "forkserver" contexts then.
 
+Asynchronous and remote vectors. ``make(..., batch_size=B)`` gives EnvPool's
+asynchronous mode (``AsyncVector``, ``AsyncMultiVector``: ``send``/``recv`` of the first
+B copies ready, stepped by Go workers in the background; see ``baton.vector._async``).
+``make(..., address="grpc://HOST:PORT")`` gives a ``RemoteVector``, the copies served by
+``baton serve env`` as one batch session with ``SingleVector``'s API and arrays (see
+``baton.vector._remote``).
+
 Threads. A vector is not safe for concurrent use: one thread calls its methods.
 ``workers=w`` steps the copies on w Go threads (env/vector's WithWorkers), which
 spin between steps for a quarter of a millisecond and then sleep; ``close`` stops
