@@ -13,7 +13,9 @@
 //	               per observation), ActBatch (N observations at once)
 //	EnvService     Envs, Spec, Make (a name and JSON configuration -> a session),
 //	               Reset, Step (the acting agent id and its action -> every agent
-//	               reported), Close
+//	               reported), Close; MakeBatch, ResetBatch, StepBatch (N copies
+//	               of a single-agent environment, every copy's results as tensors
+//	               of N rows, as env/vector's Env steps them)
 //	TrialService   Start (a trial or a campaign), Watch (a stream of state
 //	               changes), Stop, List, Reward
 //
@@ -70,7 +72,9 @@
 // travel with each observation) and vector.BatchPolicy (ActBatch for vector
 // environments), and is safe for concurrent use, so one client serves every trial
 // of a campaign. DialEnv returns an *EnvClient whose sessions (*Env) are
-// env.MultiAgent environments, and whose Factory makes them into a registry entry.
+// env.MultiAgent environments, and whose Factory makes them into a registry entry;
+// its MakeBatch opens a *BatchEnv, N copies reset and stepped in one call each, with
+// the results of a local vector.Env for the same seed and actions.
 // DialTrials returns a *TrialClient, the remote form of a runners.Controller.
 //
 // Every client call has a deadline (WithTimeout, 5 s by default): a server that

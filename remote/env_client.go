@@ -37,6 +37,7 @@ type EnvClient struct {
 
 	mu       sync.Mutex
 	sessions map[*Env]struct{}
+	batches  map[*BatchEnv]struct{} // MakeBatch's (env_batch_client.go)
 	closed   bool
 }
 
@@ -158,9 +159,16 @@ func (c *EnvClient) Close() error {
 	for e := range c.sessions {
 		open = append(open, e)
 	}
+	batches := make([]*BatchEnv, 0, len(c.batches))
+	for b := range c.batches {
+		batches = append(batches, b)
+	}
 	c.mu.Unlock()
 	for _, e := range open {
 		_ = e.close(c.c.base)
+	}
+	for _, b := range batches {
+		_ = b.close(c.c.base)
 	}
 	return c.c.close()
 }

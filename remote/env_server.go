@@ -32,6 +32,7 @@ type envService struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	batches  batches // MakeBatch's sessions (env_batch.go)
 }
 
 // session is one environment made by a client.
@@ -85,11 +86,16 @@ func (e *envService) scope(_ string, req any) ([]string, error) {
 	switch r := req.(type) {
 	case *pb.MakeRequest:
 		return []string{r.GetEnv()}, nil
+	case *pb.MakeBatchRequest:
+		return []string{r.GetEnv()}, nil
 	case *pb.EnvSpecRequest:
 		if r.GetSession() == "" {
 			return []string{r.GetEnv()}, nil
 		}
 	case *pb.CloseRequest:
+		if b := e.batches.get(r.GetSession()); b != nil {
+			return []string{b.env}, nil
+		}
 		e.mu.Lock()
 		ss := e.sessions[r.GetSession()]
 		e.mu.Unlock()
@@ -101,6 +107,9 @@ func (e *envService) scope(_ string, req any) ([]string, error) {
 		return nil, nil
 	}
 	if r, ok := req.(sessionNamer); ok {
+		if b := e.batches.get(r.GetSession()); b != nil {
+			return []string{b.env}, nil
+		}
 		ss, err := e.session(r.GetSession())
 		if err != nil {
 			return nil, err
@@ -239,8 +248,8 @@ func (e *envService) Make(_ context.Context, req *pb.MakeRequest) (*pb.MakeRespo
 			delete(e.sessions, id)
 		}
 	}
-	if len(e.sessions) >= e.maxSessions {
-		return nil, status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", len(e.sessions))
+	if open := len(e.sessions) + e.batches.count(); open >= e.maxSessions {
+		return nil, status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", open)
 	}
 	ss.used = now
 	e.sessions[ss.id] = ss
@@ -257,6 +266,9 @@ func (e *envService) Close(_ context.Context, req *pb.CloseRequest) (*pb.CloseRe
 		ss.closed = true
 		ss.mu.Unlock()
 	}
+	if b := e.batches.take(req.GetSession()); b != nil {
+		b.close()
+	}
 	return &pb.CloseResponse{}, nil
 }
 
@@ -265,6 +277,7 @@ func (e *envService) closeAll(context.Context) error {
 	e.mu.Lock()
 	clear(e.sessions)
 	e.mu.Unlock()
+	e.batches.closeAll()
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -128,4 +129,50 @@ func ExampleDialEnv() {
 	<-done
 	// Output:
 	// strategy_0 observes 106 floats, mask [true false false true]
+}
+
+// ExampleEnvClient_MakeBatch steps 64 cart-poles served by an environment server, one
+// call a tick for all of them.
+func ExampleEnvClient_MakeBatch() {
+	ctx, stop := context.WithCancel(context.Background())
+	reg := runners.NewRegistry()
+	if err := cartpole.Register(reg); err != nil {
+		panic(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.ServeEnv(ctx, lis, reg) }()
+
+	client, err := remote.DialEnv(ctx, lis.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	b, err := client.MakeBatch(ctx, "cartpole", nil, 64, 1)
+	if err != nil {
+		panic(err)
+	}
+	if err := b.Reset(ctx, 1); err != nil {
+		panic(err)
+	}
+	actions := make([]int64, b.Len()) // always push left
+	ended := 0
+	for range 100 {
+		if err := b.Step(ctx, actions); err != nil {
+			panic(err)
+		}
+		for i := range b.Len() {
+			if b.Terminated()[i] || b.Truncated()[i] {
+				ended++
+			}
+		}
+	}
+	fmt.Println(b.Len(), "copies of", b.Spec().Name, "observing", len(b.Obs())/b.Len(), "floats; episodes ended:", ended > 0)
+	client.Close()
+	stop()
+	<-done
+	// Output:
+	// 64 copies of cartpole observing 4 floats; episodes ended: true
 }

@@ -38,6 +38,8 @@ func dtypeSize(d pb.DType) int {
 		return 8
 	case pb.DType_DTYPE_BOOL:
 		return 1
+	case pb.DType_DTYPE_FLOAT64:
+		return 8
 	}
 	return 0
 }
@@ -51,6 +53,8 @@ func dtypeName(d pb.DType) string {
 		return "int64"
 	case pb.DType_DTYPE_BOOL:
 		return "bool"
+	case pb.DType_DTYPE_FLOAT64:
+		return "float64"
 	}
 	return d.String()
 }

@@ -32,6 +32,16 @@
 //	        bool *reported, bool *started, double *rewards, int64 *spans, bool *terminated,
 //	        bool *truncated, int64 *ids, int64 *state, int64 *handle, char *err, int64 errlen)
 //	int32 baton_turns_step(int64 handle, int64 action, char *err, int64 errlen)
+//	int32 baton_async_new(char *name, char *config, int64 n, int64 workers, int64 batch,
+//	        int64 *ids, float *obs, float *final_obs, bool *masks, double *rewards,
+//	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
+//	int32 baton_async_multi_new(char *name, char *config, int64 n, int64 workers, int64 batch,
+//	        int64 agents, int64 *ids, int64 *acting, int64 *counts, int64 **copies,
+//	        float **obs, bool **masks, double *rewards, int64 *spans, bool *terminated,
+//	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
+//	int32 baton_async_send(int64 handle, int64 *actions, int64 *ids, int64 k, char *err, int64 errlen)
+//	int32 baton_async_reset_copies(int64 handle, int64 *ids, int64 k, char *err, int64 errlen)
+//	int32 baton_async_recv(int64 handle, int64 wait_us, bool *done, char *err, int64 errlen)
 //	int32 baton_close(int64 handle)
 //	int64 baton_live(void)
 //	int64 baton_goroutines(void)

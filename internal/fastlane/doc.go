@@ -17,6 +17,14 @@
 // the rewards and ends of each agent in each copy, and which episodes ended, into
 // the caller's buffers (MultiBuffers).
 //
+// NewAsync makes an Async, the asynchronous mode of EnvPool and PufferLib for a
+// single-agent environment: Send queues actions for some copies and returns; worker
+// goroutines step them; Recv returns the first batch of copies done, their ids and
+// rows gathered into the caller's AsyncBatch, waiting at most a given time so that a
+// caller in another language can handle its interrupts between waits. NewAsyncMulti
+// makes its hierarchical form, AsyncMulti, whose batches are grouped per acting
+// agent (AsyncMultiBatch).
+//
 // Actions are integers: the fast lane takes agents whose action space is Discrete.
 //
 // # Views and turns

@@ -3,6 +3,8 @@ package fastlane_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/examples/catalog"
@@ -38,4 +40,47 @@ func ExampleNewSingle() {
 	// Output:
 	// [1 1 1 1] [false false false false]
 	// fastlane: bad action: copy 2: agent cartpole: action 5: outside Discrete(2, start=0)
+}
+
+// Four cart-poles stepped in the background by two workers. Recv returns the
+// copies in the order they finished, which timing decides; a batch of all four
+// holds each once.
+func ExampleNewAsync() {
+	ctx := context.Background()
+	reg, err := catalog.New()
+	if err != nil {
+		panic(err)
+	}
+	const n = 4
+	out := fastlane.AsyncBatch{
+		IDs: make([]int64, n), Obs: make([]float32, n*4), FinalObs: make([]float32, n*4),
+		Rewards: make([]float64, n), Terminated: make([]bool, n), Truncated: make([]bool, n),
+	}
+	a, err := fastlane.NewAsync(reg, "cartpole", nil, n, 2, n, out)
+	if err != nil {
+		panic(err)
+	}
+	defer a.Close()
+	recv := func() {
+		for { // wait in slices, as a caller that handles interrupts does
+			ok, err := a.Recv(ctx, 50*time.Millisecond)
+			if err != nil {
+				panic(err)
+			}
+			if ok {
+				return
+			}
+		}
+	}
+	if err := a.Reset(ctx, 1); err != nil {
+		panic(err)
+	}
+	recv()
+	if err := a.Send([]int64{0, 1, 0, 1}, out.IDs); err != nil {
+		panic(err)
+	}
+	recv()
+	fmt.Println(slices.Sorted(slices.Values(out.IDs)), out.Rewards)
+	// Output:
+	// [0 1 2 3] [1 1 1 1]
 }

@@ -29,7 +29,7 @@ var update = flag.Bool("update", false, "rewrite testdata/cartpole_trajectory.js
 
 var bg = context.Background()
 
-func registry(t *testing.T) *runners.Registry {
+func registry(t testing.TB) *runners.Registry {
 	t.Helper()
 	reg, err := catalog.New()
 	require.NoError(t, err)

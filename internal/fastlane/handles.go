@@ -131,7 +131,7 @@ func CodeOf(err error) Code {
 		return CodeConfig
 	case errors.Is(err, ErrArgument), errors.Is(err, vector.ErrOption), errors.Is(err, vector.ErrActions):
 		return CodeArgument
-	case errors.Is(err, ErrHandle), errors.Is(err, vector.ErrClosed), errors.Is(err, vector.ErrNotReset):
+	case errors.Is(err, ErrHandle), errors.Is(err, vector.ErrClosed), errors.Is(err, vector.ErrNotReset), errors.Is(err, ErrCopyState):
 		return CodeState
 	}
 	return CodeInternal

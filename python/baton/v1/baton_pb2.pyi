@@ -13,6 +13,7 @@ class DType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DTYPE_FLOAT32: _ClassVar[DType]
     DTYPE_INT64: _ClassVar[DType]
     DTYPE_BOOL: _ClassVar[DType]
+    DTYPE_FLOAT64: _ClassVar[DType]
 
 class TrialState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -26,6 +27,7 @@ DTYPE_UNSPECIFIED: DType
 DTYPE_FLOAT32: DType
 DTYPE_INT64: DType
 DTYPE_BOOL: DType
+DTYPE_FLOAT64: DType
 TRIAL_STATE_UNSPECIFIED: TrialState
 TRIAL_STATE_PENDING: TrialState
 TRIAL_STATE_RUNNING: TrialState
@@ -290,6 +292,60 @@ class CloseRequest(_message.Message):
 class CloseResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class MakeBatchRequest(_message.Message):
+    __slots__ = ("env", "config", "num_envs", "workers")
+    ENV_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    NUM_ENVS_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    env: str
+    config: str
+    num_envs: int
+    workers: int
+    def __init__(self, env: _Optional[str] = ..., config: _Optional[str] = ..., num_envs: _Optional[int] = ..., workers: _Optional[int] = ...) -> None: ...
+
+class MakeBatchResponse(_message.Message):
+    __slots__ = ("session", "spec", "num_envs")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    NUM_ENVS_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    spec: EnvSpec
+    num_envs: int
+    def __init__(self, session: _Optional[str] = ..., spec: _Optional[_Union[EnvSpec, _Mapping]] = ..., num_envs: _Optional[int] = ...) -> None: ...
+
+class ResetBatchRequest(_message.Message):
+    __slots__ = ("session", "seed")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    seed: int
+    def __init__(self, session: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
+
+class StepBatchRequest(_message.Message):
+    __slots__ = ("session", "actions")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    actions: Tensor
+    def __init__(self, session: _Optional[str] = ..., actions: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
+
+class BatchTurn(_message.Message):
+    __slots__ = ("observations", "masks", "rewards", "terminated", "truncated", "final_observations")
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    MASKS_FIELD_NUMBER: _ClassVar[int]
+    REWARDS_FIELD_NUMBER: _ClassVar[int]
+    TERMINATED_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    FINAL_OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    observations: Tensor
+    masks: Tensor
+    rewards: Tensor
+    terminated: Tensor
+    truncated: Tensor
+    final_observations: Tensor
+    def __init__(self, observations: _Optional[_Union[Tensor, _Mapping]] = ..., masks: _Optional[_Union[Tensor, _Mapping]] = ..., rewards: _Optional[_Union[Tensor, _Mapping]] = ..., terminated: _Optional[_Union[Tensor, _Mapping]] = ..., truncated: _Optional[_Union[Tensor, _Mapping]] = ..., final_observations: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
 
 class Clock(_message.Message):
     __slots__ = ("steps", "tick", "sub_episode")

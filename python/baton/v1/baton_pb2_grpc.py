@@ -380,6 +380,21 @@ class EnvServiceStub:
                 request_serializer=baton_dot_v1_dot_baton__pb2.CloseRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_baton__pb2.CloseResponse.FromString,
                 _registered_method=True)
+        self.MakeBatch = channel.unary_unary(
+                '/baton.v1.EnvService/MakeBatch',
+                request_serializer=baton_dot_v1_dot_baton__pb2.MakeBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.MakeBatchResponse.FromString,
+                _registered_method=True)
+        self.ResetBatch = channel.unary_unary(
+                '/baton.v1.EnvService/ResetBatch',
+                request_serializer=baton_dot_v1_dot_baton__pb2.ResetBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.BatchTurn.FromString,
+                _registered_method=True)
+        self.StepBatch = channel.unary_unary(
+                '/baton.v1.EnvService/StepBatch',
+                request_serializer=baton_dot_v1_dot_baton__pb2.StepBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.BatchTurn.FromString,
+                _registered_method=True)
 
 
 class EnvServiceServicer:
@@ -442,6 +457,29 @@ class EnvServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MakeBatch(self, request, context):
+        """MakeBatch opens a batch session: num_envs copies of a single-agent environment,
+        stepped together by ResetBatch and StepBatch (closed by Close), each call moving
+        every copy's results as tensors of num_envs rows.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResetBatch(self, request, context):
+        """ResetBatch starts an episode of every copy of a batch session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StepBatch(self, request, context):
+        """StepBatch steps every copy of a batch session with its action.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EnvServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -474,6 +512,21 @@ def add_EnvServiceServicer_to_server(servicer, server):
                     servicer.Close,
                     request_deserializer=baton_dot_v1_dot_baton__pb2.CloseRequest.FromString,
                     response_serializer=baton_dot_v1_dot_baton__pb2.CloseResponse.SerializeToString,
+            ),
+            'MakeBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.MakeBatch,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.MakeBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.MakeBatchResponse.SerializeToString,
+            ),
+            'ResetBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetBatch,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.ResetBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.BatchTurn.SerializeToString,
+            ),
+            'StepBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.StepBatch,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.StepBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.BatchTurn.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -653,6 +706,87 @@ class EnvService:
             '/baton.v1.EnvService/Close',
             baton_dot_v1_dot_baton__pb2.CloseRequest.SerializeToString,
             baton_dot_v1_dot_baton__pb2.CloseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MakeBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.EnvService/MakeBatch',
+            baton_dot_v1_dot_baton__pb2.MakeBatchRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.MakeBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.EnvService/ResetBatch',
+            baton_dot_v1_dot_baton__pb2.ResetBatchRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.BatchTurn.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StepBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.EnvService/StepBatch',
+            baton_dot_v1_dot_baton__pb2.StepBatchRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.BatchTurn.FromString,
             options,
             channel_credentials,
             insecure,

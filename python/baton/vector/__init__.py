@@ -70,6 +70,13 @@ vector of a process does. A process may fork after importing baton and make vect
 the child, but not after making a vector (a Go runtime does not survive fork): use
 multiprocessing's "spawn" or "forkserver" contexts then.
 
+Asynchronous and remote vectors. ``make(..., batch_size=B)`` gives EnvPool's
+asynchronous mode (``AsyncVector``, ``AsyncMultiVector``: ``send``/``recv`` of the first
+B copies ready, stepped by Go workers in the background; see ``baton.vector._async``).
+``make(..., address="grpc://HOST:PORT")`` gives a ``RemoteVector``, the copies served by
+``baton serve env`` as one batch session with ``SingleVector``'s API and arrays (see
+``baton.vector._remote``).
+
 Threads. A vector is not safe for concurrent use: one thread calls its methods.
 ``workers=w`` steps the copies on w Go threads (env/vector's WithWorkers), which
 spin between steps for a quarter of a millisecond and then sleep; ``close`` stops
@@ -92,11 +99,14 @@ from . import _native
 
 __all__ = [
     "ActionError",
+    "AsyncMultiVector",
+    "AsyncVector",
     "ConfigError",
     "CopyError",
     "Failure",
     "Group",
     "MultiVector",
+    "RemoteVector",
     "SingleVector",
     "StateError",
     "VectorError",
@@ -229,20 +239,47 @@ def make(
     seed: int | None = None,
     workers: int = 1,
     config: Mapping[str, Any] | str | bytes | None = None,
-) -> SingleVector | MultiVector:
+    batch_size: int | None = None,
+    address: str | None = None,
+    **remote: Any,
+) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
     ...) with its JSON ``config`` (a dict, or JSON text; None for its defaults),
     stepped on ``workers`` Go threads. A single-agent environment gives a
     ``SingleVector``, a hierarchical or multi-agent one a ``MultiVector``. ``seed`` is
     the seed of the first ``reset()`` that names none (0 if None).
 
+    With ``batch_size`` (1 to ``num_envs``), the vector runs in EnvPool's asynchronous
+    mode, ``send``/``recv`` of batches of the first ``batch_size`` copies ready (see
+    ``baton.vector._async``): an ``AsyncVector`` for a single-agent environment, an
+    ``AsyncMultiVector`` (batches grouped per acting agent) for the others.
+
+    With ``address`` ("grpc://HOST:PORT", "grpcs://HOST:PORT"), the copies are served
+    by an environment server (``baton serve env``) as one batch session: a
+    ``RemoteVector``, with ``SingleVector``'s API and arrays, for a single-agent
+    environment; ``remote`` takes ``baton.remote``'s ``key``, ``tls``, ``timeout`` and
+    ``server_name`` (see ``baton.vector._remote``).
+
     >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
+    >>> r = baton.vector.make("cartpole", num_envs=256, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
+    >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     """
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ConfigError(2, f"num_envs is {num_envs!r}; want an int >= 1", [])
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
         raise ConfigError(2, f"workers is {workers!r}; want an int >= 0 (0 and 1: synchronous)", [])
+    if address is not None:
+        if batch_size is not None:
+            raise ConfigError(2, "batch_size: the asynchronous mode is in-process only (no address)", [])
+        return RemoteVector(name, int(num_envs), address=address, seed=seed, workers=int(workers), config=config, **remote)
+    if remote:
+        raise ConfigError(2, f"{', '.join(sorted(remote))}: options of a remote vector, which needs an address", [])
     kind, agents = describe(name, config)
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
+            raise ConfigError(2, f"batch_size is {batch_size!r}; want an int from 1 to num_envs ({num_envs})", [])
+        acls = AsyncVector if kind == "single" else AsyncMultiVector
+        return acls(name, int(num_envs), agents, seed=seed, workers=int(workers), batch_size=int(batch_size), config=_config(config))
     cls = SingleVector if kind == "single" else MultiVector
     return cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
 
@@ -498,3 +535,7 @@ class MultiVector(_Vector):
                 np.copyto(g.actions, a, casting="same_kind")  # floats raise TypeError
         self._call(self._lib.baton_step_multi, h)
         return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
+
+
+from ._async import AsyncMultiVector, AsyncVector  # noqa: E402  (it builds on the classes above)
+from ._remote import RemoteVector  # noqa: E402

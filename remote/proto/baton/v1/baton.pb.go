@@ -54,6 +54,8 @@ const (
 	DType_DTYPE_INT64 DType = 2
 	// One byte, 0 (false) or 1 (true), as numpy's bool_: action masks.
 	DType_DTYPE_BOOL DType = 3
+	// IEEE 754 binary64, 8 bytes: the rewards of a BatchTurn.
+	DType_DTYPE_FLOAT64 DType = 4
 )
 
 // Enum value maps for DType.
@@ -63,12 +65,14 @@ var (
 		1: "DTYPE_FLOAT32",
 		2: "DTYPE_INT64",
 		3: "DTYPE_BOOL",
+		4: "DTYPE_FLOAT64",
 	}
 	DType_value = map[string]int32{
 		"DTYPE_UNSPECIFIED": 0,
 		"DTYPE_FLOAT32":     1,
 		"DTYPE_INT64":       2,
 		"DTYPE_BOOL":        3,
+		"DTYPE_FLOAT64":     4,
 	}
 )
 
@@ -1942,6 +1946,351 @@ func (*CloseResponse) Descriptor() ([]byte, []int) {
 	return file_baton_v1_baton_proto_rawDescGZIP(), []int{29}
 }
 
+// A batch session steps its copies as baton's vectors do (package env/vector, Python's
+// baton.vector), with the same results for the same seed and actions: ResetBatch with
+// seed resets copy i with env/vector's EpisodeSeed(seed, i, 0); a copy whose episode
+// ends in a step is reset in that same step with its next episode's seed
+// EpisodeSeed(seed, i, k), its row of observations then being the new episode's first
+// one and its last observation going to final_observations. Actions are Discrete.
+//
+// StepBatch checks every action before any copy steps: one outside the agent's space,
+// or masked, is INVALID_ARGUMENT naming the copy (field "actions[i]") and changes
+// nothing. A copy that fails or panics fails the step (INTERNAL, the message naming
+// each failed copy, its agent and the reason); the other copies stepped, and the
+// session needs a ResetBatch (FAILED_PRECONDITION until then, as before the first).
+type MakeBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The environment's registered name ("cartpole"): a single-agent environment.
+	Env string `protobuf:"bytes,1,opt,name=env,proto3" json:"env,omitempty"`
+	// Its JSON configuration; "" for its defaults.
+	Config string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	// The number of copies, 1 or more (a server bounds it).
+	NumEnvs int64 `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
+	// Goroutines that step the copies on the server: 0 or 1 for the calling one; a
+	// server bounds it by its CPUs.
+	Workers       int64 `protobuf:"varint,4,opt,name=workers,proto3" json:"workers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MakeBatchRequest) Reset() {
+	*x = MakeBatchRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MakeBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MakeBatchRequest) ProtoMessage() {}
+
+func (x *MakeBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MakeBatchRequest.ProtoReflect.Descriptor instead.
+func (*MakeBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *MakeBatchRequest) GetEnv() string {
+	if x != nil {
+		return x.Env
+	}
+	return ""
+}
+
+func (x *MakeBatchRequest) GetConfig() string {
+	if x != nil {
+		return x.Config
+	}
+	return ""
+}
+
+func (x *MakeBatchRequest) GetNumEnvs() int64 {
+	if x != nil {
+		return x.NumEnvs
+	}
+	return 0
+}
+
+func (x *MakeBatchRequest) GetWorkers() int64 {
+	if x != nil {
+		return x.Workers
+	}
+	return 0
+}
+
+type MakeBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's id, for ResetBatch, StepBatch and Close.
+	Session       string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Spec          *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	NumEnvs       int64    `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MakeBatchResponse) Reset() {
+	*x = MakeBatchResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MakeBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MakeBatchResponse) ProtoMessage() {}
+
+func (x *MakeBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MakeBatchResponse.ProtoReflect.Descriptor instead.
+func (*MakeBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *MakeBatchResponse) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *MakeBatchResponse) GetSpec() *EnvSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *MakeBatchResponse) GetNumEnvs() int64 {
+	if x != nil {
+		return x.NumEnvs
+	}
+	return 0
+}
+
+type ResetBatchRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	// The base seed of the copies' episodes.
+	Seed          uint64 `protobuf:"varint,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetBatchRequest) Reset() {
+	*x = ResetBatchRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetBatchRequest) ProtoMessage() {}
+
+func (x *ResetBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetBatchRequest.ProtoReflect.Descriptor instead.
+func (*ResetBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ResetBatchRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *ResetBatchRequest) GetSeed() uint64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+type StepBatchRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	// Copy i's action at row i: DTYPE_INT64, shape [num_envs].
+	Actions       *Tensor `protobuf:"bytes,2,opt,name=actions,proto3" json:"actions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepBatchRequest) Reset() {
+	*x = StepBatchRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepBatchRequest) ProtoMessage() {}
+
+func (x *StepBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepBatchRequest.ProtoReflect.Descriptor instead.
+func (*StepBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *StepBatchRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *StepBatchRequest) GetActions() *Tensor {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+// BatchTurn is what ResetBatch and StepBatch return, row i for copy i. After a
+// ResetBatch, rewards are 0 and every flag false.
+type BatchTurn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// DTYPE_FLOAT32, shape [num_envs, obs_dim]: each copy's current observation.
+	Observations *Tensor `protobuf:"bytes,1,opt,name=observations,proto3" json:"observations,omitempty"`
+	// DTYPE_BOOL, shape [num_envs, mask_len]; absent without an action mask.
+	Masks *Tensor `protobuf:"bytes,2,opt,name=masks,proto3" json:"masks,omitempty"`
+	// DTYPE_FLOAT64, shape [num_envs]: the rewards of the step.
+	Rewards *Tensor `protobuf:"bytes,3,opt,name=rewards,proto3" json:"rewards,omitempty"`
+	// DTYPE_BOOL, shape [num_envs]: the episodes that ended in the step, naturally
+	// (terminated) or cut by a limit (truncated).
+	Terminated *Tensor `protobuf:"bytes,4,opt,name=terminated,proto3" json:"terminated,omitempty"`
+	Truncated  *Tensor `protobuf:"bytes,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// DTYPE_FLOAT32, shape [k, obs_dim]: the last observations of the k copies whose
+	// episode ended in the step, in copy order (the rows where terminated or truncated).
+	FinalObservations *Tensor `protobuf:"bytes,6,opt,name=final_observations,json=finalObservations,proto3" json:"final_observations,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *BatchTurn) Reset() {
+	*x = BatchTurn{}
+	mi := &file_baton_v1_baton_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchTurn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchTurn) ProtoMessage() {}
+
+func (x *BatchTurn) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchTurn.ProtoReflect.Descriptor instead.
+func (*BatchTurn) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *BatchTurn) GetObservations() *Tensor {
+	if x != nil {
+		return x.Observations
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetMasks() *Tensor {
+	if x != nil {
+		return x.Masks
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetRewards() *Tensor {
+	if x != nil {
+		return x.Rewards
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetTerminated() *Tensor {
+	if x != nil {
+		return x.Terminated
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetTruncated() *Tensor {
+	if x != nil {
+		return x.Truncated
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetFinalObservations() *Tensor {
+	if x != nil {
+		return x.FinalObservations
+	}
+	return nil
+}
+
 // Clock tells an agent where it stands.
 type Clock struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1957,7 +2306,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_baton_v1_baton_proto_msgTypes[30]
+	mi := &file_baton_v1_baton_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +2318,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[30]
+	mi := &file_baton_v1_baton_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +2331,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Clock) GetSteps() int64 {
@@ -2037,7 +2386,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_baton_v1_baton_proto_msgTypes[31]
+	mi := &file_baton_v1_baton_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2049,7 +2398,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[31]
+	mi := &file_baton_v1_baton_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2062,7 +2411,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Report) GetAgentId() string {
@@ -2162,7 +2511,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_baton_v1_baton_proto_msgTypes[32]
+	mi := &file_baton_v1_baton_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2174,7 +2523,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[32]
+	mi := &file_baton_v1_baton_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2536,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{32}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Turn) GetReports() []*Report {
@@ -2239,7 +2588,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[33]
+	mi := &file_baton_v1_baton_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2600,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[33]
+	mi := &file_baton_v1_baton_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2613,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{33}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Actor) GetChoice() isActor_Choice {
@@ -2337,7 +2686,7 @@ type TrialSpec struct {
 
 func (x *TrialSpec) Reset() {
 	*x = TrialSpec{}
-	mi := &file_baton_v1_baton_proto_msgTypes[34]
+	mi := &file_baton_v1_baton_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2698,7 @@ func (x *TrialSpec) String() string {
 func (*TrialSpec) ProtoMessage() {}
 
 func (x *TrialSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[34]
+	mi := &file_baton_v1_baton_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2711,7 @@ func (x *TrialSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialSpec.ProtoReflect.Descriptor instead.
 func (*TrialSpec) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{34}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TrialSpec) GetId() string {
@@ -2425,7 +2774,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[35]
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2786,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[35]
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2799,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{35}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StartRequest) GetSpec() *TrialSpec {
@@ -2477,7 +2826,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[36]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2838,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[36]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2851,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{36}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StartResponse) GetIds() []string {
@@ -2522,7 +2871,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[37]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2534,7 +2883,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[37]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2547,7 +2896,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{37}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchRequest) GetIds() []string {
@@ -2576,7 +2925,7 @@ type EpisodeResult struct {
 
 func (x *EpisodeResult) Reset() {
 	*x = EpisodeResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[38]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2588,7 +2937,7 @@ func (x *EpisodeResult) String() string {
 func (*EpisodeResult) ProtoMessage() {}
 
 func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[38]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +2950,7 @@ func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeResult.ProtoReflect.Descriptor instead.
 func (*EpisodeResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{38}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *EpisodeResult) GetSeed() uint64 {
@@ -2662,7 +3011,7 @@ type TrialResult struct {
 
 func (x *TrialResult) Reset() {
 	*x = TrialResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[39]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +3023,7 @@ func (x *TrialResult) String() string {
 func (*TrialResult) ProtoMessage() {}
 
 func (x *TrialResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[39]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +3036,7 @@ func (x *TrialResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialResult.ProtoReflect.Descriptor instead.
 func (*TrialResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{39}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TrialResult) GetAgents() []string {
@@ -2733,7 +3082,7 @@ type TrialStateChange struct {
 
 func (x *TrialStateChange) Reset() {
 	*x = TrialStateChange{}
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2745,7 +3094,7 @@ func (x *TrialStateChange) String() string {
 func (*TrialStateChange) ProtoMessage() {}
 
 func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2758,7 +3107,7 @@ func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStateChange.ProtoReflect.Descriptor instead.
 func (*TrialStateChange) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TrialStateChange) GetTrial() string {
@@ -2798,7 +3147,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +3159,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +3172,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StopRequest) GetIds() []string {
@@ -2841,7 +3190,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2853,7 +3202,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2866,7 +3215,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
 }
 
 type ListRequest struct {
@@ -2877,7 +3226,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2889,7 +3238,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2902,7 +3251,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
 }
 
 // TrialStatus is a trial as List shows it.
@@ -2922,7 +3271,7 @@ type TrialStatus struct {
 
 func (x *TrialStatus) Reset() {
 	*x = TrialStatus{}
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2934,7 +3283,7 @@ func (x *TrialStatus) String() string {
 func (*TrialStatus) ProtoMessage() {}
 
 func (x *TrialStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2947,7 +3296,7 @@ func (x *TrialStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStatus.ProtoReflect.Descriptor instead.
 func (*TrialStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TrialStatus) GetId() string {
@@ -3001,7 +3350,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3013,7 +3362,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3026,7 +3375,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListResponse) GetTrials() []*TrialStatus {
@@ -3057,7 +3406,7 @@ type RewardRequest struct {
 
 func (x *RewardRequest) Reset() {
 	*x = RewardRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3418,7 @@ func (x *RewardRequest) String() string {
 func (*RewardRequest) ProtoMessage() {}
 
 func (x *RewardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3431,7 @@ func (x *RewardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardRequest.ProtoReflect.Descriptor instead.
 func (*RewardRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RewardRequest) GetTrial() string {
@@ -3142,7 +3491,7 @@ type RewardResponse struct {
 
 func (x *RewardResponse) Reset() {
 	*x = RewardResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3154,7 +3503,7 @@ func (x *RewardResponse) String() string {
 func (*RewardResponse) ProtoMessage() {}
 
 func (x *RewardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3167,7 +3516,7 @@ func (x *RewardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardResponse.ProtoReflect.Descriptor instead.
 func (*RewardResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
 }
 
 var File_baton_v1_baton_proto protoreflect.FileDescriptor
@@ -3279,7 +3628,31 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04info\x18\x04 \x01(\bR\x04info\"(\n" +
 	"\fCloseRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\"\x0f\n" +
-	"\rCloseResponse\"R\n" +
+	"\rCloseResponse\"q\n" +
+	"\x10MakeBatchRequest\x12\x10\n" +
+	"\x03env\x18\x01 \x01(\tR\x03env\x12\x16\n" +
+	"\x06config\x18\x02 \x01(\tR\x06config\x12\x19\n" +
+	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\x12\x18\n" +
+	"\aworkers\x18\x04 \x01(\x03R\aworkers\"o\n" +
+	"\x11MakeBatchResponse\x12\x18\n" +
+	"\asession\x18\x01 \x01(\tR\asession\x12%\n" +
+	"\x04spec\x18\x02 \x01(\v2\x11.baton.v1.EnvSpecR\x04spec\x12\x19\n" +
+	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\"A\n" +
+	"\x11ResetBatchRequest\x12\x18\n" +
+	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
+	"\x04seed\x18\x02 \x01(\x04R\x04seed\"X\n" +
+	"\x10StepBatchRequest\x12\x18\n" +
+	"\asession\x18\x01 \x01(\tR\asession\x12*\n" +
+	"\aactions\x18\x02 \x01(\v2\x10.baton.v1.TensorR\aactions\"\xb8\x02\n" +
+	"\tBatchTurn\x124\n" +
+	"\fobservations\x18\x01 \x01(\v2\x10.baton.v1.TensorR\fobservations\x12&\n" +
+	"\x05masks\x18\x02 \x01(\v2\x10.baton.v1.TensorR\x05masks\x12*\n" +
+	"\arewards\x18\x03 \x01(\v2\x10.baton.v1.TensorR\arewards\x120\n" +
+	"\n" +
+	"terminated\x18\x04 \x01(\v2\x10.baton.v1.TensorR\n" +
+	"terminated\x12.\n" +
+	"\ttruncated\x18\x05 \x01(\v2\x10.baton.v1.TensorR\ttruncated\x12?\n" +
+	"\x12final_observations\x18\x06 \x01(\v2\x10.baton.v1.TensorR\x11finalObservations\"R\n" +
 	"\x05Clock\x12\x14\n" +
 	"\x05steps\x18\x01 \x01(\x03R\x05steps\x12\x12\n" +
 	"\x04tick\x18\x02 \x01(\x03R\x04tick\x12\x1f\n" +
@@ -3367,13 +3740,14 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04tick\x18\x05 \x01(\x03R\x04tick\x12\x14\n" +
 	"\x05value\x18\x06 \x01(\x01R\x05value\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\"\x10\n" +
-	"\x0eRewardResponse*R\n" +
+	"\x0eRewardResponse*e\n" +
 	"\x05DType\x12\x15\n" +
 	"\x11DTYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDTYPE_FLOAT32\x10\x01\x12\x0f\n" +
 	"\vDTYPE_INT64\x10\x02\x12\x0e\n" +
 	"\n" +
-	"DTYPE_BOOL\x10\x03*\xa3\x01\n" +
+	"DTYPE_BOOL\x10\x03\x12\x11\n" +
+	"\rDTYPE_FLOAT64\x10\x04*\xa3\x01\n" +
 	"\n" +
 	"TrialState\x12\x1b\n" +
 	"\x17TRIAL_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -3387,7 +3761,7 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x03Act\x12\x14.baton.v1.ActRequest\x1a\x15.baton.v1.ActResponse\x12<\n" +
 	"\tActStream\x12\x14.baton.v1.ActRequest\x1a\x15.baton.v1.ActResponse(\x010\x01\x12A\n" +
 	"\bActBatch\x12\x19.baton.v1.ActBatchRequest\x1a\x1a.baton.v1.ActBatchResponse\x12;\n" +
-	"\x06Agents\x12\x17.baton.v1.AgentsRequest\x1a\x18.baton.v1.AgentsResponse2\xc9\x02\n" +
+	"\x06Agents\x12\x17.baton.v1.AgentsRequest\x1a\x18.baton.v1.AgentsResponse2\x8d\x04\n" +
 	"\n" +
 	"EnvService\x125\n" +
 	"\x04Envs\x12\x15.baton.v1.EnvsRequest\x1a\x16.baton.v1.EnvsResponse\x123\n" +
@@ -3395,7 +3769,11 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04Make\x12\x15.baton.v1.MakeRequest\x1a\x16.baton.v1.MakeResponse\x12/\n" +
 	"\x05Reset\x12\x16.baton.v1.ResetRequest\x1a\x0e.baton.v1.Turn\x12-\n" +
 	"\x04Step\x12\x15.baton.v1.StepRequest\x1a\x0e.baton.v1.Turn\x128\n" +
-	"\x05Close\x12\x16.baton.v1.CloseRequest\x1a\x17.baton.v1.CloseResponse2\xb2\x02\n" +
+	"\x05Close\x12\x16.baton.v1.CloseRequest\x1a\x17.baton.v1.CloseResponse\x12D\n" +
+	"\tMakeBatch\x12\x1a.baton.v1.MakeBatchRequest\x1a\x1b.baton.v1.MakeBatchResponse\x12>\n" +
+	"\n" +
+	"ResetBatch\x12\x1b.baton.v1.ResetBatchRequest\x1a\x13.baton.v1.BatchTurn\x12<\n" +
+	"\tStepBatch\x12\x1a.baton.v1.StepBatchRequest\x1a\x13.baton.v1.BatchTurn2\xb2\x02\n" +
 	"\fTrialService\x128\n" +
 	"\x05Start\x12\x16.baton.v1.StartRequest\x1a\x17.baton.v1.StartResponse\x12=\n" +
 	"\x05Watch\x12\x16.baton.v1.WatchRequest\x1a\x1a.baton.v1.TrialStateChange0\x01\x125\n" +
@@ -3416,7 +3794,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -3450,25 +3828,30 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*StepRequest)(nil),        // 29: baton.v1.StepRequest
 	(*CloseRequest)(nil),       // 30: baton.v1.CloseRequest
 	(*CloseResponse)(nil),      // 31: baton.v1.CloseResponse
-	(*Clock)(nil),              // 32: baton.v1.Clock
-	(*Report)(nil),             // 33: baton.v1.Report
-	(*Turn)(nil),               // 34: baton.v1.Turn
-	(*Actor)(nil),              // 35: baton.v1.Actor
-	(*TrialSpec)(nil),          // 36: baton.v1.TrialSpec
-	(*StartRequest)(nil),       // 37: baton.v1.StartRequest
-	(*StartResponse)(nil),      // 38: baton.v1.StartResponse
-	(*WatchRequest)(nil),       // 39: baton.v1.WatchRequest
-	(*EpisodeResult)(nil),      // 40: baton.v1.EpisodeResult
-	(*TrialResult)(nil),        // 41: baton.v1.TrialResult
-	(*TrialStateChange)(nil),   // 42: baton.v1.TrialStateChange
-	(*StopRequest)(nil),        // 43: baton.v1.StopRequest
-	(*StopResponse)(nil),       // 44: baton.v1.StopResponse
-	(*ListRequest)(nil),        // 45: baton.v1.ListRequest
-	(*TrialStatus)(nil),        // 46: baton.v1.TrialStatus
-	(*ListResponse)(nil),       // 47: baton.v1.ListResponse
-	(*RewardRequest)(nil),      // 48: baton.v1.RewardRequest
-	(*RewardResponse)(nil),     // 49: baton.v1.RewardResponse
-	nil,                        // 50: baton.v1.TrialSpec.ActorsEntry
+	(*MakeBatchRequest)(nil),   // 32: baton.v1.MakeBatchRequest
+	(*MakeBatchResponse)(nil),  // 33: baton.v1.MakeBatchResponse
+	(*ResetBatchRequest)(nil),  // 34: baton.v1.ResetBatchRequest
+	(*StepBatchRequest)(nil),   // 35: baton.v1.StepBatchRequest
+	(*BatchTurn)(nil),          // 36: baton.v1.BatchTurn
+	(*Clock)(nil),              // 37: baton.v1.Clock
+	(*Report)(nil),             // 38: baton.v1.Report
+	(*Turn)(nil),               // 39: baton.v1.Turn
+	(*Actor)(nil),              // 40: baton.v1.Actor
+	(*TrialSpec)(nil),          // 41: baton.v1.TrialSpec
+	(*StartRequest)(nil),       // 42: baton.v1.StartRequest
+	(*StartResponse)(nil),      // 43: baton.v1.StartResponse
+	(*WatchRequest)(nil),       // 44: baton.v1.WatchRequest
+	(*EpisodeResult)(nil),      // 45: baton.v1.EpisodeResult
+	(*TrialResult)(nil),        // 46: baton.v1.TrialResult
+	(*TrialStateChange)(nil),   // 47: baton.v1.TrialStateChange
+	(*StopRequest)(nil),        // 48: baton.v1.StopRequest
+	(*StopResponse)(nil),       // 49: baton.v1.StopResponse
+	(*ListRequest)(nil),        // 50: baton.v1.ListRequest
+	(*TrialStatus)(nil),        // 51: baton.v1.TrialStatus
+	(*ListResponse)(nil),       // 52: baton.v1.ListResponse
+	(*RewardRequest)(nil),      // 53: baton.v1.RewardRequest
+	(*RewardResponse)(nil),     // 54: baton.v1.RewardResponse
+	nil,                        // 55: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -3496,55 +3879,69 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	12, // 22: baton.v1.EnvSpec.agents:type_name -> baton.v1.AgentSpec
 	25, // 23: baton.v1.MakeResponse.spec:type_name -> baton.v1.EnvSpec
 	2,  // 24: baton.v1.StepRequest.action:type_name -> baton.v1.Tensor
-	2,  // 25: baton.v1.Report.observation:type_name -> baton.v1.Tensor
-	2,  // 26: baton.v1.Report.mask:type_name -> baton.v1.Tensor
-	32, // 27: baton.v1.Report.clock:type_name -> baton.v1.Clock
-	33, // 28: baton.v1.Turn.reports:type_name -> baton.v1.Report
-	50, // 29: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
-	36, // 30: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
-	40, // 31: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
-	1,  // 32: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
-	41, // 33: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
-	1,  // 34: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
-	46, // 35: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
-	35, // 36: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 37: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 38: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 39: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	19, // 40: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 41: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	21, // 42: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	24, // 43: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	26, // 44: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	28, // 45: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	29, // 46: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	30, // 47: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	37, // 48: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	39, // 49: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	43, // 50: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	45, // 51: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	48, // 52: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	12, // 53: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	18, // 54: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	18, // 55: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	20, // 56: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 57: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	22, // 58: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	25, // 59: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	27, // 60: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	34, // 61: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	34, // 62: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	31, // 63: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	38, // 64: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	42, // 65: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	44, // 66: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	47, // 67: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	49, // 68: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	53, // [53:69] is the sub-list for method output_type
-	37, // [37:53] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	25, // 25: baton.v1.MakeBatchResponse.spec:type_name -> baton.v1.EnvSpec
+	2,  // 26: baton.v1.StepBatchRequest.actions:type_name -> baton.v1.Tensor
+	2,  // 27: baton.v1.BatchTurn.observations:type_name -> baton.v1.Tensor
+	2,  // 28: baton.v1.BatchTurn.masks:type_name -> baton.v1.Tensor
+	2,  // 29: baton.v1.BatchTurn.rewards:type_name -> baton.v1.Tensor
+	2,  // 30: baton.v1.BatchTurn.terminated:type_name -> baton.v1.Tensor
+	2,  // 31: baton.v1.BatchTurn.truncated:type_name -> baton.v1.Tensor
+	2,  // 32: baton.v1.BatchTurn.final_observations:type_name -> baton.v1.Tensor
+	2,  // 33: baton.v1.Report.observation:type_name -> baton.v1.Tensor
+	2,  // 34: baton.v1.Report.mask:type_name -> baton.v1.Tensor
+	37, // 35: baton.v1.Report.clock:type_name -> baton.v1.Clock
+	38, // 36: baton.v1.Turn.reports:type_name -> baton.v1.Report
+	55, // 37: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	41, // 38: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
+	45, // 39: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
+	1,  // 40: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
+	46, // 41: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
+	1,  // 42: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
+	51, // 43: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
+	40, // 44: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 45: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 46: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 47: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	19, // 48: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 49: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	21, // 50: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	24, // 51: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	26, // 52: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	28, // 53: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	29, // 54: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	30, // 55: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	32, // 56: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	34, // 57: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	35, // 58: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	42, // 59: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	44, // 60: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	48, // 61: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	50, // 62: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	53, // 63: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	12, // 64: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	18, // 65: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	18, // 66: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	20, // 67: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 68: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	22, // 69: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	25, // 70: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	27, // 71: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	39, // 72: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	39, // 73: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	31, // 74: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	33, // 75: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	36, // 76: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	36, // 77: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	43, // 78: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	47, // 79: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	49, // 80: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	52, // 81: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	54, // 82: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	64, // [64:83] is the sub-list for method output_type
+	45, // [45:64] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -3561,7 +3958,7 @@ func file_baton_v1_baton_proto_init() {
 		(*Space_Tuple)(nil),
 		(*Space_Text)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[33].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[38].OneofWrappers = []any{
 		(*Actor_Policy)(nil),
 		(*Actor_Remote)(nil),
 	}
@@ -3571,7 +3968,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   49,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

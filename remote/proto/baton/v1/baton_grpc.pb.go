@@ -306,12 +306,15 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	EnvService_Envs_FullMethodName  = "/baton.v1.EnvService/Envs"
-	EnvService_Spec_FullMethodName  = "/baton.v1.EnvService/Spec"
-	EnvService_Make_FullMethodName  = "/baton.v1.EnvService/Make"
-	EnvService_Reset_FullMethodName = "/baton.v1.EnvService/Reset"
-	EnvService_Step_FullMethodName  = "/baton.v1.EnvService/Step"
-	EnvService_Close_FullMethodName = "/baton.v1.EnvService/Close"
+	EnvService_Envs_FullMethodName       = "/baton.v1.EnvService/Envs"
+	EnvService_Spec_FullMethodName       = "/baton.v1.EnvService/Spec"
+	EnvService_Make_FullMethodName       = "/baton.v1.EnvService/Make"
+	EnvService_Reset_FullMethodName      = "/baton.v1.EnvService/Reset"
+	EnvService_Step_FullMethodName       = "/baton.v1.EnvService/Step"
+	EnvService_Close_FullMethodName      = "/baton.v1.EnvService/Close"
+	EnvService_MakeBatch_FullMethodName  = "/baton.v1.EnvService/MakeBatch"
+	EnvService_ResetBatch_FullMethodName = "/baton.v1.EnvService/ResetBatch"
+	EnvService_StepBatch_FullMethodName  = "/baton.v1.EnvService/StepBatch"
 )
 
 // EnvServiceClient is the client API for EnvService service.
@@ -330,6 +333,14 @@ type EnvServiceClient interface {
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*Turn, error)
 	// Close ends a session. Closing a session that does not exist (any more) succeeds.
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
+	// MakeBatch opens a batch session: num_envs copies of a single-agent environment,
+	// stepped together by ResetBatch and StepBatch (closed by Close), each call moving
+	// every copy's results as tensors of num_envs rows.
+	MakeBatch(ctx context.Context, in *MakeBatchRequest, opts ...grpc.CallOption) (*MakeBatchResponse, error)
+	// ResetBatch starts an episode of every copy of a batch session.
+	ResetBatch(ctx context.Context, in *ResetBatchRequest, opts ...grpc.CallOption) (*BatchTurn, error)
+	// StepBatch steps every copy of a batch session with its action.
+	StepBatch(ctx context.Context, in *StepBatchRequest, opts ...grpc.CallOption) (*BatchTurn, error)
 }
 
 type envServiceClient struct {
@@ -400,6 +411,36 @@ func (c *envServiceClient) Close(ctx context.Context, in *CloseRequest, opts ...
 	return out, nil
 }
 
+func (c *envServiceClient) MakeBatch(ctx context.Context, in *MakeBatchRequest, opts ...grpc.CallOption) (*MakeBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MakeBatchResponse)
+	err := c.cc.Invoke(ctx, EnvService_MakeBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *envServiceClient) ResetBatch(ctx context.Context, in *ResetBatchRequest, opts ...grpc.CallOption) (*BatchTurn, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchTurn)
+	err := c.cc.Invoke(ctx, EnvService_ResetBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *envServiceClient) StepBatch(ctx context.Context, in *StepBatchRequest, opts ...grpc.CallOption) (*BatchTurn, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchTurn)
+	err := c.cc.Invoke(ctx, EnvService_StepBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EnvServiceServer is the server API for EnvService service.
 // All implementations must embed UnimplementedEnvServiceServer
 // for forward compatibility.
@@ -416,6 +457,14 @@ type EnvServiceServer interface {
 	Step(context.Context, *StepRequest) (*Turn, error)
 	// Close ends a session. Closing a session that does not exist (any more) succeeds.
 	Close(context.Context, *CloseRequest) (*CloseResponse, error)
+	// MakeBatch opens a batch session: num_envs copies of a single-agent environment,
+	// stepped together by ResetBatch and StepBatch (closed by Close), each call moving
+	// every copy's results as tensors of num_envs rows.
+	MakeBatch(context.Context, *MakeBatchRequest) (*MakeBatchResponse, error)
+	// ResetBatch starts an episode of every copy of a batch session.
+	ResetBatch(context.Context, *ResetBatchRequest) (*BatchTurn, error)
+	// StepBatch steps every copy of a batch session with its action.
+	StepBatch(context.Context, *StepBatchRequest) (*BatchTurn, error)
 	mustEmbedUnimplementedEnvServiceServer()
 }
 
@@ -443,6 +492,15 @@ func (UnimplementedEnvServiceServer) Step(context.Context, *StepRequest) (*Turn,
 }
 func (UnimplementedEnvServiceServer) Close(context.Context, *CloseRequest) (*CloseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
+}
+func (UnimplementedEnvServiceServer) MakeBatch(context.Context, *MakeBatchRequest) (*MakeBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MakeBatch not implemented")
+}
+func (UnimplementedEnvServiceServer) ResetBatch(context.Context, *ResetBatchRequest) (*BatchTurn, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResetBatch not implemented")
+}
+func (UnimplementedEnvServiceServer) StepBatch(context.Context, *StepBatchRequest) (*BatchTurn, error) {
+	return nil, status.Error(codes.Unimplemented, "method StepBatch not implemented")
 }
 func (UnimplementedEnvServiceServer) mustEmbedUnimplementedEnvServiceServer() {}
 func (UnimplementedEnvServiceServer) testEmbeddedByValue()                    {}
@@ -573,6 +631,60 @@ func _EnvService_Close_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EnvService_MakeBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MakeBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EnvServiceServer).MakeBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EnvService_MakeBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EnvServiceServer).MakeBatch(ctx, req.(*MakeBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EnvService_ResetBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResetBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EnvServiceServer).ResetBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EnvService_ResetBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EnvServiceServer).ResetBatch(ctx, req.(*ResetBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EnvService_StepBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StepBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EnvServiceServer).StepBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EnvService_StepBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EnvServiceServer).StepBatch(ctx, req.(*StepBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // EnvService_ServiceDesc is the grpc.ServiceDesc for EnvService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -603,6 +715,18 @@ var EnvService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Close",
 			Handler:    _EnvService_Close_Handler,
+		},
+		{
+			MethodName: "MakeBatch",
+			Handler:    _EnvService_MakeBatch_Handler,
+		},
+		{
+			MethodName: "ResetBatch",
+			Handler:    _EnvService_ResetBatch_Handler,
+		},
+		{
+			MethodName: "StepBatch",
+			Handler:    _EnvService_StepBatch_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
