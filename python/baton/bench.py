@@ -34,8 +34,10 @@ The rows:
 - Memory: the process's resident set (/proc/self/statm) over S fast-lane steps (N=1024),
   sampled ten times; the ratio is the last sample over the first (taken after the first
   tenth, once the allocator has warmed up).
-- Remote, N=256 over loopback gRPC: only where ``baton.vector.make`` takes
-  ``address=``; a ``baton serve env`` on 127.0.0.1 against the fast lane in process.
+- Remote, N=256 over loopback gRPC: ``baton.vector.make(..., address=...)`` stepping
+  copies that a ``baton serve env`` on 127.0.0.1 holds, one StepBatch call per tick,
+  against one copy over the same server stepped one gRPC call per step
+  (``baton.remote.RemoteEnv``), and against the target of 500k env steps/s.
 
 Each round measures every contender once, in an order rotated from round to round;
 a row's figures are the medians over the rounds, and its ratio the median of the
@@ -48,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import json
 import os
 import re
@@ -324,8 +325,12 @@ def minari_record(episodes: int, tmp: Path) -> tuple[float, int, int]:
     """(steps/s, bytes, env steps) of Minari recording random episodes of Gymnasium's
     CartPole-v1 into an Arrow dataset in a temporary MINARI_DATASETS_PATH, by
     minari_path()'s way, timed from making the environment to the dataset written."""
+    import warnings
+
     import gymnasium
     import minari
+
+    warnings.filterwarnings("ignore", message=r"`(author|author_email|description|eval_env|code_permalink)`", category=UserWarning)
     from minari.data_collector import EpisodeBuffer
 
     d = Path(tempfile.mkdtemp(dir=tmp))
@@ -387,12 +392,9 @@ def memory(n: int, steps: int, samples: int = 10) -> list[tuple[int, int]]:
     return out
 
 
-def _remote_supported() -> bool:
-    return "address" in inspect.signature(vector.make).parameters
-
-
-def remote_vector(go: _Go, n: int, seconds: float) -> float:
-    """The fast lane's CartPole steps/s over loopback gRPC, from a `baton serve env`."""
+@contextlib.contextmanager
+def _env_server(go: _Go) -> Iterator[str]:
+    """A `baton serve env` on 127.0.0.1 for the run; yields its address."""
     p = subprocess.Popen([str(go.baton_bin), "serve", "env", "--addr", "127.0.0.1:0"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -400,12 +402,41 @@ def remote_vector(go: _Go, n: int, seconds: float) -> float:
         m = re.search(r"://(\S+)", line)
         if not m:
             raise RuntimeError(f"baton serve env printed {line!r}, no address")
-        with vector.make("cartpole", num_envs=n, seed=0, address=m.group(1)) as v:
-            v.reset()
-            return _timed(v.step, _actions(n), seconds) * n
+        yield m.group(1)
     finally:
         p.terminate()
         p.wait()
+
+
+def remote_vector(addr: str, n: int, seconds: float) -> float:
+    """CartPole env steps/s of n copies served at addr, one StepBatch call per tick."""
+    with vector.make("cartpole", num_envs=n, seed=0, address=addr) as v:
+        v.reset()
+        return _timed(v.step, _actions(n), seconds) * n
+
+
+def remote_per_step(addr: str, seconds: float) -> float:
+    """CartPole env steps/s of one copy served at addr, one gRPC call per step
+    (baton.remote.RemoteEnv, the Gymnasium view)."""
+    from .remote import RemoteEnv
+
+    actions = [int(a) for a in _actions(1)[0]] * 64
+    env = RemoteEnv(addr, "cartpole")
+    try:
+        env.reset(seed=0)
+        steps, start = 0, time.perf_counter()
+        deadline = start + seconds
+        while True:
+            for a in actions:
+                _, _, term, trunc, _ = env.step(a)
+                if term or trunc:
+                    env.reset()
+            steps += len(actions)
+            now = time.perf_counter()
+            if now >= deadline:
+                return steps / (now - start)
+    finally:
+        env.close()
 
 
 # --- the table ----------------------------------------------------------------------
@@ -416,11 +447,11 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
     say = log or (lambda s: None)
     n, nm, nr, sec = sizes.cartpole_envs, sizes.maze_envs, sizes.remote_envs, sizes.seconds
     mem_steps = 10_000_000 if long_memory else sizes.memory_steps
-    remote = _remote_supported()
     _native.load()  # built before anything is timed
-    with tempfile.TemporaryDirectory(prefix="baton-bench-") as t:
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as t, contextlib.ExitStack() as stack:
         tmp = Path(t)
         go = _Go(tmp)
+        addr = stack.enter_context(_env_server(go))
         contenders: dict[str, Callable[[], float | tuple[float, int, int]]] = {
             "fast": lambda: fast_lane(n, 1, sec),
             "fast2": lambda: fast_lane(n, 2, sec),
@@ -431,10 +462,9 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
             "gomaze": lambda: go.bench(f"VectorMaze/N={nm}/sync", sec),
             "rec": lambda: baton_record(go, sizes.episodes, tmp),
             "minari": lambda: minari_record(sizes.episodes, tmp),
+            "remote": lambda: remote_vector(addr, nr, sec),
+            "remote1": lambda: remote_per_step(addr, sec),
         }
-        if remote:
-            contenders["remote"] = lambda: remote_vector(go, nr, sec)
-            contenders["fast_r"] = lambda: fast_lane(nr, 1, sec)
         # Imports and first calls (Minari's, a Go process's) outside the timing.
         baton_record(go, 2, tmp)
         minari_record(2, tmp)
@@ -483,9 +513,10 @@ def _rows(sizes: Sizes, res: dict[str, list], samples: list[tuple[int, int]], me
         {"first_mib": rss[0] / mib, "last_mib": rss[-1] / mib, "peak_mib": max(rss) / mib,
          "samples": [[s, b / mib] for s, b in samples]},
     ))
-    if "remote" in res:
-        rows.append(_row(f"Remote CartPole N={nr}, loopback gRPC", res["remote"], res["fast_r"],
-                         f"fast lane in process, N={nr}", None, None))
+    rows.append(_row(f"Remote CartPole N={nr}, loopback gRPC, batched", res["remote"], res["remote1"],
+                     "one gRPC call per step (RemoteEnv)", None, None))
+    rows.append(_row(f"Remote CartPole N={nr}, loopback gRPC, batched", res["remote"], [500_000.0] * len(res["remote"]),
+                     "the target, 500k steps/s", 1.0, None))
     return rows
 
 

@@ -1,14 +1,13 @@
 """python -m baton.bench end to end at tiny sizes (--quick): the table's rows, their
 yardsticks and positive ratios; not speed, which a shared machine cannot promise."""
 
-import inspect
 import json
 import subprocess
 import sys
 
 import pytest
 
-from baton import bench, vector
+from baton import bench
 
 pytestmark = pytest.mark.go
 
@@ -35,8 +34,10 @@ def test_rows_and_yardsticks(table):
     assert names[5][0].startswith("Recording 5 CartPole episodes")
     assert names[6][0] == "Recording, bytes on disk per env step"
     assert names[7][0].startswith("Memory, RSS over")
-    remote = "address" in inspect.signature(vector.make).parameters
-    assert len(names) == (9 if remote else 8)
+    assert names[8:] == [
+        ("Remote CartPole N=16, loopback gRPC, batched", "one gRPC call per step (RemoteEnv)"),
+        ("Remote CartPole N=16, loopback gRPC, batched", "the target, 500k steps/s"),
+    ]
     assert table["sizes"]["rounds"] == 1
 
 
