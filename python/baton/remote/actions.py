@@ -12,7 +12,6 @@ the tensor, ``decode`` reads one back; both raise FieldError naming what is wron
 
 from __future__ import annotations
 
-from typing import Optional
 
 import numpy as np
 
@@ -58,7 +57,7 @@ def _integers(field: str, a: np.ndarray) -> np.ndarray:
     raise FieldError(field, f"a {a.dtype} value, want integers")
 
 
-def _check_rows(field: str, sp, rows: np.ndarray, masks: Optional[np.ndarray], batch: bool) -> None:
+def _check_rows(field: str, sp, rows: np.ndarray, masks: np.ndarray | None, batch: bool) -> None:
     """Checks rows (N, row_dim) of raw actions against the space and the masks (N, n);
     a problem of a batch names its row."""
     n = rows.shape[0]
@@ -104,7 +103,7 @@ def _check_rows(field: str, sp, rows: np.ndarray, masks: Optional[np.ndarray], b
             )
 
 
-def _rows(field: str, sp, value, n: Optional[int]) -> np.ndarray:
+def _rows(field: str, sp, value, n: int | None) -> np.ndarray:
     """value as (N, row_dim) raw actions, N = 1 for a single action."""
     a = np.asarray(value)
     d = row_dim(sp)
@@ -147,7 +146,7 @@ def encode_batch(sp, values, n: int, *, masks=None, field: str = "actions") -> p
     return T.encode(rows, dtype)
 
 
-def _accept(sp, n: Optional[int]):
+def _accept(sp, n: int | None):
     lead = () if n is None else (n,)
     if isinstance(sp, S.Discrete):
         return [lead, lead + (1,)]
@@ -165,7 +164,7 @@ def _value(sp, rows: np.ndarray):
     return rows
 
 
-def decode(sp, t: Optional[pb.Tensor], *, field: str = "action", check: bool = True):
+def decode(sp, t: pb.Tensor | None, *, field: str = "action", check: bool = True):
     """Reads one raw action: an int for Discrete, an int64 array for MultiDiscrete, an
     int64 array of the space's shape for MultiBinary, a float32 array of the box's shape
     for Box. Raises FieldError."""
@@ -178,7 +177,7 @@ def decode(sp, t: Optional[pb.Tensor], *, field: str = "action", check: bool = T
     return int(v) if isinstance(sp, S.Discrete) else v
 
 
-def decode_batch(sp, t: Optional[pb.Tensor], n: int, *, field: str = "actions", check: bool = True):
+def decode_batch(sp, t: pb.Tensor | None, n: int, *, field: str = "actions", check: bool = True):
     """Reads n raw actions: the forms of decode, with a leading N."""
     dtype = T.FLOAT32 if isinstance(sp, S.Box) else T.INT64
     a = T.decode(field, t, dtype, _accept(sp, n))

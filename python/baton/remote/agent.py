@@ -4,7 +4,7 @@ or by Python (serve_policy) from Python."""
 from __future__ import annotations
 
 import queue
-from typing import Iterable, Iterator, Optional, Union
+from collections.abc import Iterable, Iterator
 
 import grpc
 import numpy as np
@@ -41,13 +41,13 @@ class RemoteAgent:
     def __init__(
         self,
         target: str,
-        agent: Optional[str] = None,
+        agent: str | None = None,
         *,
-        key: Optional[str] = None,
-        timeout: Optional[float] = DEFAULT_TIMEOUT,
-        tls: Union[None, bool, str, bytes] = None,
-        server_name: Optional[str] = None,
-        max_message_bytes: Optional[int] = None,
+        key: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        tls: None | bool | str | bytes = None,
+        server_name: str | None = None,
+        max_message_bytes: int | None = None,
         wait_ready: bool = False,
     ):
         self._conn = Connection(
@@ -91,7 +91,7 @@ class RemoteAgent:
             raise FieldError("observation", f"shape {a.shape}, want ({self._obs_dim},)")
         return a
 
-    def _request(self, obs, mask, context: Optional[ActContext], seq: int = 0) -> pb.ActRequest:
+    def _request(self, obs, mask, context: ActContext | None, seq: int = 0) -> pb.ActRequest:
         req = pb.ActRequest(agent=self.name, observation=T.encode(self._obs(obs), T.FLOAT32), seq=seq)
         if mask is not None and self.spec.mask_len:
             m = np.asarray(mask, dtype=bool)
@@ -108,7 +108,7 @@ class RemoteAgent:
         except FieldError as fe:
             raise Mismatch(f"{self._target} at {self.addr}: {method}: the response's {fe}") from None
 
-    def act(self, obs, mask=None, context: Optional[ActContext] = None):
+    def act(self, obs, mask=None, context: ActContext | None = None):
         """The agent's action for one flat observation (and mask)."""
         resp = self._conn.call(self._stub.Act, self._request(obs, mask, context), "AgentService/Act", self._target)
         return self._action("AgentService/Act", resp.action)
@@ -132,14 +132,14 @@ class RemoteAgent:
         except FieldError as fe:
             raise Mismatch(f"{self._target} at {self.addr}: AgentService/ActBatch: the response's {fe}") from None
 
-    def stream(self, observations: Iterable, *, timeout: Optional[float] = None) -> Iterator:
+    def stream(self, observations: Iterable, *, timeout: float | None = None) -> Iterator:
         """Acts on observations over one ActStream, one request at a time: each item is
         an observation or a pair (observation, mask); yields the actions in order.
         When the observations run out, the stream is closed and the server's status
         awaited; closing the generator early cancels it. ``timeout`` bounds the whole
         stream in seconds (None: no deadline). A failure raises the stream's
         RemoteError."""
-        requests: "queue.Queue" = queue.Queue(maxsize=1)
+        requests: queue.Queue = queue.Queue(maxsize=1)
         done = object()
         call = self._stub.ActStream(iter(requests.get, done), timeout=timeout, metadata=self._conn.metadata)
         method = "AgentService/ActStream"
@@ -174,7 +174,7 @@ class RemoteAgent:
         """Closes the connection."""
         self._conn.close()
 
-    def __enter__(self) -> "RemoteAgent":
+    def __enter__(self) -> RemoteAgent:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 import grpc
@@ -17,7 +16,7 @@ __all__ = ["DEFAULT_TIMEOUT", "parse_target"]
 DEFAULT_TIMEOUT = 30.0
 
 
-def parse_target(target: str) -> Tuple[str, bool, str]:
+def parse_target(target: str) -> tuple[str, bool, str]:
     """Splits a target into the address to dial, whether it asks for TLS, and its path,
     as the Go side does (remote.ParseTarget): "grpc://host:port/NAME" is plaintext,
     "grpcs://host:port/NAME" TLS, the path optional; anything else ("host:port",
@@ -42,7 +41,7 @@ def parse_target(target: str) -> Tuple[str, bool, str]:
     return u.netloc, scheme == "grpcs", path
 
 
-def _read_pem(v: Union[str, bytes, "os.PathLike[str]"], what: str) -> bytes:
+def _read_pem(v: str | bytes | os.PathLike[str], what: str) -> bytes:
     if isinstance(v, bytes):
         return v
     try:
@@ -61,13 +60,13 @@ class Connection:
         self,
         target: str,
         *,
-        key: Optional[str] = None,
-        timeout: Optional[float] = DEFAULT_TIMEOUT,
-        tls: Union[None, bool, str, bytes, "os.PathLike[str]"] = None,
-        server_name: Optional[str] = None,
-        max_message_bytes: Optional[int] = None,
+        key: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        tls: None | bool | str | bytes | os.PathLike[str] = None,
+        server_name: str | None = None,
+        max_message_bytes: int | None = None,
         wait_ready: bool = False,
-        options: Tuple[Tuple[str, object], ...] = (),
+        options: tuple[tuple[str, object], ...] = (),
     ):
         addr, want_tls, path = parse_target(target)
         if timeout is not None and not timeout > 0:

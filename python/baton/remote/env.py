@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class Report:
     agent: str
     parent_id: str
     observation: np.ndarray = field(repr=False)
-    mask: Optional[np.ndarray] = field(repr=False)
+    mask: np.ndarray | None = field(repr=False)
     reward: float
     terminated: bool
     truncated: bool
@@ -74,34 +75,34 @@ class Turn:
     ``info``, the environment's info decoded from JSON when it was asked for (None
     otherwise)."""
 
-    reports: Dict[str, Report]
-    next: Optional[str]
+    reports: dict[str, Report]
+    next: str | None
     over: bool
     tick: int
     info: Any = None
 
     @property
-    def observations(self) -> Dict[str, np.ndarray]:
+    def observations(self) -> dict[str, np.ndarray]:
         """Each reported agent's flat observation, by agent id."""
         return {k: r.observation for k, r in self.reports.items()}
 
     @property
-    def rewards(self) -> Dict[str, float]:
+    def rewards(self) -> dict[str, float]:
         """Each reported agent's reward, by agent id."""
         return {k: r.reward for k, r in self.reports.items()}
 
     @property
-    def terminated(self) -> Dict[str, bool]:
+    def terminated(self) -> dict[str, bool]:
         """Whether each reported agent's sub-episode terminated, by agent id."""
         return {k: r.terminated for k, r in self.reports.items()}
 
     @property
-    def truncated(self) -> Dict[str, bool]:
+    def truncated(self) -> dict[str, bool]:
         """Whether each reported agent's sub-episode was truncated, by agent id."""
         return {k: r.truncated for k, r in self.reports.items()}
 
     @property
-    def masks(self) -> Dict[str, Optional[np.ndarray]]:
+    def masks(self) -> dict[str, np.ndarray | None]:
         """Each reported agent's action mask (None without one), by agent id."""
         return {k: r.mask for k, r in self.reports.items()}
 
@@ -126,7 +127,7 @@ def _config_json(config) -> str:
         raise ConfigError(f"config: not JSON-encodable: {e}") from None
 
 
-def list_envs(addr: str, *, key: Optional[str] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, **options) -> List[EnvInfo]:
+def list_envs(addr: str, *, key: str | None = None, timeout: float | None = DEFAULT_TIMEOUT, **options) -> list[EnvInfo]:
     """The environments the server at addr can make. ``options`` are RemoteEnv's
     connection options (tls, server_name, max_message_bytes)."""
     conn = Connection(addr, key=key, timeout=timeout, **options)
@@ -143,10 +144,10 @@ def env_spec(
     env: str = "maze",
     config: Any = None,
     *,
-    key: Optional[str] = None,
-    timeout: Optional[float] = DEFAULT_TIMEOUT,
+    key: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
     **options,
-) -> Tuple[AgentSpec, ...]:
+) -> tuple[AgentSpec, ...]:
     """The agents of an environment of a name and configuration, as the server at addr
     makes it, in the environment's order: what serve_policy needs to serve a policy
     for one of them. ``options`` are RemoteEnv's connection options."""
@@ -166,7 +167,7 @@ def env_spec(
         conn.close()
 
 
-def _gymnasium(gymnasium: Optional[bool]) -> bool:
+def _gymnasium(gymnasium: bool | None) -> bool:
     if gymnasium is None:
         return S._gymnasium_spaces() is not None
     if gymnasium and S._gymnasium_spaces() is None:
@@ -203,15 +204,15 @@ class RemoteMultiAgentEnv:
         env: str = "maze",
         config: Any = None,
         *,
-        key: Optional[str] = None,
-        timeout: Optional[float] = DEFAULT_TIMEOUT,
+        key: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         max_ticks: int = 0,
         info: bool = False,
-        tls: Union[None, bool, str, bytes] = None,
-        server_name: Optional[str] = None,
-        max_message_bytes: Optional[int] = None,
+        tls: None | bool | str | bytes = None,
+        server_name: str | None = None,
+        max_message_bytes: int | None = None,
         wait_ready: bool = False,
-        gymnasium: Optional[bool] = None,
+        gymnasium: bool | None = None,
     ):
         if not isinstance(env, str) or not env:
             raise ConfigError(f"env {env!r}: want the name of a registered environment")
@@ -226,8 +227,8 @@ class RemoteMultiAgentEnv:
         self._stub = pb_grpc.EnvServiceStub(self._conn.channel)
         self._target = f"env {env}"
         self._info = bool(info)
-        self._session: Optional[str] = None
-        self._next: Optional[str] = None
+        self._session: str | None = None
+        self._next: str | None = None
         self._rng = np.random.default_rng()
         try:
             resp = self._conn.call(
@@ -250,9 +251,9 @@ class RemoteMultiAgentEnv:
             self.close()
             raise
         self.env = resp.spec.env or env
-        self.spec: Tuple[AgentSpec, ...] = tuple(agents)
-        self._by_name: Dict[str, AgentSpec] = {a.name: a for a in agents}
-        self.agents: Tuple[str, ...] = tuple(a.name for a in agents)
+        self.spec: tuple[AgentSpec, ...] = tuple(agents)
+        self._by_name: dict[str, AgentSpec] = {a.name: a for a in agents}
+        self.agents: tuple[str, ...] = tuple(a.name for a in agents)
         spaces = {a.name: a.spaces(use_gym) for a in agents}
         self.observation_spaces = {n: s.observation for n, s in spaces.items()}
         self.action_spaces = {n: s.action for n, s in spaces.items()}
@@ -265,12 +266,12 @@ class RemoteMultiAgentEnv:
         return self._conn.addr
 
     @property
-    def session(self) -> Optional[str]:
+    def session(self) -> str | None:
         """The session's id; None once closed."""
         return self._session
 
     @property
-    def next_agent(self) -> Optional[str]:
+    def next_agent(self) -> str | None:
         """The id of the agent that acts next; None before a reset and once the
         episode is over."""
         return self._next
@@ -290,7 +291,7 @@ class RemoteMultiAgentEnv:
 
     # -- episodes -----------------------------------------------------------------
 
-    def _seed(self, seed: Optional[int]) -> int:
+    def _seed(self, seed: int | None) -> int:
         if seed is None:
             return int(self._rng.integers(0, _MAX_SEED, dtype=np.uint64, endpoint=True))
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= _MAX_SEED:
@@ -304,7 +305,7 @@ class RemoteMultiAgentEnv:
             raise RuntimeError(f"{self._target}: the environment is closed")
         return self._session
 
-    def reset(self, seed: Optional[int] = None, options: Optional[Mapping[str, Any]] = None) -> Turn:
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> Turn:
         """Starts an episode: the same seed gives the same episode; with None, the seed
         is drawn from a generator that the last seeded reset seeded (from the OS before
         any). ``options`` may hold "info": True to ask for the environment's info of
@@ -322,7 +323,7 @@ class RemoteMultiAgentEnv:
         self._next = None
         return self._turn(self._conn.call(self._stub.Reset, req, "EnvService/Reset", self._target))
 
-    def step(self, action, agent_id: Optional[str] = None) -> Turn:
+    def step(self, action, agent_id: str | None = None) -> Turn:
         """Applies the raw action of the acting agent (``agent_id``, by default the
         previous Turn's ``next``) and returns the Turn. A Discrete action is an int, a
         MultiDiscrete or MultiBinary one a sequence of ints, a Box one floats of its
@@ -340,7 +341,7 @@ class RemoteMultiAgentEnv:
         return self._turn(self._conn.call(self._stub.Step, req, "EnvService/Step", f"{self._target} agent {agent_id}"))
 
     def _turn(self, msg: pb.Turn) -> Turn:
-        reports: Dict[str, Report] = {}
+        reports: dict[str, Report] = {}
         for i, r in enumerate(msg.reports):
             where = f"reports[{i}]"
             try:
@@ -401,7 +402,7 @@ class RemoteMultiAgentEnv:
         finally:
             self._conn.close()
 
-    def __enter__(self) -> "RemoteMultiAgentEnv":
+    def __enter__(self) -> RemoteMultiAgentEnv:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -456,11 +457,11 @@ class RemoteEnv:
         addr: str,
         env: str = "maze",
         config: Any = None,
-        agent: Optional[str] = None,
-        key: Optional[str] = None,
-        timeout: Optional[float] = DEFAULT_TIMEOUT,
+        agent: str | None = None,
+        key: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         *,
-        others: Optional[Mapping[str, Union[Callable, Policy]]] = None,
+        others: Mapping[str, Callable | Policy] | None = None,
         flatten: bool = False,
         **options,
     ):
@@ -486,7 +487,7 @@ class RemoteEnv:
                     + ", ".join(f"{n!r}: fn" for n in missing)
                     + "}"
                 )
-            self._others: Dict[str, Policy] = {
+            self._others: dict[str, Policy] = {
                 n: p if isinstance(p, Policy) else Policy(p, self.multi.agent_spec(n), name=n) for n, p in others.items()
             }
         except BaseException:
@@ -497,12 +498,12 @@ class RemoteEnv:
         self._flatten = bool(flatten)
         self.observation_space = self.multi.observation_spaces[agent]
         self.action_space = self.multi.action_spaces[agent]
-        self._obs: Optional[np.ndarray] = None
+        self._obs: np.ndarray | None = None
         self._over = True
         self._broken = False
 
     @property
-    def unwrapped(self) -> "RemoteEnv":
+    def unwrapped(self) -> RemoteEnv:
         return self
 
     @property
@@ -513,7 +514,7 @@ class RemoteEnv:
     def _observe(self, flat: np.ndarray):
         return flat if self._flatten else _structured(self._spec.observation, flat)
 
-    def _play(self, turn: Turn) -> Tuple[Turn, List[Report]]:
+    def _play(self, turn: Turn) -> tuple[Turn, list[Report]]:
         """Plays the other agents until the viewed one acts or the episode ends; returns
         the last turn and the viewed agent's reports on the way."""
         mine = [r for r in turn.reports.values() if r.agent == self.agent]
@@ -532,13 +533,13 @@ class RemoteEnv:
             raise
         return turn, mine
 
-    def _result(self, turn: Turn, mine: List[Report]):
+    def _result(self, turn: Turn, mine: list[Report]):
         last = mine[-1] if mine else None
         if last is not None:
             self._obs = last.observation
         elif self._obs is None:  # the episode ended before the viewed agent was reported
             self._obs = np.zeros(self._spec.observation.flat_dim, np.float32)
-        info: Dict[str, Any] = {
+        info: dict[str, Any] = {
             "agent_id": last.agent_id if last is not None else "",
             "tick": turn.tick,
             "span_ticks": int(sum(r.span_ticks for r in mine)),
@@ -554,7 +555,7 @@ class RemoteEnv:
         self._over = turn.over
         return self._observe(self._obs), float(sum(r.reward for r in mine)), terminated, truncated, info
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Mapping[str, Any]] = None):
+    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None):
         """Starts an episode (see RemoteMultiAgentEnv.reset for seeds, options and a
         refused reset) and returns (obs, info)."""
         self._obs = None
@@ -579,7 +580,7 @@ class RemoteEnv:
         """Ends the session and closes the connection."""
         self.multi.close()
 
-    def __enter__(self) -> "RemoteEnv":
+    def __enter__(self) -> RemoteEnv:
         return self
 
     def __exit__(self, *exc) -> None:

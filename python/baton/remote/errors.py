@@ -16,7 +16,7 @@ otherwise built here from their descriptors (Debian packages no Python googleapi
 from __future__ import annotations
 
 import collections
-from typing import Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import grpc
 
@@ -77,8 +77,8 @@ class RemoteError(Exception):
         addr: str = "",
         method: str = "",
         target: str = "",
-        field: Optional[str] = None,
-        reason: Optional[str] = None,
+        field: str | None = None,
+        reason: str | None = None,
     ):
         self.code = code
         self.message = message
@@ -209,7 +209,7 @@ def _rpc_messages():
     return _messages
 
 
-def bad_request_details(code: grpc.StatusCode, message: str, violations: Sequence[Tuple[str, str]]) -> bytes:
+def bad_request_details(code: grpc.StatusCode, message: str, violations: Sequence[tuple[str, str]]) -> bytes:
     """The serialized google.rpc.Status of an INVALID_ARGUMENT status with a
     BadRequest detail holding one FieldViolation per (field, description)."""
     Status, BadRequest = _rpc_messages()
@@ -223,7 +223,7 @@ def bad_request_details(code: grpc.StatusCode, message: str, violations: Sequenc
     return st.SerializeToString()
 
 
-def _first_violation(trailing_metadata) -> Optional[Tuple[str, str]]:
+def _first_violation(trailing_metadata) -> tuple[str, str] | None:
     for key, value in trailing_metadata:
         if key != STATUS_DETAILS_KEY:
             continue

@@ -18,7 +18,7 @@ import base64
 import hmac
 import os
 import secrets
-from typing import Iterable, List, Mapping, Optional, Tuple
+from collections.abc import Iterable, Mapping
 
 from .errors import ConfigError
 
@@ -54,9 +54,9 @@ class Keys:
 
     def __init__(self, by_name: Mapping[str, str]):
         problems = []
-        names: List[str] = []
-        keys: List[bytes] = []
-        default: Optional[bytes] = None
+        names: list[str] = []
+        keys: list[bytes] = []
+        default: bytes | None = None
         for name in sorted(by_name):
             key = by_name[name]
             err = _check_key(key)
@@ -73,12 +73,12 @@ class Keys:
             keys.append(key.encode("ascii"))
         if problems:
             raise ConfigError("keys: " + "; ".join(problems))
-        self._names: Tuple[str, ...] = tuple(names)
-        self._keys: Tuple[bytes, ...] = tuple(keys)
+        self._names: tuple[str, ...] = tuple(names)
+        self._keys: tuple[bytes, ...] = tuple(keys)
         self._default = default
 
     @classmethod
-    def parse(cls, text: str) -> "Keys":
+    def parse(cls, text: str) -> Keys:
         """Reads keys in the key file format."""
         by_name = {}
         problems = []
@@ -109,7 +109,7 @@ class Keys:
         return cls(by_name)
 
     @classmethod
-    def read(cls, path: "os.PathLike[str] | str") -> "Keys":
+    def read(cls, path: os.PathLike[str] | str) -> Keys:
         """Reads a key file."""
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -119,7 +119,7 @@ class Keys:
             raise ConfigError(f"{os.fspath(path)}: {e}") from None
 
     @property
-    def names(self) -> Tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         """The names that have a key of their own, sorted."""
         return self._names
 
@@ -127,14 +127,14 @@ class Keys:
         """Whether there is no key at all (a server with none accepts every call)."""
         return not self._names and self._default is None
 
-    def key_for(self, name: str) -> Optional[str]:
+    def key_for(self, name: str) -> str | None:
         """The key a client presents to the server of name: its own, or the default
         key; None when there is neither."""
         if name in self._names:
             return self._keys[self._names.index(name)].decode("ascii")
         return self._default.decode("ascii") if self._default is not None else None
 
-    def grant(self, presented: bytes) -> "Grant":
+    def grant(self, presented: bytes) -> Grant:
         """What a presented key grants. Compares it with every key in constant time,
         without stopping at a match."""
         matched = [hmac.compare_digest(presented, k) for k in self._keys]
@@ -145,7 +145,7 @@ class Keys:
 class Grant:
     """What one presented key grants."""
 
-    def __init__(self, keys: Keys, matched: Tuple[bool, ...], default: bool):
+    def __init__(self, keys: Keys, matched: tuple[bool, ...], default: bool):
         self._keys = keys
         self._matched = matched
         self._default = default
@@ -163,7 +163,7 @@ class Grant:
         return self._default
 
 
-def presented_key(metadata: Iterable[Tuple[str, object]]) -> Optional[bytes]:
+def presented_key(metadata: Iterable[tuple[str, object]]) -> bytes | None:
     """The key a call presents in its metadata: "authorization: Bearer KEY" first, else
     "x-baton-key: KEY"; None when there is none."""
     fallback = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import threading
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -75,8 +76,8 @@ class Policy:
         fn: Callable,
         spaces,
         *,
-        name: Optional[str] = None,
-        batch_fn: Optional[Callable] = None,
+        name: str | None = None,
+        batch_fn: Callable | None = None,
         concurrent: bool = False,
     ):
         if not callable(fn):
@@ -95,7 +96,7 @@ class Policy:
         """The agent's name."""
         return self.spec.name
 
-    def _call(self, obs: np.ndarray, mask: Optional[np.ndarray], context: Optional[ActContext]) -> Any:
+    def _call(self, obs: np.ndarray, mask: np.ndarray | None, context: ActContext | None) -> Any:
         kw = {"context": context if context is not None else ActContext()} if self._context else {}
         if self._mask == "positional":
             return self.fn(obs, mask, **kw)
@@ -103,7 +104,7 @@ class Policy:
             return self.fn(obs, mask=mask, **kw)
         return self.fn(obs, **kw)
 
-    def act(self, obs: np.ndarray, mask: Optional[np.ndarray] = None, context: Optional[ActContext] = None) -> Any:
+    def act(self, obs: np.ndarray, mask: np.ndarray | None = None, context: ActContext | None = None) -> Any:
         """Calls fn as its signature asks, serialised unless concurrent; returns what fn
         returns, unchecked."""
         if self.concurrent:
@@ -111,7 +112,7 @@ class Policy:
         with self._lock:
             return self._call(obs, mask, context)
 
-    def act_batch(self, obs: np.ndarray, masks: Optional[np.ndarray]) -> Any:
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray | None) -> Any:
         """Acts for the rows of obs (N, obs_dim): one batch_fn call, or fn per row.
         Returns N actions, unchecked."""
         if self.batch_fn is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent import futures
-from typing import Callable, Dict, Iterable, Optional, Sequence, Union
+from collections.abc import Callable, Iterable, Sequence
 
 import grpc
 import numpy as np
@@ -152,14 +152,14 @@ class _Served:
 
 
 class _AgentService(pb_grpc.AgentServiceServicer):
-    def __init__(self, served: Dict[str, _Served], keys: Keys):
+    def __init__(self, served: dict[str, _Served], keys: Keys):
         self._served = served
         self._order = list(served)
         self._keys = keys
 
     # -- keys ---------------------------------------------------------------------
 
-    def _authenticate(self, context: grpc.ServicerContext) -> Optional[Grant]:
+    def _authenticate(self, context: grpc.ServicerContext) -> Grant | None:
         """The grant of the call's key; None when the server has no keys."""
         if self._keys.empty():
             return None
@@ -175,7 +175,7 @@ class _AgentService(pb_grpc.AgentServiceServicer):
             abort(context, grpc.StatusCode.UNAUTHENTICATED, "invalid API key")
         return grant
 
-    def _agent(self, context: grpc.ServicerContext, grant: Optional[Grant], name: str) -> _Served:
+    def _agent(self, context: grpc.ServicerContext, grant: Grant | None, name: str) -> _Served:
         """The agent a request names ("" for the only one), checked against the key
         first: a key the server knows gets PERMISSION_DENIED for an agent it does not
         grant, served or not, and every message names only the agents it grants."""
@@ -219,7 +219,7 @@ class _AgentService(pb_grpc.AgentServiceServicer):
         return self._agent(context, grant, request.agent).act_batch(request, context)
 
 
-def _server_credentials(tls) -> Optional[grpc.ServerCredentials]:
+def _server_credentials(tls) -> grpc.ServerCredentials | None:
     if tls is None:
         return None
     if isinstance(tls, grpc.ServerCredentials):
@@ -254,7 +254,7 @@ class PolicyServer:
         self._health = health
         self._stopped = threading.Event()
 
-    def stop(self, grace: Optional[float] = 5.0) -> None:
+    def stop(self, grace: float | None = 5.0) -> None:
         """Stops taking calls, gives those in flight ``grace`` seconds to finish (None:
         as long as they take), then cancels the rest; returns when the server is down.
         Calling it again does nothing."""
@@ -264,12 +264,12 @@ class PolicyServer:
         self._server.stop(grace).wait()
         self._stopped.set()
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
+    def wait(self, timeout: float | None = None) -> bool:
         """Blocks until the server stops (by ``stop``, from another thread or a signal
         handler) or timeout seconds pass; returns whether it stopped."""
         return self._stopped.wait(timeout)
 
-    def __enter__(self) -> "PolicyServer":
+    def __enter__(self) -> PolicyServer:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -295,11 +295,11 @@ def serve_policies(
     policies: Iterable[Policy],
     addr: str = DEFAULT_ADDR,
     *,
-    key: Union[None, str, Dict[str, str], Keys] = None,
+    key: None | str | dict[str, str] | Keys = None,
     tls=None,
     max_workers: int = 64,
-    max_message_bytes: Optional[int] = None,
-    logger: Optional[logging.Logger] = None,
+    max_message_bytes: int | None = None,
+    logger: logging.Logger | None = None,
 ) -> PolicyServer:
     """Serves policies as AgentService on addr ("HOST:PORT"; port 0 lets the OS pick)
     and returns the running server. Names must be distinct.
@@ -324,7 +324,7 @@ def serve_policies(
     policies = list(policies)
     if not policies:
         raise ConfigError("serve_policies: no policy")
-    served: Dict[str, _Served] = {}
+    served: dict[str, _Served] = {}
     problems = []
     keys = as_keys(key)
     for p in policies:
@@ -372,8 +372,8 @@ def serve_policy(
     spaces,
     addr: str = DEFAULT_ADDR,
     *,
-    name: Optional[str] = None,
-    batch_fn: Optional[Callable] = None,
+    name: str | None = None,
+    batch_fn: Callable | None = None,
     concurrent: bool = False,
     **options,
 ) -> PolicyServer:

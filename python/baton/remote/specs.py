@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, NamedTuple, Optional
+from typing import Any, NamedTuple
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -30,7 +31,7 @@ class AgentSpec(NamedTuple):
     action: Any
     mask_len: int = 0
 
-    def spaces(self, gymnasium: Optional[bool] = None) -> S.AgentSpaces:
+    def spaces(self, gymnasium: bool | None = None) -> S.AgentSpaces:
         """The spaces as baton.AgentSpaces: Gymnasium spaces when gymnasium is
         importable (or when ``gymnasium=True``), the plain descriptions otherwise."""
         if gymnasium is None:
@@ -52,7 +53,7 @@ class AgentSpec(NamedTuple):
         )
 
     @classmethod
-    def from_proto(cls, msg: pb.AgentSpec) -> "AgentSpec":
+    def from_proto(cls, msg: pb.AgentSpec) -> AgentSpec:
         """Reads an AgentSpec message: the structured form of each space when set, its
         JSON form otherwise. Raises baton.SpecError (a ValueError) naming the problem."""
 
@@ -82,7 +83,7 @@ def _as_space(v, what: str):
         raise ConfigError(f"{what}: not a space: {v!r}") from None
 
 
-def agent_spec(spaces, name: Optional[str] = None) -> AgentSpec:
+def agent_spec(spaces, name: str | None = None) -> AgentSpec:
     """An AgentSpec from what a caller has at hand, checked as a server checks it:
 
     - an AgentSpec (its name unless ``name`` is given) or an AgentSpec message;

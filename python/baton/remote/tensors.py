@@ -10,7 +10,7 @@ messages of the Go side (remote/tensor.go):
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def shape_string(shape: Sequence[int]) -> str:
     return "[" + " ".join(str(int(d)) for d in shape) + "]"
 
 
-def encode(a, dtype: int, shape: Optional[Sequence[int]] = None) -> pb.Tensor:
+def encode(a, dtype: int, shape: Sequence[int] | None = None) -> pb.Tensor:
     """A Tensor of ``a`` converted to dtype (FLOAT32, INT64 or BOOL), with a's shape or
     the given one (of the same number of elements)."""
     arr = np.asarray(a)
@@ -77,9 +77,9 @@ def elements(field: str, shape: Sequence[int]) -> int:
 
 def decode(
     field: str,
-    t: Optional[pb.Tensor],
+    t: pb.Tensor | None,
     dtype: int,
-    accept: Optional[Sequence[Sequence[int]]] = None,
+    accept: Sequence[Sequence[int]] | None = None,
 ) -> np.ndarray:
     """Checks t (the message's field named ``field``; None when it is not set) and
     returns its elements as a new array of its shape.
