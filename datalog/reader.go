@@ -403,6 +403,10 @@ type dictColumn struct {
 	vals  *array.String
 	strs  []string
 	known []bool
+	// idx are the indices where they are int32, as the writer writes them (nil
+	// otherwise); nulls reports that some are null.
+	idx   []int32
+	nulls bool
 }
 
 func (c *dictColumn) reset(a arrow.Array) error {
@@ -415,6 +419,10 @@ func (c *dictColumn) reset(a arrow.Array) error {
 		return fmt.Errorf("%w: want a dictionary of strings, got %s", ErrNotLog, d.Dictionary().DataType())
 	}
 	c.arr, c.vals = d, vals
+	c.idx, c.nulls = nil, d.NullN() > 0
+	if ix, ok := d.Indices().(*array.Int32); ok {
+		c.idx = ix.Int32Values()
+	}
 	// A file's batches share one dictionary: its strings are made once. c.dict keeps
 	// the dictionary's data from being collected, so that no other takes its address.
 	if dd := d.Dictionary().Data(); dd != c.dict {
@@ -428,10 +436,15 @@ func (c *dictColumn) reset(a arrow.Array) error {
 }
 
 func (c *dictColumn) value(i int) string {
-	if c.arr.IsNull(i) {
+	if c.nulls && c.arr.IsNull(i) {
 		return ""
 	}
-	j := c.arr.GetValueIndex(i)
+	var j int
+	if c.idx != nil {
+		j = int(c.idx[i])
+	} else {
+		j = c.arr.GetValueIndex(i)
+	}
 	if !c.known[j] {
 		c.strs[j], c.known[j] = strings.Clone(c.vals.Value(j)), true
 	}
