@@ -1,6 +1,7 @@
 package datalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/runners"
 )
@@ -167,11 +170,14 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 			o.applyReplay(&cfg)
 		}
 	}
-	var ropts []ReadOption
-	if cfg.mem != nil {
-		ropts = append(ropts, WithAllocator(cfg.mem))
+	// The batches read are much the same sizes: their buffers are recycled.
+	mem := cfg.mem
+	if mem == nil {
+		mem = memory.NewGoAllocator()
 	}
-	l, err := Open(dir, ropts...)
+	rec := newRecycler(mem)
+	defer rec.close()
+	l, err := Open(dir, WithAllocator(rec))
 	if err != nil {
 		return nil, err
 	}
@@ -872,8 +878,11 @@ func fmtReward(x float64, ok bool) string {
 }
 
 // firstDiff returns the first index where a and b differ bit for bit (or in length),
-// -1 if they do not.
+// -1 if they do not. Equal vectors, the common case, are compared as bytes.
 func firstDiff(a, b []float32) int {
+	if len(a) == len(b) && bytes.Equal(floatBytes(a), floatBytes(b)) {
+		return -1
+	}
 	n := min(len(a), len(b))
 	for i := range n {
 		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
@@ -884,6 +893,11 @@ func firstDiff(a, b []float32) int {
 		return n
 	}
 	return -1
+}
+
+// floatBytes returns the bytes of a []float32.
+func floatBytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
 }
 
 func elem(v []float32, i int) string {
