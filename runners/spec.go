@@ -146,6 +146,13 @@ func (p *plan) copyFor(dst *plan, id string, seed uint64, index int) {
 
 // checkSpec reports the problems of a spec that need no registry.
 func checkSpec(s *Spec) error {
+	bad := false
+	for _, a := range s.Actors {
+		bad = bad || a.count() != 1
+	}
+	if !bad && s.Episodes >= 0 && s.MaxTicks >= 0 {
+		return nil // the common case, checked without sorting the agents' names
+	}
 	var errs []string
 	if s.Episodes < 0 {
 		errs = append(errs, fmt.Sprintf("Episodes is %d; want 0 (for 1) or more", s.Episodes))
@@ -173,9 +180,15 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 	for i, a := range o.agents {
 		names[i] = a.Name
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
-		if !slices.Contains(names, name) {
-			return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}
+	for name := range s.Actors {
+		if slices.Contains(names, name) {
+			continue
+		}
+		// Name the first unknown agent in sorted order, whatever the map's order.
+		for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
+			if !slices.Contains(names, name) {
+				return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}
+			}
 		}
 	}
 	p := &plan{spec: s, index: index, open: o, choices: make([]Actor, len(o.agents))}
