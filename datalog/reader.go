@@ -407,6 +407,10 @@ type dictColumn struct {
 	// otherwise); nulls reports that some are null.
 	idx   []int32
 	nulls bool
+	// found is the string looked up last, at is its index in the dictionary (-1 if
+	// none; -2 for no look-up since the dictionary changed).
+	found string
+	at    int
 }
 
 func (c *dictColumn) reset(a arrow.Array) error {
@@ -431,19 +435,41 @@ func (c *dictColumn) reset(a arrow.Array) error {
 		c.known = slices.Grow(c.known[:0], vals.Len())[:vals.Len()]
 		clear(c.strs)
 		clear(c.known)
+		c.at = -2
 	}
 	return nil
 }
 
-func (c *dictColumn) value(i int) string {
-	if c.nulls && c.arr.IsNull(i) {
-		return ""
+// index returns the dictionary index of entry i, -1 for a null.
+func (c *dictColumn) index(i int) int {
+	switch {
+	case c.nulls && c.arr.IsNull(i):
+		return -1
+	case c.idx != nil:
+		return int(c.idx[i])
 	}
-	var j int
-	if c.idx != nil {
-		j = int(c.idx[i])
-	} else {
-		j = c.arr.GetValueIndex(i)
+	return c.arr.GetValueIndex(i)
+}
+
+// find returns the dictionary index of s, -1 if the dictionary does not hold it.
+func (c *dictColumn) find(s string) int {
+	if c.at != -2 && c.found == s {
+		return c.at
+	}
+	c.found, c.at = s, -1
+	for j := range c.vals.Len() {
+		if c.vals.IsValid(j) && c.vals.Value(j) == s {
+			c.at = j
+			break
+		}
+	}
+	return c.at
+}
+
+func (c *dictColumn) value(i int) string {
+	j := c.index(i)
+	if j < 0 {
+		return ""
 	}
 	if !c.known[j] {
 		c.strs[j], c.known[j] = strings.Clone(c.vals.Value(j)), true

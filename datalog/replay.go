@@ -367,9 +367,9 @@ type trialRun struct {
 	t      *Trial
 	queues []*rowQueue
 	acts   []map[actKey][]agent.RawAction
-	// agents maps the trial's agents' names to their streams (-1: the log has no
+	// agents are the trial's agents' names with their streams (-1: the log has no
 	// rows of that agent).
-	agents map[string]int
+	agents agentStreams
 	// count counts the trial's mismatches; stopped reports that the comparison
 	// stopped at the mismatch limit; cut that the replay went past the log's rows.
 	count   int
@@ -378,6 +378,55 @@ type trialRun struct {
 	cutAt   Incomplete
 	started bool // the replayed trial reached its Running state
 	over    bool // the replay is over
+}
+
+// agentStreams maps a trial's agents' names to their streams: a list searched in
+// order, the trials of most environments having a few agents, and a map besides
+// for those with many.
+type agentStreams struct {
+	names   []string
+	streams []int
+	many    map[string]int
+}
+
+// manyAgents is the number of agents from which agentStreams keeps a map.
+const manyAgents = 8
+
+func (a *agentStreams) add(name string, s int) {
+	if _, ok := a.find(name); ok {
+		return
+	}
+	a.names, a.streams = append(a.names, name), append(a.streams, s)
+	switch n := len(a.names); {
+	case n == manyAgents:
+		if a.many == nil {
+			a.many = make(map[string]int, 2*manyAgents)
+		}
+		for i, name := range a.names {
+			a.many[name] = a.streams[i]
+		}
+	case n > manyAgents:
+		a.many[name] = s
+	}
+}
+
+func (a *agentStreams) find(name string) (int, bool) {
+	if len(a.names) >= manyAgents {
+		s, ok := a.many[name]
+		return s, ok
+	}
+	for i, n := range a.names {
+		if n == name {
+			return a.streams[i], true
+		}
+	}
+	return 0, false
+}
+
+func (a *agentStreams) reset() {
+	clear(a.names)
+	a.names, a.streams = a.names[:0], a.streams[:0]
+	clear(a.many)
 }
 
 type actKey struct {
@@ -474,14 +523,14 @@ func (r *replayer) run(k int) *trialRun {
 		r.spare = r.spare[:n-1]
 		tr.queues, tr.acts, tr.agents = sp.queues, sp.acts, sp.agents
 	} else {
-		tr.queues, tr.acts, tr.agents = make([]*rowQueue, len(r.streams)), make([]map[actKey][]agent.RawAction, len(r.streams)), map[string]int{}
+		tr.queues, tr.acts = make([]*rowQueue, len(r.streams)), make([]map[actKey][]agent.RawAction, len(r.streams))
 	}
 	for _, a := range t.Agents {
 		s, ok := r.byName[a.Name]
 		if !ok {
 			s = -1
 		}
-		tr.agents[a.Name] = s
+		tr.agents.add(a.Name, s)
 	}
 	r.runs[k] = tr
 	return tr
@@ -538,12 +587,12 @@ func (r *replayer) pull(s int) bool {
 	}
 	n := int(rec.NumRows())
 	for i := 0; i < n; {
-		id := b.d.trial.value(i)
+		x := b.d.trial.index(i)
 		j := i + 1
-		for j < n && b.d.trial.value(j) == id {
+		for j < n && b.d.trial.index(j) == x {
 			j++
 		}
-		r.take(s, b, id, i, j)
+		r.take(s, b, b.d.trial.value(i), i, j)
 		i = j
 	}
 	b.release()
@@ -648,9 +697,9 @@ func (r *replayer) end(k int, err error) {
 	for _, acts := range tr.acts {
 		clear(acts)
 	}
-	clear(tr.agents)
+	tr.agents.reset()
 	r.spare = append(r.spare, &trialRun{queues: tr.queues, acts: tr.acts, agents: tr.agents})
-	tr.acts, tr.queues, tr.agents = nil, nil, nil
+	tr.acts, tr.queues, tr.agents = nil, nil, agentStreams{}
 	switch st := tr.t.State; {
 	case tr.count > 0:
 		// Divergent: reported with its mismatches, not as incomplete.
@@ -727,7 +776,7 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 		return nil
 	}
 	s := e.Step
-	k, ok := tr.agents[s.Agent]
+	k, ok := tr.agents.find(s.Agent)
 	if !ok {
 		r.mismatch(tr, Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step of an agent the log's trial does not have"})
 		return nil
@@ -850,9 +899,13 @@ func (d *rowDecoder) maskDiff(i int, mask []bool) int {
 
 // envReward returns the environment's reward of row i, and whether it has one.
 func (d *rowDecoder) envReward(i int) (float64, bool) {
+	env := d.srcName.find(runners.SourceEnv)
+	if env < 0 {
+		return 0, false
+	}
 	lo, hi := d.sources.ValueOffsets(i)
 	for j := int(lo); j < int(hi); j++ {
-		if d.srcName.value(j) == runners.SourceEnv {
+		if d.srcName.index(j) == env {
 			return float64(d.srcVal[j]), true
 		}
 	}
@@ -954,7 +1007,7 @@ func (p *replayPolicy) Interact(_ context.Context, x *runners.Exchange, _ []floa
 // errNoAction when the log has none; lost reports that the log has no row of the
 // agent after those already used, rather than rows of a later episode.
 func (r *replayer) next(tr *trialRun, name string, episode int, id string) (a agent.RawAction, lost bool, err error) {
-	s, ok := tr.agents[name]
+	s, ok := tr.agents.find(name)
 	if !ok {
 		return a, false, errNoAction
 	}
