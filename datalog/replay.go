@@ -158,10 +158,11 @@ var errNoAction = errors.New("datalog: no further action in the log")
 // or action past the rows of a trial that already differs is a mismatch. Trials with
 // an end record are replayed first, in the order they started, then those without.
 //
-// Replay reads each part once, in order, grouping the rows by trial as they come,
-// and replays a trial as its rows arrive; it keeps the batches that hold rows of
-// trials not yet replayed, so its memory grows with the trials in progress when the
-// log was written, not with the log. It fails for a log it cannot read, and for an
+// Replay reads each part once, in order, an agent's parts side by side as the
+// trials need their rows, grouping the rows by trial as they come, and replays a
+// trial as its rows arrive; it keeps the batches that hold rows of trials not yet
+// replayed, so its memory grows with the trials in progress when the log was
+// written, not with the log. It fails for a log it cannot read, and for an
 // environment or configuration that reg cannot run (ErrReplay).
 func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...ReplayOption) (*ReplayReport, error) {
 	var cfg replayConfig
@@ -267,8 +268,9 @@ func (b *rowBatch) action(i int) agent.RawAction {
 
 // rowRef is row i of a batch.
 type rowRef struct {
-	b *rowBatch
-	i int
+	b    *rowBatch
+	i    int
+	part int // the index of the batch's part among its stream's
 }
 
 // rowQueue holds an agent's rows of one trial, read but not yet used both by the
@@ -302,39 +304,115 @@ func (q *rowQueue) releaseAll() {
 	q.refs, q.cmp, q.act = q.refs[:0], 0, 0
 }
 
-// stream reads the batches of an agent's parts once, in order, on a goroutine of
-// its own, a few batches ahead of the replay: reading and decompressing the log runs
-// beside the replayed trials.
+// stream reads the batches of an agent's parts, each once, in order. Each part is
+// read on a goroutine of its own, a few batches ahead of the replay, so that reading
+// and decompressing the log runs beside the replayed trials; and the parts are read
+// side by side, as the trials need their rows. The workers of a campaign write parts
+// of their own at the same time, each holding rows of every other trial or so: read
+// one after the other, the rows of one part would wait in memory for the trials of
+// the next, a part's worth of rows at a time.
+//
+// A trial's rows may span parts (its worker's part grew full), and a later part may
+// be read before an earlier one: a trial's rows are queued in the order of their
+// parts, and used only once no earlier part may hold more of them.
 type stream struct {
-	name    string
-	parts   []Part
-	fetched chan fetched
-	quit    chan struct{}
-	done    bool
+	name  string
+	parts []*partStream
+	// open are the parts started and not yet read to their end; first is the
+	// first part not read to its end, next the first that may not be started.
+	open        []*partStream
+	first, next int
 }
 
-// fetched is a batch read (retained for the replay), or the error that ends a stream.
+// partStream reads one part.
+type partStream struct {
+	part    Part
+	index   int // among its stream's parts
+	fetched chan fetched
+	quit    chan struct{}
+	started bool
+	done    bool // read to its end
+	// last is the latest place, in the order of the replay, of a trial whose rows
+	// the part held so far (-1 before its first): the rows of a part are in the
+	// order of the replay, so it holds no more rows of trials before it.
+	last int
+}
+
+// fetched is a batch read (retained for the replay), or the error that ends a part.
 type fetched struct {
 	rec arrow.RecordBatch
 	err error
 }
 
-// streamAhead is how many batches a stream reads ahead of the replay.
+// streamAhead is how many batches a part is read ahead of the replay.
 const streamAhead = 2
 
-// start starts reading the stream.
-func (st *stream) start(l *Log, wg *sync.WaitGroup) {
-	st.fetched = make(chan fetched, streamAhead)
-	st.quit = make(chan struct{})
+// choose returns the part to read for further rows of the trial at place k (nil
+// when every part is read to its end): the part with the earliest latest trial
+// among those that may hold rows of it, else the next part, else, for a log whose
+// parts are not in the order of the replay, the open part with the earliest latest
+// trial.
+func (st *stream) choose(k int) *partStream {
+	var best *partStream
+	for _, p := range st.open {
+		if p.last <= k && (best == nil || p.last < best.last) {
+			best = p
+		}
+	}
+	if best != nil {
+		return best
+	}
+	for ; st.next < len(st.parts); st.next++ {
+		if p := st.parts[st.next]; !p.started {
+			st.next++
+			return p
+		}
+	}
+	for _, p := range st.open {
+		if best == nil || p.last < best.last {
+			best = p
+		}
+	}
+	return best
+}
+
+// earlier returns a part before part j that may hold rows of the trial at place
+// k, nil if none may.
+func (st *stream) earlier(j, k int) *partStream {
+	for _, p := range st.parts[st.first:max(j, st.first)] {
+		if !p.done && (!p.started || p.last <= k) {
+			return p
+		}
+	}
+	return nil
+}
+
+// closed marks part p read to its end.
+func (st *stream) closed(p *partStream) {
+	p.done = true
+	if i := slices.Index(st.open, p); i >= 0 {
+		st.open = slices.Delete(st.open, i, i+1)
+	}
+	for st.first < len(st.parts) && st.parts[st.first].done {
+		st.first++
+	}
+}
+
+// start starts reading the part.
+func (p *partStream) start(l *Log, wg *sync.WaitGroup) {
+	p.started = true
+	p.fetched = make(chan fetched, streamAhead)
+	p.quit = make(chan struct{})
+	parts := []Part{p.part}
 	wg.Go(func() {
-		defer close(st.fetched)
-		for rec, err := range l.batches(st.parts) {
+		defer close(p.fetched)
+		for rec, err := range l.batches(parts) {
 			if err == nil {
 				rec.Retain()
 			}
 			select {
-			case st.fetched <- fetched{rec, err}:
-			case <-st.quit:
+			case p.fetched <- fetched{rec, err}:
+			case <-p.quit:
 				if err == nil {
 					rec.Release()
 				}
@@ -348,23 +426,24 @@ func (st *stream) start(l *Log, wg *sync.WaitGroup) {
 }
 
 // stop ends the reading and releases the batches read ahead.
-func (st *stream) stop() {
-	if st.quit == nil {
+func (p *partStream) stop() {
+	if p.quit == nil {
 		return
 	}
-	close(st.quit)
-	for f := range st.fetched {
+	close(p.quit)
+	for f := range p.fetched {
 		if f.err == nil {
 			f.rec.Release()
 		}
 	}
-	st.quit = nil
+	p.quit = nil
 }
 
 // trialRun is the replay of one trial: what it compared, and the rows of the log it
 // has not used yet, per agent (in the order of the replayer's streams).
 type trialRun struct {
 	t      *Trial
+	k      int // its place in the order of the replay
 	queues []*rowQueue
 	acts   []map[actKey][]agent.RawAction
 	// agents are the trial's agents' names with their streams (-1: the log has no
@@ -467,7 +546,11 @@ func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, o
 		cur: -1, policies: map[string]*replayPolicy{}}
 	for _, name := range l.names {
 		r.byName[name] = len(r.streams)
-		r.streams = append(r.streams, &stream{name: name, parts: l.agents[name]})
+		st := &stream{name: name}
+		for i, p := range l.agents[name] {
+			st.parts = append(st.parts, &partStream{part: p, index: i, last: -1})
+		}
+		r.streams = append(r.streams, st)
 	}
 	for k, i := range order {
 		r.pos[trials[i].ID] = k
@@ -517,7 +600,7 @@ func (r *replayer) run(k int) *trialRun {
 		return tr
 	}
 	t := &r.trials[r.order[k]]
-	tr := &trialRun{t: t}
+	tr := &trialRun{t: t, k: k}
 	if n := len(r.spare); n > 0 {
 		sp := r.spare[n-1]
 		r.spare = r.spare[:n-1]
@@ -557,23 +640,36 @@ func (r *replayer) fail(err error) {
 	}
 }
 
-// pull reads the next batch of stream s and hands its rows to their trials; false
-// at the stream's end or after an error.
-func (r *replayer) pull(s int) bool {
+// pull reads the next batch of stream s that may hold rows of the trial at place k,
+// and hands its rows to their trials; false once every part of the stream is read,
+// or after an error.
+func (r *replayer) pull(s, k int) bool {
 	st := r.streams[s]
-	if st.done || r.err != nil {
+	if r.err != nil {
 		return false
 	}
-	if st.fetched == nil {
-		st.start(r.l, &r.wg)
+	p := st.choose(k)
+	if p == nil {
+		return false
 	}
-	f, ok := <-st.fetched
+	return r.read(s, p)
+}
+
+// read reads the next batch of part p of stream s, and hands its rows to their
+// trials; false after an error.
+func (r *replayer) read(s int, p *partStream) bool {
+	st := r.streams[s]
+	if !p.started {
+		p.start(r.l, &r.wg)
+		st.open = append(st.open, p)
+	}
+	f, ok := <-p.fetched
 	switch {
 	case !ok:
-		st.done = true
-		return false
+		st.closed(p)
+		return true
 	case f.err != nil:
-		st.done = true
+		st.closed(p)
 		r.fail(f.err)
 		return false
 	}
@@ -581,7 +677,7 @@ func (r *replayer) pull(s int) bool {
 	b := &rowBatch{rec: rec, refs: 1}
 	if err := b.d.reset(st.name, rec); err != nil {
 		b.release()
-		st.done = true
+		st.closed(p)
 		r.fail(err)
 		return false
 	}
@@ -592,19 +688,18 @@ func (r *replayer) pull(s int) bool {
 		for j < n && b.d.trial.index(j) == x {
 			j++
 		}
-		r.take(s, b, b.d.trial.value(i), i, j)
+		if k, ok := r.pos[b.d.trial.value(i)]; ok {
+			p.last = max(p.last, k)
+			r.take(s, b, p.index, k, i, j)
+		}
 		i = j
 	}
 	b.release()
 	return true
 }
 
-// take hands rows [i, j) of batch b, of trial id, to the trial.
-func (r *replayer) take(s int, b *rowBatch, id string, i, j int) {
-	k, ok := r.pos[id]
-	if !ok {
-		return // a trial that is not replayed
-	}
+// take hands rows [i, j) of batch b, of part pi, to the trial at place k.
+func (r *replayer) take(s int, b *rowBatch, pi, k, i, j int) {
 	tr := r.runs[k]
 	if k < r.cur || tr != nil && tr.over {
 		// The replay of the trial is over: these rows are missing from it, unless it
@@ -620,8 +715,21 @@ func (r *replayer) take(s int, b *rowBatch, id string, i, j int) {
 	}
 	tr = r.run(k)
 	q := r.queue(tr, s)
-	for x := i; x < j; x++ {
-		q.refs = append(q.refs, rowRef{b, x})
+	// After the rows of earlier parts, before those of later ones, read first.
+	at := len(q.refs)
+	for at > max(q.cmp, q.act) && q.refs[at-1].part > pi {
+		at--
+	}
+	if at == len(q.refs) {
+		for x := i; x < j; x++ {
+			q.refs = append(q.refs, rowRef{b, x, pi})
+		}
+	} else {
+		refs := make([]rowRef, 0, j-i)
+		for x := i; x < j; x++ {
+			refs = append(refs, rowRef{b, x, pi})
+		}
+		q.refs = slices.Insert(q.refs, at, refs...)
 	}
 	b.refs += j - i
 }
@@ -634,9 +742,17 @@ func (r *replayer) fill(tr *trialRun, s int, at func(*rowQueue) int) bool {
 	}
 	for {
 		if q := tr.queues[s]; q != nil && at(q) < len(q.refs) {
-			return true
+			// An earlier part than the row's may hold rows of the trial before it.
+			p := r.streams[s].earlier(q.refs[at(q)].part, tr.k)
+			if p == nil {
+				return true
+			}
+			if !r.read(s, p) {
+				return false
+			}
+			continue
 		}
-		if !r.pull(s) {
+		if !r.pull(s, tr.k) {
 			return false
 		}
 	}
@@ -721,7 +837,7 @@ func (r *replayer) finish() {
 		r.end(r.cur, nil)
 	}
 	for s := range r.streams {
-		for r.pull(s) {
+		for r.pull(s, math.MaxInt) {
 		}
 	}
 }
@@ -738,7 +854,9 @@ func (r *replayer) close() {
 		}
 	}
 	for _, st := range r.streams {
-		st.stop()
+		for _, p := range st.parts {
+			p.stop()
+		}
 	}
 	r.wg.Wait()
 }
