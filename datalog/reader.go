@@ -635,7 +635,11 @@ type Trial struct {
 
 // Trials returns the trials of the log in the order they started, each with its
 // latest state.
-func (l *Log) Trials() ([]Trial, error) {
+func (l *Log) Trials() ([]Trial, error) { return l.trials(true) }
+
+// trials returns the trials of the log; with own false, trials with the same agents
+// and policies share their Agents slice and Policies map, which must not change.
+func (l *Log) trials(own bool) ([]Trial, error) {
 	var out []Trial
 	at := map[string]int{}
 	// The trials of a campaign mostly share their environment, agents and policies:
@@ -676,7 +680,10 @@ func (l *Log) Trials() ([]Trial, error) {
 				}
 				agents[strings.Clone(js)] = specs
 			}
-			t.Agents = slices.Clone(specs)
+			t.Agents = specs
+			if own {
+				t.Agents = slices.Clone(specs)
+			}
 			js = c.view("policies", i)
 			pol, ok := policies[js]
 			if !ok {
@@ -685,7 +692,10 @@ func (l *Log) Trials() ([]Trial, error) {
 				}
 				policies[strings.Clone(js)] = pol
 			}
-			t.Policies = maps.Clone(pol)
+			t.Policies = pol
+			if own {
+				t.Policies = maps.Clone(pol)
+			}
 		}
 		if seen {
 			out[j] = t

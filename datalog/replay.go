@@ -182,7 +182,7 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 	if err != nil {
 		return nil, err
 	}
-	trials, err := l.Trials()
+	trials, err := l.trials(false) // the replay changes none of their agents
 	if err != nil {
 		return nil, err
 	}
