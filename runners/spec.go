@@ -93,6 +93,7 @@ type opened struct {
 	config  json.RawMessage
 	factory Factory
 	agents  []env.Spec
+	names   []string // the agents' names
 	sources []string // per agent, the source of its actor's rewards: "actor:NAME"
 	// first is the environment built to learn the agents, built with the tick limit
 	// firstTicks, for a first trial to use.
@@ -120,6 +121,7 @@ func open(reg *Registry, name string, config []byte, maxTicks int) (*opened, err
 	}
 	o := &opened{entry: entry, config: slices.Clone(config), factory: f, agents: m.Agents(), first: m, firstTicks: maxTicks}
 	for _, a := range o.agents {
+		o.names = append(o.names, a.Name)
 		o.sources = append(o.sources, SourceActorPrefix+a.Name)
 	}
 	return o, nil
@@ -176,10 +178,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 	if err := checkSpec(&s); err != nil {
 		return nil, err
 	}
-	names := make([]string, len(o.agents))
-	for i, a := range o.agents {
-		names[i] = a.Name
-	}
+	names := o.names
 	for name := range s.Actors {
 		if slices.Contains(names, name) {
 			continue
@@ -187,7 +186,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 		// Name the first unknown agent in sorted order, whatever the map's order.
 		for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
 			if !slices.Contains(names, name) {
-				return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}
+				return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: slices.Clone(names)}
 			}
 		}
 	}
