@@ -647,6 +647,10 @@ func (l *Log) trials(own bool) ([]Trial, error) {
 	envs := map[string]string{}
 	agents := map[string][]env.Spec{}
 	policies := map[string]map[string]string{}
+	// The JSON of the trial before, mostly the same, is compared before it is hashed.
+	var lastAgents, lastPolicies string
+	var lastSpecs []env.Spec
+	var lastPol map[string]string
 	err := l.tableRows(TableTrials, func(rec arrow.RecordBatch, i int, c columns) error {
 		state, errMsg := parseState(c.view("state", i)), c.str("error", i)
 		j, seen := at[c.view("trial_id", i)]
@@ -672,25 +676,39 @@ func (l *Log) trials(own bool) ([]Trial, error) {
 			t.MaxTicks = int(c.i64("max_ticks", i))
 			t.DefinesSuccess = c.boolean("defines_success", i)
 			js := c.view("agents", i)
-			specs, ok := agents[js]
+			specs, ok := lastSpecs, js == lastAgents && lastSpecs != nil
+			if !ok {
+				specs, ok = agents[js]
+			}
 			if !ok {
 				var err error
 				if specs, err = parseAgents(js); err != nil {
 					return fmt.Errorf("%w: trial %s: agents: %w", ErrNotLog, t.ID, err)
 				}
-				agents[strings.Clone(js)] = specs
+				js = strings.Clone(js)
+				agents[js] = specs
+			}
+			if js != lastAgents {
+				lastAgents, lastSpecs = strings.Clone(js), specs
 			}
 			t.Agents = specs
 			if own {
 				t.Agents = slices.Clone(specs)
 			}
 			js = c.view("policies", i)
-			pol, ok := policies[js]
+			pol, ok := lastPol, js == lastPolicies && lastPol != nil
+			if !ok {
+				pol, ok = policies[js]
+			}
 			if !ok {
 				if err := json.Unmarshal([]byte(js), &pol); err != nil {
 					return fmt.Errorf("%w: trial %s: policies: %w", ErrNotLog, t.ID, err)
 				}
-				policies[strings.Clone(js)] = pol
+				js = strings.Clone(js)
+				policies[js] = pol
+			}
+			if js != lastPolicies {
+				lastPolicies, lastPol = strings.Clone(js), pol
 			}
 			t.Policies = pol
 			if own {
