@@ -246,8 +246,9 @@
 // a trial whose rows stop early (the writer's open batches were lost) or that lacks
 // its end record is incomplete (ReplayReport.Incomplete), replayed as far as its rows
 // go, which is no mismatch; a trial that differs is divergent (ReplayReport.Diverged).
-// Replay reads each part once, in order, grouping rows by trial as they come, and
-// replays each trial as its rows arrive.
+// Replay reads each part once, in order, an agent's parts side by side as the trials
+// need their rows (the parts that a campaign's workers write at the same time),
+// grouping rows by trial as they come, and replays each trial as its rows arrive.
 //
 // # Memory, speed and concurrency
 //

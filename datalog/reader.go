@@ -403,6 +403,14 @@ type dictColumn struct {
 	vals  *array.String
 	strs  []string
 	known []bool
+	// idx are the indices where they are int32, as the writer writes them (nil
+	// otherwise); nulls reports that some are null.
+	idx   []int32
+	nulls bool
+	// found is the string looked up last, at is its index in the dictionary (-1 if
+	// none; -2 for no look-up since the dictionary changed).
+	found string
+	at    int
 }
 
 func (c *dictColumn) reset(a arrow.Array) error {
@@ -415,6 +423,10 @@ func (c *dictColumn) reset(a arrow.Array) error {
 		return fmt.Errorf("%w: want a dictionary of strings, got %s", ErrNotLog, d.Dictionary().DataType())
 	}
 	c.arr, c.vals = d, vals
+	c.idx, c.nulls = nil, d.NullN() > 0
+	if ix, ok := d.Indices().(*array.Int32); ok {
+		c.idx = ix.Int32Values()
+	}
 	// A file's batches share one dictionary: its strings are made once. c.dict keeps
 	// the dictionary's data from being collected, so that no other takes its address.
 	if dd := d.Dictionary().Data(); dd != c.dict {
@@ -423,15 +435,42 @@ func (c *dictColumn) reset(a arrow.Array) error {
 		c.known = slices.Grow(c.known[:0], vals.Len())[:vals.Len()]
 		clear(c.strs)
 		clear(c.known)
+		c.at = -2
 	}
 	return nil
 }
 
+// index returns the dictionary index of entry i, -1 for a null.
+func (c *dictColumn) index(i int) int {
+	switch {
+	case c.nulls && c.arr.IsNull(i):
+		return -1
+	case c.idx != nil:
+		return int(c.idx[i])
+	}
+	return c.arr.GetValueIndex(i)
+}
+
+// find returns the dictionary index of s, -1 if the dictionary does not hold it.
+func (c *dictColumn) find(s string) int {
+	if c.at != -2 && c.found == s {
+		return c.at
+	}
+	c.found, c.at = s, -1
+	for j := range c.vals.Len() {
+		if c.vals.IsValid(j) && c.vals.Value(j) == s {
+			c.at = j
+			break
+		}
+	}
+	return c.at
+}
+
 func (c *dictColumn) value(i int) string {
-	if c.arr.IsNull(i) {
+	j := c.index(i)
+	if j < 0 {
 		return ""
 	}
-	j := c.arr.GetValueIndex(i)
 	if !c.known[j] {
 		c.strs[j], c.known[j] = strings.Clone(c.vals.Value(j)), true
 	}
@@ -596,7 +635,11 @@ type Trial struct {
 
 // Trials returns the trials of the log in the order they started, each with its
 // latest state.
-func (l *Log) Trials() ([]Trial, error) {
+func (l *Log) Trials() ([]Trial, error) { return l.trials(true) }
+
+// trials returns the trials of the log; with own false, trials with the same agents
+// and policies share their Agents slice and Policies map, which must not change.
+func (l *Log) trials(own bool) ([]Trial, error) {
 	var out []Trial
 	at := map[string]int{}
 	// The trials of a campaign mostly share their environment, agents and policies:
@@ -604,6 +647,10 @@ func (l *Log) Trials() ([]Trial, error) {
 	envs := map[string]string{}
 	agents := map[string][]env.Spec{}
 	policies := map[string]map[string]string{}
+	// The JSON of the trial before, mostly the same, is compared before it is hashed.
+	var lastAgents, lastPolicies string
+	var lastSpecs []env.Spec
+	var lastPol map[string]string
 	err := l.tableRows(TableTrials, func(rec arrow.RecordBatch, i int, c columns) error {
 		state, errMsg := parseState(c.view("state", i)), c.str("error", i)
 		j, seen := at[c.view("trial_id", i)]
@@ -629,24 +676,44 @@ func (l *Log) Trials() ([]Trial, error) {
 			t.MaxTicks = int(c.i64("max_ticks", i))
 			t.DefinesSuccess = c.boolean("defines_success", i)
 			js := c.view("agents", i)
-			specs, ok := agents[js]
+			specs, ok := lastSpecs, js == lastAgents && lastSpecs != nil
+			if !ok {
+				specs, ok = agents[js]
+			}
 			if !ok {
 				var err error
 				if specs, err = parseAgents(js); err != nil {
 					return fmt.Errorf("%w: trial %s: agents: %w", ErrNotLog, t.ID, err)
 				}
-				agents[strings.Clone(js)] = specs
+				js = strings.Clone(js)
+				agents[js] = specs
 			}
-			t.Agents = slices.Clone(specs)
+			if js != lastAgents {
+				lastAgents, lastSpecs = strings.Clone(js), specs
+			}
+			t.Agents = specs
+			if own {
+				t.Agents = slices.Clone(specs)
+			}
 			js = c.view("policies", i)
-			pol, ok := policies[js]
+			pol, ok := lastPol, js == lastPolicies && lastPol != nil
+			if !ok {
+				pol, ok = policies[js]
+			}
 			if !ok {
 				if err := json.Unmarshal([]byte(js), &pol); err != nil {
 					return fmt.Errorf("%w: trial %s: policies: %w", ErrNotLog, t.ID, err)
 				}
-				policies[strings.Clone(js)] = pol
+				js = strings.Clone(js)
+				policies[js] = pol
 			}
-			t.Policies = maps.Clone(pol)
+			if js != lastPolicies {
+				lastPolicies, lastPol = strings.Clone(js), pol
+			}
+			t.Policies = pol
+			if own {
+				t.Policies = maps.Clone(pol)
+			}
 		}
 		if seen {
 			out[j] = t

@@ -1,6 +1,7 @@
 package datalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/runners"
 )
@@ -155,10 +158,11 @@ var errNoAction = errors.New("datalog: no further action in the log")
 // or action past the rows of a trial that already differs is a mismatch. Trials with
 // an end record are replayed first, in the order they started, then those without.
 //
-// Replay reads each part once, in order, grouping the rows by trial as they come,
-// and replays a trial as its rows arrive; it keeps the batches that hold rows of
-// trials not yet replayed, so its memory grows with the trials in progress when the
-// log was written, not with the log. It fails for a log it cannot read, and for an
+// Replay reads each part once, in order, an agent's parts side by side as the
+// trials need their rows, grouping the rows by trial as they come, and replays a
+// trial as its rows arrive; it keeps the batches that hold rows of trials not yet
+// replayed, so its memory grows with the trials in progress when the log was
+// written, not with the log. It fails for a log it cannot read, and for an
 // environment or configuration that reg cannot run (ErrReplay).
 func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...ReplayOption) (*ReplayReport, error) {
 	var cfg replayConfig
@@ -167,15 +171,18 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 			o.applyReplay(&cfg)
 		}
 	}
-	var ropts []ReadOption
-	if cfg.mem != nil {
-		ropts = append(ropts, WithAllocator(cfg.mem))
+	// The batches read are much the same sizes: their buffers are recycled.
+	mem := cfg.mem
+	if mem == nil {
+		mem = memory.NewGoAllocator()
 	}
-	l, err := Open(dir, ropts...)
+	rec := newRecycler(mem)
+	defer rec.close()
+	l, err := Open(dir, WithAllocator(rec))
 	if err != nil {
 		return nil, err
 	}
-	trials, err := l.Trials()
+	trials, err := l.trials(false) // the replay changes none of their agents
 	if err != nil {
 		return nil, err
 	}
@@ -261,8 +268,9 @@ func (b *rowBatch) action(i int) agent.RawAction {
 
 // rowRef is row i of a batch.
 type rowRef struct {
-	b *rowBatch
-	i int
+	b    *rowBatch
+	i    int
+	part int // the index of the batch's part among its stream's
 }
 
 // rowQueue holds an agent's rows of one trial, read but not yet used both by the
@@ -296,39 +304,115 @@ func (q *rowQueue) releaseAll() {
 	q.refs, q.cmp, q.act = q.refs[:0], 0, 0
 }
 
-// stream reads the batches of an agent's parts once, in order, on a goroutine of
-// its own, a few batches ahead of the replay: reading and decompressing the log runs
-// beside the replayed trials.
+// stream reads the batches of an agent's parts, each once, in order. Each part is
+// read on a goroutine of its own, a few batches ahead of the replay, so that reading
+// and decompressing the log runs beside the replayed trials; and the parts are read
+// side by side, as the trials need their rows. The workers of a campaign write parts
+// of their own at the same time, each holding rows of every other trial or so: read
+// one after the other, the rows of one part would wait in memory for the trials of
+// the next, a part's worth of rows at a time.
+//
+// A trial's rows may span parts (its worker's part grew full), and a later part may
+// be read before an earlier one: a trial's rows are queued in the order of their
+// parts, and used only once no earlier part may hold more of them.
 type stream struct {
-	name    string
-	parts   []Part
-	fetched chan fetched
-	quit    chan struct{}
-	done    bool
+	name  string
+	parts []*partStream
+	// open are the parts started and not yet read to their end; first is the
+	// first part not read to its end, next the first that may not be started.
+	open        []*partStream
+	first, next int
 }
 
-// fetched is a batch read (retained for the replay), or the error that ends a stream.
+// partStream reads one part.
+type partStream struct {
+	part    Part
+	index   int // among its stream's parts
+	fetched chan fetched
+	quit    chan struct{}
+	started bool
+	done    bool // read to its end
+	// last is the latest place, in the order of the replay, of a trial whose rows
+	// the part held so far (-1 before its first): the rows of a part are in the
+	// order of the replay, so it holds no more rows of trials before it.
+	last int
+}
+
+// fetched is a batch read (retained for the replay), or the error that ends a part.
 type fetched struct {
 	rec arrow.RecordBatch
 	err error
 }
 
-// streamAhead is how many batches a stream reads ahead of the replay.
+// streamAhead is how many batches a part is read ahead of the replay.
 const streamAhead = 2
 
-// start starts reading the stream.
-func (st *stream) start(l *Log, wg *sync.WaitGroup) {
-	st.fetched = make(chan fetched, streamAhead)
-	st.quit = make(chan struct{})
+// choose returns the part to read for further rows of the trial at place k (nil
+// when every part is read to its end): the part with the earliest latest trial
+// among those that may hold rows of it, else the next part, else, for a log whose
+// parts are not in the order of the replay, the open part with the earliest latest
+// trial.
+func (st *stream) choose(k int) *partStream {
+	var best *partStream
+	for _, p := range st.open {
+		if p.last <= k && (best == nil || p.last < best.last) {
+			best = p
+		}
+	}
+	if best != nil {
+		return best
+	}
+	for ; st.next < len(st.parts); st.next++ {
+		if p := st.parts[st.next]; !p.started {
+			st.next++
+			return p
+		}
+	}
+	for _, p := range st.open {
+		if best == nil || p.last < best.last {
+			best = p
+		}
+	}
+	return best
+}
+
+// earlier returns a part before part j that may hold rows of the trial at place
+// k, nil if none may.
+func (st *stream) earlier(j, k int) *partStream {
+	for _, p := range st.parts[st.first:max(j, st.first)] {
+		if !p.done && (!p.started || p.last <= k) {
+			return p
+		}
+	}
+	return nil
+}
+
+// closed marks part p read to its end.
+func (st *stream) closed(p *partStream) {
+	p.done = true
+	if i := slices.Index(st.open, p); i >= 0 {
+		st.open = slices.Delete(st.open, i, i+1)
+	}
+	for st.first < len(st.parts) && st.parts[st.first].done {
+		st.first++
+	}
+}
+
+// start starts reading the part.
+func (p *partStream) start(l *Log, wg *sync.WaitGroup) {
+	p.started = true
+	p.fetched = make(chan fetched, streamAhead)
+	p.quit = make(chan struct{})
+	parts := []Part{p.part}
 	wg.Go(func() {
-		defer close(st.fetched)
-		for rec, err := range l.batches(st.parts) {
+		defer close(p.fetched)
+		for rec, err := range l.batches(parts) {
 			if err == nil {
 				rec.Retain()
 			}
 			select {
-			case st.fetched <- fetched{rec, err}:
-			case <-st.quit:
+			case p.fetched <- fetched{rec, err}:
+			case <-p.quit:
 				if err == nil {
 					rec.Release()
 				}
@@ -342,28 +426,29 @@ func (st *stream) start(l *Log, wg *sync.WaitGroup) {
 }
 
 // stop ends the reading and releases the batches read ahead.
-func (st *stream) stop() {
-	if st.quit == nil {
+func (p *partStream) stop() {
+	if p.quit == nil {
 		return
 	}
-	close(st.quit)
-	for f := range st.fetched {
+	close(p.quit)
+	for f := range p.fetched {
 		if f.err == nil {
 			f.rec.Release()
 		}
 	}
-	st.quit = nil
+	p.quit = nil
 }
 
 // trialRun is the replay of one trial: what it compared, and the rows of the log it
 // has not used yet, per agent (in the order of the replayer's streams).
 type trialRun struct {
 	t      *Trial
+	k      int // its place in the order of the replay
 	queues []*rowQueue
 	acts   []map[actKey][]agent.RawAction
-	// agents maps the trial's agents' names to their streams (-1: the log has no
+	// agents are the trial's agents' names with their streams (-1: the log has no
 	// rows of that agent).
-	agents map[string]int
+	agents agentStreams
 	// count counts the trial's mismatches; stopped reports that the comparison
 	// stopped at the mismatch limit; cut that the replay went past the log's rows.
 	count   int
@@ -372,6 +457,55 @@ type trialRun struct {
 	cutAt   Incomplete
 	started bool // the replayed trial reached its Running state
 	over    bool // the replay is over
+}
+
+// agentStreams maps a trial's agents' names to their streams: a list searched in
+// order, the trials of most environments having a few agents, and a map besides
+// for those with many.
+type agentStreams struct {
+	names   []string
+	streams []int
+	many    map[string]int
+}
+
+// manyAgents is the number of agents from which agentStreams keeps a map.
+const manyAgents = 8
+
+func (a *agentStreams) add(name string, s int) {
+	if _, ok := a.find(name); ok {
+		return
+	}
+	a.names, a.streams = append(a.names, name), append(a.streams, s)
+	switch n := len(a.names); {
+	case n == manyAgents:
+		if a.many == nil {
+			a.many = make(map[string]int, 2*manyAgents)
+		}
+		for i, name := range a.names {
+			a.many[name] = a.streams[i]
+		}
+	case n > manyAgents:
+		a.many[name] = s
+	}
+}
+
+func (a *agentStreams) find(name string) (int, bool) {
+	if len(a.names) >= manyAgents {
+		s, ok := a.many[name]
+		return s, ok
+	}
+	for i, n := range a.names {
+		if n == name {
+			return a.streams[i], true
+		}
+	}
+	return 0, false
+}
+
+func (a *agentStreams) reset() {
+	clear(a.names)
+	a.names, a.streams = a.names[:0], a.streams[:0]
+	clear(a.many)
 }
 
 type actKey struct {
@@ -412,7 +546,11 @@ func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, o
 		cur: -1, policies: map[string]*replayPolicy{}}
 	for _, name := range l.names {
 		r.byName[name] = len(r.streams)
-		r.streams = append(r.streams, &stream{name: name, parts: l.agents[name]})
+		st := &stream{name: name}
+		for i, p := range l.agents[name] {
+			st.parts = append(st.parts, &partStream{part: p, index: i, last: -1})
+		}
+		r.streams = append(r.streams, st)
 	}
 	for k, i := range order {
 		r.pos[trials[i].ID] = k
@@ -462,20 +600,20 @@ func (r *replayer) run(k int) *trialRun {
 		return tr
 	}
 	t := &r.trials[r.order[k]]
-	tr := &trialRun{t: t}
+	tr := &trialRun{t: t, k: k}
 	if n := len(r.spare); n > 0 {
 		sp := r.spare[n-1]
 		r.spare = r.spare[:n-1]
 		tr.queues, tr.acts, tr.agents = sp.queues, sp.acts, sp.agents
 	} else {
-		tr.queues, tr.acts, tr.agents = make([]*rowQueue, len(r.streams)), make([]map[actKey][]agent.RawAction, len(r.streams)), map[string]int{}
+		tr.queues, tr.acts = make([]*rowQueue, len(r.streams)), make([]map[actKey][]agent.RawAction, len(r.streams))
 	}
 	for _, a := range t.Agents {
 		s, ok := r.byName[a.Name]
 		if !ok {
 			s = -1
 		}
-		tr.agents[a.Name] = s
+		tr.agents.add(a.Name, s)
 	}
 	r.runs[k] = tr
 	return tr
@@ -502,23 +640,36 @@ func (r *replayer) fail(err error) {
 	}
 }
 
-// pull reads the next batch of stream s and hands its rows to their trials; false
-// at the stream's end or after an error.
-func (r *replayer) pull(s int) bool {
+// pull reads the next batch of stream s that may hold rows of the trial at place k,
+// and hands its rows to their trials; false once every part of the stream is read,
+// or after an error.
+func (r *replayer) pull(s, k int) bool {
 	st := r.streams[s]
-	if st.done || r.err != nil {
+	if r.err != nil {
 		return false
 	}
-	if st.fetched == nil {
-		st.start(r.l, &r.wg)
+	p := st.choose(k)
+	if p == nil {
+		return false
 	}
-	f, ok := <-st.fetched
+	return r.read(s, p)
+}
+
+// read reads the next batch of part p of stream s, and hands its rows to their
+// trials; false after an error.
+func (r *replayer) read(s int, p *partStream) bool {
+	st := r.streams[s]
+	if !p.started {
+		p.start(r.l, &r.wg)
+		st.open = append(st.open, p)
+	}
+	f, ok := <-p.fetched
 	switch {
 	case !ok:
-		st.done = true
-		return false
+		st.closed(p)
+		return true
 	case f.err != nil:
-		st.done = true
+		st.closed(p)
 		r.fail(f.err)
 		return false
 	}
@@ -526,30 +677,29 @@ func (r *replayer) pull(s int) bool {
 	b := &rowBatch{rec: rec, refs: 1}
 	if err := b.d.reset(st.name, rec); err != nil {
 		b.release()
-		st.done = true
+		st.closed(p)
 		r.fail(err)
 		return false
 	}
 	n := int(rec.NumRows())
 	for i := 0; i < n; {
-		id := b.d.trial.value(i)
+		x := b.d.trial.index(i)
 		j := i + 1
-		for j < n && b.d.trial.value(j) == id {
+		for j < n && b.d.trial.index(j) == x {
 			j++
 		}
-		r.take(s, b, id, i, j)
+		if k, ok := r.pos[b.d.trial.value(i)]; ok {
+			p.last = max(p.last, k)
+			r.take(s, b, p.index, k, i, j)
+		}
 		i = j
 	}
 	b.release()
 	return true
 }
 
-// take hands rows [i, j) of batch b, of trial id, to the trial.
-func (r *replayer) take(s int, b *rowBatch, id string, i, j int) {
-	k, ok := r.pos[id]
-	if !ok {
-		return // a trial that is not replayed
-	}
+// take hands rows [i, j) of batch b, of part pi, to the trial at place k.
+func (r *replayer) take(s int, b *rowBatch, pi, k, i, j int) {
 	tr := r.runs[k]
 	if k < r.cur || tr != nil && tr.over {
 		// The replay of the trial is over: these rows are missing from it, unless it
@@ -565,8 +715,21 @@ func (r *replayer) take(s int, b *rowBatch, id string, i, j int) {
 	}
 	tr = r.run(k)
 	q := r.queue(tr, s)
-	for x := i; x < j; x++ {
-		q.refs = append(q.refs, rowRef{b, x})
+	// After the rows of earlier parts, before those of later ones, read first.
+	at := len(q.refs)
+	for at > max(q.cmp, q.act) && q.refs[at-1].part > pi {
+		at--
+	}
+	if at == len(q.refs) {
+		for x := i; x < j; x++ {
+			q.refs = append(q.refs, rowRef{b, x, pi})
+		}
+	} else {
+		refs := make([]rowRef, 0, j-i)
+		for x := i; x < j; x++ {
+			refs = append(refs, rowRef{b, x, pi})
+		}
+		q.refs = slices.Insert(q.refs, at, refs...)
 	}
 	b.refs += j - i
 }
@@ -579,9 +742,17 @@ func (r *replayer) fill(tr *trialRun, s int, at func(*rowQueue) int) bool {
 	}
 	for {
 		if q := tr.queues[s]; q != nil && at(q) < len(q.refs) {
-			return true
+			// An earlier part than the row's may hold rows of the trial before it.
+			p := r.streams[s].earlier(q.refs[at(q)].part, tr.k)
+			if p == nil {
+				return true
+			}
+			if !r.read(s, p) {
+				return false
+			}
+			continue
 		}
-		if !r.pull(s) {
+		if !r.pull(s, tr.k) {
 			return false
 		}
 	}
@@ -642,9 +813,9 @@ func (r *replayer) end(k int, err error) {
 	for _, acts := range tr.acts {
 		clear(acts)
 	}
-	clear(tr.agents)
+	tr.agents.reset()
 	r.spare = append(r.spare, &trialRun{queues: tr.queues, acts: tr.acts, agents: tr.agents})
-	tr.acts, tr.queues, tr.agents = nil, nil, nil
+	tr.acts, tr.queues, tr.agents = nil, nil, agentStreams{}
 	switch st := tr.t.State; {
 	case tr.count > 0:
 		// Divergent: reported with its mismatches, not as incomplete.
@@ -666,7 +837,7 @@ func (r *replayer) finish() {
 		r.end(r.cur, nil)
 	}
 	for s := range r.streams {
-		for r.pull(s) {
+		for r.pull(s, math.MaxInt) {
 		}
 	}
 }
@@ -683,7 +854,9 @@ func (r *replayer) close() {
 		}
 	}
 	for _, st := range r.streams {
-		st.stop()
+		for _, p := range st.parts {
+			p.stop()
+		}
 	}
 	r.wg.Wait()
 }
@@ -721,7 +894,7 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 		return nil
 	}
 	s := e.Step
-	k, ok := tr.agents[s.Agent]
+	k, ok := tr.agents.find(s.Agent)
 	if !ok {
 		r.mismatch(tr, Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1, Field: FieldExtra, Replayed: "a step of an agent the log's trial does not have"})
 		return nil
@@ -844,9 +1017,13 @@ func (d *rowDecoder) maskDiff(i int, mask []bool) int {
 
 // envReward returns the environment's reward of row i, and whether it has one.
 func (d *rowDecoder) envReward(i int) (float64, bool) {
+	env := d.srcName.find(runners.SourceEnv)
+	if env < 0 {
+		return 0, false
+	}
 	lo, hi := d.sources.ValueOffsets(i)
 	for j := int(lo); j < int(hi); j++ {
-		if d.srcName.value(j) == runners.SourceEnv {
+		if d.srcName.index(j) == env {
 			return float64(d.srcVal[j]), true
 		}
 	}
@@ -872,8 +1049,11 @@ func fmtReward(x float64, ok bool) string {
 }
 
 // firstDiff returns the first index where a and b differ bit for bit (or in length),
-// -1 if they do not.
+// -1 if they do not. Equal vectors, the common case, are compared as bytes.
 func firstDiff(a, b []float32) int {
+	if len(a) == len(b) && bytes.Equal(floatBytes(a), floatBytes(b)) {
+		return -1
+	}
 	n := min(len(a), len(b))
 	for i := range n {
 		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
@@ -884,6 +1064,11 @@ func firstDiff(a, b []float32) int {
 		return n
 	}
 	return -1
+}
+
+// floatBytes returns the bytes of a []float32.
+func floatBytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
 }
 
 func elem(v []float32, i int) string {
@@ -940,7 +1125,7 @@ func (p *replayPolicy) Interact(_ context.Context, x *runners.Exchange, _ []floa
 // errNoAction when the log has none; lost reports that the log has no row of the
 // agent after those already used, rather than rows of a later episode.
 func (r *replayer) next(tr *trialRun, name string, episode int, id string) (a agent.RawAction, lost bool, err error) {
-	s, ok := tr.agents[name]
+	s, ok := tr.agents.find(name)
 	if !ok {
 		return a, false, errNoAction
 	}

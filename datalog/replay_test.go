@@ -20,20 +20,24 @@ import (
 func TestReplay(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, tc := range []struct {
-		name string
-		opts []datalog.WriteOption
+		name   string
+		trials int
+		opts   []datalog.WriteOption
 	}{
-		{"plain", nil},
-		{"zstd small parts", []datalog.WriteOption{datalog.WithCompression(datalog.ZSTD), datalog.WithMaxPartBytes(16 << 10), datalog.WithBatchRows(16)}},
+		{"plain", 6, nil},
+		{"zstd small parts", 6, []datalog.WriteOption{datalog.WithCompression(datalog.ZSTD), datalog.WithMaxPartBytes(16 << 10), datalog.WithBatchRows(16)}},
+		// The two workers' parts are read side by side, and trials span parts: a
+		// trial's rows are used in the order of their parts, whichever is read first.
+		{"many parts", 120, []datalog.WriteOption{datalog.WithMaxPartBytes(32 << 10), datalog.WithBatchRows(64)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			c := runCampaign(t, dir, 6, tc.opts...)
+			c := runCampaign(t, dir, tc.trials, tc.opts...)
 			mem, withMem := checked(t)
 			rep, err := datalog.Replay(t.Context(), dir, registry(t), withMem)
 			require.NoError(t, err)
 			assert.Empty(t, rep.Mismatches)
-			assert.Equal(t, 6, rep.Trials)
+			assert.Equal(t, tc.trials, rep.Trials)
 			assert.Empty(t, rep.Skipped)
 			assert.Empty(t, rep.Diverged)
 			assert.Empty(t, rep.Incomplete)

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -220,6 +221,9 @@ type worker struct {
 	open     *opened
 	maxTicks int
 	env      env.MultiAgent
+	// hooked is the opened configuration of the latest trial a hook set, found
+	// again without the campaign's lock for the next trial of the same one.
+	hooked *opened
 }
 
 func (r *campaignRun) work(ctx context.Context, index int) (err error) {
@@ -289,9 +293,13 @@ func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Re
 				return reject(ctx, spec.ID, err, sink)
 			}
 		}
-		o, err := c.opened(spec.Env, spec.Config, spec.MaxTicks)
-		if err != nil {
-			return reject(ctx, spec.ID, err, sink)
+		o := w.hooked
+		var err error
+		if o == nil || spec.Env != o.entry.Name || !bytes.Equal(spec.Config, o.config) {
+			if o, err = c.opened(spec.Env, spec.Config, spec.MaxTicks); err != nil {
+				return reject(ctx, spec.ID, err, sink)
+			}
+			w.hooked = o
 		}
 		if p, err = newPlan(spec, i, o); err != nil {
 			return reject(ctx, spec.ID, err, sink)

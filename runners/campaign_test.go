@@ -449,3 +449,26 @@ func TestNewCampaignErrors(t *testing.T) {
 		})
 	}
 }
+
+// A worker's trials whose hooks change the configuration from one trial to the next
+// each run with their own: trials 1 and 3 fail at tick 3, the others end.
+func TestCampaignPreTrialConfigs(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	spec := runners.Spec{Env: "counter", Actors: map[string]runners.Actor{"counter": runners.Named("two")}}
+	c, err := runners.NewCampaign(registry(t), spec, runners.WithTrials(5), runners.WithWorkers(1),
+		runners.WithPreTrial(func(_ context.Context, i int, s *runners.Spec) error {
+			if i%2 == 1 {
+				s.Config = []byte(`{"fail_at": 3}`)
+			}
+			return nil
+		}))
+	require.NoError(t, err)
+	s, err := c.Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 3, s.Ended)
+	require.Len(t, s.Failures, 2)
+	for k, f := range s.Failures {
+		assert.Equal(t, 2*k+1, f.Index)
+		require.ErrorIs(t, f.Err, errCounter)
+	}
+}

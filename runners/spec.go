@@ -93,6 +93,7 @@ type opened struct {
 	config  json.RawMessage
 	factory Factory
 	agents  []env.Spec
+	names   []string // the agents' names
 	sources []string // per agent, the source of its actor's rewards: "actor:NAME"
 	// first is the environment built to learn the agents, built with the tick limit
 	// firstTicks, for a first trial to use.
@@ -120,6 +121,7 @@ func open(reg *Registry, name string, config []byte, maxTicks int) (*opened, err
 	}
 	o := &opened{entry: entry, config: slices.Clone(config), factory: f, agents: m.Agents(), first: m, firstTicks: maxTicks}
 	for _, a := range o.agents {
+		o.names = append(o.names, a.Name)
 		o.sources = append(o.sources, SourceActorPrefix+a.Name)
 	}
 	return o, nil
@@ -146,6 +148,13 @@ func (p *plan) copyFor(dst *plan, id string, seed uint64, index int) {
 
 // checkSpec reports the problems of a spec that need no registry.
 func checkSpec(s *Spec) error {
+	bad := false
+	for _, a := range s.Actors {
+		bad = bad || a.count() != 1
+	}
+	if !bad && s.Episodes >= 0 && s.MaxTicks >= 0 {
+		return nil // the common case, checked without sorting the agents' names
+	}
 	var errs []string
 	if s.Episodes < 0 {
 		errs = append(errs, fmt.Sprintf("Episodes is %d; want 0 (for 1) or more", s.Episodes))
@@ -169,13 +178,16 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 	if err := checkSpec(&s); err != nil {
 		return nil, err
 	}
-	names := make([]string, len(o.agents))
-	for i, a := range o.agents {
-		names[i] = a.Name
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
-		if !slices.Contains(names, name) {
-			return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}
+	names := o.names
+	for name := range s.Actors {
+		if slices.Contains(names, name) {
+			continue
+		}
+		// Name the first unknown agent in sorted order, whatever the map's order.
+		for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
+			if !slices.Contains(names, name) {
+				return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: slices.Clone(names)}
+			}
 		}
 	}
 	p := &plan{spec: s, index: index, open: o, choices: make([]Actor, len(o.agents))}
