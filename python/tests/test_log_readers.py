@@ -27,15 +27,16 @@ from conftest import REPO_ROOT
 
 @pytest.fixture(scope="session")
 def tools(tmp_path_factory):
-    """mklog and dump, built once."""
+    """mklog, dump and mkrich (testdata/mkrich: a synthetic log of every action kind,
+    with retroactive rewards and messages), built once."""
     if shutil.which("go") is None:
         pytest.skip("go is not on PATH: cannot build tools/arrowcheck/mklog and dump")
     out = tmp_path_factory.mktemp("tools")
-    for name in ("mklog", "dump"):
-        r = subprocess.run(["go", "build", "-o", str(out / name), f"./tools/arrowcheck/{name}"],
-                           cwd=REPO_ROOT, capture_output=True, text=True)
+    for name, pkg in (("mklog", "./tools/arrowcheck/mklog"), ("dump", "./tools/arrowcheck/dump"),
+                      ("mkrich", "./python/tests/testdata/mkrich")):
+        r = subprocess.run(["go", "build", "-o", str(out / name), pkg], cwd=REPO_ROOT, capture_output=True, text=True)
         if r.returncode != 0:
-            pytest.fail(f"go build ./tools/arrowcheck/{name} failed:\n{r.stderr}")
+            pytest.fail(f"go build {pkg} failed:\n{r.stderr}")
     return out
 
 
@@ -102,6 +103,22 @@ def cut_log(request, tools, tmp_path_factory):
     mklog(tools, d, env, codec)
     cut = cut_last_parts(d)
     return d, dump(tools, d), cut
+
+
+@pytest.fixture(scope="module", params=[(c, cut) for c in CODECS for cut in (False, True)],
+                ids=lambda p: f"{p[0]}{'-cut' if p[1] else ''}")
+def rich_log(request, tools, tmp_path_factory):
+    """The synthetic log of testdata/mkrich (every action kind, Dict, Tuple and Text
+    observations, infinities, masks left out, retroactive rewards, messages, metrics
+    left untold, a failed trial), whole or with its agents' last parts cut."""
+    codec, cut = request.param
+    d = str(tmp_path_factory.mktemp("rich") / "log")
+    rows, part = CODECS[codec]
+    r = subprocess.run([str(tools / "mkrich"), "-dir", d, "-compression", codec, "-batch-rows", str(rows // 4),
+                        "-part-bytes", str(part // 4)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cuts = cut_last_parts(d) if cut else []
+    return d, dump(tools, d), cuts
 
 
 # ---------------------------------------------------------------------------------
@@ -204,12 +221,18 @@ def check_agent(a: baton.AgentData, w: dict) -> None:
     obs_space = a.spaces.observation
     assert isinstance(obs_space, gymnasium.spaces.Space)
     assert gymnasium.spaces.flatdim(obs_space) == w["observation_dim"]
-    assert isinstance(a.spaces.action, gymnasium.spaces.Discrete) or w["action_dim"] == gymnasium.spaces.flatdim(
-        a.spaces.action)
+    # A raw action: one int for a Discrete, else one entry per element of the shape.
+    assert w["action_dim"] == (1 if isinstance(a.spaces.action, gymnasium.spaces.Discrete)
+                                else int(np.prod(a.spaces.action.shape)))
     if isinstance(obs_space, gymnasium.spaces.Box):
         np.testing.assert_array_equal(a.observations, want.observation.reshape((want.n,) + obs_space.shape))
         flat_low, flat_high = obs_space.low.ravel(), obs_space.high.ravel()
         assert ((want.observation >= flat_low) & (want.observation <= flat_high)).all()
+    else:
+        # Dict, Tuple, Text: baton's unflatten of the whole column is gymnasium's of each row.
+        batch = a.observations
+        for i in range(0, want.n, 7):
+            same_value(row_of(batch, i), gym_unflatten(obs_space, want.observation[i]))
     if isinstance(a.spaces.action, gymnasium.spaces.Discrete):
         acts = c["action"][valid]
         assert ((acts >= a.spaces.action.start) & (acts < a.spaces.action.start + a.spaces.action.n)).all()
@@ -224,6 +247,46 @@ def check_agent(a: baton.AgentData, w: dict) -> None:
     np.testing.assert_array_equal(t.tick - t.span_ticks, want.tick[t.prev_row])
     assert [want.agent_id[i] for i in t.prev_row] == [want.agent_id[i] for i in t.row]
     assert want.acting[t.prev_row].all()
+
+
+def gym_unflatten(space, flat: np.ndarray):
+    """gymnasium.spaces.utils.unflatten, each leaf given the dtype gymnasium's flatten
+    gives it (a Text's charset indices as int32, which it needs)."""
+    gsu = gymnasium.spaces.utils
+    if isinstance(space, (gymnasium.spaces.Dict, gymnasium.spaces.Tuple)):
+        items = list(space.spaces.items()) if isinstance(space, gymnasium.spaces.Dict) else list(enumerate(space))
+        out, at = {}, 0
+        for k, s in items:
+            n = gsu.flatdim(s)
+            out[k] = gym_unflatten(s, flat[at : at + n])
+            at += n
+        return out if isinstance(space, gymnasium.spaces.Dict) else tuple(out.values())
+    if isinstance(space, gymnasium.spaces.Text):
+        return gsu.unflatten(space, flat.astype(np.int32))
+    return gsu.unflatten(space, flat.astype(space.dtype))
+
+
+def row_of(batch, i: int):
+    if isinstance(batch, dict):
+        return {k: row_of(v, i) for k, v in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(row_of(v, i) for v in batch)
+    return batch[i]
+
+
+def same_value(got, want) -> None:
+    if isinstance(want, dict):
+        assert list(got) == list(want)
+        for k in want:
+            same_value(got[k], want[k])
+    elif isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            same_value(g, w)
+    elif isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 def check_side_tables(log: baton.Log, want: dict) -> None:
@@ -295,6 +358,39 @@ def test_a_part_cut_before_its_footer_reads_its_complete_batches(cut_log):
         assert want["agents"][name]["rows"] > 0
         check_agent(a, want["agents"][name])
     check_side_tables(log, want)
+
+
+@pytest.mark.parametrize("size", [0, 5, 8, 60, 300])
+def test_a_part_cut_before_its_first_batch_reads_as_empty(tools, tmp_path, size):
+    """A writer killed before its magic (0 or 5 bytes), its schema (8, 60) or its first
+    batch (300): the Go reader reads such a part as empty, and so does baton.load."""
+    d = str(tmp_path / "log")
+    mklog(tools, d, "cartpole", "lz4")
+    folder = os.path.join(d, "agent=cartpole")
+    path = os.path.join(folder, sorted(os.listdir(folder))[-1])
+    with open(path, "r+b") as f:
+        f.truncate(size)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = baton.load(d)
+    assert any(str(w.message).startswith(f"{path} has no footer") for w in caught)
+    want = dump(tools, d)
+    check_agent(log["cartpole"], want["agents"]["cartpole"])
+    check_side_tables(log, want)
+
+
+def test_a_file_that_is_no_part_is_an_error(tools, tmp_path):
+    d = str(tmp_path / "log")
+    mklog(tools, d, "cartpole", "none")
+    folder = os.path.join(d, "agent=cartpole")
+    path = os.path.join(folder, sorted(os.listdir(folder))[0])
+    with open(path, "r+b") as f:
+        f.write(b"PARQUET")
+    with pytest.raises(ValueError, match="does not start with the Arrow magic") as e:
+        baton.load(d)
+    assert path in str(e.value)
+    r = subprocess.run([str(tools / "dump"), d], capture_output=True, text=True)
+    assert r.returncode != 0 and "Arrow magic" in r.stderr  # the Go reader refuses it too
 
 
 def test_load_selected_agents(small_log):
@@ -372,3 +468,42 @@ def test_polars_reads_the_log(small_log):
             pl.len().alias("rows"), pl.col("start").sum().alias("start"), pl.col("tick").sum().alias("ticks")
         ).collect()
         assert summary.row(0, named=True) == {"rows": w["rows"], "start": w["start"], "ticks": w["tick_sum"]}
+
+
+# ---------------------------------------------------------------------------------
+# The synthetic log: what the example environments leave out.
+
+
+def test_load_reads_every_kind_of_column(rich_log):
+    d, want, cut = rich_log
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = baton.load(d)
+    assert {str(w.message).split(" has no footer")[0] for w in caught if "has no footer" in str(w.message)} == set(cut)
+    assert sorted(log) == ["chooser", "mover", "picker", "switcher"]
+    for name, a in log.items():
+        check_agent(a, want["agents"][name])
+    check_side_tables(log, want)
+    assert want["rewards"] > 0 and any(w["retro_sum"] for w in want["agents"].values())
+    assert any(w["messages"] for w in want["agents"].values())
+    # The spaces as gymnasium built them by hand.
+    gs = gymnasium.spaces
+    chooser, mover = log["chooser"].spaces, log["mover"].spaces
+    assert chooser.action == gs.Discrete(4, start=2) and chooser.mask_len == 4
+    assert list(chooser.observation.keys()) == ["pos", "name", "door"]
+    assert chooser.observation["name"] == gs.Text(4, min_length=0, charset="xyz")
+    assert mover.action == gs.Box(-1, 1, shape=(3,), dtype=np.float32)
+    assert mover.observation == gs.Box(-np.inf, np.inf, shape=(2, 2), dtype=np.float32)
+    assert log["picker"].spaces.action == gs.MultiDiscrete([3, 5])
+    assert log["switcher"].spaces.action == gs.MultiBinary(3)
+    assert log["switcher"].actions.shape == (len(log["switcher"]), 3)
+    assert log["mover"].actions.dtype == np.float32
+
+
+def test_other_readers_read_every_kind_of_column(rich_log):
+    d, want, cut = rich_log
+    if cut:
+        return  # pyarrow.dataset and polars read footers: `baton log recover` first
+    for name, w in want["agents"].items():
+        t = pads.dataset(os.path.join(d, f"agent={name}"), format="arrow").to_table()
+        check_plain(arrow_columns(t), w)

@@ -53,7 +53,7 @@ type agentDump struct {
 	TickSum      int64                `json:"tick_sum"`
 	IndexSum     int64                `json:"index_sum"`
 	SpanTicksSum int64                `json:"span_ticks_sum"`
-	ObsChecksum  float64              `json:"obs_checksum"`
+	ObsChecksum  f64                  `json:"obs_checksum"`
 	ActionNull   int                  `json:"action_null"`
 	ActionSum    float64              `json:"action_checksum"`
 	MaskNull     int                  `json:"mask_null"`
@@ -74,6 +74,21 @@ type agentDump struct {
 	MaskLen          int             `json:"mask_len"`
 	// RowValues is every row, with -rows.
 	RowValues []rowDump `json:"row_values,omitempty"`
+}
+
+// f64 is a float64 written as JSON, "inf", "-inf" or "nan" where it is not finite (a
+// checksum of observations that hold infinities).
+type f64 float64
+
+func (f f64) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte(`"nan"`), nil
+	case math.IsInf(v, 0):
+		return f32(v).MarshalJSON()
+	}
+	return json.Marshal(v)
 }
 
 // f32 is a float32 written as JSON: the shortest decimal that reads back as the same
@@ -276,7 +291,7 @@ func read(dir string, rows bool) (*dump, error) {
 			a.TickSum += int64(r.Tick)
 			a.IndexSum += int64(r.Index)
 			a.SpanTicksSum += int64(r.SpanTicks)
-			a.ObsChecksum += checksum(r.Obs)
+			a.ObsChecksum += f64(checksum(r.Obs))
 			switch {
 			case r.Start:
 				a.ActionNull++
