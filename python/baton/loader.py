@@ -29,7 +29,7 @@ from .experience import Transitions, build_transitions
 
 __all__ = ["AgentData", "Log", "load", "read_table"]
 
-_PART = re.compile(r"^part-(?:(.+)-)?(\d+)\.arrow$")
+_NUMBER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.ParseInt(s, 10, 64) reads
 #: The 8 bytes that start an Arrow IPC file (the magic and its padding), and the magic
 #: that ends one after its footer.
 _MAGIC = b"ARROW1\x00\x00"
@@ -51,14 +51,28 @@ def _pyarrow():
     return pa
 
 
+def _part_name(name: str) -> tuple[str, int] | None:
+    """The shard and number of a part's file name, part-[SHARD-]NUMBER.arrow, as the
+    Go side parses it (the shard ends at the last '-'); None for another file."""
+    if not (name.startswith("part-") and name.endswith(".arrow")):
+        return None
+    rest = name[len("part-") : -len(".arrow")]
+    shard, _, number = rest.rpartition("-")
+    if not _NUMBER.fullmatch(number):
+        return None
+    n = int(number)
+    return (shard, n) if 0 <= n < 1 << 63 else None
+
+
 def _parts(folder: str) -> list[str]:
     """The parts of a table's folder in the order they were written: by shard, then
     number (part-[SHARD-]NNNNN.arrow)."""
     found = []
     for name in os.listdir(folder):
-        m = _PART.match(name)
-        if m and os.path.isfile(os.path.join(folder, name)):
-            found.append((m.group(1) or "", int(m.group(2)), os.path.join(folder, name)))
+        parsed = _part_name(name)
+        path = os.path.join(folder, name)
+        if parsed is not None and os.path.isfile(path):
+            found.append((parsed[0], parsed[1], path))
     found.sort()
     return [p for _, _, p in found]
 

@@ -105,13 +105,11 @@ def cut_log(request, tools, tmp_path_factory):
     return d, dump(tools, d), cut
 
 
-@pytest.fixture(scope="module", params=[(c, cut) for c in CODECS for cut in (False, True)],
-                ids=lambda p: f"{p[0]}{'-cut' if p[1] else ''}")
-def rich_log(request, tools, tmp_path_factory):
+def make_rich(tools, tmp_path_factory, codec: str, cut: bool):
     """The synthetic log of testdata/mkrich (every action kind, Dict, Tuple and Text
     observations, infinities, masks left out, retroactive rewards, messages, metrics
-    left untold, a failed trial), whole or with its agents' last parts cut."""
-    codec, cut = request.param
+    left untold, a failed trial), whole or with its agents' last parts cut; the Go
+    reader's dump of it; the parts cut."""
     d = str(tmp_path_factory.mktemp("rich") / "log")
     rows, part = CODECS[codec]
     r = subprocess.run([str(tools / "mkrich"), "-dir", d, "-compression", codec, "-batch-rows", str(rows // 4),
@@ -119,6 +117,17 @@ def rich_log(request, tools, tmp_path_factory):
     assert r.returncode == 0, r.stderr
     cuts = cut_last_parts(d) if cut else []
     return d, dump(tools, d), cuts
+
+
+@pytest.fixture(scope="module", params=[(c, cut) for c in CODECS for cut in (False, True)],
+                ids=lambda p: f"{p[0]}{'-cut' if p[1] else ''}")
+def rich_log(request, tools, tmp_path_factory):
+    return make_rich(tools, tmp_path_factory, *request.param)
+
+
+@pytest.fixture(scope="module", params=list(CODECS))
+def whole_rich_log(request, tools, tmp_path_factory):
+    return make_rich(tools, tmp_path_factory, request.param, False)
 
 
 # ---------------------------------------------------------------------------------
@@ -452,18 +461,22 @@ def test_pyarrow_dataset_reads_the_log(small_log):
         check_plain(arrow_columns(t), w)
 
 
+def polars_columns(df: pl.DataFrame) -> dict:
+    got = {c: df[c].to_list() for c in ("trial_id", "agent_id", "parent_agent_id", "action",
+                                         "reward_sources", "messages")}
+    for c in ("episode", "tick", "index", "span_ticks", "start", "acting", "terminated", "truncated", "reward"):
+        got[c] = df[c].to_numpy()
+    got["observation"] = df["observation"].to_numpy()
+    got["action_mask"] = df["action_mask"].to_list() if "action_mask" in df.columns else None
+    return got
+
+
 def test_polars_reads_the_log(small_log):
     d, want = small_log
     for name, w in want["agents"].items():
         df = pl.scan_ipc(os.path.join(d, f"agent={name}", "*.arrow")).collect()
         assert df.height == w["rows"]
-        got = {c: df[c].to_list() for c in ("trial_id", "agent_id", "parent_agent_id", "action",
-                                             "reward_sources", "messages")}
-        for c in ("episode", "tick", "index", "span_ticks", "start", "acting", "terminated", "truncated", "reward"):
-            got[c] = df[c].to_numpy()
-        got["observation"] = df["observation"].to_numpy()
-        got["action_mask"] = df["action_mask"].to_list() if "action_mask" in df.columns else None
-        check_plain(got, w)
+        check_plain(polars_columns(df), w)
         summary = pl.scan_ipc(os.path.join(d, f"agent={name}", "*.arrow")).select(
             pl.len().alias("rows"), pl.col("start").sum().alias("start"), pl.col("tick").sum().alias("ticks")
         ).collect()
@@ -500,10 +513,22 @@ def test_load_reads_every_kind_of_column(rich_log):
     assert log["mover"].actions.dtype == np.float32
 
 
-def test_other_readers_read_every_kind_of_column(rich_log):
-    d, want, cut = rich_log
-    if cut:
-        return  # pyarrow.dataset and polars read footers: `baton log recover` first
+def test_load_without_retroactive_rewards(rich_log):
+    d, want, _ = rich_log
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        log = baton.load(d, retro=False)
+    for name, a in log.items():
+        w = GoRows(want["agents"][name])
+        np.testing.assert_array_equal(a.columns["reward"], w.reward)
+        assert not a.columns["retro_reward"].any()
+        assert table_sources(a.table.column("reward_sources").to_pylist()) == w.sources
+
+
+def test_other_readers_read_every_kind_of_column(whole_rich_log):
+    # pyarrow.dataset and polars need the footers (`baton log recover` writes them).
+    d, want, _ = whole_rich_log
     for name, w in want["agents"].items():
         t = pads.dataset(os.path.join(d, f"agent={name}"), format="arrow").to_table()
         check_plain(arrow_columns(t), w)
+        check_plain(polars_columns(pl.scan_ipc(os.path.join(d, f"agent={name}", "*.arrow")).collect()), w)
