@@ -225,10 +225,13 @@ def _bound(v: Any, path: str) -> float:
         return math.inf
     if v == "-inf":
         return -math.inf
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
         raise SpecError(path, f'want a number, "inf" or "-inf", got {v!r}')
-    with np.errstate(over="ignore"):
-        f = float(np.float32(v))
+    try:
+        with np.errstate(over="ignore"):
+            f = float(np.float32(float(v)))
+    except OverflowError:  # an integer past the float64 range
+        f = math.inf
     if math.isinf(f):  # as strconv.ParseFloat(s, 32) says: out of range
         raise SpecError(path, f"{v!r} is out of the float32 range")
     return f
@@ -255,16 +258,20 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
         raise SpecError(path, f"nested deeper than {MAX_DEPTH}")
     if not isinstance(spec, dict):
         raise SpecError(path, f"want an object, got {type(spec).__name__}")
-    kind = spec.get("type")
+    # Paths as spaces.Unmarshal gives them: a missing or unknown field is the
+    # object's problem, a bad value the field's.
+    if "type" not in spec:
+        raise SpecError(path, 'missing required field "type"')
+    kind = spec["type"]
     if kind not in _FIELDS:
         raise SpecError(f"{path}.type", f"unknown type {kind!r}")
     required, optional = _FIELDS[kind]
     for k in spec:
         if k != "type" and k not in required and k not in optional:
-            raise SpecError(f"{path}.{k}", f"unknown field of a {kind} spec")
+            raise SpecError(path, f"unknown field {k!r} of a {kind} spec")
     for k in required:
         if k not in spec:
-            raise SpecError(f"{path}.{k}", f"missing field of a {kind} spec")
+            raise SpecError(path, f"missing required field {k!r} of a {kind} spec")
 
     if kind == "discrete":
         n, start = spec["n"], spec.get("start", 0)
@@ -290,7 +297,10 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
     if kind == "multi_discrete":
         return _check_flat(MultiDiscrete(_dims(spec["nvec"], path, "nvec", 1)), path)
     if kind == "multi_binary":
-        return _check_flat(MultiBinary(_dims(spec["shape"], path, "shape", 1)), path)
+        shape = _dims(spec["shape"], path, "shape", 0)
+        if 0 in shape:
+            raise SpecError(f"{path}.shape", f"MultiBinary shape[{shape.index(0)}] is 0, want >= 1")
+        return _check_flat(MultiBinary(shape), path)
     if kind == "dict":
         entries = spec["spaces"]
         if not isinstance(entries, list):
@@ -303,14 +313,15 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
                 raise SpecError(ep, "want a {key, space} object")
             for k in e:
                 if k not in ("key", "space"):
-                    raise SpecError(f"{ep}.{k}", "unknown field of a dict entry")
-            key = e.get("key")
+                    raise SpecError(ep, f"unknown field {k!r} of a dict entry")
+            for k in ("key", "space"):
+                if k not in e:
+                    raise SpecError(ep, f"missing required field {k!r} of a dict entry")
+            key = e["key"]
             if not isinstance(key, str) or key == "":
                 raise SpecError(f"{ep}.key", f"want a non-empty string, got {key!r}")
             if key in seen:
                 raise SpecError(f"{ep}.key", f"repeated key {key!r}")
-            if "space" not in e:
-                raise SpecError(f"{ep}.space", "missing field of a dict entry")
             seen.add(key)
             out.append((key, _parse(e["space"], f"{ep}.space", depth + 1)))
         return _check_flat(Dict(tuple(out)), path)
@@ -325,14 +336,22 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
     lo, hi = spec["min_length"], spec["max_length"]
     if not _is_int(lo) or not 0 <= lo <= MAX_FLAT_DIM:
         raise SpecError(f"{path}.min_length", f"want an integer from 0 to {MAX_FLAT_DIM}, got {lo!r}")
-    if not _is_int(hi) or not lo <= hi <= MAX_FLAT_DIM:
-        raise SpecError(f"{path}.max_length", f"want an integer from min_length ({lo}) to {MAX_FLAT_DIM}, got {hi!r}")
+    if not _is_int(hi) or not 0 <= hi <= MAX_FLAT_DIM:
+        raise SpecError(f"{path}.max_length", f"want an integer from 0 to {MAX_FLAT_DIM}, got {hi!r}")
+    if hi < lo:
+        raise SpecError(path, f"Text max length {hi} is below min length {lo}")
     charset = spec.get("charset", "") or DEFAULT_CHARSET
     if not isinstance(charset, str):
         raise SpecError(f"{path}.charset", f"want a string, got {charset!r}")
     if len(set(charset)) != len(charset):
-        raise SpecError(f"{path}.charset", "characters repeat")
+        repeated = next(c for i, c in enumerate(charset) if c in charset[:i])
+        raise SpecError(path, f"Text charset has {repeated!r} more than once")
     return _check_flat(Text(lo, hi, charset), path)
+
+
+def _reject_constant(name: str) -> Any:
+    # json.loads reads NaN, Infinity and -Infinity, which are not JSON (Go refuses them).
+    raise SpecError("", f'malformed JSON: {name} is not a JSON value (write "inf" or "-inf" for a bound)')
 
 
 def _reject_duplicates(pairs):
@@ -361,7 +380,7 @@ def parse_space(spec: str | bytes | Mapping[str, Any]) -> Space:
         spec = spec.decode("utf-8")
     if isinstance(spec, str):
         try:
-            spec = json.loads(spec, object_pairs_hook=_reject_duplicates)
+            spec = json.loads(spec, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
         except json.JSONDecodeError as e:
             raise SpecError("", f"malformed JSON: {e}") from None
     return _parse(spec, "", 1)

@@ -131,47 +131,31 @@ def test_bytes_and_str_inputs():
 # Rejections: what spaces.Unmarshal rejects, with the path of the problem.
 
 
-@pytest.mark.parametrize(
-    "spec, path",
-    [
-        ('{"type":"discrete"}', ".n"),
-        ('{"type":"discrete","n":0}', ".n"),
-        ('{"type":"discrete","n":2.5}', ".n"),
-        ('{"type":"discrete","n":true}', ".n"),
-        ('{"type":"discrete","n":2,"N":3}', ".N"),
-        ('{"type":"discrete","n":2,"n":3}', ""),
-        ('{"type":"circle","n":2}', ".type"),
-        ('{"n":2}', ".type"),
-        ('[1,2]', ""),
-        ('{"type":"box","shape":[2],"low":[0],"high":[1,1]}', ".low"),
-        ('{"type":"box","shape":[2],"low":[0,"nan"],"high":[1,1]}', ".low[1]"),
-        ('{"type":"box","shape":[1],"low":[2],"high":[1]}', ""),
-        ('{"type":"box","shape":[1],"dtype":"float64","low":0,"high":1}', ".dtype"),
-        ('{"type":"box","shape":[-1],"low":0,"high":1}', ".shape[0]"),
-        ('{"type":"box","low":0,"high":1}', ".shape"),
-        ('{"type":"multi_discrete","nvec":[3,0]}', ".nvec[1]"),
-        ('{"type":"multi_binary","shape":[0]}', ".shape[0]"),
-        ('{"type":"dict","spaces":[{"key":"a","space":{"type":"discrete","n":1}},{"key":"a","space":{"type":"discrete","n":1}}]}', ".spaces[1].key"),
-        ('{"type":"dict","spaces":[{"key":"","space":{"type":"discrete","n":1}}]}', ".spaces[0].key"),
-        ('{"type":"dict","spaces":[{"key":"a","space":{"type":"discrete","n":0}}]}', ".spaces[0].space.n"),
-        ('{"type":"tuple","spaces":[{"type":"discrete","n":1},{"type":"box"}]}', ".spaces[1].shape"),
-        ('{"type":"text","min_length":3,"max_length":2}', ".max_length"),
-        ('{"type":"text","min_length":0,"max_length":2,"charset":"aa"}', ".charset"),
-        ('{"type":"discrete",', ""),
-        # The integer and float32 ranges of spaces.Unmarshal.
-        ('{"type":"discrete","n":67108865}', ".n"),
-        ('{"type":"discrete","n":2,"start":9223372036854775808}', ".start"),
-        ('{"type":"box","shape":[1267650600228229401496703205376,0],"low":[],"high":[]}', ".shape[0]"),
-        ('{"type":"box","shape":[1],"low":-1e39,"high":1}', ".low"),
-        ('{"type":"box","shape":[2],"low":[0,0],"high":[1,3.5e38]}', ".high[1]"),
-        ('{"type":"multi_discrete","nvec":[67108865]}', ".nvec[0]"),
-        ('{"type":"text","min_length":67108865,"max_length":67108866}', ".min_length"),
-    ],
-)
-def test_rejects(spec, path):
+def rejects():
+    with open(os.path.join(HERE, "testdata", "spaces_rejects.json")) as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("case", rejects(), ids=lambda c: c["spec"][:60])
+def test_rejects(case):
     with pytest.raises(baton.SpecError) as e:
-        baton.parse_space(spec)
-    assert e.value.path == path, str(e.value)
+        baton.parse_space(case["spec"])
+    assert e.value.path == case["path"], str(e.value)
+
+
+@pytest.mark.go
+def test_go_rejects_the_same_specs_at_the_same_paths():
+    """spaces.Unmarshal rejects every spec of spaces_rejects.json where baton.parse_space
+    does (gen -rejects prints the path of each SpecError)."""
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH")
+    path = os.path.join(HERE, "testdata", "spaces_rejects.json")
+    r = subprocess.run(["go", "run", "./python/tests/testdata/gen", "-rejects", path], cwd=REPO_ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert [(g["spec"], g["path"]) for g in got] == [(c["spec"], c["path"]) for c in rejects()], [
+        g for g, c in zip(got, rejects()) if g["path"] != c["path"]]
 
 
 def test_rejects_deep_nesting_and_huge_spaces():

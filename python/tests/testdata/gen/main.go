@@ -8,11 +8,22 @@
 //
 // (test_spaces.py runs it and fails when the file is not what it writes, so the Go and
 // Python sides cannot drift apart)
+// With -rejects FILE it reads the specs of FILE (spaces_rejects.json: [{"spec": S,
+// "path": P}, ...]) and prints each with the Path of the *SpecError that
+// spaces.Unmarshal returns for it (null where it accepts the spec), so that
+// test_spaces.py checks that the Go side rejects what the Python side rejects, at the
+// same place:
+//
+//	go run ./python/tests/testdata/gen -rejects python/tests/testdata/spaces_rejects.json
+//
 // (it lives under testdata, which go vet ./... and go test ./... skip).
 package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -32,7 +43,53 @@ type golden struct {
 	Samples []sample        `json:"samples"`
 }
 
+type reject struct {
+	Spec  string  `json:"spec"`
+	Path  *string `json:"path"`
+	Error string  `json:"error,omitempty"`
+}
+
 func main() {
+	rejects := flag.String("rejects", "", "print the SpecError path of each spec of `FILE`")
+	flag.Parse()
+	if *rejects != "" {
+		if err := printRejects(*rejects); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	writeGolden()
+}
+
+func printRejects(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var cases []reject
+	if err := json.Unmarshal(data, &cases); err != nil {
+		return err
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.Path = nil
+		_, err := spaces.Unmarshal([]byte(c.Spec))
+		var se *spaces.SpecError
+		switch {
+		case err == nil:
+		case errors.As(err, &se):
+			c.Path, c.Error = &se.Path, err.Error()
+		default:
+			return fmt.Errorf("spec %d: %w is not a *spaces.SpecError", i, err)
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	return enc.Encode(cases)
+}
+
+func writeGolden() {
 	inf := float32(math.Inf(1))
 	box := spaces.Must(spaces.NewBoxBounds([]int{2, 3}, []float32{-1, 0, float32(math.Inf(-1)), -2.5, 0, 0}, []float32{1, 1, 0, inf, 0.5, 1e-3}))
 	disc := spaces.Discrete{N: 4, Start: 1}
