@@ -216,7 +216,7 @@ def _dims(v: Any, path: str, name: str, minimum: int) -> tuple[int, ...]:
         raise SpecError(f"{path}.{name}", f"{len(v)} dimensions; at most {MAX_RANK}")
     for i, d in enumerate(v):
         if not _is_int(d) or not minimum <= d <= MAX_FLAT_DIM:
-            raise SpecError(f"{path}.{name}[{i}]", f"want an integer from {minimum} to {MAX_FLAT_DIM}, got {d!r}")
+            raise SpecError(f"{path}.{name}[{i}]", f"want an integer >= {minimum} and <= {MAX_FLAT_DIM}, got {d!r}")
     return tuple(v)
 
 
@@ -225,8 +225,10 @@ def _bound(v: Any, path: str) -> float:
         return math.inf
     if v == "-inf":
         return -math.inf
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
         raise SpecError(path, f'want a number, "inf" or "-inf", got {v!r}')
+    if isinstance(v, float) and math.isinf(v):
+        return v  # a decoded spec (a protobuf Space's bounds); JSON text cannot hold one
     try:
         with np.errstate(over="ignore"):
             f = float(np.float32(float(v)))
@@ -276,7 +278,7 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
     if kind == "discrete":
         n, start = spec["n"], spec.get("start", 0)
         if not _is_int(n) or not 1 <= n <= MAX_FLAT_DIM:
-            raise SpecError(f"{path}.n", f"want an integer from 1 to {MAX_FLAT_DIM}, got {n!r}")
+            raise SpecError(f"{path}.n", f"want an integer >= 1 and <= {MAX_FLAT_DIM}, got {n!r}")
         if not _is_int(start) or not _INT64_MIN <= start <= _INT64_MAX:
             raise SpecError(f"{path}.start", f"want a 64-bit integer, got {start!r}")
         return _check_flat(Discrete(n, start), path)
@@ -335,9 +337,9 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
     # text
     lo, hi = spec["min_length"], spec["max_length"]
     if not _is_int(lo) or not 0 <= lo <= MAX_FLAT_DIM:
-        raise SpecError(f"{path}.min_length", f"want an integer from 0 to {MAX_FLAT_DIM}, got {lo!r}")
+        raise SpecError(f"{path}.min_length", f"want an integer >= 0 and <= {MAX_FLAT_DIM}, got {lo!r}")
     if not _is_int(hi) or not 0 <= hi <= MAX_FLAT_DIM:
-        raise SpecError(f"{path}.max_length", f"want an integer from 0 to {MAX_FLAT_DIM}, got {hi!r}")
+        raise SpecError(f"{path}.max_length", f"want an integer >= 0 and <= {MAX_FLAT_DIM}, got {hi!r}")
     if hi < lo:
         raise SpecError(path, f"Text max length {hi} is below min length {lo}")
     charset = spec.get("charset", "") or DEFAULT_CHARSET
@@ -374,7 +376,7 @@ def parse_space(spec: str | bytes | Mapping[str, Any]) -> Space:
     >>> parse_space({"type": "discrete", "n": 0})  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ...
-    baton.spaces.SpecError: spaces spec at .n: want an integer from 1 to 67108864, got 0
+    baton.spaces.SpecError: spaces spec at .n: want an integer >= 1 and <= 67108864, got 0
     """
     if isinstance(spec, (bytes, bytearray)):
         spec = spec.decode("utf-8")
