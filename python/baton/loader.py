@@ -405,7 +405,8 @@ def _retro_index(rewards: Any) -> dict[str, dict[tuple, list[tuple[str, float]]]
 def load(dir: str | os.PathLike[str], agents: Iterable[str] | None = None, retro: bool = True) -> Log:
     """Loads the log in ``dir`` (what ``baton run ENV --log DIR`` writes): every
     agent's steps, or those of ``agents``, as AgentData (a pyarrow Table and numpy
-    arrays), and the trials, episodes and retroactive rewards tables. With ``retro``
+    arrays; ``agents`` may be one name), and the trials, episodes and retroactive
+    rewards tables. With ``retro``
     (the default) the retroactive rewards are added to the steps they are for.
 
     Needs pyarrow; raises ImportError saying so without it, FileNotFoundError for a
@@ -425,7 +426,7 @@ def load(dir: str | os.PathLike[str], agents: Iterable[str] | None = None, retro
         if name.startswith("agent=") and os.path.isdir(os.path.join(dir, name)):
             folders[unquote(name[len("agent="):])] = os.path.join(dir, name)
     if agents is not None:
-        wanted = list(agents)
+        wanted = [agents] if isinstance(agents, str) else list(agents)
         unknown = [a for a in wanted if a not in folders]
         if unknown:
             raise KeyError(f"{', '.join(unknown)}: the log in {dir} has {', '.join(folders) or 'no agent'}")

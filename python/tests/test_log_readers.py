@@ -226,7 +226,10 @@ def check_agent(a: baton.AgentData, w: dict) -> None:
         s + r for s, r in zip(want.sources, want.retro)]
     assert table_messages(a.table.column("messages").to_pylist()) == want.messages
 
-    # The reshaped views and the spaces, as real Gymnasium spaces that hold the rows.
+    # The reshaped views and the spaces, as real Gymnasium spaces that hold the rows;
+    # the same from the table's pyarrow schema.
+    assert baton.spaces_from_schema(a.table) == a.spaces
+    assert baton.spaces_from_schema(a.table.schema, gymnasium=False) == (a.observation_space, a.action_space, a.mask_len)
     obs_space = a.spaces.observation
     assert isinstance(obs_space, gymnasium.spaces.Space)
     assert gymnasium.spaces.flatdim(obs_space) == w["observation_dim"]
@@ -410,6 +413,7 @@ def test_load_selected_agents(small_log):
     check_agent(log[name], want["agents"][name])
     with pytest.raises(KeyError, match="nobody"):
         baton.load(d, agents=["nobody"])
+    assert list(baton.load(d, agents=name)) == [name]  # one name, not its letters
 
 
 # ---------------------------------------------------------------------------------
