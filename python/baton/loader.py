@@ -288,12 +288,13 @@ class AgentData:
         lists = self.table.column("reward_sources").to_pylist()
         for i, sources in extra.items():
             lists[i] = list(lists[i]) + [{"source": s, "value": v} for s, v in sources]
-        src_type = pa.list_(pa.struct([("source", pa.string()), ("value", pa.float32())]))
+        # The columns keep their fields (types, dictionaries, nullability), so that the
+        # table's schema is the log's whether or not it has retroactive rewards.
         t = self.table
-        t = t.set_column(t.schema.get_field_index("reward"), "reward", pa.array(c["reward"], pa.float32()))
-        t = t.set_column(
-            t.schema.get_field_index("reward_sources"), "reward_sources", pa.array(lists, type=src_type)
-        )
+        for name, values in (("reward", c["reward"]), ("reward_sources", lists)):
+            i = t.schema.get_field_index(name)
+            field = t.schema.field(i)
+            t = t.set_column(i, field, pa.array(values, type=field.type))
         self.table = t
 
     @property

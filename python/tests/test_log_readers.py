@@ -500,6 +500,12 @@ def test_load_reads_every_kind_of_column(rich_log):
     assert sorted(log) == ["chooser", "mover", "picker", "switcher"]
     for name, a in log.items():
         check_agent(a, want["agents"][name])
+        # Retroactive rewards added, the table keeps the log's schema (dictionaries,
+        # nullability), as pyarrow.dataset reads it.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            raw = baton.read_table(os.path.join(d, f"agent={name}"))
+        assert a.table.schema.equals(raw.schema, check_metadata=True)
     check_side_tables(log, want)
     assert want["rewards"] > 0 and any(w["retro_sum"] for w in want["agents"].values())
     assert any(w["messages"] for w in want["agents"].values())
