@@ -105,7 +105,11 @@ class Transitions:
 
     @property
     def done(self) -> np.ndarray:
-        """terminated or truncated: the sub-episode ended on next_obs."""
+        """terminated or truncated: the sub-episode ended on next_obs.
+
+        >>> build_transitions(_EXAMPLE).done.tolist()
+        [False, True]
+        """
         return self.terminated | self.truncated
 
     def discount(self, gamma: float) -> np.ndarray:

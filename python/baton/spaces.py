@@ -72,7 +72,11 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class Discrete:
-    """{start, ..., start+n-1}; flattens to a one-hot of length n."""
+    """{start, ..., start+n-1}; flattens to a one-hot of length n.
+
+    >>> Discrete(4, start=1).flat_dim
+    4
+    """
 
     n: int
     start: int = 0
@@ -86,7 +90,12 @@ class Discrete:
 @dataclass(frozen=True)
 class Box:
     """float32 arrays of ``shape`` in [low, high]; low and high are float32 arrays of
-    the shape, with -inf and inf for unbounded elements."""
+    the shape, with -inf and inf for unbounded elements.
+
+    >>> b = parse_space({"type": "box", "shape": [2, 3], "low": 0, "high": "inf"})
+    >>> b.shape, b.flat_dim, b.high.dtype
+    ((2, 3), 6, dtype('float32'))
+    """
 
     shape: tuple[int, ...]
     low: np.ndarray = field(compare=False, repr=False)
@@ -112,7 +121,11 @@ class Box:
 
 @dataclass(frozen=True)
 class MultiDiscrete:
-    """int vectors with v[i] in [0, nvec[i]); flattens to concatenated one-hots."""
+    """int vectors with v[i] in [0, nvec[i]); flattens to concatenated one-hots.
+
+    >>> MultiDiscrete((3, 4)).flat_dim
+    7
+    """
 
     nvec: tuple[int, ...]
     kind = "multi_discrete"
@@ -124,7 +137,11 @@ class MultiDiscrete:
 
 @dataclass(frozen=True)
 class MultiBinary:
-    """arrays of 0 and 1 of ``shape``."""
+    """arrays of 0 and 1 of ``shape``.
+
+    >>> MultiBinary((2, 3)).flat_dim
+    6
+    """
 
     shape: tuple[int, ...]
     kind = "multi_binary"
@@ -136,7 +153,12 @@ class MultiBinary:
 
 @dataclass(frozen=True)
 class Dict:
-    """Maps with fixed keys, in order: ``spaces`` is a tuple of (key, space) pairs."""
+    """Maps with fixed keys, in order: ``spaces`` is a tuple of (key, space) pairs.
+
+    >>> d = Dict((("pos", MultiBinary((2,))), ("door", Discrete(3))))
+    >>> d.keys(), d["door"], d.flat_dim
+    (['pos', 'door'], Discrete(n=3, start=0), 5)
+    """
 
     spaces: tuple[tuple[str, Space], ...]
     kind = "dict"
@@ -157,7 +179,12 @@ class Dict:
 
 @dataclass(frozen=True)
 class Tuple:
-    """Fixed-length sequences, one space per element."""
+    """Fixed-length sequences, one space per element.
+
+    >>> t = Tuple((Discrete(2), MultiBinary((3,))))
+    >>> len(t), t[1], t.flat_dim
+    (2, MultiBinary(shape=(3,)), 5)
+    """
 
     spaces: tuple[Space, ...]
     kind = "tuple"
@@ -176,7 +203,11 @@ class Tuple:
 @dataclass(frozen=True)
 class Text:
     """Strings of min_length to max_length characters of charset; flattens to
-    max_length charset indices, padded with len(charset)."""
+    max_length charset indices, padded with len(charset).
+
+    >>> Text(0, 8, "abc").flat_dim
+    8
+    """
 
     min_length: int
     max_length: int
