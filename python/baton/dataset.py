@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 try:
@@ -32,11 +34,17 @@ class TransitionDataset(_Dataset):
     span_ticks, when ``gamma`` is given), and mask and next_mask (bool) for an agent
     with an action mask. The whole set is in ``tensors``, for full-batch training
     without a DataLoader.
+
+        ds = baton.TransitionDataset(baton.load("runs/maze")["motion"], gamma=0.99)
+        loader = torch.utils.data.DataLoader(ds, batch_size=256, shuffle=True)
     """
 
-    def __init__(self, source, gamma=None, device=None):
+    def __init__(self, source: Transitions | Any, gamma: float | None = None, device: Any = None):
         if torch is None:
             raise ImportError(TORCH_MISSING)
+        if not isinstance(source, Transitions) and not callable(getattr(source, "transitions", None)):
+            raise TypeError(f"TransitionDataset: source is a {type(source).__name__}; want baton.Transitions "
+                            "or what has a transitions() method (an AgentData of baton.load)")
         t = source if isinstance(source, Transitions) else source.transitions()
         self.transitions = t
         action = t.action
@@ -62,5 +70,5 @@ class TransitionDataset(_Dataset):
     def __len__(self) -> int:
         return len(self.transitions)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> dict[str, Any]:
         return {k: v[i] for k, v in self.tensors.items()}

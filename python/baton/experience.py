@@ -23,8 +23,9 @@ neither pyarrow nor a log; ``baton.load`` gives it the columns it reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Mapping, Optional
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,24 @@ _REQUIRED = (
     "truncated",
     "span_ticks",
 )
+
+
+#: Three rows of one agent id, for the examples: a start row at tick 0, a decision of
+#: one tick, then one of two that ends the sub-episode.
+_EXAMPLE = {
+    "trial_id": np.array(["t-0"] * 3, dtype=object),
+    "episode": np.zeros(3, np.int32),
+    "agent_id": np.array(["a_0"] * 3, dtype=object),
+    "tick": np.array([0, 1, 3]),
+    "start": np.array([True, False, False]),
+    "acting": np.array([True, True, False]),
+    "observation": np.arange(3, dtype=np.float32).reshape(3, 1),
+    "action": np.array([0, 1, 0]),
+    "reward": np.array([0, 1, 2], np.float32),
+    "terminated": np.array([False, False, True]),
+    "truncated": np.zeros(3, bool),
+    "span_ticks": np.array([0, 1, 2], np.int32),
+}
 
 
 class PairingError(ValueError):
@@ -71,8 +90,8 @@ class Transitions:
     terminated: np.ndarray
     truncated: np.ndarray
     span_ticks: np.ndarray
-    mask: Optional[np.ndarray]
-    next_mask: Optional[np.ndarray]
+    mask: np.ndarray | None
+    next_mask: np.ndarray | None
     next_acting: np.ndarray
     trial_id: np.ndarray
     episode: np.ndarray
@@ -86,15 +105,28 @@ class Transitions:
 
     @property
     def done(self) -> np.ndarray:
-        """terminated or truncated: the sub-episode ended on next_obs."""
+        """terminated or truncated: the sub-episode ended on next_obs.
+
+        >>> build_transitions(_EXAMPLE).done.tolist()
+        [False, True]
+        """
         return self.terminated | self.truncated
 
     def discount(self, gamma: float) -> np.ndarray:
-        """gamma ** span_ticks, the discount of each decision (float32)."""
+        """gamma ** span_ticks, the discount of each decision (float32).
+
+        >>> t = build_transitions(_EXAMPLE)
+        >>> t.span_ticks.tolist(), t.discount(0.5).tolist()
+        ([1, 2], [0.5, 0.25])
+        """
         return np.power(np.float32(gamma), self.span_ticks.astype(np.float32))
 
-    def select(self, which) -> "Transitions":
-        """The transitions at ``which`` (a boolean mask or indices)."""
+    def select(self, which: Any) -> Transitions:
+        """The transitions at ``which`` (a boolean mask or indices).
+
+        >>> len(build_transitions(_EXAMPLE).select([1]))
+        1
+        """
         kw = {}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -110,7 +142,7 @@ def _codes(a: np.ndarray) -> np.ndarray:
     return np.unique(a, return_inverse=True)[1].reshape(-1)
 
 
-def build_transitions(columns: Mapping[str, np.ndarray], check: bool = True) -> Transitions:
+def build_transitions(columns: Mapping[str, Any], check: bool = True) -> Transitions:
     """Pairs an agent's rows into transitions.
 
     ``columns`` maps column names to numpy arrays of N rows, as ``baton.load`` gives
@@ -124,7 +156,11 @@ def build_transitions(columns: Mapping[str, np.ndarray], check: bool = True) -> 
     With ``check`` (the default) rows that break the convention raise PairingError: a
     row that is not a start row but has no earlier row of its agent id, a previous
     row that did not act, or a tick minus span_ticks that is not the previous row's
-    tick.
+    tick; KeyError names missing columns, ValueError a column of the wrong length.
+
+    >>> t = build_transitions(_EXAMPLE)  # one agent id: a start row, then two decisions
+    >>> t.obs[:, 0].tolist(), t.action.tolist(), t.next_obs[:, 0].tolist(), t.terminated.tolist()
+    ([0.0, 1.0], [1, 0], [1.0, 2.0], [False, True])
     """
     missing = [c for c in _REQUIRED if c not in columns]
     if missing:
@@ -197,7 +233,7 @@ def build_transitions(columns: Mapping[str, np.ndarray], check: bool = True) -> 
     )
 
 
-def _where(columns, i: int) -> str:
+def _where(columns: Mapping[str, Any], i: int) -> str:
     return (
         f"trial {columns['trial_id'][i]}, episode {columns['episode'][i]}, "
         f"{columns['agent_id'][i]}, tick {columns['tick'][i]}"

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Mapping
-from typing import Dict as TypingDict, Iterable, Iterator, List, Optional
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +29,11 @@ from .experience import Transitions, build_transitions
 
 __all__ = ["AgentData", "Log", "load", "read_table"]
 
-_PART = re.compile(r"^part-(?:(.+)-)?(\d+)\.arrow$")
-_MAGIC = b"ARROW1"
+_NUMBER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.ParseInt(s, 10, 64) reads
+#: The 8 bytes that start an Arrow IPC file (the magic and its padding), and the magic
+#: that ends one after its footer.
+_MAGIC = b"ARROW1\x00\x00"
+_FILE_MAGIC = b"ARROW1"
 
 PYARROW_MISSING = (
     "baton.load needs pyarrow to read the Arrow files of a log: pip install pyarrow "
@@ -48,32 +51,66 @@ def _pyarrow():
     return pa
 
 
-def _parts(folder: str) -> List[str]:
+def _part_name(name: str) -> tuple[str, int] | None:
+    """The shard and number of a part's file name, part-[SHARD-]NUMBER.arrow, as the
+    Go side parses it (the shard ends at the last '-'); None for another file."""
+    if not (name.startswith("part-") and name.endswith(".arrow")):
+        return None
+    rest = name[len("part-") : -len(".arrow")]
+    shard, _, number = rest.rpartition("-")
+    if not _NUMBER.fullmatch(number):
+        return None
+    n = int(number)
+    return (shard, n) if 0 <= n < 1 << 63 else None
+
+
+def _parts(folder: str) -> list[str]:
     """The parts of a table's folder in the order they were written: by shard, then
     number (part-[SHARD-]NNNNN.arrow)."""
     found = []
     for name in os.listdir(folder):
-        m = _PART.match(name)
-        if m and os.path.isfile(os.path.join(folder, name)):
-            found.append((m.group(1) or "", int(m.group(2)), os.path.join(folder, name)))
+        parsed = _part_name(name)
+        path = os.path.join(folder, name)
+        if parsed is not None and os.path.isfile(path):
+            found.append((parsed[0], parsed[1], path))
     found.sort()
     return [p for _, _, p in found]
 
 
-def _read_part(pa, path: str):
-    """One part as a Table. A part whose writer was killed has no footer: its complete
-    batches are read as the IPC stream that follows the leading magic, with a warning
-    (``baton log recover DIR`` rewrites such parts as proper files)."""
-    try:
-        return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
-    except pa.ArrowInvalid:
+def _read_part(pa: Any, path: str) -> Any | None:
+    """One part as a Table, or None for a part that holds no schema yet.
+
+    A part whose writer was killed has no footer: its complete batches are read as
+    the IPC stream that follows the leading magic, with a warning (``baton log
+    recover DIR`` rewrites such parts as proper files). As the Go reader does, a part
+    cut before its magic, its schema or its first batch reads as empty; a file that
+    does not start with the Arrow magic is an error (ValueError naming it)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(len(_MAGIC))
+    if head != _MAGIC:
+        if size < len(_MAGIC) and _MAGIC.startswith(head):
+            _warn_cut(path, 0)
+            return None  # killed before its magic was written
+        raise ValueError(f"{path}: does not start with the Arrow magic: not a part of a baton log")
+    if size >= len(_MAGIC) + 4 + len(_FILE_MAGIC):
         with open(path, "rb") as f:
-            data = f.read()
-        if not data.startswith(_MAGIC):
-            raise
-    batches = []
-    reader = pa.ipc.open_stream(pa.py_buffer(data[8:]))
+            f.seek(size - len(_FILE_MAGIC))
+            tail = f.read()
+        if tail == _FILE_MAGIC:
+            try:
+                return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+            except pa.ArrowInvalid:
+                pass  # bytes of a batch that happen to end with the magic: read the stream
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        reader = pa.ipc.open_stream(pa.py_buffer(data[len(_MAGIC):]))
+    except (pa.ArrowInvalid, OSError, EOFError):
+        _warn_cut(path, 0)
+        return None  # no complete schema: no batches
     schema = reader.schema
+    batches = []
     while True:
         try:
             batches.append(reader.read_next_batch())
@@ -81,20 +118,30 @@ def _read_part(pa, path: str):
             break
         except (pa.ArrowInvalid, OSError, EOFError):
             break  # the incomplete batch the writer was killed in
-    warnings.warn(
-        f"{path} has no footer (its writer was killed?): read its {len(batches)} complete "
-        f"batches as a stream; run `baton log recover` on the log to fix it for other readers",
-        stacklevel=3,
-    )
+    _warn_cut(path, len(batches))
     return pa.Table.from_batches(batches, schema=schema)
 
 
-def read_table(folder: str):
+def _warn_cut(path: str, batches: int) -> None:
+    warnings.warn(
+        f"{path} has no footer (its writer was killed?): read its {batches} complete "
+        f"batches as a stream; run `baton log recover` on the log to fix it for other readers",
+        stacklevel=4,
+    )
+
+
+def read_table(folder: str | os.PathLike[str]) -> Any | None:
     """Every part of one table's folder (an agent=NAME folder, _trials, _episodes or
     _rewards) as one pyarrow Table, in the order they were written; None if the folder
-    has no part. The schema metadata is the first part's."""
+    has no part with a schema. The schema metadata is the first such part's. Parts cut
+    by a killed writer give their complete batches, with a warning.
+
+        episodes = baton.read_table("runs/maze/_episodes")
+        episodes.column("ticks").to_numpy().mean()
+    """
+    folder = os.fspath(folder)
     pa = _pyarrow()
-    tables = [_read_part(pa, p) for p in _parts(folder)]
+    tables = [t for t in (_read_part(pa, p) for p in _parts(folder)) if t is not None]
     if not tables:
         return None
     if len(tables) == 1:
@@ -144,7 +191,7 @@ def _valid(col) -> np.ndarray:
     return np.concatenate(parts).astype(bool) if parts else np.zeros(0, dtype=bool)
 
 
-def _meta(schema) -> TypingDict[str, str]:
+def _meta(schema) -> dict[str, str]:
     return {k.decode("utf-8"): v.decode("utf-8") for k, v in (schema.metadata or {}).items()}
 
 
@@ -165,9 +212,12 @@ class AgentData:
     span_ticks.
     """
 
-    def __init__(self, name: str, table, retro=None):
+    def __init__(self, name: str, table: Any, retro: dict[tuple, list[tuple[str, float]]] | None = None):
         self.name = name
         self.metadata = _meta(table.schema)
+        for key in (_spaces.META_OBSERVATION_SPACE, _spaces.META_ACTION_SPACE):
+            if key not in self.metadata:
+                raise ValueError(f"agent {name}: the schema metadata has no {key}: not the table of a baton log's agent")
         self.observation_space = _spaces.parse_space(self.metadata[_spaces.META_OBSERVATION_SPACE])
         self.action_space = _spaces.parse_space(self.metadata[_spaces.META_ACTION_SPACE])
         self.spaces = _spaces.spaces_from_schema(self.metadata)
@@ -182,7 +232,7 @@ class AgentData:
     def __repr__(self) -> str:
         return f"<baton.AgentData {self.name}: {len(self)} rows, observations {self.observation_space}, actions {self.action_space}>"
 
-    def _columns(self, t) -> TypingDict[str, np.ndarray]:
+    def _columns(self, t) -> dict[str, np.ndarray]:
         obs_dim = self.observation_space.flat_dim
         c = {
             "trial_id": _numpy(t.column("trial_id")),
@@ -223,7 +273,7 @@ class AgentData:
         at = {}
         for i, key in enumerate(zip(c["trial_id"], c["episode"].tolist(), c["tick"].tolist(), c["agent_id"])):
             at[key] = i
-        extra: TypingDict[int, list] = {}
+        extra: dict[int, list] = {}
         for key, sources in retro.items():
             i = at.get(key)
             if i is not None:
@@ -238,25 +288,32 @@ class AgentData:
         lists = self.table.column("reward_sources").to_pylist()
         for i, sources in extra.items():
             lists[i] = list(lists[i]) + [{"source": s, "value": v} for s, v in sources]
-        src_type = pa.list_(pa.struct([("source", pa.string()), ("value", pa.float32())]))
+        # The columns keep their fields (types, dictionaries, nullability), so that the
+        # table's schema is the log's whether or not it has retroactive rewards.
         t = self.table
-        t = t.set_column(t.schema.get_field_index("reward"), "reward", pa.array(c["reward"], pa.float32()))
-        t = t.set_column(
-            t.schema.get_field_index("reward_sources"), "reward_sources", pa.array(lists, type=src_type)
-        )
+        for name, values in (("reward", c["reward"]), ("reward_sources", lists)):
+            i = t.schema.get_field_index(name)
+            field = t.schema.field(i)
+            t = t.set_column(i, field, pa.array(values, type=field.type))
         self.table = t
 
     @property
-    def observations(self):
+    def observations(self) -> Any:
         """The observations in their space's shape (see baton.unflatten): for a Box,
-        float32 (N, *shape); a Dict gives a dict of arrays."""
+        float32 (N, *shape); a Dict gives a dict of arrays, a Tuple a tuple.
+
+            log["strategy"].observations.shape   # (N, 106) for the maze
+        """
         return _spaces.unflatten(self.observation_space, self.columns["observation"])
 
     @property
     def actions(self) -> np.ndarray:
         """The actions in their space's shape: int64 (N,) for a Discrete, float32
         (N, *shape) for a Box, (N, *shape) int64 for a MultiBinary; 0 where
-        action_valid is False (start rows)."""
+        action_valid is False (start rows).
+
+            acts = log["motion"].actions[log["motion"].columns["action_valid"]]
+        """
         a = self.columns["action"]
         sp = self.action_space
         if isinstance(sp, (_spaces.Box, _spaces.MultiBinary)):
@@ -265,7 +322,11 @@ class AgentData:
 
     def transitions(self, check: bool = True) -> Transitions:
         """The agent's transitions (datalog/doc.go, "Transitions"); see
-        baton.build_transitions."""
+        baton.build_transitions.
+
+            t = baton.load("runs/maze")["motion"].transitions()
+            t.obs.shape, t.action.shape, t.discount(0.99)
+        """
         return build_transitions(self.columns, check=check)
 
 
@@ -276,7 +337,7 @@ class Log(Mapping):
     environment metrics as (name, value) pairs; ``episode_metrics`` spreads them into
     one array per metric."""
 
-    def __init__(self, dir: str, agents: dict, trials, episodes, rewards):
+    def __init__(self, dir: str, agents: dict[str, AgentData], trials: Any, episodes: Any, rewards: Any):
         self.dir = dir
         self.agents = agents
         self.trials = trials
@@ -298,7 +359,7 @@ class Log(Mapping):
     def __repr__(self) -> str:
         return f"<baton.Log {self.dir}: " + ", ".join(f"{n} ({len(a)} rows)" for n, a in self.agents.items()) + ">"
 
-    def episode_metrics(self) -> TypingDict[str, np.ndarray]:
+    def episode_metrics(self) -> dict[str, np.ndarray]:
         """The environment's metrics of each episode (the episodes table's ``metrics``
         column; webtest's coverage and defects_found), one float64 array per metric
         in the order the environment names them, aligned with the rows of
@@ -318,7 +379,7 @@ class Log(Mapping):
         flat = col.flatten()
         names = np.asarray(flat.field("name").to_numpy(zero_copy_only=False), dtype=object)
         values = flat.field("value").to_numpy(zero_copy_only=False).astype(np.float64)
-        out: TypingDict[str, np.ndarray] = {}
+        out: dict[str, np.ndarray] = {}
         for name in dict.fromkeys(names.tolist()):
             a = np.full(eps.num_rows, np.nan)
             at = names == name
@@ -327,10 +388,10 @@ class Log(Mapping):
         return out
 
 
-def _retro_index(rewards) -> TypingDict[str, dict]:
+def _retro_index(rewards: Any) -> dict[str, dict[tuple, list[tuple[str, float]]]]:
     """The rewards table by agent, then by step (trial_id, episode, tick, agent_id):
     [(source, value), ...] in the order they arrived."""
-    out: TypingDict[str, dict] = {}
+    out: dict[str, dict] = {}
     if rewards is None or rewards.num_rows == 0:
         return out
     cols = {n: _numpy(rewards.column(n)) for n in ("trial_id", "episode", "tick", "agent", "agent_id", "source", "value")}
@@ -342,15 +403,21 @@ def _retro_index(rewards) -> TypingDict[str, dict]:
     return out
 
 
-def load(dir: str, agents: Optional[Iterable[str]] = None, retro: bool = True) -> Log:
+def load(dir: str | os.PathLike[str], agents: Iterable[str] | None = None, retro: bool = True) -> Log:
     """Loads the log in ``dir`` (what ``baton run ENV --log DIR`` writes): every
     agent's steps, or those of ``agents``, as AgentData (a pyarrow Table and numpy
-    arrays), and the trials, episodes and retroactive rewards tables. With ``retro``
+    arrays; ``agents`` may be one name), and the trials, episodes and retroactive
+    rewards tables. With ``retro``
     (the default) the retroactive rewards are added to the steps they are for.
 
-    Needs pyarrow; raises ImportError saying so without it.
+    Needs pyarrow; raises ImportError saying so without it, FileNotFoundError for a
+    folder that holds no log, KeyError naming an agent of ``agents`` the log lacks.
+
+        log = baton.load("runs/maze", agents=["motion"])
+        log["motion"].columns["reward"].sum()
     """
     _pyarrow()
+    dir = os.fspath(dir)
     if not os.path.isdir(dir):
         raise FileNotFoundError(f"{dir}: no such directory")
     from urllib.parse import unquote
@@ -360,7 +427,7 @@ def load(dir: str, agents: Optional[Iterable[str]] = None, retro: bool = True) -
         if name.startswith("agent=") and os.path.isdir(os.path.join(dir, name)):
             folders[unquote(name[len("agent="):])] = os.path.join(dir, name)
     if agents is not None:
-        wanted = list(agents)
+        wanted = [agents] if isinstance(agents, str) else list(agents)
         unknown = [a for a in wanted if a not in folders]
         if unknown:
             raise KeyError(f"{', '.join(unknown)}: the log in {dir} has {', '.join(folders) or 'no agent'}")

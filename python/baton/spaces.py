@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple as TypingTuple, Union
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
 
@@ -50,6 +51,8 @@ DEFAULT_CHARSET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 MAX_FLAT_DIM = 1 << 26
 MAX_DEPTH = 32
 MAX_RANK = 32
+#: The range of a Discrete start (a Go int64).
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 #: Schema metadata keys (datalog/schema.go).
 META_OBSERVATION_SPACE = "baton.observation_space"
@@ -69,7 +72,11 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class Discrete:
-    """{start, ..., start+n-1}; flattens to a one-hot of length n."""
+    """{start, ..., start+n-1}; flattens to a one-hot of length n.
+
+    >>> Discrete(4, start=1).flat_dim
+    4
+    """
 
     n: int
     start: int = 0
@@ -83,9 +90,14 @@ class Discrete:
 @dataclass(frozen=True)
 class Box:
     """float32 arrays of ``shape`` in [low, high]; low and high are float32 arrays of
-    the shape, with -inf and inf for unbounded elements."""
+    the shape, with -inf and inf for unbounded elements.
 
-    shape: TypingTuple[int, ...]
+    >>> b = parse_space({"type": "box", "shape": [2, 3], "low": 0, "high": "inf"})
+    >>> b.shape, b.flat_dim, b.high.dtype
+    ((2, 3), 6, dtype('float32'))
+    """
+
+    shape: tuple[int, ...]
     low: np.ndarray = field(compare=False, repr=False)
     high: np.ndarray = field(compare=False, repr=False)
     dtype: str = "float32"
@@ -109,9 +121,13 @@ class Box:
 
 @dataclass(frozen=True)
 class MultiDiscrete:
-    """int vectors with v[i] in [0, nvec[i]); flattens to concatenated one-hots."""
+    """int vectors with v[i] in [0, nvec[i]); flattens to concatenated one-hots.
 
-    nvec: TypingTuple[int, ...]
+    >>> MultiDiscrete((3, 4)).flat_dim
+    7
+    """
+
+    nvec: tuple[int, ...]
     kind = "multi_discrete"
 
     @property
@@ -121,9 +137,13 @@ class MultiDiscrete:
 
 @dataclass(frozen=True)
 class MultiBinary:
-    """arrays of 0 and 1 of ``shape``."""
+    """arrays of 0 and 1 of ``shape``.
 
-    shape: TypingTuple[int, ...]
+    >>> MultiBinary((2, 3)).flat_dim
+    6
+    """
+
+    shape: tuple[int, ...]
     kind = "multi_binary"
 
     @property
@@ -133,19 +153,24 @@ class MultiBinary:
 
 @dataclass(frozen=True)
 class Dict:
-    """Maps with fixed keys, in order: ``spaces`` is a tuple of (key, space) pairs."""
+    """Maps with fixed keys, in order: ``spaces`` is a tuple of (key, space) pairs.
 
-    spaces: TypingTuple[TypingTuple[str, "Space"], ...]
+    >>> d = Dict((("pos", MultiBinary((2,))), ("door", Discrete(3))))
+    >>> d.keys(), d["door"], d.flat_dim
+    (['pos', 'door'], Discrete(n=3, start=0), 5)
+    """
+
+    spaces: tuple[tuple[str, Space], ...]
     kind = "dict"
 
     @property
     def flat_dim(self) -> int:
         return sum(s.flat_dim for _, s in self.spaces)
 
-    def keys(self) -> list:
+    def keys(self) -> list[str]:
         return [k for k, _ in self.spaces]
 
-    def __getitem__(self, key: str) -> "Space":
+    def __getitem__(self, key: str) -> Space:
         for k, s in self.spaces:
             if k == key:
                 return s
@@ -154,16 +179,21 @@ class Dict:
 
 @dataclass(frozen=True)
 class Tuple:
-    """Fixed-length sequences, one space per element."""
+    """Fixed-length sequences, one space per element.
 
-    spaces: TypingTuple["Space", ...]
+    >>> t = Tuple((Discrete(2), MultiBinary((3,))))
+    >>> len(t), t[1], t.flat_dim
+    (2, MultiBinary(shape=(3,)), 5)
+    """
+
+    spaces: tuple[Space, ...]
     kind = "tuple"
 
     @property
     def flat_dim(self) -> int:
         return sum(s.flat_dim for s in self.spaces)
 
-    def __getitem__(self, i: int) -> "Space":
+    def __getitem__(self, i: int) -> Space:
         return self.spaces[i]
 
     def __len__(self) -> int:
@@ -173,7 +203,11 @@ class Tuple:
 @dataclass(frozen=True)
 class Text:
     """Strings of min_length to max_length characters of charset; flattens to
-    max_length charset indices, padded with len(charset)."""
+    max_length charset indices, padded with len(charset).
+
+    >>> Text(0, 8, "abc").flat_dim
+    8
+    """
 
     min_length: int
     max_length: int
@@ -185,7 +219,8 @@ class Text:
         return self.max_length
 
 
-Space = Union[Discrete, Box, MultiDiscrete, MultiBinary, Dict, Tuple, Text]
+#: A plain description of a space: one of the seven kinds.
+Space: TypeAlias = Discrete | Box | MultiDiscrete | MultiBinary | Dict | Tuple | Text
 
 # Per type: the required fields (in the order spaces/doc.go lists them), the optional.
 _FIELDS = {
@@ -205,14 +240,14 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _dims(v: Any, path: str, name: str, minimum: int) -> TypingTuple[int, ...]:
+def _dims(v: Any, path: str, name: str, minimum: int) -> tuple[int, ...]:
     if not isinstance(v, list):
         raise SpecError(f"{path}.{name}", f"want an array of integers, got {v!r}")
     if len(v) > MAX_RANK and name == "shape":
         raise SpecError(f"{path}.{name}", f"{len(v)} dimensions; at most {MAX_RANK}")
     for i, d in enumerate(v):
-        if not _is_int(d) or d < minimum:
-            raise SpecError(f"{path}.{name}[{i}]", f"want an integer >= {minimum}, got {d!r}")
+        if not _is_int(d) or not minimum <= d <= MAX_FLAT_DIM:
+            raise SpecError(f"{path}.{name}[{i}]", f"want an integer >= {minimum} and <= {MAX_FLAT_DIM}, got {d!r}")
     return tuple(v)
 
 
@@ -221,12 +256,21 @@ def _bound(v: Any, path: str) -> float:
         return math.inf
     if v == "-inf":
         return -math.inf
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
         raise SpecError(path, f'want a number, "inf" or "-inf", got {v!r}')
-    return float(v)
+    if isinstance(v, float) and math.isinf(v):
+        return v  # a decoded spec (a protobuf Space's bounds); JSON text cannot hold one
+    try:
+        with np.errstate(over="ignore"):
+            f = float(np.float32(float(v)))
+    except OverflowError:  # an integer past the float64 range
+        f = math.inf
+    if math.isinf(f):  # as strconv.ParseFloat(s, 32) says: out of range
+        raise SpecError(path, f"{v!r} is out of the float32 range")
+    return f
 
 
-def _bounds(v: Any, n: int, shape: TypingTuple[int, ...], path: str) -> np.ndarray:
+def _bounds(v: Any, n: int, shape: tuple[int, ...], path: str) -> np.ndarray:
     if isinstance(v, list):
         if len(v) != n:
             raise SpecError(path, f"{len(v)} bounds; want {n} (prod(shape))")
@@ -247,26 +291,30 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
         raise SpecError(path, f"nested deeper than {MAX_DEPTH}")
     if not isinstance(spec, dict):
         raise SpecError(path, f"want an object, got {type(spec).__name__}")
-    kind = spec.get("type")
+    # Paths as spaces.Unmarshal gives them: a missing or unknown field is the
+    # object's problem, a bad value the field's.
+    if "type" not in spec:
+        raise SpecError(path, 'missing required field "type"')
+    kind = spec["type"]
     if kind not in _FIELDS:
         raise SpecError(f"{path}.type", f"unknown type {kind!r}")
     required, optional = _FIELDS[kind]
     for k in spec:
         if k != "type" and k not in required and k not in optional:
-            raise SpecError(f"{path}.{k}", f"unknown field of a {kind} spec")
+            raise SpecError(path, f"unknown field {k!r} of a {kind} spec")
     for k in required:
         if k not in spec:
-            raise SpecError(f"{path}.{k}", f"missing field of a {kind} spec")
+            raise SpecError(path, f"missing required field {k!r} of a {kind} spec")
 
     if kind == "discrete":
         n, start = spec["n"], spec.get("start", 0)
-        if not _is_int(n) or n < 1:
-            raise SpecError(f"{path}.n", f"want an integer >= 1, got {n!r}")
-        if not _is_int(start):
-            raise SpecError(f"{path}.start", f"want an integer, got {start!r}")
+        if not _is_int(n) or not 1 <= n <= MAX_FLAT_DIM:
+            raise SpecError(f"{path}.n", f"want an integer >= 1 and <= {MAX_FLAT_DIM}, got {n!r}")
+        if not _is_int(start) or not _INT64_MIN <= start <= _INT64_MAX:
+            raise SpecError(f"{path}.start", f"want a 64-bit integer, got {start!r}")
         return _check_flat(Discrete(n, start), path)
     if kind == "box":
-        if spec.get("dtype", "float32") != "float32":
+        if "dtype" in spec and spec["dtype"] != "float32":
             raise SpecError(f"{path}.dtype", f'want "float32", got {spec["dtype"]!r}')
         shape = _dims(spec["shape"], path, "shape", 0)
         n = int(np.prod(shape, dtype=np.int64))
@@ -282,7 +330,10 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
     if kind == "multi_discrete":
         return _check_flat(MultiDiscrete(_dims(spec["nvec"], path, "nvec", 1)), path)
     if kind == "multi_binary":
-        return _check_flat(MultiBinary(_dims(spec["shape"], path, "shape", 1)), path)
+        shape = _dims(spec["shape"], path, "shape", 0)
+        if 0 in shape:
+            raise SpecError(f"{path}.shape", f"MultiBinary shape[{shape.index(0)}] is 0, want >= 1")
+        return _check_flat(MultiBinary(shape), path)
     if kind == "dict":
         entries = spec["spaces"]
         if not isinstance(entries, list):
@@ -295,14 +346,15 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
                 raise SpecError(ep, "want a {key, space} object")
             for k in e:
                 if k not in ("key", "space"):
-                    raise SpecError(f"{ep}.{k}", "unknown field of a dict entry")
-            key = e.get("key")
+                    raise SpecError(ep, f"unknown field {k!r} of a dict entry")
+            for k in ("key", "space"):
+                if k not in e:
+                    raise SpecError(ep, f"missing required field {k!r} of a dict entry")
+            key = e["key"]
             if not isinstance(key, str) or key == "":
                 raise SpecError(f"{ep}.key", f"want a non-empty string, got {key!r}")
             if key in seen:
                 raise SpecError(f"{ep}.key", f"repeated key {key!r}")
-            if "space" not in e:
-                raise SpecError(f"{ep}.space", "missing field of a dict entry")
             seen.add(key)
             out.append((key, _parse(e["space"], f"{ep}.space", depth + 1)))
         return _check_flat(Dict(tuple(out)), path)
@@ -315,16 +367,24 @@ def _parse(spec: Any, path: str, depth: int) -> Space:
         )
     # text
     lo, hi = spec["min_length"], spec["max_length"]
-    if not _is_int(lo) or lo < 0:
-        raise SpecError(f"{path}.min_length", f"want an integer >= 0, got {lo!r}")
-    if not _is_int(hi) or hi < lo:
-        raise SpecError(f"{path}.max_length", f"want an integer >= min_length ({lo}), got {hi!r}")
+    if not _is_int(lo) or not 0 <= lo <= MAX_FLAT_DIM:
+        raise SpecError(f"{path}.min_length", f"want an integer >= 0 and <= {MAX_FLAT_DIM}, got {lo!r}")
+    if not _is_int(hi) or not 0 <= hi <= MAX_FLAT_DIM:
+        raise SpecError(f"{path}.max_length", f"want an integer >= 0 and <= {MAX_FLAT_DIM}, got {hi!r}")
+    if hi < lo:
+        raise SpecError(path, f"Text max length {hi} is below min length {lo}")
     charset = spec.get("charset", "") or DEFAULT_CHARSET
     if not isinstance(charset, str):
         raise SpecError(f"{path}.charset", f"want a string, got {charset!r}")
     if len(set(charset)) != len(charset):
-        raise SpecError(f"{path}.charset", "characters repeat")
+        repeated = next(c for i, c in enumerate(charset) if c in charset[:i])
+        raise SpecError(path, f"Text charset has {repeated!r} more than once")
     return _check_flat(Text(lo, hi, charset), path)
+
+
+def _reject_constant(name: str) -> Any:
+    # json.loads reads NaN, Infinity and -Infinity, which are not JSON (Go refuses them).
+    raise SpecError("", f'malformed JSON: {name} is not a JSON value (write "inf" or "-inf" for a bound)')
 
 
 def _reject_duplicates(pairs):
@@ -336,23 +396,35 @@ def _reject_duplicates(pairs):
     return out
 
 
-def parse_space(spec: Union[str, bytes, Mapping[str, Any]]) -> Space:
+def parse_space(spec: str | bytes | Mapping[str, Any]) -> Space:
     """Parses a spaces JSON spec (a str, bytes or an already decoded dict) into a plain
     description. Raises SpecError (a ValueError) where the Go side's spaces.Unmarshal
     would reject it: unknown types or fields, missing fields, invalid parameters,
-    limits."""
+    limits; its ``path`` names the field.
+
+    >>> parse_space('{"type":"discrete","n":4,"start":1}')
+    Discrete(n=4, start=1)
+    >>> parse_space({"type": "discrete", "n": 0})  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ...
+    baton.spaces.SpecError: spaces spec at .n: want an integer >= 1 and <= 67108864, got 0
+    """
     if isinstance(spec, (bytes, bytearray)):
         spec = spec.decode("utf-8")
     if isinstance(spec, str):
         try:
-            spec = json.loads(spec, object_pairs_hook=_reject_duplicates)
+            spec = json.loads(spec, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
         except json.JSONDecodeError as e:
             raise SpecError("", f"malformed JSON: {e}") from None
     return _parse(spec, "", 1)
 
 
 def flat_dim(space: Space) -> int:
-    """The length of the flat float32 encoding of a value of space."""
+    """The length of the flat float32 encoding of a value of space.
+
+    >>> flat_dim(parse_space({"type": "multi_discrete", "nvec": [3, 4]}))
+    7
+    """
     return space.flat_dim
 
 
@@ -368,10 +440,14 @@ def _gymnasium_spaces():
     return gs
 
 
-def to_gymnasium(space: Space):
+def to_gymnasium(space: Space) -> Any:
     """Builds the gymnasium.spaces space of a plain description, as spaces/doc.go says
-    (Dict from a list of pairs, to keep the key order). Raises ImportError naming what
-    to install when gymnasium is missing."""
+    (Dict from a list of pairs, to keep the key order; Box with float32 bounds and
+    dtype). Raises ImportError naming what to install when gymnasium is missing.
+
+    >>> to_gymnasium(parse_space({"type": "box", "shape": [2], "low": 0, "high": "inf"}))
+    Box(0.0, inf, (2,), float32)
+    """
     gs = _gymnasium_spaces()
     if gs is None:
         raise ImportError(
@@ -407,7 +483,7 @@ class AgentSpaces(NamedTuple):
     mask_len: int
 
 
-def _metadata_get(md: Mapping, key: str) -> Optional[str]:
+def _metadata_get(md: Mapping, key: str) -> str | None:
     for k in (key, key.encode()):
         if k in md:
             v = md[k]
@@ -415,7 +491,7 @@ def _metadata_get(md: Mapping, key: str) -> Optional[str]:
     return None
 
 
-def spaces_from_schema(metadata_or_spec, gymnasium: Optional[bool] = None):
+def spaces_from_schema(metadata_or_spec: Any, gymnasium: bool | None = None) -> Any:
     """Rebuilds spaces from what a log carries.
 
     ``metadata_or_spec`` is one of: a pyarrow Schema or Table of an agent's part (its
@@ -427,6 +503,10 @@ def spaces_from_schema(metadata_or_spec, gymnasium: Optional[bool] = None):
     The spaces are gymnasium.spaces spaces when gymnasium is importable (or when
     ``gymnasium=True``, which raises ImportError without it), plain descriptions (this
     module's dataclasses) otherwise or when ``gymnasium=False``.
+
+    >>> spaces_from_schema({"baton.observation_space": '{"type":"multi_binary","shape":[3]}',
+    ...                     "baton.action_space": '{"type":"discrete","n":2}'})
+    AgentSpaces(observation=MultiBinary(3), action=Discrete(2), mask_len=0)
     """
     if gymnasium is None:
         gymnasium = _gymnasium_spaces() is not None
@@ -475,8 +555,9 @@ def _as_plain(space) -> Space:
     if name == "Tuple":
         return Tuple(tuple(_as_plain(s) for s in space.spaces))
     if name == "Text":
-        chars = getattr(space, "characters", None) or "".join(sorted(space.character_set))
-        return Text(int(space.min_length), int(space.max_length), chars)
+        # character_list keeps the charset's order, which fixes the flat encoding
+        # (characters is sorted).
+        return Text(int(space.min_length), int(space.max_length), "".join(space.character_list))
     raise TypeError(f"not a space: {space!r}")
 
 
@@ -484,18 +565,29 @@ def _one_hot_index(block: np.ndarray) -> np.ndarray:
     return np.argmax(block, axis=-1).astype(np.int64)
 
 
-def unflatten(space, flat: np.ndarray):
+def unflatten(space: Any, flat: np.ndarray) -> Any:
     """Undoes the flat encoding of a batch: ``flat`` has shape (N, flat_dim) (or
-    (flat_dim,) for one value). Returns, per kind, with a leading N axis:
+    (flat_dim,) for one value, which gives the value without the leading axis).
+    Returns, per kind, with a leading N axis:
 
     - Box: float32 array (N, *shape)
     - Discrete: int64 array (N,) of values (start + index of the one)
     - MultiDiscrete: int64 array (N, len(nvec))
     - MultiBinary: int8 array (N, *shape)
+    - Text: object array (N,) of str (one value: a str)
     - Dict: dict of these, in key order; Tuple: tuple of these
-    - Text: int64 array (N, max_length) of charset indices (len(charset) pads)
 
-    ``space`` is a plain description or a gymnasium space.
+    ``space`` is a plain description or a gymnasium space. A Text block must hold
+    charset indices with the padding (len(charset)) only at the end and at least
+    min_length characters, as spaces.Unflatten requires; ValueError otherwise, naming
+    where. The other kinds are decoded without such checks (a Discrete block gives the
+    index of its largest entry).
+
+    >>> sp = parse_space('{"type":"dict","spaces":[{"key":"door","space":{"type":"discrete","n":3,"start":1}},'
+    ...                  '{"key":"name","space":{"type":"text","min_length":0,"max_length":3,"charset":"ab"}}]}')
+    >>> v = unflatten(sp, np.array([0, 0, 1, 1, 0, 2], np.float32))
+    >>> int(v["door"]), v["name"]
+    (3, 'ba')
     """
     sp = _as_plain(space)
     flat = np.asarray(flat)
@@ -503,8 +595,8 @@ def unflatten(space, flat: np.ndarray):
     if single:
         flat = flat[None, :]
     if flat.ndim != 2 or flat.shape[1] != sp.flat_dim:
-        raise ValueError(f"want flat values of shape (N, {sp.flat_dim}), got {flat.shape}")
-    out = _unflatten(sp, flat)
+        raise ValueError(f"unflatten: flat has shape {flat.shape}; want (N, {sp.flat_dim}) or ({sp.flat_dim},)")
+    out = _unflatten(sp, flat, "")
     return _first(out) if single else out
 
 
@@ -516,7 +608,34 @@ def _first(v):
     return v[0]
 
 
-def _unflatten(sp: Space, flat: np.ndarray):
+def _unflatten_text(sp: Text, flat: np.ndarray, path: str) -> np.ndarray:
+    """The strings of a batch of Text encodings (charset indices, padded with
+    len(charset))."""
+    pad = len(sp.charset)
+    idx = np.rint(flat).astype(np.int64) if flat.size else np.zeros(flat.shape, np.int64)
+    where = path or "the value"
+    bad = np.argwhere((idx != flat) | (idx < 0) | (idx > pad))
+    if bad.size:
+        r, j = (int(x) for x in bad[0])
+        raise ValueError(f"unflatten: {where} (row {r}): entry {j} is {flat[r, j]!r}, not a charset index from 0 to {pad}")
+    is_pad = idx == pad
+    bad = np.argwhere(np.maximum.accumulate(is_pad, axis=1) & ~is_pad)
+    if bad.size:
+        r, j = (int(x) for x in bad[0])
+        raise ValueError(f"unflatten: {where} (row {r}): entry {j} is a character after the padding")
+    lengths = (~is_pad).sum(axis=1)
+    short = np.flatnonzero(lengths < sp.min_length)
+    if short.size:
+        r = int(short[0])
+        raise ValueError(f"unflatten: {where} (row {r}): {lengths[r]} characters; min_length is {sp.min_length}")
+    chars = sp.charset
+    out = np.empty(flat.shape[0], dtype=object)
+    for r in range(flat.shape[0]):
+        out[r] = "".join(chars[i] for i in idx[r, : lengths[r]])
+    return out
+
+
+def _unflatten(sp: Space, flat: np.ndarray, path: str) -> Any:
     n = flat.shape[0]
     if isinstance(sp, Box):
         return flat.astype(np.float32, copy=False).reshape((n,) + sp.shape)
@@ -532,17 +651,17 @@ def _unflatten(sp: Space, flat: np.ndarray):
     if isinstance(sp, MultiBinary):
         return flat.astype(np.int8).reshape((n,) + sp.shape)
     if isinstance(sp, Text):
-        return np.rint(flat).astype(np.int64)
+        return _unflatten_text(sp, flat, path)
     if isinstance(sp, Dict):
         out, at = {}, 0
         for k, s in sp.spaces:
-            out[k] = _unflatten(s, flat[:, at : at + s.flat_dim])
+            out[k] = _unflatten(s, flat[:, at : at + s.flat_dim], f"{path}.{k}")
             at += s.flat_dim
         return out
     if isinstance(sp, Tuple):
         out, at = [], 0
-        for s in sp.spaces:
-            out.append(_unflatten(s, flat[:, at : at + s.flat_dim]))
+        for i, s in enumerate(sp.spaces):
+            out.append(_unflatten(s, flat[:, at : at + s.flat_dim], f"{path}[{i}]"))
             at += s.flat_dim
         return tuple(out)
     raise TypeError(f"not a space description: {sp!r}")

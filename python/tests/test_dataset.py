@@ -36,3 +36,8 @@ def test_dataset_without_torch(monkeypatch):
     monkeypatch.setattr(bd, "torch", None)
     with pytest.raises(ImportError, match="torch"):
         baton.TransitionDataset(baton.build_transitions(columns()))
+
+
+def test_dataset_refuses_what_has_no_transitions():
+    with pytest.raises(TypeError, match="source is a dict; want baton.Transitions"):
+        baton.TransitionDataset(columns())

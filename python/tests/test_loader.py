@@ -19,6 +19,23 @@ def test_parts_are_ordered_by_shard_then_number(tmp_path):
     assert got == ["part-00002.arrow", "part-00010.arrow", "part-w0-00007.arrow", "part-w1-00001.arrow"]
 
 
+@pytest.mark.parametrize("name, want", [
+    ("part-00001.arrow", ("", 1)),
+    ("part-w0-00007.arrow", ("w0", 7)),
+    ("part-a-b-00003.arrow", ("a-b", 3)),  # the shard ends at the last '-', as in Go
+    ("part--00004.arrow", ("", 4)),
+    ("part-123456.arrow", ("", 123456)),  # more digits than the writer pads to
+    ("part-1_0.arrow", None),  # Python's int() would read these; Go's ParseInt does not
+    ("part- 1.arrow", None),
+    ("part-١.arrow", None),  # an Arabic-Indic digit
+    ("part-9223372036854775808.arrow", None),  # past int64
+    ("part-00001.arrow.tmp", None),
+    ("notes.txt", None),
+])
+def test_part_names_parse_as_the_go_reader_does(name, want):
+    assert loader._part_name(name) == want
+
+
 def test_load_without_pyarrow_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow fails
     monkeypatch.setitem(sys.modules, "pyarrow.ipc", None)

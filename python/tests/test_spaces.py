@@ -1,16 +1,27 @@
-"""The spaces JSON spec (spaces/doc.go) read by baton.spaces, without pyarrow."""
+"""The spaces JSON spec (spaces/doc.go) read by baton.spaces, without pyarrow: specs and
+flat encodings written by Go's spaces package (testdata/spaces_golden.json, from
+testdata/gen) rebuilt as real gymnasium.spaces and compared with spaces built by hand,
+and unflattened back to the values Go flattened."""
 
+from __future__ import annotations
+
+import doctest
 import json
 import math
 import os
+import shutil
+import subprocess
 import sys
 import types
 
+import gymnasium.spaces as gs
+import gymnasium.spaces.utils as gsu
 import numpy as np
 import pytest
 
 import baton
 from baton import spaces as S
+from conftest import REPO_ROOT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -120,39 +131,31 @@ def test_bytes_and_str_inputs():
 # Rejections: what spaces.Unmarshal rejects, with the path of the problem.
 
 
-@pytest.mark.parametrize(
-    "spec, path",
-    [
-        ('{"type":"discrete"}', ".n"),
-        ('{"type":"discrete","n":0}', ".n"),
-        ('{"type":"discrete","n":2.5}', ".n"),
-        ('{"type":"discrete","n":true}', ".n"),
-        ('{"type":"discrete","n":2,"N":3}', ".N"),
-        ('{"type":"discrete","n":2,"n":3}', ""),
-        ('{"type":"circle","n":2}', ".type"),
-        ('{"n":2}', ".type"),
-        ('[1,2]', ""),
-        ('{"type":"box","shape":[2],"low":[0],"high":[1,1]}', ".low"),
-        ('{"type":"box","shape":[2],"low":[0,"nan"],"high":[1,1]}', ".low[1]"),
-        ('{"type":"box","shape":[1],"low":[2],"high":[1]}', ""),
-        ('{"type":"box","shape":[1],"dtype":"float64","low":0,"high":1}', ".dtype"),
-        ('{"type":"box","shape":[-1],"low":0,"high":1}', ".shape[0]"),
-        ('{"type":"box","low":0,"high":1}', ".shape"),
-        ('{"type":"multi_discrete","nvec":[3,0]}', ".nvec[1]"),
-        ('{"type":"multi_binary","shape":[0]}', ".shape[0]"),
-        ('{"type":"dict","spaces":[{"key":"a","space":{"type":"discrete","n":1}},{"key":"a","space":{"type":"discrete","n":1}}]}', ".spaces[1].key"),
-        ('{"type":"dict","spaces":[{"key":"","space":{"type":"discrete","n":1}}]}', ".spaces[0].key"),
-        ('{"type":"dict","spaces":[{"key":"a","space":{"type":"discrete","n":0}}]}', ".spaces[0].space.n"),
-        ('{"type":"tuple","spaces":[{"type":"discrete","n":1},{"type":"box"}]}', ".spaces[1].shape"),
-        ('{"type":"text","min_length":3,"max_length":2}', ".max_length"),
-        ('{"type":"text","min_length":0,"max_length":2,"charset":"aa"}', ".charset"),
-        ('{"type":"discrete",', ""),
-    ],
-)
-def test_rejects(spec, path):
+def rejects():
+    with open(os.path.join(HERE, "testdata", "spaces_rejects.json")) as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("case", rejects(), ids=lambda c: c["spec"][:60])
+def test_rejects(case):
     with pytest.raises(baton.SpecError) as e:
-        baton.parse_space(spec)
-    assert e.value.path == path, str(e.value)
+        baton.parse_space(case["spec"])
+    assert e.value.path == case["path"], str(e.value)
+
+
+@pytest.mark.go
+def test_go_rejects_the_same_specs_at_the_same_paths():
+    """spaces.Unmarshal rejects every spec of spaces_rejects.json where baton.parse_space
+    does (gen -rejects prints the path of each SpecError)."""
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH")
+    path = os.path.join(HERE, "testdata", "spaces_rejects.json")
+    r = subprocess.run(["go", "run", "./python/tests/testdata/gen", "-rejects", path], cwd=REPO_ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert [(g["spec"], g["path"]) for g in got] == [(c["spec"], c["path"]) for c in rejects()], [
+        g for g, c in zip(got, rejects()) if g["path"] != c["path"]]
 
 
 def test_rejects_deep_nesting_and_huge_spaces():
@@ -174,10 +177,6 @@ def test_rejects_deep_nesting_and_huge_spaces():
 # spaces.Flatten (testdata/spaces_golden.json, from testdata/gen).
 
 
-def _text_value(indices, charset):
-    return "".join(charset[i] for i in indices if i < len(charset))
-
-
 def _compare(sp, got, want):
     if isinstance(sp, S.Dict):
         assert set(got) == set(want)
@@ -188,7 +187,7 @@ def _compare(sp, got, want):
         for s, g, w in zip(sp.spaces, got, want):
             _compare(s, g, w)
     elif isinstance(sp, S.Text):
-        assert _text_value(got, sp.charset) == want
+        assert isinstance(got, str) and got == want
     elif isinstance(sp, S.Box):
         w = np.array([{"inf": np.inf, "-inf": -np.inf}.get(x, x) for x in want], dtype=np.float32).reshape(sp.shape)
         assert got.shape == sp.shape and got.dtype == np.float32
@@ -207,11 +206,197 @@ def test_golden_specs_and_flat_encodings(case):
     flats = np.array([s["flat"] for s in case["samples"]], dtype=np.float32)
     batch = baton.unflatten(sp, flats)  # (N, ...) for the whole batch
     for i, s in enumerate(case["samples"]):
-        one = baton.unflatten(sp, flats[i])
-        _compare(sp, one, s["value"])
-        _compare(sp, S._first(S._unflatten(sp, flats[i : i + 1])), s["value"])
+        _compare(sp, baton.unflatten(sp, flats[i]), s["value"])
+        _compare(sp, S._first(_row(batch, i)), s["value"])
     if isinstance(sp, S.Box):
         assert batch.shape == (len(flats),) + sp.shape
+
+
+def _row(batch, i):
+    """Row i of an unflattened batch, keeping a leading axis of 1."""
+    if isinstance(batch, dict):
+        return {k: _row(v, i) for k, v in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(_row(v, i) for v in batch)
+    return batch[i : i + 1]
+
+
+# ---------------------------------------------------------------------------------
+# Real gymnasium.spaces: each golden spec against the space built by hand, and each
+# value Go flattened against gymnasium's own flatten and unflatten.
+
+INF = np.float32(np.inf)
+_BOX = gs.Box(low=np.array([[-1, 0, -np.inf], [-2.5, 0, 0]], np.float32),
+              high=np.array([[1, 1, 0], [np.inf, 0.5, 1e-3]], np.float32), shape=(2, 3), dtype=np.float32)
+_MD = gs.MultiDiscrete(np.array([3, 2, 4]))
+_MB = gs.MultiBinary([2, 2])
+_TUPLE = gs.Tuple([gs.Discrete(2), _MB])
+BY_HAND = {
+    "discrete": gs.Discrete(4, start=1),
+    "discrete_negative_start": gs.Discrete(3, start=-2),
+    "discrete_zero_start": gs.Discrete(5),
+    "box": _BOX,
+    "box_unbounded": gs.Box(-np.inf, np.inf, shape=(3,), dtype=np.float32),
+    "box_scalar": gs.Box(-1, 1, shape=(), dtype=np.float32),
+    "multi_discrete": _MD,
+    "multi_binary": _MB,
+    "multi_binary_1d": gs.MultiBinary(5),
+    "text": gs.Text(5, min_length=1, charset="abc"),
+    "text_default_charset": gs.Text(3, min_length=0, charset=baton.DEFAULT_CHARSET),
+    "text_unsorted_charset": gs.Text(6, min_length=2, charset="zy.x?"),
+    "tuple": _TUPLE,
+    "dict": gs.Dict([
+        ("pos", gs.Box(0, 1, shape=(2,), dtype=np.float32)),
+        ("door", gs.Discrete(3)),
+        ("inner", gs.Dict([("z", _TUPLE), ("a", _MD)])),
+    ]),
+}
+
+
+def test_every_golden_case_has_a_space_built_by_hand():
+    assert sorted(BY_HAND) == sorted(c["name"] for c in golden())
+    kinds = {c["spec"]["type"] for c in golden()}
+    assert kinds == {"discrete", "box", "multi_discrete", "multi_binary", "dict", "tuple", "text"}
+
+
+def _same_space(got, want):
+    """Gymnasium's equality, plus what it leaves out: exact bounds, dtypes, the order
+    of Dict keys and of a Text charset."""
+    assert type(got) is type(want)
+    assert got == want
+    if isinstance(want, gs.Box):
+        assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_array_equal(got.low, want.low)
+        np.testing.assert_array_equal(got.high, want.high)
+    elif isinstance(want, gs.Discrete):
+        assert (int(got.n), int(got.start)) == (int(want.n), int(want.start))
+    elif isinstance(want, gs.MultiDiscrete):
+        np.testing.assert_array_equal(got.nvec, want.nvec)
+        assert got.dtype == want.dtype
+    elif isinstance(want, gs.MultiBinary):
+        assert got.shape == want.shape and got.dtype == want.dtype
+    elif isinstance(want, gs.Text):
+        assert got.character_list == want.character_list
+        assert (got.min_length, got.max_length) == (want.min_length, want.max_length)
+    elif isinstance(want, gs.Dict):
+        assert list(got.keys()) == list(want.keys())
+        for k in want.keys():
+            _same_space(got[k], want[k])
+    elif isinstance(want, gs.Tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_space(g, w)
+
+
+def _gym_value(space, v):
+    """A value of the golden file in the form gymnasium's spaces hold it."""
+    if isinstance(space, gs.Dict):
+        return {k: _gym_value(space[k], v[k]) for k in space.keys()}
+    if isinstance(space, gs.Tuple):
+        return tuple(_gym_value(s, x) for s, x in zip(space, v))
+    if isinstance(space, gs.Box):
+        return np.array(v, dtype=np.float32).reshape(space.shape)
+    if isinstance(space, gs.Discrete):
+        return np.int64(v)
+    if isinstance(space, gs.MultiDiscrete):
+        return np.array(v, dtype=np.int64)
+    if isinstance(space, gs.MultiBinary):
+        return np.array(v, dtype=np.int8).reshape(space.shape)
+    return v  # Text: str
+
+
+def _same_value(got, want):
+    if isinstance(want, dict):
+        assert list(got) == list(want)
+        for k in want:
+            _same_value(got[k], want[k])
+    elif isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_value(g, w)
+    elif isinstance(want, str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.shape(got) == np.shape(want)
+
+
+@pytest.mark.parametrize("case", golden(), ids=lambda g: g["name"])
+def test_golden_specs_rebuild_the_gymnasium_space(case):
+    want = BY_HAND[case["name"]]
+    _same_space(baton.spaces_from_schema(case["spec"]), want)
+    _same_space(baton.spaces_from_schema(json.dumps(case["spec"]), gymnasium=True), want)
+    _same_space(baton.to_gymnasium(baton.parse_space(case["spec"])), want)
+    assert gsu.flatdim(want) == case["flat_dim"]
+
+
+@pytest.mark.parametrize("case", golden(), ids=lambda g: g["name"])
+def test_go_flat_encodings_round_trip_through_python(case):
+    space = BY_HAND[case["name"]]
+    plain = baton.parse_space(case["spec"])
+    for s in case["samples"]:
+        value = _gym_value(space, s["value"])
+        assert space.contains(value), value
+        flat = np.array(s["flat"], dtype=np.float32)
+        # Go's encoding is gymnasium's.
+        gym_flat = gsu.flatten(space, value)  # in gymnasium's dtype (int32 for a Text)
+        np.testing.assert_array_equal(gym_flat.astype(np.float32), flat)
+        _same_value(gsu.unflatten(space, gym_flat), value)
+        # baton.unflatten from the plain description and from the gymnasium space.
+        _same_value(_as_gym_form(space, baton.unflatten(plain, flat)), value)
+        _same_value(_as_gym_form(space, baton.unflatten(space, flat)), value)
+    # A batch of them, each row the value.
+    flats = np.array([s["flat"] for s in case["samples"]], dtype=np.float32)
+    batch = baton.unflatten(space, flats)
+    for i, s in enumerate(case["samples"]):
+        _same_value(_as_gym_form(space, S._first(_row(batch, i))), _gym_value(space, s["value"]))
+
+
+def _as_gym_form(space, v):
+    """baton.unflatten's value in gymnasium's types (the same values)."""
+    if isinstance(space, gs.Dict):
+        return {k: _as_gym_form(space[k], v[k]) for k in space.keys()}
+    if isinstance(space, gs.Tuple):
+        return tuple(_as_gym_form(s, x) for s, x in zip(space, v))
+    return v
+
+
+@pytest.mark.go
+def test_the_golden_file_is_what_go_writes():
+    """The golden file is what testdata/gen writes with Go's spaces package today:
+    regenerate it when the Go side changes (see testdata/gen/main.go)."""
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH")
+    r = subprocess.run(["go", "run", "./python/tests/testdata/gen"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == golden(), "spaces_golden.json is stale: go run ./python/tests/testdata/gen"
+
+
+def test_unflatten_text_checks_the_encoding():
+    sp = baton.parse_space({"type": "text", "min_length": 1, "max_length": 3, "charset": "ab"})
+    np.testing.assert_array_equal(baton.unflatten(sp, np.array([[1, 0, 2], [0, 2, 2]], np.float32)),
+                                  np.array(["ba", "a"], dtype=object))
+    for flat, reason in [([0, 2, 1], "after the padding"), ([0, 3, 2], "not a charset index"),
+                         ([0.5, 2, 2], "not a charset index"), ([2, 2, 2], "min_length")]:
+        with pytest.raises(ValueError, match=reason):
+            baton.unflatten(sp, np.array(flat, np.float32))
+    d = baton.parse_space({"type": "dict", "spaces": [{"key": "t", "space": {
+        "type": "text", "min_length": 0, "max_length": 2, "charset": "ab"}}]})
+    with pytest.raises(ValueError, match=r"\.t \(row 1\): entry 0"):
+        baton.unflatten(d, np.array([[0, 1], [5, 2]], np.float32))
+
+
+def test_unflatten_with_a_gymnasium_text_keeps_the_charset_order():
+    # gymnasium's Text.characters is sorted; the encoding follows the charset's order.
+    space = gs.Text(4, min_length=0, charset="cba")
+    assert baton.unflatten(space, np.array([0, 2, 3, 3], np.float32)) == "ca"
+    np.testing.assert_array_equal(gsu.flatten(space, "ca"), [0, 2, 3, 3])
+
+
+def test_doctests():
+    for module in (S, baton.experience, baton.loader):
+        failed, _ = doctest.testmod(module, raise_on_error=False, report=True)
+        assert failed == 0, module.__name__
 
 
 def test_unflatten_shapes():

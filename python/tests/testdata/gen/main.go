@@ -6,11 +6,24 @@
 //
 //	go run ./python/tests/testdata/gen > python/tests/testdata/spaces_golden.json
 //
+// (test_spaces.py runs it and fails when the file is not what it writes, so the Go and
+// Python sides cannot drift apart)
+// With -rejects FILE it reads the specs of FILE (spaces_rejects.json: [{"spec": S,
+// "path": P}, ...]) and prints each with the Path of the *SpecError that
+// spaces.Unmarshal returns for it (null where it accepts the spec), so that
+// test_spaces.py checks that the Go side rejects what the Python side rejects, at the
+// same place:
+//
+//	go run ./python/tests/testdata/gen -rejects python/tests/testdata/spaces_rejects.json
+//
 // (it lives under testdata, which go vet ./... and go test ./... skip).
 package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -30,12 +43,62 @@ type golden struct {
 	Samples []sample        `json:"samples"`
 }
 
+type reject struct {
+	Spec  string  `json:"spec"`
+	Path  *string `json:"path"`
+	Error string  `json:"error,omitempty"`
+}
+
 func main() {
+	rejects := flag.String("rejects", "", "print the SpecError path of each spec of `FILE`")
+	flag.Parse()
+	if *rejects != "" {
+		if err := printRejects(*rejects); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	writeGolden()
+}
+
+func printRejects(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var cases []reject
+	if err := json.Unmarshal(data, &cases); err != nil {
+		return err
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.Path = nil
+		_, err := spaces.Unmarshal([]byte(c.Spec))
+		var se *spaces.SpecError
+		switch {
+		case err == nil:
+		case errors.As(err, &se):
+			c.Path, c.Error = &se.Path, err.Error()
+		default:
+			return fmt.Errorf("spec %d: %w is not a *spaces.SpecError", i, err)
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	return enc.Encode(cases)
+}
+
+func writeGolden() {
 	inf := float32(math.Inf(1))
 	box := spaces.Must(spaces.NewBoxBounds([]int{2, 3}, []float32{-1, 0, float32(math.Inf(-1)), -2.5, 0, 0}, []float32{1, 1, 0, inf, 0.5, 1e-3}))
 	disc := spaces.Discrete{N: 4, Start: 1}
+	discNeg := spaces.Discrete{N: 3, Start: -2}
+	discZero := spaces.Discrete{N: 5}
 	md := spaces.Must(spaces.NewMultiDiscrete([]int64{3, 2, 4}))
 	mb := spaces.Must(spaces.NewMultiBinary(2, 2))
+	mb1 := spaces.Must(spaces.NewMultiBinary(5))
+	textUnsorted := spaces.Must(spaces.NewText(2, 6, "zy.x?"))
 	text := spaces.Must(spaces.NewText(1, 5, "abc"))
 	textDefault := spaces.Must(spaces.NewText(0, 3, ""))
 	tuple := spaces.Must(spaces.NewTuple(spaces.Discrete{N: 2}, mb))
@@ -53,8 +116,10 @@ func main() {
 		name string
 		s    spaces.Space
 	}{
-		{"discrete", disc}, {"box", box}, {"box_unbounded", unbounded}, {"box_scalar", scalar},
-		{"multi_discrete", md}, {"multi_binary", mb}, {"text", text}, {"text_default_charset", textDefault},
+		{"discrete", disc}, {"discrete_negative_start", discNeg}, {"discrete_zero_start", discZero},
+		{"box", box}, {"box_unbounded", unbounded}, {"box_scalar", scalar},
+		{"multi_discrete", md}, {"multi_binary", mb}, {"multi_binary_1d", mb1},
+		{"text", text}, {"text_default_charset", textDefault}, {"text_unsorted_charset", textUnsorted},
 		{"tuple", tuple}, {"dict", dict},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -65,7 +130,7 @@ func main() {
 			panic(err)
 		}
 		g := golden{Name: c.name, Spec: spec, FlatDim: c.s.FlatDim()}
-		for range 3 {
+		for range 5 {
 			v := c.s.Sample(rng)
 			flat, err := spaces.Flatten(c.s, v)
 			if err != nil {
