@@ -89,12 +89,14 @@ import numpy as np
 
 from .. import spaces as _spaces
 from . import _native
+from ._native import ForkError
 
 __all__ = [
     "ActionError",
     "ConfigError",
     "CopyError",
     "Failure",
+    "ForkError",
     "Group",
     "MultiVector",
     "SingleVector",
@@ -158,8 +160,8 @@ class StateError(VectorError, RuntimeError):
 _CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError}
 
 
-def _raise(code: int, buf: ctypes.Array) -> None:
-    raw = buf.value.decode("utf-8", "replace")
+def _raise(code: int, buf: ctypes.Array | str) -> None:
+    raw = buf if isinstance(buf, str) else buf.value.decode("utf-8", "replace")
     try:
         report = json.loads(raw)
     except ValueError:
@@ -211,7 +213,23 @@ def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -
     lib = _native.load()
     out = ctypes.create_string_buffer(_ERRLEN)
     _call(lib.baton_describe, name.encode(), _config(config), out, _ERRLEN)
-    layout = json.loads(out.value)
+    return _layout(out.value)
+
+
+def _describe_aside(
+    name: str, config: Mapping[str, Any] | str | bytes | None = None, view: tuple[str | None, str] | None = None,
+) -> tuple[str, list[AgentLayout]]:
+    """``describe`` without loading the Go library into this process (see
+    ``_native.describe_aside``, and ``view`` there), so that the process may still
+    fork and make vectors in its children."""
+    code, out, err = _native.describe_aside(name.encode(), _config(config), view)
+    if code:
+        _raise(code, err)
+    return _layout(out)
+
+
+def _layout(raw: str | bytes) -> tuple[str, list[AgentLayout]]:
+    layout = json.loads(raw)
     agents = [
         AgentLayout(
             a["name"], a["obs_dim"], a["mask_len"], a["actions"], a["start"],
@@ -274,10 +292,12 @@ class _Vector:
         self._handle = 0
         self._lib = _native.load()
         self._finalizer: weakref.finalize | None = None
+        self._forked = False
 
     def _open(self, handle: int, buffers: tuple) -> None:
         self._handle = handle
         self._finalizer = weakref.finalize(self, _close, self._lib, handle, buffers)
+        _native.track(self)
         # The error buffer of every call, allocated once: a step allocates nothing
         # on the way in.
         self._err = ctypes.create_string_buffer(_ERRLEN)
@@ -286,8 +306,17 @@ class _Vector:
     def closed(self) -> bool:
         return self._handle == 0
 
+    def _after_fork(self) -> None:
+        # In a child forked after this vector was made: the Go runtime that holds it
+        # is the parent's, so the child neither steps nor frees it.
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._handle, self._forked = 0, True
+
     def _live(self) -> int:
         if self._handle == 0:
+            if self._forked:
+                raise _native._fork_error()
             raise StateError(5, f"baton.vector: the {self.name} vector is closed", [])
         return self._handle
 
