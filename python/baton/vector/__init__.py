@@ -66,9 +66,35 @@ not interrupted: a Ctrl-C during a loop of steps is raised as KeyboardInterrupt 
 Python when the call in progress returns, that is at once for a person.
 
 Processes. ``import baton`` (and ``import baton.vector``) loads no Go code; the first
-vector of a process does. A process may fork after importing baton and make vectors in
-the child, but not after making a vector (a Go runtime does not survive fork): use
-multiprocessing's "spawn" or "forkserver" contexts then.
+vector a process makes loads the library and starts a Go runtime in the process. A Go
+runtime does not survive fork (the child has the forking thread alone, none of Go's),
+hence the fork rule: a process may fork after importing baton and make vectors in the
+child, but a child forked after its parent made a vector cannot use the library: making
+a vector there raises ``ForkError`` (a RuntimeError naming both processes), and so do the
+vectors it inherited, whose finalizers are dropped so that the child exits cleanly. What
+that means for the layouts trainers use (python/tests/test_workers.py runs each, and
+checks its results against the same work done in one process):
+
+- Gymnasium's ``AsyncVectorEnv([lambda: baton.make(...)] * n)`` works with every
+  context: the default ("fork" on Linux before Python 3.14), "fork", "spawn" and
+  "forkserver". Its parent makes one environment, for the spaces, before it forks its
+  workers; ``baton.make`` in a process that has loaded no Go describes the environment
+  in a short-lived child process and makes its vector at the first ``reset()``, so the
+  parent stays free to fork. With "fork", the parent must not have made a vector (nor
+  reset a ``baton.make`` environment) first; "spawn" and "forkserver" do not care.
+- ``multiprocessing`` processes and pools: "spawn" and "forkserver" always (the child
+  is a fresh interpreter, or forked by a server that loaded no Go); "fork" while the
+  parent has made no vector.
+- Ray tasks and actors: Ray starts its workers as processes of their own (not forks of
+  the driver), running the driver's interpreter, so they import baton from the same
+  installation and each loads its own library.
+- ``baton.pettingzoo`` and ``baton.make_vec`` load the library when made: make them in
+  the worker, not in a parent that forks.
+
+Each process finds the library at its first vector (``BATON_LIBRARY``,
+``BATON_CACHE_DIR`` and ``BATON_GO_ROOT`` are read then, not at import, so a child
+sees what its parent set before starting it); a library already built is reused,
+and processes that build at once each rename a whole library into place.
 
 Threads. A vector is not safe for concurrent use: one thread calls its methods.
 ``workers=w`` steps the copies on w Go threads (env/vector's WithWorkers), which
