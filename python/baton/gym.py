@@ -45,6 +45,7 @@ seeds and actions give the same episodes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -79,24 +80,36 @@ def register_envs() -> None:
             gym.register(env_id, entry_point="baton.gym:BatonEnv", vector_entry_point="baton.gym:BatonVectorEnv", kwargs=kw)
 
 
-def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | None,
-          num_envs: int, workers: int) -> _vector.SingleVector:
-    """The fast-lane vector of the agent (a SingleVector or a ViewVector)."""
-    cfg = _vector._config(config)
-    kind, agents = _vector.describe(env, config)
+def _agent(env: str, agent: str | None, policies: Mapping[str, Policy] | None,
+           described: tuple[str, list[_vector.AgentLayout]]) -> _vector.AgentLayout:
+    """The layout of the agent presented, checked against the environment's."""
+    kind, agents = described
     names = [a.name for a in agents]
     if kind == "single":
         if agent is not None and agent != names[0]:
             raise _vector.ConfigError(1, f"{env} is a single-agent environment of agent {names[0]!r}, not {agent!r}", [])
         if policies:
             raise _vector.ConfigError(1, f"{env} is a single-agent environment: no other agent takes a policy", [])
-        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg)
+        return agents[0]
     if agent is None:
         agent = names[0]
     if agent not in names:
         raise _vector.ConfigError(1, f"{env} has no agent {agent!r} (agents: {', '.join(names)})", [])
-    layout = agents[names.index(agent)]
-    return ViewVector(env, num_envs, layout, agent=agent, policies=policies, seed=None, workers=workers, config=cfg)
+    return agents[names.index(agent)]
+
+
+def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | None,
+          num_envs: int, workers: int, described: tuple[str, list[_vector.AgentLayout]] | None = None,
+          ) -> _vector.SingleVector:
+    """The fast-lane vector of the agent (a SingleVector or a ViewVector)."""
+    cfg = _vector._config(config)
+    if described is None:
+        described = _vector.describe(env, config)
+    layout = _agent(env, agent, policies, described)
+    kind, agents = described
+    if kind == "single":
+        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg)
+    return ViewVector(env, num_envs, layout, agent=layout.name, policies=policies, seed=None, workers=workers, config=cfg)
 
 
 def _obs_space(space, dim: int):
@@ -122,6 +135,13 @@ class BatonEnv(gym.Env):
     ``config`` its JSON configuration (dict or text); ``policies`` maps each other
     agent to a registry policy name or a callable ``(obs, mask) -> action``
     (an agent left out plays its default). ``render_mode`` must be None.
+
+    Processes. In a process that has not loaded the fast lane's Go library yet, the
+    environment is described (and its named ``policies`` checked) by a short-lived
+    child process, and its vector made at the first ``reset()``, so that making one
+    leaves the process free to fork: Gymnasium's ``AsyncVectorEnv`` makes an
+    environment in the parent, for its spaces, before it forks its workers (see
+    ``baton.vector``, Processes).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -134,12 +154,24 @@ class BatonEnv(gym.Env):
             raise ValueError(f"invalid_action {invalid_action!r}; want one of {_INVALID}")
         self.render_mode = render_mode
         self.invalid_action, self.invalid_reward = invalid_action, float(invalid_reward)
-        self._v = _open(env, agent, config, policies, 1, 1)
-        self.env_name, self.agent = env, self._v.agent
-        self.observation_space = _obs_space(self._v.single_observation_space, self._v.obs.shape[1])
-        self.action_space = self._v.single_action_space
+        if _vector._native.loaded():
+            described = _vector.describe(env, config)
+        else:
+            # The named policies are checked by the child too; callables play the
+            # agent's default there.
+            names = {k: v for k, v in (policies or {}).items() if isinstance(v, str)}
+            described = _vector._describe_aside(env, config, (agent, json.dumps(names, sort_keys=True)))
+        layout = _agent(env, agent, policies, described)
+        self._args = (env, agent, config, policies, described)
+        self._v: _vector.SingleVector | None = None
+        if _vector._native.loaded():
+            self._open_vector()
+        self.env_name, self.agent = env, layout.name
+        self._mask_len = layout.mask_len
+        self.observation_space = _obs_space(layout.observation_space, layout.obs_dim)
+        self.action_space = layout.action_space
         self._shape = self.observation_space.shape
-        self._view = isinstance(self._v, ViewVector)
+        self._view = described[0] != "single"
         self._start = int(getattr(self.action_space, "start", 0))
         self._next: tuple[np.ndarray, dict] | None = None  # the auto-reset copy's start
         self._active = False
@@ -156,8 +188,15 @@ class BatonEnv(gym.Env):
             info["span_ticks"] = span
         return info
 
+    def _open_vector(self) -> _vector.SingleVector:
+        if self._v is None:
+            env, agent, config, policies, described = self._args
+            self._v = _open(env, agent, config, policies, 1, 1, described)
+        return self._v
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
+        self._open_vector()
         if seed is None and self._next is not None:
             obs, info = self._next
         else:
@@ -198,10 +237,13 @@ class BatonEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray | None:
         """The current action mask (sb3-contrib's MaskablePPO asks for it), or None."""
+        if self._v is None:
+            return np.zeros(self._mask_len, np.bool_) if self._mask_len else None
         return None if self._v.masks is None else self._v.masks[0].copy()
 
     def close(self) -> None:
-        self._v.close()
+        if self._v is not None:
+            self._v.close()
 
 
 class BatonVectorEnv(VectorEnv):

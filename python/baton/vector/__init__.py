@@ -66,9 +66,35 @@ not interrupted: a Ctrl-C during a loop of steps is raised as KeyboardInterrupt 
 Python when the call in progress returns, that is at once for a person.
 
 Processes. ``import baton`` (and ``import baton.vector``) loads no Go code; the first
-vector of a process does. A process may fork after importing baton and make vectors in
-the child, but not after making a vector (a Go runtime does not survive fork): use
-multiprocessing's "spawn" or "forkserver" contexts then.
+vector a process makes loads the library and starts a Go runtime in the process. A Go
+runtime does not survive fork (the child has the forking thread alone, none of Go's),
+hence the fork rule: a process may fork after importing baton and make vectors in the
+child, but a child forked after its parent made a vector cannot use the library: making
+a vector there raises ``ForkError`` (a RuntimeError naming both processes), and so do the
+vectors it inherited, whose finalizers are dropped so that the child exits cleanly. What
+that means for the layouts trainers use (python/tests/test_workers.py runs each, and
+checks its results against the same work done in one process):
+
+- Gymnasium's ``AsyncVectorEnv([lambda: baton.make(...)] * n)`` works with every
+  context: the default ("fork" on Linux before Python 3.14), "fork", "spawn" and
+  "forkserver". Its parent makes one environment, for the spaces, before it forks its
+  workers; ``baton.make`` in a process that has loaded no Go describes the environment
+  in a short-lived child process and makes its vector at the first ``reset()``, so the
+  parent stays free to fork. With "fork", the parent must not have made a vector (nor
+  reset a ``baton.make`` environment) first; "spawn" and "forkserver" do not care.
+- ``multiprocessing`` processes and pools: "spawn" and "forkserver" always (the child
+  is a fresh interpreter, or forked by a server that loaded no Go); "fork" while the
+  parent has made no vector.
+- Ray tasks and actors: Ray starts its workers as processes of their own (not forks of
+  the driver), running the driver's interpreter, so they import baton from the same
+  installation and each loads its own library.
+- ``baton.pettingzoo`` and ``baton.make_vec`` load the library when made: make them in
+  the worker, not in a parent that forks.
+
+Each process finds the library at its first vector (``BATON_LIBRARY``,
+``BATON_CACHE_DIR`` and ``BATON_GO_ROOT`` are read then, not at import, so a child
+sees what its parent set before starting it); a library already built is reused,
+and processes that build at once each rename a whole library into place.
 
 Asynchronous and remote vectors. ``make(..., batch_size=B)`` gives EnvPool's
 asynchronous mode (``AsyncVector``, ``AsyncMultiVector``: ``send``/``recv`` of the first
@@ -96,6 +122,7 @@ import numpy as np
 
 from .. import spaces as _spaces
 from . import _native
+from ._native import ForkError
 
 __all__ = [
     "ActionError",
@@ -104,6 +131,7 @@ __all__ = [
     "ConfigError",
     "CopyError",
     "Failure",
+    "ForkError",
     "Group",
     "MultiVector",
     "RemoteVector",
@@ -168,8 +196,8 @@ class StateError(VectorError, RuntimeError):
 _CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError}
 
 
-def _raise(code: int, buf: ctypes.Array) -> None:
-    raw = buf.value.decode("utf-8", "replace")
+def _raise(code: int, buf: ctypes.Array | str) -> None:
+    raw = buf if isinstance(buf, str) else buf.value.decode("utf-8", "replace")
     try:
         report = json.loads(raw)
     except ValueError:
@@ -221,7 +249,23 @@ def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -
     lib = _native.load()
     out = ctypes.create_string_buffer(_ERRLEN)
     _call(lib.baton_describe, name.encode(), _config(config), out, _ERRLEN)
-    layout = json.loads(out.value)
+    return _layout(out.value)
+
+
+def _describe_aside(
+    name: str, config: Mapping[str, Any] | str | bytes | None = None, view: tuple[str | None, str] | None = None,
+) -> tuple[str, list[AgentLayout]]:
+    """``describe`` without loading the Go library into this process (see
+    ``_native.describe_aside``, and ``view`` there), so that the process may still
+    fork and make vectors in its children."""
+    code, out, err = _native.describe_aside(name.encode(), _config(config), view)
+    if code:
+        _raise(code, err)
+    return _layout(out)
+
+
+def _layout(raw: str | bytes) -> tuple[str, list[AgentLayout]]:
+    layout = json.loads(raw)
     agents = [
         AgentLayout(
             a["name"], a["obs_dim"], a["mask_len"], a["actions"], a["start"],
@@ -311,10 +355,12 @@ class _Vector:
         self._handle = 0
         self._lib = _native.load()
         self._finalizer: weakref.finalize | None = None
+        self._forked = False
 
     def _open(self, handle: int, buffers: tuple) -> None:
         self._handle = handle
         self._finalizer = weakref.finalize(self, _close, self._lib, handle, buffers)
+        _native.track(self)
         # The error buffer of every call, allocated once: a step allocates nothing
         # on the way in.
         self._err = ctypes.create_string_buffer(_ERRLEN)
@@ -323,8 +369,17 @@ class _Vector:
     def closed(self) -> bool:
         return self._handle == 0
 
+    def _after_fork(self) -> None:
+        # In a child forked after this vector was made: the Go runtime that holds it
+        # is the parent's, so the child neither steps nor frees it.
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._handle, self._forked = 0, True
+
     def _live(self) -> int:
         if self._handle == 0:
+            if self._forked:
+                raise _native._fork_error()
             raise StateError(5, f"baton.vector: the {self.name} vector is closed", [])
         return self._handle
 
