@@ -18,6 +18,18 @@ hierarchy) and writes the results into those arrays: nothing is copied or conver
 on the Python side, and a step costs Python one ctypes call. ctypes releases the GIL
 during the call, so other Python threads run while Go steps.
 
+Why in-process. The alternative, a Go worker process stepping the copies in shared
+memory, was weighed by measurement on the 2-core development machine. In process, a
+step costs Python 2 to 3 us over Go's own step (one ctypes call; ``python -m
+baton.bench``: 0.92 of Go's ``VectorCartPole/N=1024/sync``). A worker process needs a
+wake-up and a reply per step: a round trip between two processes over a pipe measured
+6.5 to 13.6 us there, four times the in-process cost, before any data moves, and it
+keeps a second core busy. At N=1024 cart-poles (about 75 us a tick in Go) that would
+cost a tenth of the throughput; at N=64 (about 5 us a tick) it would cost more than
+half. What a process would buy, surviving ``fork`` and isolating a crash, is had more
+cheaply: baton loads Go lazily (see Processes), and a panic in a copy is recovered
+into an error.
+
 Buffers and ownership. The arrays are the vector's, allocated by ``make`` and valid
 (kept alive by the vector) until ``close`` and beyond: after ``close`` Go holds no
 pointer to them and they keep their last values. ``reset`` and ``step`` return the same
