@@ -407,7 +407,16 @@ def ray_session():
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Unix sockets want a short path
     module = sys.modules[__name__]
     ray.cloudpickle.register_pickle_by_value(module)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    # Ray waits a fixed 30 s for its raylet to register; on two busy cores it can take
+    # longer. One more try, from a clean state, tells a slow start from a broken one.
+    for attempt in (1, 2):
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+            break
+        except Exception as e:
+            if attempt == 2 or "timed out during startup" not in str(e):
+                raise
+            ray.shutdown()
     try:
         yield ray
     finally:
