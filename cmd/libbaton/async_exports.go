@@ -57,11 +57,7 @@ func baton_async_multi_new(name, config *C.char, n, workers, batch, agents C.int
 	rewards *C.double, spans *C.int64_t, term, trunc, ended *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	reg, nm, cfg, err := open(name, config)
-	if err != nil {
-		return fail(err, nil, errbuf, errlen)
-	}
-	l, err := fastlane.Describe(reg, nm, cfg)
+	reg, nm, cfg, l, err := describe(name, config)
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}
@@ -96,11 +92,7 @@ func baton_async_new(name, config *C.char, n, workers, batch C.int64_t,
 	ids *C.int64_t, obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	reg, nm, cfg, err := open(name, config)
-	if err != nil {
-		return fail(err, nil, errbuf, errlen)
-	}
-	l, err := fastlane.Describe(reg, nm, cfg)
+	reg, nm, cfg, l, err := describe(name, config)
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}

@@ -65,14 +65,21 @@ func open(name, config *C.char) (*runners.Registry, string, []byte, error) {
 	return reg, C.GoString(name), cfg, nil
 }
 
+// describe opens the environment that name and config name, as open does, and
+// describes its layout.
+func describe(name, config *C.char) (*runners.Registry, string, []byte, fastlane.Layout, error) {
+	reg, nm, cfg, err := open(name, config)
+	if err != nil {
+		return nil, "", nil, fastlane.Layout{}, err
+	}
+	l, err := fastlane.Describe(reg, nm, cfg)
+	return reg, nm, cfg, l, err
+}
+
 //export baton_describe
 func baton_describe(name, config, out *C.char, outlen C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	reg, n, cfg, err := open(name, config)
-	if err != nil {
-		return fail(err, nil, errbuf, errlen)
-	}
-	l, err := fastlane.Describe(reg, n, cfg)
+	_, _, _, l, err := describe(name, config)
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}
@@ -93,11 +100,7 @@ func baton_single_new(name, config *C.char, n, workers C.int64_t,
 	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	reg, nm, cfg, err := open(name, config)
-	if err != nil {
-		return fail(err, nil, errbuf, errlen)
-	}
-	l, err := fastlane.Describe(reg, nm, cfg)
+	reg, nm, cfg, l, err := describe(name, config)
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}
@@ -124,11 +127,7 @@ func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
 	counts, acting *C.int64_t, rewards *C.double, spans *C.int64_t, term, trunc, ended *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	reg, nm, cfg, err := open(name, config)
-	if err != nil {
-		return fail(err, nil, errbuf, errlen)
-	}
-	l, err := fastlane.Describe(reg, nm, cfg)
+	reg, nm, cfg, l, err := describe(name, config)
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}

@@ -25,11 +25,7 @@ func baton_turns_new(name, config *C.char, agents C.int64_t, obs, masks *unsafe.
 	reported, started *C.bool, rewards *C.double, spans *C.int64_t, term, trunc *C.bool, ids, state *C.int64_t,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
-	reg, nm, cfg, err := open(name, config)
-	if err != nil {
-		return fail(err, nil, errbuf, errlen)
-	}
-	l, err := fastlane.Describe(reg, nm, cfg)
+	reg, nm, cfg, l, err := describe(name, config)
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}
