@@ -3,6 +3,7 @@ package runners_test
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -238,6 +239,124 @@ func TestLearnerFailures(t *testing.T) {
 			var pe *runners.PanicError
 			require.ErrorAs(t, res.Err, &pe)
 			assert.Equal(t, tt.where, pe.Where)
+		})
+	}
+}
+
+// qlearner is an epsilon-greedy tabular Q-learner for the maze's strategy agent: its
+// state is the position in the observation, its actions the four directions, masked.
+type qlearner struct {
+	rng           *rand.Rand
+	q             map[[2]int][4]float64
+	alpha, gamma  float64
+	epsilon       float64
+	state         [2]int
+	action        int
+	acted         bool
+	allowed, ties []int
+}
+
+func newQLearner(seed uint64) *qlearner {
+	return &qlearner{rng: rand.New(rand.NewPCG(seed, 0)), q: map[[2]int][4]float64{}, alpha: 0.5, gamma: 0.95, epsilon: 0.2}
+}
+
+// position reads the position from a strategy observation: the map, then row and
+// column, then the four mask entries.
+func position(obs []float32) [2]int {
+	n := len(obs)
+	return [2]int{int(obs[n-6]), int(obs[n-5])}
+}
+
+func (l *qlearner) Act(_ context.Context, obs []float32, mask []bool) (agent.RawAction, error) {
+	s := position(obs)
+	l.allowed = l.allowed[:0]
+	for a, ok := range mask {
+		if ok {
+			l.allowed = append(l.allowed, a)
+		}
+	}
+	if len(l.allowed) == 0 {
+		return agent.RawAction{}, errors.New("qlearner: no allowed action")
+	}
+	a := l.allowed[l.rng.IntN(len(l.allowed))]
+	if l.rng.Float64() >= l.epsilon {
+		q := l.q[s]
+		l.ties = l.ties[:0]
+		for _, b := range l.allowed {
+			switch {
+			case len(l.ties) == 0 || q[b] > q[l.ties[0]]:
+				l.ties = append(l.ties[:0], b)
+			case q[b] == q[l.ties[0]]:
+				l.ties = append(l.ties, b)
+			}
+		}
+		a = l.ties[l.rng.IntN(len(l.ties))]
+	}
+	l.state, l.action, l.acted = s, a, true
+	return agent.RawAction{Int: int64(a)}, nil
+}
+
+func (l *qlearner) Learn(_ context.Context, o *runners.Outcome) error {
+	if o.Kind != runners.OutcomeStep || o.Start || !l.acted {
+		return nil
+	}
+	target := o.Reward
+	if !o.Terminated {
+		next := l.q[position(o.Obs)]
+		best := math.Inf(-1)
+		for a, ok := range o.Mask {
+			if ok {
+				best = max(best, next[a])
+			}
+		}
+		if !math.IsInf(best, -1) {
+			target += l.gamma * best
+		}
+	}
+	q := l.q[l.state]
+	q[l.action] += l.alpha * (target - q[l.action])
+	l.q[l.state] = q
+	l.acted = !o.Last
+	return nil
+}
+
+func TestLearnerQLearning(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name          string
+		seed          uint64
+		trials, block int
+	}{
+		{"seed 1", 1, 400, 50},
+		{"seed 9", 9, 400, 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			learner := newQLearner(tt.seed)
+			spec := runners.Spec{Env: "maze", Seed: tt.seed,
+				Actors: map[string]runners.Actor{maze.StrategyName: runners.Value(learner), maze.MotionName: runners.Named("forward")}}
+			success := make([]bool, tt.trials)
+			c, err := runners.NewCampaign(registry(t), spec, runners.WithTrials(tt.trials), runners.WithWorkers(1),
+				runners.WithProgress(func(p runners.Progress) {
+					require.Equal(t, runners.Ended, p.Result.State, "%v", p.Result.Err)
+					success[p.Index] = p.Result.Episodes[0].Success
+				}))
+			require.NoError(t, err)
+			_, err = c.Run(t.Context())
+			require.NoError(t, err)
+			rate := func(s []bool) float64 {
+				n := 0
+				for _, ok := range s {
+					if ok {
+						n++
+					}
+				}
+				return float64(n) / float64(len(s))
+			}
+			first, last := rate(success[:tt.block]), rate(success[tt.trials-tt.block:])
+			t.Logf("success: first %d trials %.2f, last %d trials %.2f", tt.block, first, tt.block, last)
+			assert.Greater(t, last, first+0.3)
+			assert.Greater(t, last, 0.6)
 		})
 	}
 }
