@@ -40,8 +40,11 @@ const (
 	// reward, ArrivedTick says when it arrived.
 	OutcomeRetro // retro
 	// OutcomeEpisodeEnd: the episode ended (by the environment or at the tick limit;
-	// Truncated says the latter), told once per agent of the policy; Tick is the
+	// Truncated says the latter), told once per agent of the policy, after the
+	// episode's steps and the retroactive rewards received in it; Tick is the
 	// episode's length. An episode cut short by a stop or a failure is not told.
+	// Outside feedback (Controller.Reward) for the episode may still arrive after it,
+	// as OutcomeRetro.
 	OutcomeEpisodeEnd // episode end
 )
 
@@ -64,7 +67,10 @@ type Outcome struct {
 	// runner's tick limit).
 	Terminated, Truncated bool
 	// Start marks the report that opens the sub-episode; Last the one that ends it
-	// (Terminated or Truncated): it is the id's last report, told once.
+	// (Terminated or Truncated): it is the id's last report, told once. An id that
+	// the episode's end leaves without such a report (the runner's tick limit cuts
+	// the agents reported at its tick, not those waiting for a sub-agent) ends with
+	// the episode: OutcomeEpisodeEnd.
 	Start, Last bool
 	// SpanTicks is how many environment ticks the step took.
 	SpanTicks int

@@ -297,6 +297,9 @@ func (l *qlearner) Act(_ context.Context, obs []float32, mask []bool) (agent.Raw
 }
 
 func (l *qlearner) Learn(_ context.Context, o *runners.Outcome) error {
+	if o.Kind == runners.OutcomeEpisodeEnd {
+		l.acted = false
+	}
 	if o.Kind != runners.OutcomeStep || o.Start || !l.acted {
 		return nil
 	}
