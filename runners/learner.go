@@ -3,6 +3,8 @@ package runners
 import (
 	"context"
 	"fmt"
+
+	"github.com/batonrl/baton/env"
 )
 
 //go:generate go tool stringer -type=OutcomeKind -linecomment
@@ -95,16 +97,16 @@ func (t *trial) learn(i int, id string) error {
 	return nil
 }
 
-// learnStep tells agent i's Learner of a settled report.
-func (t *trial) learnStep(i int, tick int, id string, reward float64, sources []RewardSource, terminated, truncated bool, start bool, span int, obs []float32, mask []bool) error {
-	o := &t.out
-	*o = Outcome{
+// learnStep tells agent i's Learner of its report rep at tick, settled with the total
+// reward and its sources; truncated includes the runner's cut.
+func (t *trial) learnStep(i, tick int, rep *env.Report, total float64, sources []RewardSource, truncated bool) error {
+	t.out = Outcome{
 		Kind: OutcomeStep, Trial: t.id, Episode: t.episode, Tick: tick,
-		Agent: t.agents[i].name, AgentID: id, Reward: reward, Sources: sources,
-		Terminated: terminated, Truncated: truncated, Start: start, Last: terminated || truncated,
-		SpanTicks: span, Obs: obs, Mask: mask,
+		Agent: t.agents[i].name, AgentID: rep.AgentID, Reward: total, Sources: sources,
+		Terminated: rep.Terminated, Truncated: truncated, Start: rep.Start, Last: rep.Terminated || truncated,
+		SpanTicks: rep.SpanTicks, Obs: rep.Obs, Mask: rep.Mask,
 	}
-	return t.learn(i, id)
+	return t.learn(i, rep.AgentID)
 }
 
 // learnRetro tells the Learner of the rewarded agent of a retroactive reward.

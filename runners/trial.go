@@ -438,7 +438,7 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 		truncated := rep.Truncated || cut && !rep.Terminated
 		total, sources := t.ledger.settle(i, rep.AgentID, rep.Reward, turn.Tick, rep.Terminated || truncated)
 		if t.agents[i].learner != nil {
-			if err := t.learnStep(i, turn.Tick, rep.AgentID, total, sources, rep.Terminated, truncated, rep.Start, rep.SpanTicks, rep.Obs, rep.Mask); err != nil {
+			if err := t.learnStep(i, turn.Tick, rep, total, sources, truncated); err != nil {
 				return err
 			}
 		}
