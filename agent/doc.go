@@ -36,6 +36,11 @@
 // Scripted (a fixed sequence, optionally looped). Policies are not safe for concurrent
 // use unless they say so: give each trial its own.
 //
+// A Policy sees observations only. A policy that learns online implements
+// runners.Learner as well: the trial then tells it, after every report of an agent id
+// it acts for, the reward (with its sources), the end flags, the span and the next
+// observation, retroactive rewards as they arrive, and the end of each episode.
+//
 // The package is pure: no I/O, no clock, no goroutines, no global state; randomness
 // comes only from the *rand.Rand a caller passes.
 package agent

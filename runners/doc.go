@@ -71,6 +71,21 @@
 // hides the hierarchical environment: to exchange messages, wrap the runtime in a type
 // that implements Messenger.
 //
+// # Online learning
+//
+// A policy that implements Learner is told what came of what it did, as it happens,
+// for every agent id it acts for: after each report of the id, an Outcome of kind
+// OutcomeStep with the step's total reward and its sources, the end flags, the span in
+// ticks and the next observation and mask (Start marks the report that opens the
+// sub-episode, Last the one that ends it, told once); each retroactive reward for one
+// of its steps as it arrives (OutcomeRetro, with the episode and tick of the step it
+// rewards); and the end of each complete episode (OutcomeEpisodeEnd, once per agent).
+// The outcomes carry what the step events carry, with or without sinks. The runner
+// finds Learner once, when it binds the trial's policies: a trial whose policies are
+// not Learners does no work for it, and telling one allocates nothing per step. An
+// Outcome and its slices are valid only during Learn. An error from Learn fails the
+// trial as a policy's error does (ErrPolicy); a panic in it is recovered as one.
+//
 // # Controller and campaigns
 //
 // A Controller runs trials in the background on at most WithWorkers goroutines: Start

@@ -78,6 +78,8 @@ type agentState struct {
 	source string // "actor:<name>"
 	policy agent.Policy
 	inter  Interactor
+	// learner is the policy as a Learner; nil when it is not one.
+	learner Learner
 	// last is the agent's last action, in buffers of the trial.
 	last   agent.RawAction
 	ints   []int64
@@ -111,6 +113,7 @@ type trial struct {
 	ledger ledger
 	mail   mailbox
 	talks  bool // the environment or a policy exchanges messages; else the mailbox stays empty
+	learns bool // a policy is a Learner
 	fbuf   []Feedback
 
 	ev     Event
@@ -119,6 +122,8 @@ type trial struct {
 	state  StateChange
 	retroE RetroReward
 	x      Exchange
+	out    Outcome
+	outSrc [1]RewardSource
 
 	result Result
 }
@@ -235,6 +240,8 @@ func (t *trial) setup() error {
 		a.policy = pol
 		a.inter, _ = pol.(Interactor)
 		t.talks = t.talks || a.inter != nil
+		a.learner, _ = pol.(Learner)
+		t.learns = t.learns || a.learner != nil
 	}
 	t.talks = t.talks || t.msgr != nil
 	t.mail.start(n)
@@ -430,6 +437,11 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 		}
 		truncated := rep.Truncated || cut && !rep.Terminated
 		total, sources := t.ledger.settle(i, rep.AgentID, rep.Reward, turn.Tick, rep.Terminated || truncated)
+		if t.agents[i].learner != nil {
+			if err := t.learnStep(i, turn.Tick, rep, total, sources, truncated); err != nil {
+				return err
+			}
+		}
 		if t.sink == nil {
 			continue
 		}
@@ -484,6 +496,11 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	if err := t.flushRetro(); err != nil {
 		return err
 	}
+	if t.learns {
+		if err := t.learnEnd(er.Ticks, cut); err != nil {
+			return err
+		}
+	}
 	if t.sink == nil {
 		return nil
 	}
@@ -498,9 +515,17 @@ func (t *trial) reward(id, source string, value float64) error {
 	return t.ledger.address(id, source, value, max(t.tick, 0))
 }
 
-// flushRetro sends the retroactive rewards received since the last flush to the sinks.
+// flushRetro sends the retroactive rewards received since the last flush to the
+// Learners of their agents and to the sinks.
 func (t *trial) flushRetro() error {
 	defer t.ledger.sent()
+	if t.learns {
+		for k := range t.ledger.unsent {
+			if err := t.learnRetro(&t.ledger.unsent[k]); err != nil {
+				return err
+			}
+		}
+	}
 	if t.sink == nil {
 		return nil
 	}
