@@ -208,8 +208,5 @@ func (b *BatchEnv) Close(ctx context.Context) error {
 }
 
 func (b *BatchEnv) close(ctx context.Context) error {
-	return b.c.c.call(ctx, methodClose, b.target(), func(ctx context.Context) error {
-		_, err := b.c.api.Close(ctx, &pb.CloseRequest{Session: b.session})
-		return err
-	})
+	return b.c.closeSession(ctx, b.target(), b.session)
 }

@@ -334,9 +334,12 @@ func (e *Env) Close(ctx context.Context) error {
 	return e.close(ctx)
 }
 
-func (e *Env) close(ctx context.Context) error {
-	return e.c.c.call(ctx, methodClose, e.target(), func(ctx context.Context) error {
-		_, err := e.c.api.Close(ctx, &pb.CloseRequest{Session: e.session})
+func (e *Env) close(ctx context.Context) error { return e.c.closeSession(ctx, e.target(), e.session) }
+
+// closeSession ends a session, plain or batch, on the server; target names it in errors.
+func (c *EnvClient) closeSession(ctx context.Context, target, session string) error {
+	return c.c.call(ctx, methodClose, target, func(ctx context.Context) error {
+		_, err := c.api.Close(ctx, &pb.CloseRequest{Session: session})
 		return err
 	})
 }
