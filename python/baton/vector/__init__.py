@@ -526,6 +526,16 @@ class Group:
         return len(self.copies)
 
 
+def _groups(agents, counts: np.ndarray, copies, obs, masks, actions) -> dict[str, Group]:
+    """Each agent's Group: the first counts[j] rows of agent j's buffers."""
+    groups = {}
+    for j, a in enumerate(agents):
+        k = int(counts[j])
+        m = masks[j]
+        groups[a.name] = Group(a.name, j, copies[j][:k], obs[j][:k], None if m is None else m[:k], actions[j][:k])
+    return groups
+
+
 class MultiVector(_Vector):
     """N copies of a hierarchical or multi-agent environment, batched per acting
     agent name (see the module's documentation).
@@ -571,13 +581,7 @@ class MultiVector(_Vector):
         self.groups: dict[str, Group] = {}
 
     def _regroup(self) -> dict[str, Group]:
-        self.groups = {}
-        for j, a in enumerate(self.agents):
-            k = int(self.counts[j])
-            m = self._masks[j]
-            self.groups[a.name] = Group(
-                a.name, j, self._copies[j][:k], self._obs[j][:k], None if m is None else m[:k], self._actions[j][:k]
-            )
+        self.groups = _groups(self.agents, self.counts, self._copies, self._obs, self._masks, self._actions)
         return self.groups
 
     def reset(self, seed: int | None = None) -> dict[str, Group]:

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _ERRLEN, ConfigError, Group, _call, _ptr, _raise, _readonly, _Vector
+from . import _ERRLEN, ConfigError, Group, _call, _groups, _ptr, _raise, _readonly, _Vector
 
 # How long one call of recv waits in Go before returning to Python.
 _SLICE_US = 50_000
@@ -245,13 +245,7 @@ class AsyncMultiVector(_Async):
         self.groups: dict[str, Group] = {}
 
     def _regroup(self) -> dict[str, Group]:
-        self.groups = {}
-        for j, a in enumerate(self.agents):
-            k = int(self.counts[j])
-            m = self._masks[j]
-            self.groups[a.name] = Group(
-                a.name, j, self._copies[j][:k], self._obs[j][:k], None if m is None else m[:k], self._group_actions[j][:k]
-            )
+        self.groups = _groups(self.agents, self.counts, self._copies, self._obs, self._masks, self._group_actions)
         return self.groups
 
     def reset(self, seed: int | None = None) -> dict[str, Group]:
