@@ -9,7 +9,8 @@
 // into a Factory of environments (env.MultiAgent; SingleAgent adapts an env.Env), the
 // named policies of each agent with a default, and optionally what makes an episode a
 // success, its metrics, and how people see its actions and states (Look: LEFT for a
-// raw 3, "[4 8] LEFT" for an Info). The examples register into it (maze.Register,
+// raw 3, "[4 8] LEFT" for an Info, and the state drawn as an env.Frame by Look.Frame:
+// the entry's Render, else the environment's own env.Renderer). The examples register into it (maze.Register,
 // cartpole.Register); commands and services build one and look environments up by
 // name. Unknown names are *NameError values whose one-line message lists the choices.
 //
