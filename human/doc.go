@@ -23,11 +23,12 @@
 // returns an error wrapping ErrQuit, which wraps runners.ErrStopped: the trial stops,
 // as it does when its context is cancelled (Ctrl-C), and is not failed.
 //
-// # Concurrency
+// # Input and concurrency
 //
-// A Policy reads its input on a goroutine of its own, started by its first call, so
-// that a cancelled context interrupts a person who has not answered. The goroutine
-// ends when the reader returns an error (io.EOF: close the writing end of a pipe) or,
-// after Close, when its current Read returns. A Policy serves one agent of one trial
-// at a time; it is not safe for concurrent use.
+// An Input reads the person's lines on a goroutine of its own, started by the first
+// line asked for, so that a cancelled context interrupts a person who has not
+// answered. The goroutine ends when the reader returns an error (io.EOF: close the
+// writing end of a pipe) or, after Input.Close, when its current Read returns. The
+// policies of the agents one person plays share one Input; each Policy serves one
+// agent of one trial at a time, and is not safe for concurrent use.
 package human

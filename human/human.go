@@ -28,26 +28,88 @@ var (
 	ErrNoAction = errors.New("human: the mask allows no action")
 )
 
-// Policy is a person choosing an agent's actions through text; see the package
-// documentation. Create it with New.
-type Policy struct {
-	spec  env.Spec
-	space spaces.Discrete
-	in    io.Reader
-	out   io.Writer
-
+// Input is the lines a person types, read from an io.Reader on a goroutine of its
+// own, so that a cancelled context interrupts a person who has not answered. The
+// policies of the agents one person plays share one Input. Create it with NewInput.
+type Input struct {
+	r     io.Reader
 	start sync.Once
 	lines chan line
 	done  chan struct{}
 	close sync.Once
+}
 
-	choices []choice // the current turn's, reused
+// NewInput returns the input of a person who types into r. Its goroutine starts with
+// the first line asked for and ends when r returns an error (io.EOF: close the writing
+// end of a pipe) or, after Close, when its current Read returns.
+func NewInput(r io.Reader) *Input {
+	return &Input{r: r, lines: make(chan line), done: make(chan struct{})}
+}
+
+// Close lets the reading goroutine end after its current Read returns; the policies
+// must not ask for more lines after it. It returns nil.
+func (in *Input) Close() error {
+	in.close.Do(func() { close(in.done) })
+	return nil
 }
 
 // line is a line read, or the error that ended the input.
 type line struct {
 	text string
 	err  error
+}
+
+// next returns the next line, or the error that ended the input, or ctx's.
+func (in *Input) next(ctx context.Context) line {
+	in.start.Do(func() { go in.read() })
+	select {
+	case <-ctx.Done():
+		return line{err: fmt.Errorf("human: %w", context.Cause(ctx))}
+	case l := <-in.lines:
+		return l
+	}
+}
+
+// read runs on the input's goroutine: it sends each line read, then the error that
+// ended the input.
+func (in *Input) read() {
+	r := bufio.NewReader(in.r)
+	for {
+		text, err := r.ReadString('\n')
+		if err == nil || (err == io.EOF && text != "") {
+			select {
+			case in.lines <- line{text: strings.TrimRight(text, "\r\n")}:
+			case <-in.done:
+				return
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = ErrQuit
+			} else {
+				err = fmt.Errorf("human: reading the person's choice: %w", err)
+			}
+			// Every later call is told, not only the first.
+			for {
+				select {
+				case in.lines <- line{err: err}:
+				case <-in.done:
+					return
+				}
+			}
+		}
+	}
+}
+
+// Policy is a person choosing an agent's actions through text; see the package
+// documentation. Create it with New.
+type Policy struct {
+	spec  env.Spec
+	space spaces.Discrete
+	in    *Input
+	out   io.Writer
+
+	choices []choice // the current turn's, reused
 }
 
 // choice is an action offered to the person.
@@ -59,7 +121,7 @@ type choice struct {
 // New returns the policy by which a person plays the agent of spec, reading choices
 // from in and writing to out. It returns an error wrapping ErrActionSpace when the
 // agent's action space is not Discrete.
-func New(spec env.Spec, in io.Reader, out io.Writer) (*Policy, error) {
+func New(spec env.Spec, in *Input, out io.Writer) (*Policy, error) {
 	d, ok := spec.ActionSpace.(spaces.Discrete)
 	if p, isPtr := spec.ActionSpace.(*spaces.Discrete); isPtr && p != nil {
 		d, ok = *p, true
@@ -70,37 +132,10 @@ func New(spec env.Spec, in io.Reader, out io.Writer) (*Policy, error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("human: agent %s: %w", spec.Name, err)
 	}
-	return &Policy{spec: spec, space: d, in: in, out: out, lines: make(chan line), done: make(chan struct{})}, nil
-}
-
-// Close lets the reading goroutine end after its current Read returns; the policy
-// must not be used after it. It returns nil.
-func (p *Policy) Close() error {
-	p.close.Do(func() { close(p.done) })
-	return nil
-}
-
-// read runs on the policy's goroutine: it sends each line read, then the error that
-// ended the input.
-func (p *Policy) read() {
-	r := bufio.NewReader(p.in)
-	for {
-		text, err := r.ReadString('\n')
-		if err == nil || (err == io.EOF && text != "") {
-			select {
-			case p.lines <- line{text: strings.TrimRight(text, "\r\n")}:
-			case <-p.done:
-				return
-			}
-		}
-		if err != nil {
-			select {
-			case p.lines <- line{err: err}:
-			case <-p.done:
-			}
-			return
-		}
+	if in == nil {
+		return nil, fmt.Errorf("human: agent %s: nil Input", spec.Name)
 	}
+	return &Policy{spec: spec, space: d, in: in, out: out}, nil
 }
 
 // Act asks the person for an action without a trial to draw: it shows the
@@ -149,7 +184,6 @@ func plural(n int, one, many string) string {
 }
 
 func (p *Policy) ask(ctx context.Context, x *runners.Exchange, obs []float32, mask []bool) (agent.RawAction, error) {
-	p.start.Do(func() { go p.read() })
 	if mask != nil && int64(len(mask)) != p.space.N {
 		return agent.RawAction{}, fmt.Errorf("human: agent %s: mask of %d for %d actions: %w", p.spec.Name, len(mask), p.space.N, spaces.ErrMaskLength)
 	}
@@ -179,17 +213,9 @@ func (p *Policy) ask(ctx context.Context, x *runners.Exchange, obs []float32, ma
 		if _, err := io.WriteString(p.out, b.String()); err != nil {
 			return agent.RawAction{}, fmt.Errorf("human: writing to the person: %w", err)
 		}
-		var l line
-		select {
-		case <-ctx.Done():
-			return agent.RawAction{}, fmt.Errorf("human: %w", context.Cause(ctx))
-		case l = <-p.lines:
-		}
-		switch {
-		case l.err == io.EOF:
-			return agent.RawAction{}, ErrQuit
-		case l.err != nil:
-			return agent.RawAction{}, fmt.Errorf("human: reading the person's choice: %w", l.err)
+		l := p.in.next(ctx)
+		if l.err != nil {
+			return agent.RawAction{}, l.err
 		}
 		if c, ok := p.parse(l.text); ok {
 			return agent.Discrete(c.raw), nil

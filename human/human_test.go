@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
@@ -24,14 +26,13 @@ var oracleWay = []string{"LEFT", "DOWN", "LEFT", "UP", "UP", "LEFT", "UP"}
 // strategySpec is the maze's strategy agent.
 func strategySpec(t *testing.T) env.Spec {
 	t.Helper()
-	e, err := maze.NewEnv(maze.Config{})
-	require.NoError(t, err)
-	m, err := runtimeOf(e)
+	m, err := runtimeOf(nil)
 	require.NoError(t, err)
 	return m.Agents()[0]
 }
 
-func runtimeOf(e *maze.Env) (env.MultiAgent, error) {
+// runtimeOf returns a runtime of the maze of config (nil: the reference maze).
+func runtimeOf(config []byte) (env.MultiAgent, error) {
 	reg := runners.NewRegistry()
 	if err := maze.Register(reg); err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func runtimeOf(e *maze.Env) (env.MultiAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := entry.Open(nil)
+	f, err := entry.Open(config)
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +58,10 @@ func play(t *testing.T, ctx context.Context, in io.Reader) (runners.Result, stri
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 	var out bytes.Buffer
-	p, err := human.New(strategySpec(t), in, &out)
+	input := human.NewInput(in)
+	defer input.Close()
+	p, err := human.New(strategySpec(t), input, &out)
 	require.NoError(t, err)
-	defer p.Close()
 	id, err := c.Start(ctx, runners.Spec{Env: "maze", Seed: 1, Actors: map[string]runners.Actor{
 		maze.StrategyName: runners.Value(p),
 		maze.MotionName:   runners.Named("forward"),
@@ -134,14 +136,17 @@ func TestCancel(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	box := spaces.Must(spaces.NewBox([]int{2}, -1, 1))
-	_, err := human.New(env.Spec{Name: "arm", ActionSpace: box}, strings.NewReader(""), io.Discard)
+	in := human.NewInput(strings.NewReader(""))
+	defer in.Close()
+	_, err := human.New(env.Spec{Name: "arm", ActionSpace: box}, in, io.Discard)
 	require.ErrorIs(t, err, human.ErrActionSpace)
 	assert.ErrorContains(t, err, "agent arm")
-	_, err = human.New(env.Spec{Name: "none", ActionSpace: spaces.Discrete{N: 0}}, strings.NewReader(""), io.Discard)
+	_, err = human.New(env.Spec{Name: "none", ActionSpace: spaces.Discrete{N: 0}}, in, io.Discard)
 	require.Error(t, err)
-	p, err := human.New(env.Spec{Name: "d", ActionSpace: &spaces.Discrete{N: 3, Start: 1}}, strings.NewReader(""), io.Discard)
+	_, err = human.New(env.Spec{Name: "d", ActionSpace: spaces.Discrete{N: 3}}, nil, io.Discard)
+	require.Error(t, err)
+	_, err = human.New(env.Spec{Name: "d", ActionSpace: &spaces.Discrete{N: 3, Start: 1}}, in, io.Discard)
 	require.NoError(t, err)
-	require.NoError(t, p.Close())
 }
 
 // TestAct checks the policy outside a trial: raw action numbers, and masks.
@@ -165,9 +170,10 @@ func TestAct(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			p, err := human.New(env.Spec{Name: "d", ActionSpace: spaces.Discrete{N: 3, Start: 10}}, strings.NewReader(tt.input), &out)
+			in := human.NewInput(strings.NewReader(tt.input))
+			defer in.Close()
+			p, err := human.New(env.Spec{Name: "d", ActionSpace: spaces.Discrete{N: 3, Start: 10}}, in, &out)
 			require.NoError(t, err)
-			defer p.Close()
 			raw, err := p.Act(t.Context(), []float32{0.5}, tt.mask)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
@@ -178,4 +184,74 @@ func TestAct(t *testing.T) {
 			assert.Contains(t, out.String(), "d to act, observing [0.5]\n")
 		})
 	}
+}
+
+// responder is a person at a terminal: it reads what the policies write and, at each
+// prompt, answers for the agent asked: FORWARD for the motion agent, the next
+// direction of way for the strategy agent.
+type responder struct {
+	mu   sync.Mutex
+	seen strings.Builder
+	way  []string
+	w    *io.PipeWriter
+	wg   sync.WaitGroup
+}
+
+func (r *responder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen.Write(p)
+	if !bytes.Contains(p, []byte("choice [")) {
+		return len(p), nil
+	}
+	s := r.seen.String()
+	asked := s[strings.LastIndex(s, "to act at tick")-len("strategy_0 "):]
+	answer := "forward"
+	if strings.HasPrefix(asked, "strategy_") {
+		answer, r.way = r.way[0], r.way[1:]
+	}
+	r.wg.Add(1)
+	go func() { // the input is read on the Input's goroutine
+		defer r.wg.Done()
+		_, _ = io.WriteString(r.w, answer+"\n")
+	}()
+	return len(p), nil
+}
+
+// TestBothAgents checks that a person plays two agents through one Input.
+func TestBothAgents(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := runners.NewRegistry()
+	require.NoError(t, maze.Register(reg))
+	c, err := runners.NewController(reg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+
+	pr, pw := io.Pipe()
+	resp := &responder{way: slices.Clone(oracleWay), w: pw}
+	input := human.NewInput(pr)
+	m, err := runtimeOf(nil)
+	require.NoError(t, err)
+	actors := map[string]runners.Actor{}
+	for _, spec := range m.Agents() {
+		p, err := human.New(spec, input, resp)
+		require.NoError(t, err)
+		actors[spec.Name] = runners.Value(p)
+	}
+	id, err := c.Start(t.Context(), runners.Spec{Env: "maze", Seed: 1, Actors: actors})
+	require.NoError(t, err)
+	res, err := c.Wait(t.Context(), id)
+	require.NoError(t, err)
+	require.NoError(t, input.Close())
+	require.NoError(t, pw.Close())
+	resp.wg.Wait()
+
+	assert.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	assert.True(t, res.Episodes[0].Success)
+	assert.Equal(t, 20, res.Episodes[0].Ticks)
+	assert.Empty(t, resp.way)
+	out := resp.seen.String()
+	assert.Equal(t, 20, strings.Count(out, "choice [1-"), "one prompt per tick")
+	assert.Contains(t, out, "motion_0 to act at tick 1:")
+	assert.Contains(t, out, "  1) FORWARD\n")
 }
