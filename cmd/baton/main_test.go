@@ -43,6 +43,16 @@ func runArgs(t *testing.T, args ...string) result {
 	return result{stdout.String(), stderr.String(), code}
 }
 
+// runInput runs the command line with the environments baton ships, stdin reading
+// input.
+func runInput(t *testing.T, input string, args ...string) result {
+	t.Helper()
+	envs := shipped(t)
+	var stdout, stderr bytes.Buffer
+	code := runWithInput(t.Context(), envs, args, strings.NewReader(input), &stdout, &stderr)
+	return result{stdout.String(), stderr.String(), code}
+}
+
 // runEnvs runs the command line with the given environments.
 func runEnvs(t *testing.T, envs *environments, args ...string) result {
 	t.Helper()
