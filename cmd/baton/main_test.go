@@ -370,7 +370,7 @@ func TestBadInput(t *testing.T) {
 			`invalid argument "-1" for "--seed" flag: strconv.ParseUint: parsing "-1": invalid syntax (--seed: seed of the environment's reset and of the random policies, an integer N from 0 to 18446744073709551615)`},
 		{"seed without value", []string{"play", "maze", "--seed"},
 			`flag needs an argument: --seed (--seed: seed of the environment's reset and of the random policies, an integer N from 0 to 18446744073709551615)`},
-		{"unknown flag", []string{"play", "maze", "--sed", "1"}, "unknown flag: --sed (flags of baton play: --env-config, --help, --json, --max-ticks, --policy, --seed)"},
+		{"unknown flag", []string{"play", "maze", "--sed", "1"}, "unknown flag: --sed (flags of baton play: --env-config, --help, --human, --json, --log, --max-ticks, --policy, --seed)"},
 		{"unknown root flag", []string{"--verbose"}, "unknown flag: --verbose (flags of baton: --help)"},
 		{"bad max ticks", []string{"play", "maze", "--max-ticks", "x"},
 			`invalid argument "x" for "--max-ticks" flag: strconv.ParseInt: parsing "x": invalid syntax (--max-ticks: truncate the episode after N environment steps; 0 keeps only the environment's own limits)`},
