@@ -110,7 +110,8 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 
 // TestPlayHumanTerminal plays the maze as its strategy agent at a terminal, through
 // the built command under a pseudo-terminal: to the goal (with bad input on the way),
-// and stopped by Ctrl-C and by Ctrl-D, each with a log that baton inspect reads.
+// and stopped by Ctrl-C and by Ctrl-D, each with a log that baton inspect reads and
+// baton replay replays.
 func TestPlayHumanTerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds baton and runs it under a pseudo-terminal")
@@ -177,6 +178,10 @@ func TestPlayHumanTerminal(t *testing.T) {
 			out, err := exec.Command(bin, "inspect", dir).CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			assert.Contains(t, string(out), "trials         "+tt.trials+"\n")
+			// The person's actions are logged as any policy's: the log replays.
+			out, err = exec.Command(bin, "replay", dir).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.Contains(t, string(out), "no mismatch")
 		})
 	}
 }
