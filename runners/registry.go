@@ -120,11 +120,12 @@ type Entry struct {
 	Look Look
 }
 
-// Look says how to show an environment to people: what an agent's action means and a
-// one-line description of the environment's state. Displays such as baton play ask
-// the registry entry's Look, so that a new environment reads well without changes to
-// them. The zero Look shows an action as agent.RawAction.String does ("3", "[1 0]")
-// and a state as its Info's JSON; each field left nil keeps its default. A Look holds
+// Look says how to show an environment to people: what an agent's action means, a
+// one-line description of the environment's state, and the state drawn (Frame).
+// Displays such as baton play ask the registry entry's Look, so that a new environment
+// reads well without changes to them. The zero Look shows an action as
+// agent.RawAction.String does ("3", "[1 0]"), a state as its Info's JSON, and draws
+// the environment's own env.Renderer; each field left nil keeps its default. A Look holds
 // functions only: copy it freely. Its functions must be safe for concurrent use.
 type Look struct {
 	// Action names the action raw that the agent of acting took on turn: "LEFT",
