@@ -83,6 +83,15 @@
 // its own, because it steps the underlying environment again before returning. Actions
 // passed to Step are not retained: Sequential copies the actions it keeps.
 //
+// # Drawing for people
+//
+// An environment that can show its state to people implements Renderer: Render
+// returns a Frame, the state as text for a terminal, as data that a web page draws
+// (Scene, its JSON) and, optionally, as an SVG picture. Displays find it with As, so
+// that adapters which unwrap (Sequential, runners.SingleAgent) pass it on; the state
+// of a hierarchical environment can implement it too, and a registry entry then
+// draws the runtime's state (runners.RenderState).
+//
 // # Concurrency
 //
 // No environment or wrapper of this package is safe for concurrent use: run one per

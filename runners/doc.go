@@ -9,7 +9,8 @@
 // into a Factory of environments (env.MultiAgent; SingleAgent adapts an env.Env), the
 // named policies of each agent with a default, and optionally what makes an episode a
 // success, its metrics, and how people see its actions and states (Look: LEFT for a
-// raw 3, "[4 8] LEFT" for an Info). The examples register into it (maze.Register,
+// raw 3, "[4 8] LEFT" for an Info, and the state drawn as an env.Frame by Look.Frame:
+// the entry's Render, else the environment's own env.Renderer). The examples register into it (maze.Register,
 // cartpole.Register); commands and services build one and look environments up by
 // name. Unknown names are *NameError values whose one-line message lists the choices.
 //
@@ -29,7 +30,8 @@
 // the first episode of a trial of seed s is `baton play --seed s`. Trial i of a
 // campaign of seed s has the seed env.DeriveSeed(s, i).
 //
-// A trial is Pending, then Running, then Ended, Stopped (cancelled) or Failed. A panic
+// A trial is Pending, then Running, then Ended, Stopped (cancelled, or stopped by a
+// policy whose error wraps ErrStopped: a person who quits) or Failed. A panic
 // in user code (a policy, the environment, a sink, a hook) is recovered into a failed
 // trial whose *PanicError carries the panic value and the stack; an error from user
 // code fails the trial too (*TrialError says where). Either way, other trials go on.
@@ -67,7 +69,10 @@
 // delivered to their agent (Inbox), Send to another agent by name or to the
 // environment (EnvAddress), and Reward. An environment that implements Messenger
 // receives the messages addressed to it and sends its own. A message sent at tick t is
-// delivered at tick t+1 and listed in the step events of that tick. The hrl runtime
+// delivered at tick t+1 and listed in the step events of that tick. An Exchange also
+// shows the actor the trial's environment drawn for people (Exchange.Frame, by the
+// entry's Look) and names its actions (Exchange.ActionName): package human's policy,
+// a person in an agent's place, shows both before asking. The hrl runtime
 // hides the hierarchical environment: to exchange messages, wrap the runtime in a type
 // that implements Messenger.
 //

@@ -28,7 +28,10 @@ var (
 	ErrNotRunning = errors.New("runners: trial is not running")
 	// ErrNotDone: Forget was given a trial that has not finished.
 	ErrNotDone = errors.New("runners: trial has not finished")
-	// ErrStopped is the cause of a trial stopped by Controller.Stop.
+	// ErrStopped is the cause of a trial stopped by Controller.Stop. A policy stops
+	// its trial by returning an error that wraps it from Act or Interact (a person
+	// who quits): the trial is then Stopped, not Failed, and its Result.Err is that
+	// error.
 	ErrStopped = errors.New("runners: trial stopped")
 	// ErrShutdown is the cause of the trials stopped by Controller.Shutdown, and the
 	// error of Start after it.

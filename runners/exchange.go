@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 )
 
 // Interactor is implemented by policies that take part in a trial beyond choosing
@@ -43,6 +44,7 @@ type Exchange struct {
 	agent int
 	id    string
 	tick  int
+	turn  env.Turn // the Turn the agent acts on
 }
 
 // Trial returns the trial's id.
@@ -56,6 +58,21 @@ func (x *Exchange) Tick() int { return x.tick }
 
 // AgentID returns the acting agent's id.
 func (x *Exchange) AgentID() string { return x.id }
+
+// Frame draws the trial's environment as it is now, the agent about to act, for
+// people: by the registry entry's Look (Look.Frame). A person who takes an agent's
+// place sees it before choosing (package human).
+func (x *Exchange) Frame() env.Frame {
+	return x.t.plan.open.entry.Look.Frame(x.t.env)
+}
+
+// ActionName names the action raw of the acting agent for people, as the registry
+// entry's Look names it on the Turn the agent acts on (Look.ActionName): "LEFT",
+// `link "Cart"`.
+func (x *Exchange) ActionName(raw agent.RawAction) string {
+	turn := &x.turn
+	return x.t.plan.open.entry.Look.ActionName(*turn, turn.Report(x.id), raw)
+}
 
 // Inbox returns the messages delivered to the agent (addressed to its name) since its
 // previous Interact call in this episode, in delivery order. The slice and the payloads

@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/hrl"
 	"go.uber.org/multierr"
 )
 
@@ -119,11 +120,12 @@ type Entry struct {
 	Look Look
 }
 
-// Look says how to show an environment to people: what an agent's action means and a
-// one-line description of the environment's state. Displays such as baton play ask
-// the registry entry's Look, so that a new environment reads well without changes to
-// them. The zero Look shows an action as agent.RawAction.String does ("3", "[1 0]")
-// and a state as its Info's JSON; each field left nil keeps its default. A Look holds
+// Look says how to show an environment to people: what an agent's action means, a
+// one-line description of the environment's state, and the state drawn (Frame).
+// Displays such as baton play ask the registry entry's Look, so that a new environment
+// reads well without changes to them. The zero Look shows an action as
+// agent.RawAction.String does ("3", "[1 0]"), a state as its Info's JSON, and draws
+// the environment's own env.Renderer; each field left nil keeps its default. A Look holds
 // functions only: copy it freely. Its functions must be safe for concurrent use.
 type Look struct {
 	// Action names the action raw that the agent of acting took on turn: "LEFT",
@@ -136,6 +138,45 @@ type Look struct {
 	// people: "[4 8] LEFT" for the maze. It is called with nil for an environment that
 	// has no Info. nil means the Info's JSON.
 	Info func(info any) string
+	// Render draws the current state of m, an environment of the entry built by its
+	// Factory, for people (see env.Frame): the maze's grid, the web tester's page. It is
+	// called between steps. nil, or a zero Frame, means what Frame falls back to: the
+	// environment's own env.Renderer. RenderState makes one for the hrl runtime of a
+	// hierarchical environment whose state draws itself.
+	Render func(m env.MultiAgent) env.Frame
+}
+
+// Frame draws the current state of m for people: by l.Render; else, when that is nil
+// or draws nothing, by the first env.Renderer that env.As finds from m (an
+// environment, or one it wraps: cartpole's behind runners.SingleAgent); else as a
+// Frame whose Text is the one line of Describe and whose Scene is m's Info.
+func (l Look) Frame(m env.MultiAgent) env.Frame {
+	if l.Render != nil {
+		if f := l.Render(m); !f.IsZero() {
+			return f
+		}
+	}
+	if r, ok := env.As[env.Renderer](m); ok {
+		if f := r.Render(); !f.IsZero() {
+			return f
+		}
+	}
+	info := m.Info()
+	return env.Frame{Text: l.Describe(info) + "\n", Scene: info}
+}
+
+// RenderState returns a Look.Render for the environments of an entry built on the
+// hrl runtime (*hrl.Runtime[S, A], found with env.As) whose state S draws itself: it
+// renders the runtime's current state, and draws nothing for another environment or
+// before the first reset.
+func RenderState[S env.Renderer, A any]() func(m env.MultiAgent) env.Frame {
+	return func(m env.MultiAgent) env.Frame {
+		rt, ok := env.As[*hrl.Runtime[S, A]](m)
+		if !ok || (rt.Acting() == "" && !rt.Over()) {
+			return env.Frame{}
+		}
+		return rt.State().Render()
+	}
 }
 
 // ActionName names the action raw of the agent of acting on turn, by l.Action or, when

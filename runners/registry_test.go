@@ -216,3 +216,55 @@ func TestLook(t *testing.T) {
 		assert.Equal(t, "state s", got.Look.Describe("s"))
 	})
 }
+
+// drawnEnv is an environment that only describes itself, and draws itself when
+// frame is not zero.
+type drawnEnv struct {
+	env.MultiAgent
+	info any
+}
+
+func (d drawnEnv) Info() any { return d.info }
+
+type renderingEnv struct {
+	drawnEnv
+	frame env.Frame
+}
+
+func (r renderingEnv) Render() env.Frame { return r.frame }
+
+// TestLookFrame checks the order in which Look.Frame draws an environment: the Look's
+// Render, then the environment's own env.Renderer, then the one-line description.
+func TestLookFrame(t *testing.T) {
+	own := env.Frame{Text: "own\n", Scene: "own scene"}
+	looked := env.Frame{Text: "look\n", SVG: "<svg/>"}
+	info := map[string]int{"x": 1}
+	tests := []struct {
+		name string
+		look runners.Look
+		m    env.MultiAgent
+		want env.Frame
+	}{
+		{"description", runners.Look{}, drawnEnv{info: info}, env.Frame{Text: `{"x":1}` + "\n", Scene: info}},
+		{"described by the Look", runners.Look{Info: func(any) string { return "one line" }}, drawnEnv{info: info}, env.Frame{Text: "one line\n", Scene: info}},
+		{"the environment's renderer", runners.Look{}, renderingEnv{drawnEnv{info: info}, own}, own},
+		{"a renderer that draws nothing", runners.Look{}, renderingEnv{drawnEnv: drawnEnv{info: info}}, env.Frame{Text: `{"x":1}` + "\n", Scene: info}},
+		{"the Look's Render first", runners.Look{Render: func(env.MultiAgent) env.Frame { return looked }}, renderingEnv{drawnEnv{info: info}, own}, looked},
+		{"a Look's Render that draws nothing", runners.Look{Render: func(env.MultiAgent) env.Frame { return env.Frame{} }}, renderingEnv{drawnEnv{info: info}, own}, own},
+		{"behind an adapter", runners.Look{}, runners.SingleAgent(renderingSingle{frame: own}), own},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.look.Frame(tt.m))
+		})
+	}
+}
+
+// renderingSingle is a single-agent environment that draws itself.
+type renderingSingle struct {
+	env.Env
+	frame env.Frame
+}
+
+func (r renderingSingle) Spec() env.Spec    { return env.Spec{Name: "one"} }
+func (r renderingSingle) Render() env.Frame { return r.frame }

@@ -321,7 +321,7 @@ func (t *trial) play(e int) error {
 		if a.inter == nil {
 			raw, err = a.policy.Act(t.ctx, rep.Obs, rep.Mask)
 		} else {
-			raw, err = t.interact(i, rep, turn.Tick)
+			raw, err = t.interact(i, rep, &turn)
 		}
 		if err != nil {
 			return t.fail(fmt.Errorf("%w: %s (%s): %w", ErrPolicy, rep.AgentID, t.plan.info.Policies[i], err))
@@ -373,9 +373,10 @@ func (t *trial) publish() {
 }
 
 // interact asks agent i's Interactor for its action on rep.
-func (t *trial) interact(i int, rep *env.Report, tick int) (agent.RawAction, error) {
-	t.x.agent, t.x.id, t.x.tick = i, rep.AgentID, tick
+func (t *trial) interact(i int, rep *env.Report, turn *env.Turn) (agent.RawAction, error) {
+	t.x.agent, t.x.id, t.x.tick, t.x.turn = i, rep.AgentID, turn.Tick, *turn
 	raw, err := t.agents[i].inter.Interact(t.ctx, &t.x, rep.Obs, rep.Mask)
+	t.x.turn = env.Turn{} // not kept past the call
 	t.mail.empty(i)
 	return raw, err
 }
@@ -576,8 +577,12 @@ func (t *trial) finish(err error) Result {
 	if err != nil {
 		state = Failed
 		var pe *PanicError
-		if t.ctx.Err() != nil && !errors.As(err, &pe) && !t.failed {
+		switch {
+		case errors.As(err, &pe) || t.failed:
+		case t.ctx.Err() != nil:
 			state, err = Stopped, context.Cause(t.ctx)
+		case t.where == wherePolicy && errors.Is(err, ErrStopped):
+			state = Stopped // the policy stopped the trial: a person who quit
 		}
 	}
 	if t.feed != nil {

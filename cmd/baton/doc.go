@@ -99,7 +99,7 @@
 // # Play
 //
 //	baton play ENV [--policy AGENT=POLICY]... [--seed N] [--env-config JSON|@FILE]
-//	               [--max-ticks N] [--json]
+//	               [--max-ticks N] [--json] [--human AGENT]... [--log DIR]
 //
 // runs one episode of ENV and prints every agent reported in every step. --seed
 // (default 1) seeds the environment's reset and every random policy (the policy of the
@@ -118,6 +118,21 @@
 // name, and a last line "episode over after N ticks: ID terminated|truncated" naming
 // the root agent ("episode cut after N ticks by --max-ticks" for an environment that
 // ignores the limit).
+//
+// With --human AGENT (repeatable), a person plays the agent at the terminal (package
+// human), and the episode runs as a trial of package runners, the other agents
+// playing their policies. At each turn of the person's agent, play writes the
+// environment drawn for people (the registry entry's runners.Look: the maze's map
+// with the agent on it, the web tester's page) and the actions the mask allows,
+// numbered and named, and reads a line from stdin: a number or a name, in any case.
+// Bad input is answered with the choices again and changes nothing. After each of
+// the agent's steps it writes the reward. The episode ends with a line "trial ID
+// ended: episode over after N ticks[, success|no success]", or "trial ID stopped
+// after N ticks: the input ended|interrupted", and the return of each agent with its
+// policy. The end of the input (Ctrl-D) stops the trial, exit status 0; Ctrl-C stops
+// it too, exit status 130. --log DIR (only with --human) writes the trial to an
+// activity log, closed and readable however the trial ends; play then ends with
+// "log: DIR, N rows". --json does not combine with --human.
 //
 // With --json, stdout holds one JSON object per line, one per reported agent per step,
 // and nothing else:
@@ -279,6 +294,7 @@
 //	     registered here
 //	130  interrupted (SIGINT, as Ctrl-C sends, or SIGTERM): baton run stops its trials
 //	     promptly and prints the summary of what ran; baton play stops where it is
+//	     (with --human, the trial is stopped and its log closed)
 //
 // Whenever the status is not 0, stderr ends with one line "baton: ..." that names the
 // problem and, for bad input, the valid choices.

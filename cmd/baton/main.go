@@ -38,9 +38,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // SIGTERM, which cancel main's context): 128 + SIGINT, as shells report.
 const exitInterrupted = 130
 
-// runWith is run over given environments.
+// runWith is run over given environments, reading os.Stdin.
 func runWith(ctx context.Context, envs *environments, args []string, stdout, stderr io.Writer) int {
+	return runWithInput(ctx, envs, args, nil, stdout, stderr)
+}
+
+// runWithInput is runWith reading stdin instead of os.Stdin when it is not nil.
+func runWithInput(ctx context.Context, envs *environments, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(envs, stdout, stderr)
+	if stdin != nil {
+		root.SetIn(stdin)
+	}
 	root.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
 	err := root.ExecuteContext(ctx)
 	if err == nil {

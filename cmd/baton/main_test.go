@@ -43,6 +43,16 @@ func runArgs(t *testing.T, args ...string) result {
 	return result{stdout.String(), stderr.String(), code}
 }
 
+// runInput runs the command line with the environments baton ships, stdin reading
+// input.
+func runInput(t *testing.T, input string, args ...string) result {
+	t.Helper()
+	envs := shipped(t)
+	var stdout, stderr bytes.Buffer
+	code := runWithInput(t.Context(), envs, args, strings.NewReader(input), &stdout, &stderr)
+	return result{stdout.String(), stderr.String(), code}
+}
+
 // runEnvs runs the command line with the given environments.
 func runEnvs(t *testing.T, envs *environments, args ...string) result {
 	t.Helper()
@@ -360,7 +370,7 @@ func TestBadInput(t *testing.T) {
 			`invalid argument "-1" for "--seed" flag: strconv.ParseUint: parsing "-1": invalid syntax (--seed: seed of the environment's reset and of the random policies, an integer N from 0 to 18446744073709551615)`},
 		{"seed without value", []string{"play", "maze", "--seed"},
 			`flag needs an argument: --seed (--seed: seed of the environment's reset and of the random policies, an integer N from 0 to 18446744073709551615)`},
-		{"unknown flag", []string{"play", "maze", "--sed", "1"}, "unknown flag: --sed (flags of baton play: --env-config, --help, --json, --max-ticks, --policy, --seed)"},
+		{"unknown flag", []string{"play", "maze", "--sed", "1"}, "unknown flag: --sed (flags of baton play: --env-config, --help, --human, --json, --log, --max-ticks, --policy, --seed)"},
 		{"unknown root flag", []string{"--verbose"}, "unknown flag: --verbose (flags of baton: --help)"},
 		{"bad max ticks", []string{"play", "maze", "--max-ticks", "x"},
 			`invalid argument "x" for "--max-ticks" flag: strconv.ParseInt: parsing "x": invalid syntax (--max-ticks: truncate the episode after N environment steps; 0 keeps only the environment's own limits)`},

@@ -24,6 +24,10 @@ type playFlags struct {
 	envConfig string
 	maxTicks  int
 	json      bool
+	// humans are the agents a person plays at the terminal; log the directory of the
+	// activity log of their trial ("": none).
+	humans []string
+	log    string
 }
 
 func newPlay(envs *environments) *cobra.Command {
@@ -36,12 +40,24 @@ prints every agent reported in every step: one line each, or with --json one JSO
 per line. The same flags print the same episode, which is also the first episode of the
 first trial of "baton run ENV" with the same flags.
 
+With --human AGENT (repeatable), a person plays the agent at the terminal: at each of
+its turns, play draws the environment and lists the allowed actions, numbered and
+named, and reads a choice (a number or a name, in any case) from stdin. The episode
+runs as a trial, with --log DIR writing it to an activity log; Ctrl-D or Ctrl-C stops
+it, the log closed and readable.
+
 Environments:
 ` + envHelp(envs),
-		Example:   "  baton play maze --seed 1\n  baton play maze --policy motion=forward --json\n  baton play maze --env-config '{\"procedure\": true}'\n  baton play cartpole --policy cartpole=balance",
+		Example:   "  baton play maze --seed 1\n  baton play maze --policy motion=forward --json\n  baton play maze --env-config '{\"procedure\": true}'\n  baton play cartpole --policy cartpole=balance\n  baton play maze --human strategy --policy motion=forward --log runs/me",
 		ValidArgs: envs.names(),
 		Args:      oneEnv(envs, "play"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(f.humans) > 0 {
+				return playHuman(cmd.Context(), envs, args[0], f, cmd.InOrStdin(), cmd.OutOrStdout())
+			}
+			if f.log != "" {
+				return usagef("--log %s needs --human AGENT (baton run ENV --trials 1 --log DIR logs an episode that policies play)", f.log)
+			}
 			return play(cmd.Context(), envs, args[0], f, cmd.OutOrStdout())
 		},
 	}
@@ -52,6 +68,8 @@ Environments:
 	fl.StringVar(&f.envConfig, "env-config", "", "the environment's configuration as `JSON`, or @FILE to read it from a file")
 	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate the episode after `N` environment steps; 0 keeps only the environment's own limits")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per reported agent per step instead of text")
+	fl.StringArrayVar(&f.humans, "human", nil, "`AGENT`: a person plays the agent at this terminal, choosing each action by number or name; repeatable")
+	fl.StringVar(&f.log, "log", "", "with --human, write the trial to an Arrow activity log in `DIR` (created; it must hold no log yet)")
 	return cmd
 }
 

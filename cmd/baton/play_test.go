@@ -59,3 +59,27 @@ func TestPlayLook(t *testing.T) {
 		})
 	}
 }
+
+// TestPlayHumanUsage checks the bad input of baton play --human, which is refused
+// before anything is played or read.
+func TestPlayHumanUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown agent", []string{"--human", "pilot"}, `--human pilot: unknown agent "pilot" of maze (choices: strategy, motion)`},
+		{"json", []string{"--human", "strategy", "--json"}, "--json: a person plays in text"},
+		{"a policy too", []string{"--human", "motion", "--policy", "motion=forward"}, "--policy motion=forward: agent motion is played by a person (--human motion)"},
+		{"log without a person", []string{"--log", "somewhere"}, "--log somewhere needs --human AGENT"},
+		{"negative tick limit", []string{"--human", "strategy", "--max-ticks", "-1"}, "--max-ticks -1: want 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runArgs(t, append([]string{"play", "maze"}, tt.args...)...)
+			assert.Equal(t, 2, r.code, r.stderr)
+			assert.Contains(t, r.stderr, tt.want)
+			assert.Empty(t, r.stdout)
+		})
+	}
+}

@@ -22,6 +22,11 @@ import (
 // or machine to machine (wall time, steps/s, the number of workers) are compared with
 // those figures masked. go test ./cmd/baton -run TestREADME -update rewrites the samples
 // with what the command prints now, keeping their "..." and their masked figures.
+//
+// A sample of baton play --human is a terminal session: what the person types follows
+// each prompt "choice [1-N]: " on its line. The command reads those answers, in order,
+// on stdin, and its output is compared with each answer put back after its prompt, as
+// a terminal echoes it.
 
 const readmePath = "../../README.md"
 
@@ -276,7 +281,14 @@ func TestREADME(t *testing.T) {
 			t.Chdir(t.TempDir())
 			var body []string
 			for _, c := range s.cmds {
-				r := runArgs(t, c.args...)
+				var r result
+				answers, typed := typedAnswers(c)
+				if typed {
+					r = runInput(t, strings.Join(answers, "\n")+"\n", c.args...)
+					r.stdout = echoAnswers(r.stdout, answers)
+				} else {
+					r = runArgs(t, c.args...)
+				}
 				require.Equal(t, 0, r.code, "%s: stderr: %s", c.line, r.stderr)
 				got := lines(r.stdout)
 				if *update {
@@ -413,4 +425,37 @@ func TestShellWords(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// prompt is how baton play --human asks the person for a choice.
+var prompt = regexp.MustCompile(`choice \[1-[0-9]+\]: `)
+
+// typedAnswers returns what the person types in a sample of baton play --human: the
+// text after each prompt. typed is false for a sample of another command.
+func typedAnswers(c readmeCmd) (answers []string, typed bool) {
+	if !slices.Contains(c.args, "--human") {
+		return nil, false
+	}
+	for _, l := range c.want {
+		if loc := prompt.FindStringIndex(l); loc != nil {
+			answers = append(answers, l[loc[1]:])
+		}
+	}
+	return answers, true
+}
+
+// echoAnswers puts each answer back after its prompt, with the end of the line that
+// a terminal echoes, as the person saw the session.
+func echoAnswers(out string, answers []string) string {
+	var b strings.Builder
+	for _, a := range answers {
+		loc := prompt.FindStringIndex(out)
+		if loc == nil {
+			break
+		}
+		b.WriteString(out[:loc[1]] + a + "\n")
+		out = out[loc[1]:]
+	}
+	b.WriteString(out)
+	return b.String()
 }

@@ -19,8 +19,8 @@ import (
 //	cartpole  random (default): uniform pushes; balance: Balance, a PD rule
 //
 // An episode succeeds when the pole is still up at the time limit (truncated, not
-// terminated). People see the actions as LEFT and RIGHT and the state as its Info's
-// JSON.
+// terminated). People see the actions as LEFT and RIGHT, the state in one line as its
+// Info's JSON, and drawn as Env.Render draws it (through the adapter's Unwrap).
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "cartpole",

@@ -20,7 +20,8 @@ import (
 // An episode succeeds when the strategy agent reaches the goal (it terminates). The
 // procedure variant ({"procedure": true}) has no motion agent. People see the
 // strategy's actions as directions (LEFT, UP), the motion agent's as moves (FORWARD,
-// BACKWARD) and the state as the position [row col] and the heading: "[4 8] LEFT".
+// BACKWARD), the state in one line as the position [row col] and the heading
+// ("[4 8] LEFT"), and drawn as State.Render draws it: the map with the agent on it.
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "maze",
@@ -40,7 +41,7 @@ func Register(r *runners.Registry) error {
 			}},
 		},
 		Success: Reached,
-		Look:    runners.Look{Action: actionName, Info: describe},
+		Look:    runners.Look{Action: actionName, Info: describe, Render: runners.RenderState[State, Action]()},
 	})
 }
 

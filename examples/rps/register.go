@@ -15,7 +15,8 @@ import (
 //
 //	random (default): uniform over the hands; rock: always Rock
 //
-// People see the hands as ROCK, PAPER and SCISSORS.
+// People see the hands as ROCK, PAPER and SCISSORS, and the game as Game.Render
+// draws it.
 func Register(r *runners.Registry) error {
 	policies := []runners.PolicyEntry{
 		{Name: "random", Description: "uniform over the hands", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {

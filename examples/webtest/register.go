@@ -22,7 +22,8 @@ import (
 // An episode succeeds when it found every planted defect (FoundAll). Its metrics are
 // coverage (the share of the site's coverage units covered) and defects_found. People
 // see the actions as ActionName names them (`link "Cart"`, back, finish, type
-// unicode) and the state as its Info's JSON.
+// unicode), the state in one line as its Info's JSON, and the page as State.Render
+// draws it.
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "webtest",
@@ -58,7 +59,7 @@ func Register(r *runners.Registry) error {
 				return float64(s.DefectsFound()), ok
 			}},
 		},
-		Look: runners.Look{Action: func(turn env.Turn, acting *env.Report, raw agent.RawAction) string {
+		Look: runners.Look{Render: runners.RenderState[State, Action](), Action: func(turn env.Turn, acting *env.Report, raw agent.RawAction) string {
 			if acting.Agent != StrategyName {
 				return ActionName(State{}, acting.Agent, raw.Int)
 			}

@@ -1,0 +1,78 @@
+package cartpole_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/runners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden render files in testdata")
+
+func TestRender(t *testing.T) {
+	tests := []struct {
+		name  string
+		state cartpole.State
+		steps int // pushes right after the reset
+	}{
+		{name: "upright", state: cartpole.State{}},
+		{name: "leaning-right", state: cartpole.State{X: 1.2, XDot: 0.3, Theta: 0.15, ThetaDot: 0.4}},
+		{name: "leaning-left-at-edge", state: cartpole.State{X: -2.35, XDot: -0.5, Theta: -0.2, ThetaDot: -0.1}},
+		{name: "after-pushes", state: cartpole.State{X: 0.01, Theta: 0.01}, steps: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := cartpole.NewEnv(cartpole.Config{})
+			require.NoError(t, err)
+			assert.True(t, e.Render().IsZero(), "before the first reset")
+			_, err = e.ResetTo(tt.state)
+			require.NoError(t, err)
+			for range tt.steps {
+				_, err = e.Step(agent.Discrete(cartpole.PushRight))
+				require.NoError(t, err)
+			}
+			f := e.Render()
+			sc, ok := f.Scene.(cartpole.Scene)
+			require.True(t, ok)
+			assert.Equal(t, e.State(), sc.State)
+			assert.Equal(t, tt.steps, sc.Steps)
+			scene, err := json.Marshal(f.Scene)
+			require.NoError(t, err)
+			for ext, got := range map[string]string{"txt": f.Text, "json": string(scene) + "\n", "svg": f.SVG} {
+				path := filepath.Join("testdata", "render-"+tt.name+"."+ext)
+				if *update {
+					require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+				}
+				want, err := os.ReadFile(path)
+				require.NoError(t, err, "go test -update writes the golden files")
+				assert.Equal(t, string(want), got, path)
+			}
+		})
+	}
+}
+
+// TestLookFrame checks that a display asking the registry entry draws the cart-pole
+// behind its runners.SingleAgent adapter.
+func TestLookFrame(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, cartpole.Register(reg))
+	e, err := reg.Lookup("cartpole")
+	require.NoError(t, err)
+	f, err := e.Open(nil)
+	require.NoError(t, err)
+	m, err := f.NewEnv(runners.EnvOptions{})
+	require.NoError(t, err)
+	_, err = m.Reset(7)
+	require.NoError(t, err)
+	got := e.Look.Frame(m)
+	require.IsType(t, cartpole.Scene{}, got.Scene)
+	assert.Contains(t, got.Text, "[#]")
+	assert.Contains(t, got.SVG, "<svg")
+}

@@ -1,0 +1,100 @@
+package maze_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/runners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenFrame compares the three forms of f with testdata/render-NAME.{txt,json,svg},
+// which -update rewrites.
+func goldenFrame(t *testing.T, name string, f env.Frame) {
+	t.Helper()
+	scene, err := json.Marshal(f.Scene)
+	require.NoError(t, err)
+	for ext, got := range map[string]string{"txt": f.Text, "json": string(scene) + "\n", "svg": f.SVG} {
+		path := filepath.Join("testdata", "render-"+name+"."+ext)
+		if *update {
+			require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		}
+		want, err := os.ReadFile(path)
+		require.NoError(t, err, "go test -update writes the golden files")
+		assert.Equal(t, string(want), got, path)
+	}
+}
+
+func TestRender(t *testing.T) {
+	ref, err := maze.NewEnv(maze.Config{})
+	require.NoError(t, err)
+	gen, err := maze.ParseConfig([]byte(`{"generate": {"rows": 7, "cols": 9, "seed": 3}}`))
+	require.NoError(t, err)
+	small, err := maze.NewEnv(gen)
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		state maze.State
+	}{
+		{"start", ref.InitialState(nil)},
+		{"heading-up", maze.State{Maze: ref.Maze(), Pos: maze.Pos{Row: 6, Col: 2}, Heading: maze.Up}},
+		{"at-goal", maze.State{Maze: ref.Maze(), Pos: ref.Maze().GoalPos(), Heading: maze.Up}},
+		{"generated", small.InitialState(nil)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.state.Render()
+			goldenFrame(t, tt.name, f)
+			sc, ok := f.Scene.(maze.Scene)
+			require.True(t, ok)
+			m := tt.state.Maze
+			require.Len(t, sc.Grid, m.Rows())
+			for r, row := range sc.Grid {
+				require.Len(t, row, m.Cols())
+				for c, v := range row {
+					assert.Equal(t, int(m.At(maze.Pos{Row: r, Col: c})), v)
+				}
+			}
+			assert.Equal(t, [2]int{tt.state.Pos.Row, tt.state.Pos.Col}, sc.Position)
+			assert.Equal(t, tt.state.Heading.String(), sc.Heading)
+		})
+	}
+	t.Run("zero state", func(t *testing.T) {
+		assert.True(t, maze.State{}.Render().IsZero())
+	})
+}
+
+// TestLookFrame checks that the registry entry draws a trial's runtime by its state,
+// and only once it has been reset.
+func TestLookFrame(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, maze.Register(reg))
+	e, err := reg.Lookup("maze")
+	require.NoError(t, err)
+	f, err := e.Open(nil)
+	require.NoError(t, err)
+	m, err := f.NewEnv(runners.EnvOptions{})
+	require.NoError(t, err)
+
+	before := e.Look.Frame(m)
+	assert.Equal(t, "null\n", before.Text, "before the reset: the Info's JSON")
+
+	turn, err := m.Reset(1)
+	require.NoError(t, err)
+	turn, err = m.Step(turn.Next, agent.Discrete(int64(maze.Left)))
+	require.NoError(t, err)
+	rt, ok := env.As[*hrl.Runtime[maze.State, maze.Action]](m)
+	require.True(t, ok)
+	assert.Equal(t, rt.State().Render(), e.Look.Frame(m))
+	assert.Contains(t, e.Look.Frame(m).Text, "heading LEFT")
+}
