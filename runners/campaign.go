@@ -110,7 +110,7 @@ func (c *Campaign) openSchedule() error {
 	for k, t := range s.Tasks {
 		name := t.taskName(k)
 		bad := func(field string, err error) {
-			errs = append(errs, &ScheduleError{Task: k, Name: name, Field: field, Reason: err.Error(), Err: err})
+			errs = append(errs, &ScheduleError{Task: k, Name: name, Field: field, Reason: strings.TrimPrefix(err.Error(), "runners: "), Err: err})
 		}
 		o, err := c.opened(t.Env, t.Config, c.spec.MaxTicks)
 		if err != nil {
