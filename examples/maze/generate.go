@@ -12,10 +12,8 @@ import (
 // does on the reference map's goal). Both sides must be odd, between 5
 // and MaxSide. The same rng state gives the same maze.
 func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
-	for _, side := range []int{rows, cols} {
-		if side < 5 || side > MaxSide || side%2 == 0 {
-			return nil, &MapError{Reason: fmt.Sprintf("generated mazes need odd sides from 5 to %d; got %d x %d", MaxSide, rows, cols)}
-		}
+	if err := checkSides(rows, cols); err != nil {
+		return nil, err
 	}
 	tiles := make([]Tile, rows*cols)
 	at := func(r, c int) *Tile { return &tiles[r*cols+c] }
@@ -98,4 +96,14 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 	tiles[start.r*cols+start.c] = Start
 	tiles[far] = Goal
 	return build(rows, cols, tiles)
+}
+
+// checkSides reports whether Generate draws mazes of rows x cols.
+func checkSides(rows, cols int) error {
+	for _, side := range []int{rows, cols} {
+		if side < 5 || side > MaxSide || side%2 == 0 {
+			return &MapError{Reason: fmt.Sprintf("generated mazes need odd sides from 5 to %d; got %d x %d", MaxSide, rows, cols)}
+		}
+	}
+	return nil
 }
