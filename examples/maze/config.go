@@ -134,8 +134,8 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("%w: give map or generate, not both", ErrConfig))
 	}
 	if g := c.Generate; g != nil {
-		if err := checkSides(g.Rows, g.Cols); err != nil {
-			errs = append(errs, fmt.Errorf("%w: generate: %w", ErrConfig, err))
+		if err := checkSides(g.Rows, g.Cols); err != nil && g.PerEpisode {
+			errs = append(errs, fmt.Errorf("%w: generate: %w", ErrConfig, err)) // else Generate says so
 		}
 		if g.PerEpisode && g.Seed != 0 {
 			errs = append(errs, fmt.Errorf("%w: generate.seed is %d: per_episode draws each map from its episode's seed; leave seed out", ErrConfig, g.Seed))

@@ -1,8 +1,10 @@
 package maze_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
+	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -80,7 +82,6 @@ func TestCurriculumConfigErrors(t *testing.T) {
 	for _, bad := range []string{
 		`{"generate": {"rows": 5, "cols": 5, "seed": 2, "per_episode": true}}`,
 		`{"generate": {"rows": 4, "cols": 5, "per_episode": true}}`,
-		`{"generate": {"rows": 5, "cols": 103}}`,
 		`{"obs_side": -1}`,
 		`{"obs_side": 102}`,
 	} {
@@ -94,6 +95,8 @@ func TestCurriculumConfigErrors(t *testing.T) {
 		_, err := maze.NewEnv(bad)
 		require.ErrorIs(t, err, maze.ErrConfig, "%+v", bad)
 	}
+	_, err := maze.NewEnv(maze.Config{Generate: &maze.GenerateConfig{Rows: 5, Cols: 103}})
+	require.ErrorIs(t, err, maze.ErrMap, "a map of the configuration is drawn at once")
 }
 
 // The oracle, reading each episode's map from its observation, reaches the goal of
@@ -127,5 +130,20 @@ func TestOracleReachesGoalPerEpisode(t *testing.T) {
 			require.NotNil(t, s.SuccessRate)
 			assert.Equal(t, 1.0, *s.SuccessRate)
 		})
+	}
+}
+
+// A straight walk reaches the goal of every generated map: the goal is a dead end, or,
+// when loops left none, a corner or an intersection, never the middle of a straight
+// corridor that a walk passes over.
+func TestGeneratedGoalsReachable(t *testing.T) {
+	for _, size := range [][2]int{{5, 5}, {7, 7}, {9, 9}, {7, 11}} {
+		for seed := range uint64(200) {
+			m, err := maze.Generate(rand.New(rand.NewPCG(seed, 1)), size[0], size[1])
+			require.NoError(t, err)
+			cfg := maze.Config{Map: m.String(), Procedure: true, Strategy: maze.StrategyConfig{MaxSteps: size[0] * size[1]}}
+			_, res := play(t, newRuntime(t, cfg), map[string]agent.Policy{maze.StrategyName: maze.NewOracle(m)})
+			require.True(t, res.Reports[0].Terminated, "size %v seed %d: the oracle reaches the goal of\n%s", size, seed, m)
+		}
 	}
 }

@@ -54,8 +54,9 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 			*at(r, c) = Corridor
 		}
 	}
-	// The goal is the dead end farthest from the start (breadth-first), or the farthest
-	// tile when loops left no dead end.
+	// The goal is the dead end farthest from the start (breadth-first), or, when loops
+	// left no dead end, the farthest tile where a straight walk stops (a corner or an
+	// intersection: not the middle of a straight corridor, which a walk passes over).
 	dist := make([]int, len(tiles))
 	for i := range dist {
 		dist[i] = -1
@@ -67,7 +68,7 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 	for len(queue) > 0 {
 		i := queue[0]
 		queue = queue[1:]
-		open := 0
+		open, dirs := 0, 0
 		for d := range Direction(4) {
 			r, c := i/cols+dRow[d], i%cols+dCol[d]
 			j := r*cols + c
@@ -75,6 +76,7 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 				continue
 			}
 			open++
+			dirs |= 1 << d
 			if dist[j] < 0 {
 				dist[j] = dist[i] + 1
 				queue = append(queue, j)
@@ -83,7 +85,8 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 		if i == origin {
 			continue
 		}
-		if far < 0 || dist[i] > dist[far] {
+		straight := dirs == 1<<Up|1<<Down || dirs == 1<<Left|1<<Right
+		if !straight && (far < 0 || dist[i] > dist[far]) {
 			far = i
 		}
 		if open == 1 && (farDeadEnd < 0 || dist[i] > dist[farDeadEnd]) {
