@@ -60,7 +60,8 @@ of one environment: a JSON file listing tasks (each an environment, its configur
 its agents' policies and a name) and the order to take them in: in_order (each task
 for its trials), random (by weight, from each trial's seed) or success (the next task
 once the success rate over a window of trials passes a threshold). ENV, --env-config
-and --policy are then left out; the summary sums up each task and lists the tasks in
+and --policy are then left out, and --trials counts the trials of the random and
+success orders when the file gives none; the summary sums up each task and lists the tasks in
 the order the trials took them, and the log's trials table names each trial's task.
 See examples/maze/curriculum.json and the runners package's documentation.
 
@@ -93,7 +94,7 @@ Environments:
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.IntVar(&f.trials, "trials", 1000, "run `N` trials (with --schedule, when its order is random or success and it gives no trials)")
+	fl.IntVar(&f.trials, "trials", 1000, "run `N` trials")
 	fl.StringVar(&f.schedule, "schedule", "", "play the tasks of the schedule in `FILE` (JSON) instead of one environment")
 	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS)")
 	fl.IntVar(&f.episodes, "episodes", 1, "play `N` episodes per trial")

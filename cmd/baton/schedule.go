@@ -31,12 +31,12 @@ func readSchedule(envs *environments, f runFlags) (*runners.Schedule, error) {
 	}
 	s, err := runners.ParseSchedule(data)
 	if err != nil {
-		return nil, usageErr(err, "--schedule "+f.schedule)
+		return nil, scheduleUsage(f.schedule, err)
 	}
 	// Every task checked against the registry before anything else opens one.
 	if _, err := runners.NewCampaign(envs.reg, runners.Spec{MaxTicks: f.maxTicks}, runners.WithSchedule(s)); err != nil {
 		if errors.Is(err, runners.ErrSchedule) || errors.Is(err, runners.ErrInvalidSpec) {
-			return nil, usageErr(err, "--schedule "+f.schedule)
+			return nil, scheduleUsage(f.schedule, err)
 		}
 		return nil, err
 	}
@@ -47,6 +47,20 @@ func readSchedule(envs *environments, f runFlags) (*runners.Schedule, error) {
 		return nil, usagef("--schedule %s: --trials %d, but the schedule runs %d trials", f.schedule, f.trials, s.Trials)
 	}
 	return &s, nil
+}
+
+// scheduleUsage is the usage error of the problems of a schedule file: each
+// *runners.ScheduleError without the package prefix, on one line.
+func scheduleUsage(file string, err error) error {
+	errs := []error{err}
+	if m, ok := err.(interface{ Errors() []error }); ok { // several, combined by multierr
+		errs = m.Errors()
+	}
+	var parts []string
+	for _, e := range errs {
+		parts = append(parts, strings.TrimPrefix(e.Error(), "runners: "))
+	}
+	return &usageError{msg: "--schedule " + file + ": " + strings.Join(parts, "; "), err: err}
 }
 
 // scheduleTrials is how many trials a schedule runs: its own count, or the --trials
