@@ -303,3 +303,18 @@ func (p *cancelPolicy) Act(ctx context.Context, _ []float32, _ []bool) (agent.Ra
 	<-ctx.Done()
 	return agent.RawAction{}, errCancelled
 }
+
+// RandomTask's draws are fixed: the Python baton.schedule.random_task checks the same
+// values (python/tests/test_schedule.py).
+func TestRandomTaskGolden(t *testing.T) {
+	var got []int
+	for i := range 24 {
+		got = append(got, runners.RandomTask([]float64{1, 2, 0.5, 0}, 7, i))
+	}
+	assert.Equal(t, []int{2, 1, 1, 1, 3, 1, 1, 1, 1, 0, 3, 3, 1, 3, 0, 1, 3, 1, 1, 3, 0, 1, 1, 3}, got)
+	got = nil
+	for i := range 12 {
+		got = append(got, runners.RandomTask([]float64{3, 1}, 18446744073709551615, i))
+	}
+	assert.Equal(t, []int{0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0}, got)
+}
