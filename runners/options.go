@@ -97,7 +97,10 @@ func WithTrials(k int) CampaignOption {
 // environment, configuration or actors. NewCampaign checks every task against its
 // registry and the schedule's Criterion against every task's environment, reporting
 // each problem as a *ScheduleError that names the task and the field. The number of
-// trials is the schedule's (see Schedule.Trials); the Summary has Tasks and Runs.
+// trials is the schedule's (see Schedule.Trials); the Summary has Tasks and Runs, and
+// its Env lists the tasks' environments, comma-separated. Trial ids are "ID-i", or
+// "ENV-i" with the environment of trial i's task. Agents describes the first task's
+// agents.
 func WithSchedule(s Schedule) CampaignOption {
 	return campaignOption(func(c *campaignOptions) {
 		s.Tasks = slices.Clone(s.Tasks)

@@ -13,8 +13,9 @@ import (
 // Register adds the maze to a registry under the name "maze", configured by the JSON
 // that ParseConfig reads. Its agents and policies:
 //
-//	strategy  oracle (default): NewOracle's shortest paths; random: uniform over the
-//	          walkable directions
+//	strategy  oracle (default): NewEnvOracle's shortest paths (reading each
+//	          episode's map from the observation when maps are drawn per episode);
+//	          random: uniform over the walkable directions
 //	motion    random (default): uniform over the walkable moves; forward: AlwaysForward
 //
 // An episode succeeds when the strategy agent reaches the goal (it terminates). The
