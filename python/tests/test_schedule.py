@@ -197,3 +197,32 @@ def test_log_without_tasks(maze_log):
     log = baton.load(d)
     assert set(log.trial_tasks().values()) == {None}
     assert set(log.episode_tasks().tolist()) == {None}
+
+
+@pytest.mark.go
+def test_curriculum_on_the_fast_lane():
+    """Each task of the example curriculum on the fast lane: the observations keep one
+    size across maze sizes (obs_side), each copy draws its own map per episode, and the
+    same seed draws the same maps."""
+    if shutil.which("go") is None:
+        pytest.skip("go is not on PATH: cannot build the fast lane's library")
+    import numpy as np
+
+    import baton.vector as bv
+
+    sched = Schedule.load(CURRICULUM)
+    dims = set()
+    for task in sched.tasks:
+        maps = []
+        for _ in range(2):
+            with bv.make(task.env, num_envs=8, seed=3, config=task.config) as v:
+                groups = v.reset()
+                g = groups["strategy"]
+                dims.add(g.obs.shape[1])
+                maps.append(g.obs[:, :81].copy())
+        np.testing.assert_array_equal(maps[0], maps[1], err_msg=f"{task.name}: the same seed, the same maps")
+        assert len({m.tobytes() for m in maps[0]}) > 4, f"{task.name}: the copies draw different maps"
+        side = task.config["generate"]["rows"]
+        grid = maps[0].reshape(8, 9, 9)
+        assert (grid[:, side:, :] == 0).all() and (grid[:, :, side:] == 0).all(), "walls pad the map"
+    assert dims == {81 + 2 + 4}
