@@ -3,10 +3,12 @@ package runners_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -317,4 +319,36 @@ func TestRandomTaskGolden(t *testing.T) {
 		got = append(got, runners.RandomTask([]float64{3, 1}, 18446744073709551615, i))
 	}
 	assert.Equal(t, []int{0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0}, got)
+}
+
+func TestCriterionSucceeded(t *testing.T) {
+	info := &runners.TrialInfo{DefinesSuccess: true, Metrics: []string{"coverage", "defects"},
+		Agents: []env.Spec{{Name: "strategy"}, {Name: "motion"}}}
+	ep := func(success bool, coverage, ret float64) runners.EpisodeResult {
+		return runners.EpisodeResult{Complete: true, Success: success, Metrics: []float64{coverage, math.NaN()}, Returns: []float64{ret, 0}}
+	}
+	two := &runners.Result{Info: info, Episodes: []runners.EpisodeResult{ep(true, 0.6, 1), ep(false, 0.8, 3),
+		{Complete: false, Success: true, Metrics: []float64{0, 0}, Returns: []float64{-100, 0}}}}
+	tests := []struct {
+		name string
+		c    runners.Criterion
+		res  *runners.Result
+		want bool
+	}{
+		{"success of every episode, by default", runners.Criterion{}, two, false},
+		{"success of half", runners.Criterion{Min: 0.5}, two, true},
+		{"a metric's mean", runners.Criterion{Metric: "coverage", Min: 0.7}, two, true},
+		{"a metric's mean below", runners.Criterion{Metric: "coverage", Min: 0.71}, two, false},
+		{"a metric no episode measured", runners.Criterion{Metric: "defects", Min: -1}, two, false},
+		{"an agent's return", runners.Criterion{Metric: "return:strategy", Min: 2}, two, true},
+		{"an unknown agent", runners.Criterion{Metric: "return:pilot", Min: -1}, two, false},
+		{"no complete episode", runners.Criterion{Min: 0.5}, &runners.Result{Info: info}, false},
+		{"a rejected trial", runners.Criterion{Min: 0.5}, &runners.Result{}, false},
+		{"no success defined", runners.Criterion{Min: 0.5}, &runners.Result{Info: &runners.TrialInfo{}, Episodes: two.Episodes}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.c.Succeeded(tt.res))
+		})
+	}
 }
