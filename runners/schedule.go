@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,11 +171,11 @@ func (e *ScheduleError) Unwrap() []error {
 
 // scheduleJSON is the JSON form of a Schedule.
 type scheduleJSON struct {
-	Order     *Order         `json:"order"`
-	Trials    int            `json:"trials,omitempty"`
-	Success   *criterionJSON `json:"success,omitempty"`
-	Promotion *promotionJSON `json:"promotion,omitempty"`
-	Tasks     []taskJSON     `json:"tasks"`
+	Order     *Order            `json:"order"`
+	Trials    int               `json:"trials,omitempty"`
+	Success   *criterionJSON    `json:"success,omitempty"`
+	Promotion *promotionJSON    `json:"promotion,omitempty"`
+	Tasks     []json.RawMessage `json:"tasks"`
 }
 
 type criterionJSON struct {
@@ -216,7 +217,7 @@ type taskJSON struct {
 func ParseSchedule(data []byte) (Schedule, error) {
 	var j scheduleJSON
 	if err := DecodeConfig(data, &j); err != nil {
-		return Schedule{}, &ScheduleError{Task: -1, Reason: err.Error(), Err: err}
+		return Schedule{}, jsonError(-1, "", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Schedule{}, &ScheduleError{Task: -1, Reason: "empty: want a JSON object with order and tasks"}
@@ -238,7 +239,17 @@ func ParseSchedule(data []byte) (Schedule, error) {
 	if p := j.Promotion; p != nil {
 		s.Promotion = Promotion{Window: p.Window, Threshold: p.Threshold, Demote: p.DemoteBelow}
 	}
-	for _, t := range j.Tasks {
+	for k, raw := range j.Tasks {
+		// Each task apart, so that an error names the task.
+		var t taskJSON
+		if err := DecodeConfig(raw, &t); err != nil {
+			var named struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(raw, &named)
+			errs = append(errs, jsonError(k, named.Name, err))
+			continue
+		}
 		task := Task{Name: t.Name, Env: t.Env, Config: t.Config, Trials: t.Trials, Weight: t.Weight}
 		if string(bytes.TrimSpace(t.Config)) == "null" {
 			task.Config = nil
@@ -251,11 +262,40 @@ func ParseSchedule(data []byte) (Schedule, error) {
 		}
 		s.Tasks = append(s.Tasks, task)
 	}
-	errs = append(errs, s.check())
+	if len(errs) == 0 {
+		errs = append(errs, s.check())
+	}
 	if err := multierr.Combine(errs...); err != nil {
 		return Schedule{}, err
 	}
 	return s, nil
+}
+
+// jsonError is the *ScheduleError of a JSON decoding error of the schedule (task -1)
+// or of task k: a value of the wrong kind names its field.
+func jsonError(k int, name string, err error) *ScheduleError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return &ScheduleError{Task: k, Name: name, Field: te.Field, Reason: fmt.Sprintf("a JSON %s; want %s", te.Value, jsonKind(te.Type.Kind())), Err: err}
+	}
+	return &ScheduleError{Task: k, Name: name, Reason: err.Error(), Err: err}
+}
+
+// jsonKind says what JSON a Go kind takes.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice:
+		return "an array"
+	}
+	return k.String()
 }
 
 // Validate reports the problems of the schedule that need no registry, every one as

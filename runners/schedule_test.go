@@ -204,8 +204,13 @@ func TestScheduleErrors(t *testing.T) {
 		want []string // each a *ScheduleError message (all are reported)
 	}{
 		{"not JSON", `{"order": `, []string{"runners: invalid schedule: unexpected EOF"}},
-		{"unknown field", `{"order": "in_order", "tasks": [{"env": "counter", "trials": 1, "colour": 1}]}`,
+		{"unknown field", `{"order": "in_order", "colour": 1, "tasks": [{"env": "counter", "trials": 1}]}`,
 			[]string{`runners: invalid schedule: json: unknown field "colour"`}},
+		{"task fields of the wrong kind", `{"order": "in_order", "tasks": [{"env": "counter", "trials": 1, "colour": 1}, {"name": "b", "env": "counter", "trials": "two"}]}`,
+			[]string{`runners: invalid schedule: task 0: json: unknown field "colour"`,
+				`runners: invalid schedule: task 1 (b): trials: a JSON string; want a whole number`}},
+		{"schedule field of the wrong kind", `{"order": "random", "trials": 2.5, "promotion": [], "tasks": [{"env": "counter"}]}`,
+			[]string{`runners: invalid schedule: trials: a JSON number 2.5; want a whole number`}},
 		{"no order, no task", `{"tasks": []}`, []string{
 			"runners: invalid schedule: order: missing: want in_order, random or success",
 			"runners: invalid schedule: tasks: none: want at least one"}},
