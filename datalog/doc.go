@@ -132,8 +132,10 @@
 // max_ticks, agents (JSON: [{"name", "observation_space", "action_space",
 // "mask_len"}], spaces as the spaces JSON spec), policies (JSON: {agent: policy}, ""
 // for a policy value), defines_success, state ("running", "ended", "stopped",
-// "failed") and error. A trial rejected before it ran has only trial_id, state and
-// error. The episodes table has, per episode that ended: trial_id, episode, seed,
+// "failed"), error and task (the name of the schedule's task the trial played,
+// runners.Spec.Task; null outside a schedule, and absent from logs written before
+// it: Trial.Task reads it). A trial rejected before it ran has only trial_id, state
+// and error. The episodes table has, per episode that ended: trial_id, episode, seed,
 // ticks, truncated, success (null where the environment does not define it) and
 // returns (list<struct<agent: utf8, value: float64>>, every source and the
 // retroactive rewards received so far) and metrics (list<struct<name: utf8, value:

@@ -631,6 +631,9 @@ type Trial struct {
 	// was killed before it ended. Err is the message of its error, "" for none.
 	State runners.State
 	Err   string
+	// Task is the name of the schedule's task the trial played (runners.Spec.Task),
+	// "" outside a schedule and in a log written before the column.
+	Task string
 }
 
 // Trials returns the trials of the log in the order they started, each with its
@@ -675,6 +678,7 @@ func (l *Log) trials(own bool) ([]Trial, error) {
 			t.Episodes = int(c.i64("episodes", i))
 			t.MaxTicks = int(c.i64("max_ticks", i))
 			t.DefinesSuccess = c.boolean("defines_success", i)
+			t.Task = c.str("task", i)
 			js := c.view("agents", i)
 			specs, ok := lastSpecs, js == lastAgents && lastSpecs != nil
 			if !ok {

@@ -580,7 +580,7 @@ func (r *replayer) spec(t Trial) runners.Spec {
 		}
 		r.actors = actors
 	}
-	return runners.Spec{ID: t.ID, Env: t.Env, Config: t.Config, Seed: t.Seed, Episodes: t.Episodes, MaxTicks: t.MaxTicks, Actors: actors}
+	return runners.Spec{ID: t.ID, Env: t.Env, Config: t.Config, Seed: t.Seed, Episodes: t.Episodes, MaxTicks: t.MaxTicks, Actors: actors, Task: t.Task}
 }
 
 // pre sets the spec of the campaign's trial k to the k-th trial of the replay.

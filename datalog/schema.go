@@ -255,6 +255,7 @@ const (
 	trialDefinesSuccess
 	trialState
 	trialError
+	trialTask
 )
 
 var trialFields = []arrow.Field{
@@ -270,6 +271,7 @@ var trialFields = []arrow.Field{
 	{Name: "defines_success", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 	{Name: "state", Type: arrow.BinaryTypes.String},
 	{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "task", Type: arrow.BinaryTypes.String, Nullable: true},
 }
 
 // The columns of the episodes table.

@@ -249,7 +249,7 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 	// The fields the writer logs; it keeps the agents' names and shapes, and the
 	// policies as JSON, apart.
 	*t = trialLog{id: id, infoCopy: runners.TrialInfo{ID: in.ID, Index: in.Index, Env: in.Env, Seed: in.Seed,
-		Episodes: in.Episodes, MaxTicks: in.MaxTicks, DefinesSuccess: in.DefinesSuccess}}
+		Episodes: in.Episodes, MaxTicks: in.MaxTicks, DefinesSuccess: in.DefinesSuccess, Task: in.Task}}
 	info := &t.infoCopy
 	t.info = info
 	last := w.last
@@ -717,6 +717,11 @@ func (t *sideTable) trialRow(id string, tl *trialLog, state runners.State, err e
 		msg = err.Error()
 	}
 	b.str(trialError).add(msg, err == nil)
+	task := ""
+	if tl != nil && tl.info != nil {
+		task = tl.info.Task
+	}
+	b.str(trialTask).add(task, task == "")
 	b.n++
 }
 

@@ -10,11 +10,13 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/batonrl/baton/env"
+	"go.uber.org/multierr"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -30,6 +32,14 @@ type Campaign struct {
 	mu    sync.Mutex
 	cache map[string]*opened
 	plan  *plan // of the spec, for trials no hook changes
+	// tasks are the schedule's tasks (WithSchedule), nil without one.
+	tasks []scheduledTask
+}
+
+// scheduledTask is a task of the campaign's schedule: its spec and plan.
+type scheduledTask struct {
+	spec Spec
+	plan *plan
 }
 
 // NewCampaign checks spec (its environment, configuration, agents and policies, with
@@ -53,6 +63,12 @@ func NewCampaign(reg *Registry, spec Spec, opts ...CampaignOption) (*Campaign, e
 	if err := checkSpec(&c.spec); err != nil {
 		return nil, err
 	}
+	if c.opts.schedule != nil {
+		if err := c.openSchedule(); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	o, err := open(reg, spec.Env, spec.Config, spec.MaxTicks)
 	if err != nil {
 		return nil, err
@@ -70,6 +86,65 @@ func (c *Campaign) Trials() int { return c.opts.trials }
 
 // Agents describes the agents of the spec's environment.
 func (c *Campaign) Agents() []env.Spec { return slices.Clone(c.base.agents) }
+
+// openSchedule checks the schedule's tasks against the registry and plans each.
+func (c *Campaign) openSchedule() error {
+	s := c.opts.schedule
+	if c.spec.Env != "" || len(c.spec.Config) > 0 || c.spec.Actors != nil {
+		return fmt.Errorf("%w: a scheduled campaign takes its environment, configuration and actors from the schedule's tasks; the spec gives them too", ErrInvalidSpec)
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	switch {
+	case s.Order == InOrder:
+		c.opts.trials = 0
+		for _, t := range s.Tasks {
+			c.opts.trials += t.Trials
+		}
+	case s.Trials > 0:
+		c.opts.trials = s.Trials
+	}
+	var errs []error
+	var envs []string
+	for k, t := range s.Tasks {
+		name := t.taskName(k)
+		bad := func(field string, err error) {
+			errs = append(errs, &ScheduleError{Task: k, Name: name, Field: field, Reason: strings.TrimPrefix(err.Error(), "runners: "), Err: err})
+		}
+		o, err := c.opened(t.Env, t.Config, c.spec.MaxTicks)
+		if err != nil {
+			var ne *NameError
+			if errors.As(err, &ne) {
+				bad("env", err)
+			} else {
+				bad("config", err)
+			}
+			continue
+		}
+		if !slices.Contains(envs, t.Env) {
+			envs = append(envs, t.Env)
+		}
+		spec := c.spec.clone()
+		spec.Env, spec.Config, spec.Actors, spec.Task = t.Env, t.Config, t.Actors, name
+		p, err := newPlan(spec, 0, o)
+		if err != nil {
+			bad("policies", err)
+			continue
+		}
+		if reason := s.Success.checkMetric(o); reason != "" {
+			errs = append(errs, &ScheduleError{Task: k, Name: name, Field: "success.metric", Reason: reason})
+		}
+		c.tasks = append(c.tasks, scheduledTask{spec: spec, plan: p})
+	}
+	if err := multierr.Combine(errs...); err != nil {
+		c.tasks = nil
+		return err
+	}
+	c.spec.Env = strings.Join(envs, ",")
+	c.plan, c.base = c.tasks[0].plan, c.tasks[0].plan.open
+	return nil
+}
 
 func cacheKey(name string, config []byte) string { return name + "\x00" + string(config) }
 
@@ -136,6 +211,11 @@ type Summary struct {
 	Metrics []MetricSummary `json:"metrics,omitempty"`
 	// Failures lists the trials that failed, in trial order.
 	Failures []Failure `json:"failures,omitempty"`
+	// Tasks sums up each task of the campaign's schedule (WithSchedule), in the
+	// schedule's order, and Runs lists the tasks in the order the trials took them:
+	// each run is consecutive trials of one task. Both are nil without a schedule.
+	Tasks []TaskSummary `json:"tasks,omitempty"`
+	Runs  []TaskRun     `json:"runs,omitempty"`
 }
 
 // AgentSummary sums up an agent's returns over the complete episodes that have it: an
@@ -181,6 +261,10 @@ func (c *Campaign) Run(ctx context.Context) (Summary, error) {
 	k := c.opts.trials
 	w := min(c.opts.workerCount(), k)
 	r := &campaignRun{c: c, results: make([]Result, k), ran: make([]bool, k)}
+	if s := c.opts.schedule; s != nil {
+		r.sched = newScheduler(s, c.spec.Seed, k)
+		r.tasks, r.wins = make([]int, k), make([]bool, k)
+	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	errs := make([]error, w)
@@ -195,6 +279,9 @@ func (c *Campaign) Run(ctx context.Context) (Summary, error) {
 	}
 	wg.Wait()
 	s := c.summarize(r.results, r.ran, time.Since(start))
+	if sc := c.opts.schedule; sc != nil {
+		s.Tasks, s.Runs = sc.summarizeTasks(r.results, r.ran, r.tasks, r.wins)
+	}
 	err := errors.Join(errs...)
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)
@@ -208,6 +295,10 @@ type campaignRun struct {
 	steps   atomic.Int64
 	results []Result
 	ran     []bool
+	// With a schedule: the scheduler, and each trial's task and success.
+	sched *scheduler
+	tasks []int
+	wins  []bool
 
 	mu                    sync.Mutex
 	done, failed, stopped int
@@ -252,6 +343,10 @@ func (r *campaignRun) work(ctx context.Context, index int) (err error) {
 		}
 		r.results[i] = r.trial(ctx, i, sink, we)
 		r.ran[i] = true
+		if r.sched != nil {
+			r.wins[i] = c.opts.schedule.Success.Succeeded(&r.results[i])
+			r.sched.record(i, r.wins[i])
+		}
 		r.report(i)
 	}
 	return nil
@@ -276,17 +371,23 @@ func (r *campaignRun) report(i int) {
 // trial runs trial i.
 func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Result {
 	c := r.c
-	prefix := c.spec.ID
-	if prefix == "" {
-		prefix = c.spec.Env
+	base, basePlan := &c.spec, c.plan
+	var k int
+	if r.sched != nil {
+		var err error
+		if k, err = r.sched.taskOf(ctx, i); err != nil {
+			return Result{ID: c.trialID(c.tasks[0].spec.Env, i), State: Stopped, Err: err}
+		}
+		r.tasks[i] = k
+		base, basePlan = &c.tasks[k].spec, c.tasks[k].plan
 	}
-	id, seed := prefix+"-"+strconv.Itoa(i), env.DeriveSeed(c.spec.Seed, i)
+	id, seed := c.trialID(base.Env, i), env.DeriveSeed(c.spec.Seed, i)
 	var p *plan
 	if len(c.opts.hooks) == 0 {
-		c.plan.copyFor(&w.plan, id, seed, i)
+		basePlan.copyFor(&w.plan, id, seed, i)
 		p = &w.plan
 	} else {
-		spec := c.spec.clone()
+		spec := base.clone()
 		spec.ID, spec.Seed = id, seed
 		for _, h := range c.opts.hooks {
 			if err := runHook(ctx, h, i, &spec); err != nil {
@@ -321,6 +422,16 @@ func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Re
 		w.open, w.maxTicks, w.env = o, maxTicks, t.env
 	}
 	return res
+}
+
+// trialID is the id of trial i of environment name: "ID-i", or "ENV-i" when the
+// campaign's spec has no ID.
+func (c *Campaign) trialID(name string, i int) string {
+	prefix := c.spec.ID
+	if prefix == "" {
+		prefix = name
+	}
+	return prefix + "-" + strconv.Itoa(i)
 }
 
 // runHook runs a pre-trial hook, turning a panic into an error.

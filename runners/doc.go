@@ -107,6 +107,33 @@
 // standard deviation, minimum, maximum, with gonum/stat). The same seed gives the same
 // summary, apart from the timing, whatever the number of workers.
 //
+// # Schedules
+//
+// A Schedule is a curriculum: a list of Tasks (an environment, its configuration, the
+// policies of its agents, a name) taken in an Order. WithSchedule makes a campaign
+// play trial i on the task the schedule picks for it, with Spec.Task set to the
+// task's name (TrialInfo.Task carries it to sinks and the activity log), and its
+// Summary then sums up each task (Tasks) and lists the tasks in the order the trials
+// took them (Runs). ParseSchedule reads the JSON form that baton run --schedule takes;
+// problems come back all at once as *ScheduleError values naming the task and the
+// field (ErrSchedule).
+//
+// InOrder plays each task for its count of trials. AtRandom draws trial i's task by
+// the weights from the trial's seed alone (RandomTask). BySuccess begins with the
+// first task and promotes the learner to the next one when its success rate passes a
+// threshold (Promotion), and may demote it. A trial succeeds when the mean of a
+// Criterion's metric over its complete episodes (the environment's success, one of its
+// metrics, or an agent's return) reaches the criterion's minimum.
+//
+// Promotion is deterministic whatever the number of workers: the trials are cut into
+// windows of Promotion.Window consecutive trial indices; every trial of a window plays
+// the same task, and once all of them have ended their success rate, counted in trial
+// order, decides the next window's task (Promote). A worker that claims the first trial
+// of a window waits until the window before it is decided (or the campaign's context
+// is done), so at a window's end the campaign runs at most the slowest trial of the
+// window. The Python baton.schedule module reads the same JSON and applies the same
+// rules to a training loop.
+//
 // # Concurrency and performance
 //
 // Registry, Campaign and Controller are safe for concurrent use; Exchange and the

@@ -150,6 +150,9 @@ type TrialInfo struct {
 	// Metrics names the environment's metrics (Entry.Metrics), in its order, which
 	// EpisodeResult.Metrics follows; nil when it defines none.
 	Metrics []string
+	// Task is the name of the schedule's task the trial plays (Spec.Task); "" outside
+	// a schedule.
+	Task string
 }
 
 // EpisodeEvent marks the beginning (End false) or the end (End true) of an episode.

@@ -3,7 +3,9 @@ package runners
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 )
 
 // CampaignOption configures NewCampaign. Options follow the one style of baton's
@@ -43,6 +45,7 @@ type campaignOptions struct {
 	hooks       []Hook
 	progress    func(Progress)
 	workerSinks func(worker int) (Sink, error)
+	schedule    *Schedule
 }
 
 type controllerOptions struct {
@@ -84,6 +87,28 @@ func WithTrials(k int) CampaignOption {
 			c.err = fmt.Errorf("%w: WithTrials(%d): want 0 (for 1) or more", ErrInvalidSpec, k)
 		}
 		c.trials = k
+	})
+}
+
+// WithSchedule makes the campaign play the tasks of a schedule (a curriculum): trial i
+// plays the environment, configuration and actors of the task the schedule picks for
+// it (see Order and Promotion), with the campaign spec's ID, Seed, Episodes and
+// MaxTicks, and Spec.Task set to the task's name. The campaign's spec then names no
+// environment, configuration or actors. NewCampaign checks every task against its
+// registry and the schedule's Criterion against every task's environment, reporting
+// each problem as a *ScheduleError that names the task and the field. The number of
+// trials is the schedule's (see Schedule.Trials); the Summary has Tasks and Runs, and
+// its Env lists the tasks' environments, comma-separated. Trial ids are "ID-i", or
+// "ENV-i" with the environment of trial i's task. Agents describes the first task's
+// agents.
+func WithSchedule(s Schedule) CampaignOption {
+	return campaignOption(func(c *campaignOptions) {
+		s.Tasks = slices.Clone(s.Tasks)
+		for k := range s.Tasks {
+			s.Tasks[k].Config = slices.Clone(s.Tasks[k].Config)
+			s.Tasks[k].Actors = maps.Clone(s.Tasks[k].Actors)
+		}
+		c.schedule = &s
 	})
 }
 

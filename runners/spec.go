@@ -40,6 +40,9 @@ type Spec struct {
 	// the reports of that last tick truncated (EpisodeEvent.Truncated tells), and the
 	// agents waiting for control get no final report.
 	MaxTicks int
+	// Task names the task of a schedule that the trial plays (see WithSchedule); ""
+	// outside a schedule. TrialInfo and the activity log carry it.
+	Task string
 }
 
 // Actor chooses an agent's policy: exactly one field is set. Build it with Named,
@@ -224,6 +227,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 		Policies:       policies,
 		DefinesSuccess: o.entry.Success != nil,
 		Metrics:        o.entry.metricNames(),
+		Task:           s.Task,
 	}
 	return p, nil
 }

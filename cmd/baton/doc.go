@@ -31,6 +31,8 @@
 //	baton run ENV [--trials N] [--workers N] [--episodes N] [--seed N]
 //	              [--policy AGENT=POLICY]... [--max-ticks N] [--env-config JSON|@FILE] [--json]
 //	              [--log DIR [--log-compression none|lz4|zstd]]
+//	baton run --schedule FILE [--trials N] [--workers N] [--episodes N] [--seed N]
+//	              [--max-ticks N] [--json] [--log DIR ...]
 //
 // runs a campaign (runners.Campaign) of --trials trials (default 1000) of --episodes
 // episodes each (default 1) on --workers goroutines (default 0: one per CPU, that is
@@ -95,6 +97,50 @@
 // has its footer; the text summary then ends with the line
 //
 //	log            DIR: 25,631 rows in 8 parts, 468.3 KiB (compression lz4)
+//
+// # Schedules
+//
+// With --schedule FILE, the campaign plays the tasks of a schedule, a curriculum
+// (runners.Schedule, read by runners.ParseSchedule), instead of one environment:
+//
+//	{
+//	  "order": "success",              in_order, random or success
+//	  "trials": 60,                    random and success: the trials (else --trials)
+//	  "success": {"metric": "success", "min": 1},
+//	  "promotion": {"window": 10, "threshold": 0.9, "demote_below": 0},
+//	  "tasks": [
+//	    {"name": "5x5", "env": "maze",
+//	     "config": {"generate": {"rows": 5, "cols": 5, "per_episode": true}, "obs_side": 9},
+//	     "policies": {"strategy": "oracle", "motion": "forward"},
+//	     "trials": 10,                 in_order only: the task's trials
+//	     "weight": 1}                  random only: its relative chance (0: 1)
+//	  ]
+//	}
+//
+// in_order plays each task for its trials; random draws each trial's task by weight
+// from the trial's seed alone (runners.RandomTask); success begins with the first task
+// and, after each window of "window" trials (by trial index, all of one task), moves
+// to the next task when the window's success rate is at least "threshold" (back to the
+// previous one when it is below "demote_below"). A trial succeeds when the mean of
+// "metric" over its complete episodes is at least "min": the metric is success (the
+// environment's, the default, with min 1), one of the environment's metrics, or
+// return:AGENT. Because a window's task depends only on the windows before it, in
+// trial order, the same flags give the same tasks whatever the number of workers.
+// ENV, --env-config and --policy are left out (policies are registered names); a
+// problem of the file is bad input naming the task and the field. The text summary
+// adds a table of the tasks and the line "tasks taken  5x5 x10, 7x7 x10, 9x9 x40"; the
+// JSON summary adds
+//
+//	schedule          {"file", "order", "success": {"metric", "min"},
+//	                  "tasks": [{"name", "env", "config", "policies", "trials",
+//	                  "successes", "success_rate", "episodes", "env_steps", "first",
+//	                  "last"}, ...], "runs": [{"task", "first", "trials"}, ...]}:
+//	                  each task (successes by the schedule's criterion; first and
+//	                  last trial index, -1 when none ran) and the runs of consecutive
+//	                  trials of one task, in trial order
+//
+// and env and policies are the first task's environment(s) and policies. The log's
+// trials table names each trial's task (column task).
 //
 // # Play
 //
@@ -209,7 +255,9 @@
 // the baton run that wrote the log, to the last bit. Where the environment defines
 // metrics of an episode (webtest: coverage, defects_found), a second table gives each
 // metric's complete episodes that measured it, and its mean, standard deviation, minimum
-// and maximum over them, as baton run's summary does.
+// and maximum over them, as baton run's summary does. For a log of baton run
+// --schedule, a last table gives each task (by its first trial) its trials, their
+// complete episodes, their success rate and the first and last trial index.
 //
 // --plot FILE.png draws, with gonum.org/v1/plot, one panel per agent (their scales
 // differ): its episode returns over the episodes in trial order as dots, and their
@@ -231,6 +279,10 @@
 //	                  "max"}}, ...}
 //	metrics           {"METRIC": {"episodes", "mean", "std", "min", "max"}, ...}: the
 //	                  environment's metrics ({} where it defines none)
+//	tasks             only for a log with tasks (baton run --schedule): [{"name",
+//	                  "trials", "episodes", "successes", "success_rate", "first",
+//	                  "last"}, ...]; successes and success_rate null where the
+//	                  environment defines no success
 //
 // # Replay
 //

@@ -91,6 +91,9 @@ type logSummary struct {
 	SuccessRate *rate                   `json:"success_rate"`
 	Agents      map[string]agentLogStat `json:"agents"`
 	Metrics     map[string]metricStat   `json:"metrics"`
+	// Tasks sums up the trials of each task of a schedule (baton run --schedule), in
+	// the order of their first trial; absent for a log without tasks.
+	Tasks []taskLogStat `json:"tasks,omitempty"`
 
 	agentOrder, metricOrder []string
 	// series holds each agent's episode returns in trial order, for the plot;
@@ -98,6 +101,19 @@ type logSummary struct {
 	series, metricSeries map[string][]float64
 	// footerless counts the parts without a footer (their writer was killed).
 	footerless int
+}
+
+// taskLogStat is a schedule's task's figures in a log: its trials, their complete
+// episodes and, where the environment defines success, the successful ones; First and
+// Last are the campaign indices of its first and last trial.
+type taskLogStat struct {
+	Name        string `json:"name"`
+	Trials      int    `json:"trials"`
+	Episodes    int    `json:"episodes"`
+	Successes   *int   `json:"successes"`
+	SuccessRate *rate  `json:"success_rate"`
+	First       int    `json:"first"`
+	Last        int    `json:"last"`
 }
 
 // agentLogStat is an agent's figures in a log.
@@ -141,8 +157,20 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 	type place struct{ index, order int }
 	at := make(map[string]place, len(trials))
 	defined := false
+	taskOf := map[string]int{} // trial id -> index in s.Tasks
 	for i, t := range trials {
 		at[t.ID] = place{t.Index, i}
+		if t.Task != "" {
+			k := slices.IndexFunc(s.Tasks, func(ts taskLogStat) bool { return ts.Name == t.Task })
+			if k < 0 {
+				k = len(s.Tasks)
+				s.Tasks = append(s.Tasks, taskLogStat{Name: t.Task, First: t.Index, Last: t.Index})
+			}
+			ts := &s.Tasks[k]
+			ts.Trials++
+			ts.First, ts.Last = min(ts.First, t.Index), max(ts.Last, t.Index)
+			taskOf[t.ID] = k
+		}
 		switch t.State {
 		case runners.Ended:
 			s.Ended++
@@ -200,6 +228,18 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 				successes++
 			}
 		}
+		if k, ok := taskOf[e.Trial]; ok {
+			ts := &s.Tasks[k]
+			ts.Episodes++
+			if e.DefinesSuccess {
+				if ts.Successes == nil {
+					ts.Successes = new(int)
+				}
+				if e.Success {
+					*ts.Successes++
+				}
+			}
+		}
 		for _, r := range e.Returns {
 			s.series[r.Agent] = append(s.series[r.Agent], r.Value+late[epAgent{e.Trial, e.Episode, r.Agent}])
 			if !slices.Contains(s.agentOrder, r.Agent) {
@@ -216,6 +256,12 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 	for _, name := range s.metricOrder {
 		xs := s.metricSeries[name]
 		s.Metrics[name] = metricStat{Episodes: len(xs), returnStats: describe(xs)}
+	}
+	slices.SortStableFunc(s.Tasks, func(a, b taskLogStat) int { return cmp.Compare(a.First, b.First) })
+	for k := range s.Tasks {
+		if ts := &s.Tasks[k]; ts.Successes != nil {
+			ts.SuccessRate = &rate{value: float64(*ts.Successes) / float64(ts.Episodes), known: ts.Episodes > 0}
+		}
 	}
 	if defined {
 		s.Successes, s.SuccessRate = &successes, &rate{}
@@ -348,6 +394,22 @@ func (s *logSummary) writeText(w io.Writer, plotTo string) error {
 			fmt.Fprintf(&b, "%-*s  %8s  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, group(int64(m.Episodes)), m.Mean, m.Std, m.Min, m.Max)
 		}
 		b.WriteString("(the environment's metrics over the complete episodes that measured them)\n")
+	}
+	if len(s.Tasks) > 0 {
+		width = len("task")
+		for _, ts := range s.Tasks {
+			width = max(width, len(ts.Name))
+		}
+		fmt.Fprintf(&b, "\n%-*s  %8s  %8s  %8s  %9s\n", width, "task", "trials", "episodes", "success", "trials of")
+		for _, ts := range s.Tasks {
+			success := "-"
+			if ts.SuccessRate != nil && ts.SuccessRate.known {
+				success = fmt.Sprintf("%.3f", ts.SuccessRate.value)
+			}
+			fmt.Fprintf(&b, "%-*s  %8s  %8s  %8s  %9s\n", width, ts.Name, group(int64(ts.Trials)), group(int64(ts.Episodes)), success,
+				fmt.Sprintf("%d-%d", ts.First, ts.Last))
+		}
+		b.WriteString("(the tasks of the schedule, by first trial: trials, complete episodes, their success rate, the first and last trial index)\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

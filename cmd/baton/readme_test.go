@@ -17,7 +17,9 @@ import (
 // they cannot go stale. A sample is a ```text block whose first line is a command,
 // "$ go run ./cmd/baton ARGS" or "$ baton ARGS"; its lines up to the next "$ " line are
 // what the command prints on stdout. The commands of one block run in order in one
-// empty temporary directory (so "--log runs/maze" then "inspect runs/maze" works). A
+// temporary directory, empty but for a link to the repository's examples (so "--log
+// runs/maze" then "inspect runs/maze" works, and examples/maze/curriculum.json is
+// there). A
 // line "..." stands for any number of lines. Lines whose figures change from run to run
 // or machine to machine (wall time, steps/s, the number of workers) are compared with
 // those figures masked. go test ./cmd/baton -run TestREADME -update rewrites the samples
@@ -275,10 +277,16 @@ func TestREADME(t *testing.T) {
 	samples := readmeSamples(t, readme)
 	require.NotEmpty(t, samples, "README.md shows no command sample")
 
+	// The samples read the repository's examples (a schedule file) by their path from
+	// the repository's root.
+	examples, err := filepath.Abs("../../examples")
+	require.NoError(t, err)
 	updated := map[int][]string{} // sample index -> new body
 	for si, s := range samples {
 		t.Run(strings.Join(s.cmds[0].args, " "), func(t *testing.T) {
-			t.Chdir(t.TempDir())
+			dir := t.TempDir()
+			require.NoError(t, os.Symlink(examples, filepath.Join(dir, "examples")))
+			t.Chdir(dir)
 			var body []string
 			for _, c := range s.cmds {
 				var r result

@@ -29,6 +29,10 @@ type runFlags struct {
 	// compression of its record batches.
 	log            string
 	logCompression string
+	// schedule is the file of a schedule of tasks ("": none); trialsSet reports that
+	// --trials was given.
+	schedule  string
+	trialsSet bool
 	// keyFile holds the keys presented to remote agents (--policy AGENT=grpc://...),
 	// tlsCA the certificates trusted for grpcs:// ones.
 	keyFile, tlsCA string
@@ -37,7 +41,7 @@ type runFlags struct {
 func newRun(envs *environments) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run ENV",
+		Use:   "run ENV | run --schedule FILE",
 		Short: "Run a campaign of trials of an environment and sum them up",
 		Long: `run runs a campaign of trials of the environment ENV on a pool of workers, each agent
 playing a named policy, and prints a summary: trials, episodes, environment steps,
@@ -51,6 +55,16 @@ Arrow dataset, one folder of parts per agent, that "baton inspect DIR" sums up,
 "baton replay DIR" checks, and Python (pyarrow, polars) reads. The summary then ends
 with the log's directory and the rows written. DIR must not hold a log already.
 
+With --schedule FILE, the trials play the tasks of a schedule (a curriculum) instead
+of one environment: a JSON file listing tasks (each an environment, its configuration,
+its agents' policies and a name) and the order to take them in: in_order (each task
+for its trials), random (by weight, from each trial's seed) or success (the next task
+once the success rate over a window of trials passes a threshold). ENV, --env-config
+and --policy are then left out, and --trials counts the trials of the random and
+success orders when the file gives none; the summary sums up each task and lists the tasks in
+the order the trials took them, and the log's trials table names each trial's task.
+See examples/maze/curriculum.json and the runners package's documentation.
+
 Progress goes to stderr: a bar on a terminal, otherwise a line at every tenth of the
 trials. The same flags give the same summary, apart from the timing, whatever the
 number of workers: trial i plays with a seed derived from --seed and i alone. The first
@@ -58,16 +72,30 @@ episode of the first trial is "baton play ENV" with the same --seed.
 
 Environments:
 ` + envHelp(envs),
-		Example:   "  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd\n  baton run maze --policy strategy=grpc://127.0.0.1:50051 --key-file keys",
+		Example:   "  baton run --schedule examples/maze/curriculum.json --json\n  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd\n  baton run maze --policy strategy=grpc://127.0.0.1:50051 --key-file keys",
 		ValidArgs: envs.names(),
-		Args:      oneEnv(envs, "run"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.schedule != "" {
+				if len(args) > 0 {
+					return usagef("run --schedule takes its environments from the schedule's tasks, not %q", args)
+				}
+				return nil
+			}
+			return oneEnv(envs, "run")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCampaign(cmd.Context(), envs, args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			f.trialsSet = cmd.Flags().Changed("trials")
+			name := ""
+			if len(args) > 0 {
+				name = args[0]
+			}
+			return runCampaign(cmd.Context(), envs, name, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.IntVar(&f.trials, "trials", 1000, "run `N` trials")
+	fl.StringVar(&f.schedule, "schedule", "", "play the tasks of the schedule in `FILE` (JSON) instead of one environment")
 	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS)")
 	fl.IntVar(&f.episodes, "episodes", 1, "play `N` episodes per trial")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the campaign, from which every trial's seed derives, an integer `N` from 0 to 18446744073709551615")
@@ -108,9 +136,19 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	if len(bad) > 0 {
 		return usagef("%s", strings.Join(bad, "; "))
 	}
+	var sched *runners.Schedule
+	if f.schedule != "" {
+		if sched, err = readSchedule(envs, f); err != nil {
+			return err
+		}
+		name, f.trials = sched.Tasks[0].Env, scheduleTrials(sched, f.trials)
+	}
 	config, err := readConfig(f.envConfig)
 	if err != nil {
 		return err
+	}
+	if sched != nil {
+		config, f.policies = sched.Tasks[0].Config, taskPolicies(sched.Tasks[0])
 	}
 	// Open the environment here too, so that a bad configuration or --policy gets the
 	// same message as in baton play.
@@ -142,6 +180,11 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		}
 	}
 	opts := []runners.CampaignOption{runners.WithTrials(f.trials), runners.WithWorkers(f.workers)}
+	if sched != nil {
+		spec.Env, spec.Config, spec.Actors = "", nil, nil
+		opts = append(opts, runners.WithSchedule(*sched))
+		name = "schedule"
+	}
 	var ds *datalog.Dataset
 	if f.log != "" {
 		if err := newLogDir(f.log); err != nil {
@@ -159,6 +202,9 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	c, err := runners.NewCampaign(envs.reg, spec, append(opts, runners.WithProgress(prog.update))...)
 	if err != nil {
 		var ne *runners.NameError
+		if errors.Is(err, runners.ErrSchedule) {
+			return usageErr(err, "--schedule "+f.schedule)
+		}
 		if errors.As(err, &ne) || errors.Is(err, runners.ErrEnvConfig) || errors.Is(err, runners.ErrInvalidSpec) {
 			return usageErr(err)
 		}
@@ -169,6 +215,11 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	prog.finish(interrupted)
 
 	sum := newRunSummary(s, f.seed, o, policies, interrupted)
+	if sched != nil {
+		if sum.Schedule, err = newScheduleSummary(envs, f, sched, s); err != nil {
+			return err
+		}
+	}
 	if ds != nil {
 		if cerr := ds.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("writing the log: %w", cerr))
@@ -221,6 +272,7 @@ type runSummary struct {
 	Failures       []failure               `json:"failures"`
 	Interrupted    bool                    `json:"interrupted"`
 	Log            *logStats               `json:"log,omitempty"`
+	Schedule       *scheduleSummary        `json:"schedule,omitempty"`
 
 	agentOrder, metricOrder []string
 }
@@ -343,7 +395,11 @@ func (r *runSummary) writeText(w io.Writer, requested, workers int) error {
 	for i, name := range r.agentOrder {
 		pols[i] = name + "=" + r.Policies[name]
 	}
-	row("env", "%s (seed %d; %s)", r.Env, r.Seed, strings.Join(pols, ", "))
+	if r.Schedule != nil {
+		row("schedule", "%s (seed %d; %s of %s, order %s)", r.Schedule.File, r.Seed, plural(len(r.Schedule.Tasks), "task", "tasks"), r.Env, r.Schedule.Order)
+	} else {
+		row("env", "%s (seed %d; %s)", r.Env, r.Seed, strings.Join(pols, ", "))
+	}
 	trials := group(int64(r.Trials))
 	if r.Interrupted {
 		trials += " of " + group(int64(requested))
@@ -388,6 +444,9 @@ func (r *runSummary) writeText(w io.Writer, requested, workers int) error {
 		for _, fl := range r.Failures {
 			fmt.Fprintf(&b, "  %s: %s\n", fl.Trial, fl.Reason)
 		}
+	}
+	if sc := r.Schedule; sc != nil {
+		sc.writeText(&b)
 	}
 	if l := r.Log; l != nil {
 		b.WriteByte('\n')

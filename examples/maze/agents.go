@@ -12,13 +12,17 @@ import (
 // MaxSteps decisions (truncated), and rewarded GoalReward when the decision ends on the
 // goal.
 type Strategy struct {
-	cfg      StrategyConfig
-	obs, act spaces.Space
+	cfg        StrategyConfig
+	obs, act   spaces.Space
+	rows, cols int // of the map in the observation
 }
 
 // NewStrategy returns the strategy agent for a maze; zero fields of cfg take defaults.
-func NewStrategy(m *Maze, cfg StrategyConfig) *Strategy {
-	return &Strategy{cfg: cfg.withDefaults(), obs: obsSpace(m, 4), act: spaces.Discrete{N: 4}}
+func NewStrategy(m *Maze, cfg StrategyConfig) *Strategy { return newStrategy(m.rows, m.cols, cfg) }
+
+// newStrategy returns the strategy agent observing maps padded to rows x cols.
+func newStrategy(rows, cols int, cfg StrategyConfig) *Strategy {
+	return &Strategy{cfg: cfg.withDefaults(), obs: obsSpace(rows, cols, 4), act: spaces.Discrete{N: 4}, rows: rows, cols: cols}
 }
 
 // Name returns "strategy".
@@ -41,17 +45,17 @@ func (*Strategy) Observe(v View) StrategyObs {
 }
 
 // EncodeObservation writes the map, the position and the 4-entry direction mask.
-func (*Strategy) EncodeObservation(dst []float32, o StrategyObs) {
-	encode(dst, o.Maze, o.Pos, o.Mask[:])
+func (s *Strategy) EncodeObservation(dst []float32, o StrategyObs) {
+	encode(dst, s.rows, s.cols, o.Maze, o.Pos, o.Mask[:])
 }
 
 // ActionMask marks the walkable directions.
 func (*Strategy) ActionMask(v View, dst []bool) { directionMask(v.State, dst) }
 
 // EncodeView writes the observation and the mask in one pass (agent.ViewEncoder).
-func (*Strategy) EncodeView(v View, obs []float32, mask []bool) {
+func (s *Strategy) EncodeView(v View, obs []float32, mask []bool) {
 	directionMask(v.State, mask)
-	encode(obs, v.Maze, v.Pos, mask)
+	encode(obs, s.rows, s.cols, v.Maze, v.Pos, mask)
 }
 
 func directionMask(s State, dst []bool) {
@@ -91,13 +95,17 @@ func (s *Strategy) Reward(_ View, _ Action, next View) float64 {
 // moves (truncated), or (terminated) on an intersection after at least one move or when
 // the tile ahead is a wall. Forward earns RightReward, backward WrongReward.
 type Motion struct {
-	cfg      MotionConfig
-	obs, act spaces.Space
+	cfg        MotionConfig
+	obs, act   spaces.Space
+	rows, cols int // of the map in the observation
 }
 
 // NewMotion returns the motion agent for a maze; zero fields of cfg take defaults.
-func NewMotion(m *Maze, cfg MotionConfig) *Motion {
-	return &Motion{cfg: cfg.withDefaults(), obs: obsSpace(m, 2), act: spaces.Discrete{N: 2}}
+func NewMotion(m *Maze, cfg MotionConfig) *Motion { return newMotion(m.rows, m.cols, cfg) }
+
+// newMotion returns the motion agent observing maps padded to rows x cols.
+func newMotion(rows, cols int, cfg MotionConfig) *Motion {
+	return &Motion{cfg: cfg.withDefaults(), obs: obsSpace(rows, cols, 2), act: spaces.Discrete{N: 2}, rows: rows, cols: cols}
 }
 
 // Name returns "motion".
@@ -120,17 +128,17 @@ func (*Motion) Observe(v View) MotionObs {
 }
 
 // EncodeObservation writes the map, the position and the 2-entry move mask.
-func (*Motion) EncodeObservation(dst []float32, o MotionObs) {
-	encode(dst, o.Maze, o.Pos, o.Mask[:])
+func (m *Motion) EncodeObservation(dst []float32, o MotionObs) {
+	encode(dst, m.rows, m.cols, o.Maze, o.Pos, o.Mask[:])
 }
 
 // ActionMask marks the walkable moves.
 func (*Motion) ActionMask(v View, dst []bool) { moveMask(v.State, dst) }
 
 // EncodeView writes the observation and the mask in one pass (agent.ViewEncoder).
-func (*Motion) EncodeView(v View, obs []float32, mask []bool) {
+func (m *Motion) EncodeView(v View, obs []float32, mask []bool) {
 	moveMask(v.State, mask)
-	encode(obs, v.Maze, v.Pos, mask)
+	encode(obs, m.rows, m.cols, v.Maze, v.Pos, mask)
 }
 
 func moveMask(s State, dst []bool) {

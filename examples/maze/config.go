@@ -16,8 +16,15 @@ type Config struct {
 	// Map is the map text Parse reads; "" means the Reference map (or a generated one
 	// when Generate is set).
 	Map string `json:"map,omitempty"`
-	// Generate, when set, draws a random map instead (Map must then be "").
+	// Generate, when set, draws a random map instead (Map must then be ""): one for
+	// the configuration, or one per episode (GenerateConfig.PerEpisode).
 	Generate *GenerateConfig `json:"generate,omitempty"`
+	// ObsSide, when not 0, pads the map in both agents' observations to ObsSide x
+	// ObsSide tiles with walls (the map at the top left, positions unchanged), so that
+	// maps of different sizes give observations of one size: one network can train
+	// across a curriculum of growing mazes. It must be at least the map's rows and
+	// columns, and at most MaxSide. 0 observes the map as it is.
+	ObsSide int `json:"obs_side,omitempty"`
 	// Procedure replaces the motion agent by the Walk procedure.
 	Procedure bool `json:"procedure,omitempty"`
 	// Strategy and Motion configure the two agents.
@@ -25,11 +32,18 @@ type Config struct {
 	Motion   MotionConfig   `json:"motion"`
 }
 
-// GenerateConfig asks for a map drawn by Generate.
+// GenerateConfig asks for a map drawn by Generate, Rows x Cols (odd, from 5 to
+// MaxSide).
 type GenerateConfig struct {
-	Rows int    `json:"rows"`
-	Cols int    `json:"cols"`
-	Seed uint64 `json:"seed"`
+	Rows int `json:"rows"`
+	Cols int `json:"cols"`
+	// Seed seeds the one map of the configuration.
+	Seed uint64 `json:"seed,omitempty"`
+	// PerEpisode draws a new map at every episode's reset, from the episode's seed
+	// (the generator hrl passes InitialState), instead of one map seeded by Seed,
+	// which must then be 0: the same episode seed gives the same map, so trials and
+	// fast-lane copies stay deterministic, and a learner sees many maps of one size.
+	PerEpisode bool `json:"per_episode,omitempty"`
 }
 
 // StrategyConfig configures the strategy agent.
@@ -119,11 +133,25 @@ func (c Config) validate() error {
 	if c.Map != "" && c.Generate != nil {
 		errs = append(errs, fmt.Errorf("%w: give map or generate, not both", ErrConfig))
 	}
+	if g := c.Generate; g != nil {
+		if err := checkSides(g.Rows, g.Cols); err != nil && g.PerEpisode {
+			errs = append(errs, fmt.Errorf("%w: generate: %w", ErrConfig, err)) // else Generate says so
+		}
+		if g.PerEpisode && g.Seed != 0 {
+			errs = append(errs, fmt.Errorf("%w: generate.seed is %d: per_episode draws each map from its episode's seed; leave seed out", ErrConfig, g.Seed))
+		}
+	}
+	if c.ObsSide < 0 || c.ObsSide > MaxSide {
+		errs = append(errs, fmt.Errorf("%w: obs_side is %d; want 0 (the map as it is) or up to %d", ErrConfig, c.ObsSide, MaxSide))
+	}
 	return errors.Join(errs...)
 }
 
+// build returns the configuration's map, nil when each episode draws its own.
 func (c Config) build() (*Maze, error) {
 	switch {
+	case c.Generate != nil && c.Generate.PerEpisode:
+		return nil, nil
 	case c.Generate != nil:
 		g := c.Generate
 		return Generate(rand.New(rand.NewPCG(g.Seed, g.Seed)), g.Rows, g.Cols)
@@ -132,4 +160,16 @@ func (c Config) build() (*Maze, error) {
 	default:
 		return Parse(Reference)
 	}
+}
+
+// observed returns the size of the map in the agents' observations for a map of
+// rows x cols: ObsSide on both sides, or the map's own.
+func (c Config) observed(rows, cols int) (int, int, error) {
+	if c.ObsSide == 0 {
+		return rows, cols, nil
+	}
+	if c.ObsSide < rows || c.ObsSide < cols {
+		return 0, 0, fmt.Errorf("%w: obs_side is %d, smaller than the map's %d x %d", ErrConfig, c.ObsSide, rows, cols)
+	}
+	return c.ObsSide, c.ObsSide, nil
 }

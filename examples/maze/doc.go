@@ -10,6 +10,18 @@
 // Generate draws a random map with odd sides from 5 to MaxSide, seeded by the caller's
 // generator. A Maze is immutable and safe for concurrent use.
 //
+// # Mazes for curricula
+//
+// A configuration's "generate" draws one map ({"rows": R, "cols": C, "seed": S}) or,
+// with "per_episode": true, a new map at every episode's reset from the episode's
+// seed, so that a learner sees many maps and the same seeds give the same maps.
+// "obs_side": N pads the map in the observations to N x N tiles with walls (the map at
+// the top left, positions unchanged), so that the observations of mazes of different
+// sizes have one size and one network can train on a curriculum of growing mazes (a
+// schedule of tasks, runners.Schedule: examples/maze/curriculum.json). The oracle
+// policy of such a configuration reads each episode's map from the observation
+// (NewEnvOracle).
+//
 // # The agents and the switching machine
 //
 // The strategy agent (Strategy, "strategy") observes the map, its position and the
@@ -38,5 +50,7 @@
 // # Concurrency
 //
 // Env holds configuration only and is safe for concurrent use; each runtime holds its
-// own state. Oracle is safe for concurrent use and allocates nothing per call.
+// own state. An Oracle of a fixed map is safe for concurrent use and allocates
+// nothing per call; one that reads per-episode maps serves one trial at a time. A
+// per-episode map is drawn, and so allocated, at each reset.
 package maze

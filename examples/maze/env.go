@@ -70,11 +70,13 @@ type Info struct {
 // variant, a non-learned procedure walks them within one step. Safe for concurrent use:
 // it holds configuration only.
 type Env struct {
-	cfg      Config
-	maze     *Maze
-	strategy *Strategy
-	motion   *Motion
-	agents   []hrl.Binding[State, Action]
+	cfg  Config
+	maze *Maze // nil when each episode draws its map
+	// rows and cols are the size of the map in the observations.
+	rows, cols int
+	strategy   *Strategy
+	motion     *Motion
+	agents     []hrl.Binding[State, Action]
 }
 
 // NewEnv builds the environment a configuration describes.
@@ -87,10 +89,19 @@ func NewEnv(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{cfg: cfg, maze: m, strategy: NewStrategy(m, cfg.Strategy)}
+	rows, cols := 0, 0
+	if m != nil {
+		rows, cols = m.rows, m.cols
+	} else {
+		rows, cols = cfg.Generate.Rows, cfg.Generate.Cols
+	}
+	if rows, cols, err = cfg.observed(rows, cols); err != nil {
+		return nil, err
+	}
+	e := &Env{cfg: cfg, maze: m, rows: rows, cols: cols, strategy: newStrategy(rows, cols, cfg.Strategy)}
 	e.agents = []hrl.Binding[State, Action]{hrl.Bind(e.strategy)}
 	if !cfg.Procedure {
-		e.motion = NewMotion(m, cfg.Motion)
+		e.motion = newMotion(rows, cols, cfg.Motion)
 		e.agents = append(e.agents, hrl.Bind(e.motion))
 	}
 	return e, nil
@@ -99,8 +110,13 @@ func NewEnv(cfg Config) (*Env, error) {
 // Config returns the configuration with its defaults filled in.
 func (e *Env) Config() Config { return e.cfg }
 
-// Maze returns the environment's map.
+// Maze returns the environment's map; nil when each episode draws its own
+// (GenerateConfig.PerEpisode): State.Maze has the episode's.
 func (e *Env) Maze() *Maze { return e.maze }
+
+// ObservedSize returns the size of the map in the agents' observations: the map's,
+// or Config.ObsSide on both sides.
+func (e *Env) ObservedSize() (rows, cols int) { return e.rows, e.cols }
 
 // Agents returns the strategy agent, then the motion agent unless this is the procedure
 // variant.
@@ -128,9 +144,19 @@ func (e *Env) Machine() transitions.Machine[State, Action] {
 
 func isChoice(a Action) bool { return a.Kind == Choose }
 
-// InitialState puts the agent on the start tile, heading LEFT.
-func (e *Env) InitialState(*rand.Rand) State {
-	return State{Maze: e.maze, Pos: e.maze.start, Heading: Left}
+// InitialState puts the agent on the start tile, heading LEFT. When each episode
+// draws its map (GenerateConfig.PerEpisode), it draws it with rng, which the runtime
+// seeds with the episode's seed.
+func (e *Env) InitialState(rng *rand.Rand) State {
+	m := e.maze
+	if m == nil {
+		g := e.cfg.Generate
+		var err error
+		if m, err = Generate(rng, g.Rows, g.Cols); err != nil {
+			panic(fmt.Sprintf("maze: the configuration's sides were checked: %v", err)) // broken invariant
+		}
+	}
+	return State{Maze: m, Pos: m.start, Heading: Left}
 }
 
 // Step applies an action: a strategy choice leaves the state as it is (the motion
@@ -211,18 +237,19 @@ type MotionObs struct {
 	Mask [2]bool
 }
 
-// obsSpace is a Box of the map (0..3), the position and n mask entries (0..1).
-func obsSpace(m *Maze, n int) *spaces.Box {
-	size := m.rows*m.cols + 2 + n
+// obsSpace is a Box of a rows x cols map (0..3), the position and n mask entries
+// (0..1).
+func obsSpace(rows, cols, n int) *spaces.Box {
+	size := rows*cols + 2 + n
 	low, high := make([]float32, size), make([]float32, size)
 	for i := range size {
-		switch k := i - m.rows*m.cols; {
+		switch k := i - rows*cols; {
 		case k < 0:
 			high[i] = float32(Goal)
 		case k == 0:
-			high[i] = float32(m.rows - 1)
+			high[i] = float32(rows - 1)
 		case k == 1:
-			high[i] = float32(m.cols - 1)
+			high[i] = float32(cols - 1)
 		default:
 			high[i] = 1
 		}
@@ -230,8 +257,18 @@ func obsSpace(m *Maze, n int) *spaces.Box {
 	return spaces.Must(spaces.NewBoxBounds([]int{size}, low, high))
 }
 
-func encode(dst []float32, m *Maze, p Pos, mask []bool) {
-	n := copy(dst, m.floats)
+// encode writes map m padded to rows x cols with walls (m at the top left), the
+// position and the mask.
+func encode(dst []float32, rows, cols int, m *Maze, p Pos, mask []bool) {
+	n := rows * cols
+	if m.rows == rows && m.cols == cols {
+		copy(dst, m.floats)
+	} else {
+		clear(dst[:n]) // walls
+		for r := range m.rows {
+			copy(dst[r*cols:r*cols+m.cols], m.floats[r*m.cols:(r+1)*m.cols])
+		}
+	}
 	dst[n], dst[n+1] = float32(p.Row), float32(p.Col)
 	for i, ok := range mask {
 		dst[n+2+i] = b2f(ok)

@@ -12,10 +12,8 @@ import (
 // does on the reference map's goal). Both sides must be odd, between 5
 // and MaxSide. The same rng state gives the same maze.
 func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
-	for _, side := range []int{rows, cols} {
-		if side < 5 || side > MaxSide || side%2 == 0 {
-			return nil, &MapError{Reason: fmt.Sprintf("generated mazes need odd sides from 5 to %d; got %d x %d", MaxSide, rows, cols)}
-		}
+	if err := checkSides(rows, cols); err != nil {
+		return nil, err
 	}
 	tiles := make([]Tile, rows*cols)
 	at := func(r, c int) *Tile { return &tiles[r*cols+c] }
@@ -56,8 +54,9 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 			*at(r, c) = Corridor
 		}
 	}
-	// The goal is the dead end farthest from the start (breadth-first), or the farthest
-	// tile when loops left no dead end.
+	// The goal is the dead end farthest from the start (breadth-first), or, when loops
+	// left no dead end, the farthest tile where a straight walk stops (a corner or an
+	// intersection: not the middle of a straight corridor, which a walk passes over).
 	dist := make([]int, len(tiles))
 	for i := range dist {
 		dist[i] = -1
@@ -69,7 +68,7 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 	for len(queue) > 0 {
 		i := queue[0]
 		queue = queue[1:]
-		open := 0
+		open, dirs := 0, 0
 		for d := range Direction(4) {
 			r, c := i/cols+dRow[d], i%cols+dCol[d]
 			j := r*cols + c
@@ -77,6 +76,7 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 				continue
 			}
 			open++
+			dirs |= 1 << d
 			if dist[j] < 0 {
 				dist[j] = dist[i] + 1
 				queue = append(queue, j)
@@ -85,7 +85,8 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 		if i == origin {
 			continue
 		}
-		if far < 0 || dist[i] > dist[far] {
+		straight := dirs == 1<<Up|1<<Down || dirs == 1<<Left|1<<Right
+		if !straight && (far < 0 || dist[i] > dist[far]) {
 			far = i
 		}
 		if open == 1 && (farDeadEnd < 0 || dist[i] > dist[farDeadEnd]) {
@@ -98,4 +99,14 @@ func Generate(rng *rand.Rand, rows, cols int) (*Maze, error) {
 	tiles[start.r*cols+start.c] = Start
 	tiles[far] = Goal
 	return build(rows, cols, tiles)
+}
+
+// checkSides reports whether Generate draws mazes of rows x cols.
+func checkSides(rows, cols int) error {
+	for _, side := range []int{rows, cols} {
+		if side < 5 || side > MaxSide || side%2 == 0 {
+			return &MapError{Reason: fmt.Sprintf("generated mazes need odd sides from 5 to %d; got %d x %d", MaxSide, rows, cols)}
+		}
+	}
+	return nil
 }

@@ -377,6 +377,8 @@ func TestConformance(t *testing.T) {
 		{"reference", maze.Config{}},
 		{"procedure", maze.Config{Procedure: true}},
 		{"generated", maze.Config{Generate: &maze.GenerateConfig{Rows: 15, Cols: 21, Seed: 7}}},
+		{"generated per episode, padded", maze.Config{Generate: &maze.GenerateConfig{Rows: 9, Cols: 7, PerEpisode: true}, ObsSide: 11}},
+		{"reference padded", maze.Config{ObsSide: 12, Procedure: true}},
 		{"short limits", maze.Config{Strategy: maze.StrategyConfig{MaxSteps: 3}, Motion: maze.MotionConfig{MaxSteps: 2}}},
 	}
 	for _, tt := range tests {

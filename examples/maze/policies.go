@@ -3,6 +3,7 @@ package maze
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/batonrl/baton/agent"
 	"gonum.org/v1/gonum/graph/path"
@@ -15,15 +16,49 @@ import (
 // points, weighted by corridor length, with Dijkstra's algorithm (gonum/graph); anywhere
 // else (a motion agent cut short in a corridor) it steps along a shortest tile path.
 // It reads the position from the observation, so it serves any environment with the
-// maze's observation layout. Safe for concurrent use; it allocates nothing per call.
+// maze's observation layout. An oracle of a fixed map (NewOracle, NewEnvOracle of
+// such an environment) is safe for concurrent use and allocates nothing per call; one
+// that reads the map from the observation (NewEnvOracle of an environment whose
+// episodes draw their maps) plans again whenever the map changes and serves one
+// trial at a time.
 type Oracle struct {
 	maze *Maze
 	best []Direction // per tile: the direction to take; -1 where the goal is unreachable
+	// rows and cols are the size of the map in the observations.
+	rows, cols int
+	// observed: the map is read from each observation; seen is the one planned.
+	observed bool
+	seen     []float32
 }
 
-// NewOracle plans every tile's best direction for a maze.
+// NewOracle plans every tile's best direction for a maze observed as it is.
 func NewOracle(m *Maze) *Oracle {
-	o := &Oracle{maze: m, best: make([]Direction, len(m.tiles))}
+	o := &Oracle{rows: m.rows, cols: m.cols}
+	o.plan(m)
+	return o
+}
+
+// NewEnvOracle returns the oracle of an environment's observations: planned once for
+// its map, or, when each episode draws its map (GenerateConfig.PerEpisode), reading
+// the map from the observation (padded or not, Config.ObsSide) and planning again
+// when it changes; such an oracle is not safe for concurrent use.
+func NewEnvOracle(e *Env) *Oracle {
+	o := &Oracle{rows: e.rows, cols: e.cols}
+	if e.maze != nil {
+		o.plan(e.maze)
+		return o
+	}
+	o.observed = true
+	o.seen = make([]float32, e.rows*e.cols)
+	for i := range o.seen {
+		o.seen[i] = -1 // no map yet
+	}
+	return o
+}
+
+// plan plans every tile's best direction for m.
+func (o *Oracle) plan(m *Maze) {
+	o.maze, o.best = m, make([]Direction, len(m.tiles))
 	tileDist := m.distances()
 	for i := range o.best {
 		o.best[i] = bestStep(m, m.pos(i), tileDist)
@@ -68,15 +103,39 @@ func NewOracle(m *Maze) *Oracle {
 			o.best[i] = bestDir
 		}
 	}
-	return o
+}
+
+// replan plans for the map of an observation, as the observations lay it out (walls
+// pad it to the observed size, which changes no walk on it: a generated map's border
+// is walls).
+func (o *Oracle) replan(floats []float32) error {
+	tiles := make([]Tile, len(floats))
+	for i, v := range floats {
+		if v != float32(int(v)) || v < 0 || v > float32(Goal) {
+			return fmt.Errorf("maze: oracle: map value %v at %v is not a tile", v, Pos{i / o.cols, i % o.cols})
+		}
+		tiles[i] = Tile(v)
+	}
+	m, err := build(o.rows, o.cols, tiles)
+	if err != nil {
+		return fmt.Errorf("maze: oracle: the observed map: %w", err)
+	}
+	o.plan(m)
+	copy(o.seen, floats)
+	return nil
 }
 
 // Act returns the planned direction for the position in obs; where no plan exists it
 // returns the first valid direction of the mask.
 func (o *Oracle) Act(_ context.Context, obs []float32, mask []bool) (agent.RawAction, error) {
-	n := o.maze.rows * o.maze.cols
+	n := o.rows * o.cols
 	if len(obs) < n+2 {
 		return agent.RawAction{}, fmt.Errorf("maze: oracle: observation has %d values; want at least %d", len(obs), n+2)
+	}
+	if o.observed && !slices.Equal(obs[:n], o.seen) {
+		if err := o.replan(obs[:n]); err != nil {
+			return agent.RawAction{}, err
+		}
 	}
 	p := Pos{int(obs[n]), int(obs[n+1])}
 	if !o.maze.Inside(p) {

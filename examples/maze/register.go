@@ -13,8 +13,9 @@ import (
 // Register adds the maze to a registry under the name "maze", configured by the JSON
 // that ParseConfig reads. Its agents and policies:
 //
-//	strategy  oracle (default): NewOracle's shortest paths; random: uniform over the
-//	          walkable directions
+//	strategy  oracle (default): NewEnvOracle's shortest paths (reading each
+//	          episode's map from the observation when maps are drawn per episode);
+//	          random: uniform over the walkable directions
 //	motion    random (default): uniform over the walkable moves; forward: AlwaysForward
 //
 // An episode succeeds when the strategy agent reaches the goal (it terminates). The
@@ -76,8 +77,9 @@ func Reached(final env.Turn) bool {
 }
 
 // factory is the runners.Factory of one maze configuration: the environment, which
-// holds configuration only, and the oracle, planned once; both are safe for
-// concurrent use.
+// holds configuration only, and the oracle, planned once (nil when each episode draws
+// its map, and each trial gets an oracle of its own); both are safe for concurrent
+// use.
 type factory struct {
 	env    *Env
 	oracle *Oracle
@@ -92,7 +94,11 @@ func openFactory(config []byte) (runners.Factory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &factory{env: e, oracle: NewOracle(e.Maze())}, nil
+	f := &factory{env: e}
+	if e.Maze() != nil {
+		f.oracle = NewEnvOracle(e)
+	}
+	return f, nil
 }
 
 // NewEnv returns a runtime of the maze with the tick limit.
@@ -104,6 +110,9 @@ func oraclePolicy(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
 	mf, ok := f.(*factory)
 	if !ok {
 		return nil, fmt.Errorf("maze: the oracle needs the maze's factory, not %T", f)
+	}
+	if mf.oracle == nil { // each episode draws its map: an oracle per trial reads it
+		return NewEnvOracle(mf.env), nil
 	}
 	return mf.oracle, nil
 }

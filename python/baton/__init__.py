@@ -23,6 +23,8 @@ is installed (editable) with every extra of python/pyproject.toml:
   ``baton/Webtest-strategy-v0`` for ``gymnasium.make``.
 - ``baton.pettingzoo`` (import it by name): PettingZoo AEC and parallel environments
   on the fast lane, agent names as PettingZoo's agents.
+- ``baton.schedule`` (import it by name): schedules of tasks (curricula) in the JSON
+  of ``baton run --schedule``, driven from a training loop with Go's rules.
 - ``baton.vector`` (import it by name): the fast lane, N copies of a registered
   environment stepped per call by Go code in this process into numpy arrays; it builds
   its Go library with the Go toolchain on first use, and ``import baton`` loads no Go.

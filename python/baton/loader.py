@@ -335,7 +335,9 @@ class Log(Mapping):
     (pyarrow Tables, or None where the log has none): ``trials``, ``episodes``,
     ``rewards``. The episodes table's ``metrics`` column holds each episode's
     environment metrics as (name, value) pairs; ``episode_metrics`` spreads them into
-    one array per metric."""
+    one array per metric. The trials table's ``task`` column names the schedule's task
+    each trial played (``baton run --schedule``); ``trial_tasks`` and
+    ``episode_tasks`` read it."""
 
     def __init__(self, dir: str, agents: dict[str, AgentData], trials: Any, episodes: Any, rewards: Any):
         self.dir = dir
@@ -358,6 +360,41 @@ class Log(Mapping):
 
     def __repr__(self) -> str:
         return f"<baton.Log {self.dir}: " + ", ".join(f"{n} ({len(a)} rows)" for n, a in self.agents.items()) + ">"
+
+    def trial_tasks(self) -> dict[str, str | None]:
+        """The task of each trial (the trials table's ``task`` column, written by
+        ``baton run --schedule``): trial id to task name, None for a trial that ran
+        outside a schedule. Empty for a log written before the column.
+
+            log = baton.load("runs/curriculum")
+            log.trial_tasks()["maze-12"]          # '7x7'
+        """
+        t = self.trials
+        if t is None or "task" not in t.column_names:
+            return {}
+        ids = t.column("trial_id").to_pylist()
+        tasks = t.column("task").to_pylist()
+        out: dict[str, str | None] = {}
+        for trial, task in zip(ids, tasks):
+            if task is not None or trial not in out:  # a rejected trial's row has none
+                out[trial] = task
+        return out
+
+    def episode_tasks(self) -> np.ndarray:
+        """The task of each episode's trial, an object array aligned with the rows of
+        ``episodes`` (None outside a schedule, or for a log written before the
+        column): group the episodes by task to follow a curriculum.
+
+            log = baton.load("runs/curriculum")
+            tasks = log.episode_tasks()
+            success = log.episodes.column("success").to_numpy(zero_copy_only=False)
+            success[tasks == "9x9"].mean()
+        """
+        eps = self.episodes
+        if eps is None:
+            return np.empty(0, dtype=object)
+        by_trial = self.trial_tasks()
+        return np.array([by_trial.get(t) for t in eps.column("trial_id").to_pylist()], dtype=object)
 
     def episode_metrics(self) -> dict[str, np.ndarray]:
         """The environment's metrics of each episode (the episodes table's ``metrics``

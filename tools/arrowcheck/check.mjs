@@ -122,6 +122,7 @@ const sideFields = {
     ['trial_id', 'utf8', false], ['index', 'int64', true], ['env', 'utf8', true], ['config', 'utf8', true],
     ['seed', 'uint64', true], ['episodes', 'int64', true], ['max_ticks', 'int64', true], ['agents', 'utf8', true],
     ['policies', 'utf8', true], ['defines_success', 'bool', true], ['state', 'utf8', false], ['error', 'utf8', true],
+    ['task', 'utf8', true],
   ],
   episodes: [
     ['trial_id', 'utf8', false], ['episode', 'int32', false], ['seed', 'uint64', false], ['ticks', 'int64', false],
