@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // actCodec is gRPC's protobuf codec with paths of its own for the messages of an
@@ -20,6 +21,9 @@ import (
 // steady state. The data of an ActResponse's action is new for every message, as
 // the agent client hands out actions that alias it. Every other message goes to
 // gRPC's own codec.
+//
+// An ActRequest with feedback (for an agent that learns) is written by the base
+// codec, and its feedback read by package proto: new messages for each request.
 //
 // Unknown fields are skipped, as proto3 allows a reader to; invalid UTF-8 in a
 // string field and malformed wire data are errors, as with package proto.
@@ -62,6 +66,9 @@ func (c actCodec) Marshal(v any) (mem.BufferSlice, error) {
 	var size int
 	switch m := v.(type) {
 	case *pb.ActRequest:
+		if len(m.Feedback) > 0 {
+			return c.base.Marshal(v) // feedback is for learners, not the hot path
+		}
 		size = sizeActRequest(m)
 	case *pb.ActResponse:
 		size = sizeActResponse(m)
@@ -110,6 +117,7 @@ func (c actCodec) Unmarshal(data mem.BufferSlice, v any) error {
 const (
 	fTensorDType, fTensorShape, fTensorData                    = 1, 2, 3
 	fReqAgent, fReqObservation, fReqMask, fReqContext, fReqSeq = 1, 2, 3, 4, 5
+	fReqFeedback                                               = 6
 	fCtxTrial, fCtxEpisode, fCtxTick, fCtxAgentID              = 1, 2, 3, 4
 	fRespAction, fRespSeq                                      = 1, 2
 	fBatchAgent, fBatchObservations, fBatchMasks               = 1, 2, 3
@@ -400,6 +408,12 @@ func unmarshalActRequest(b []byte, m *pb.ActRequest) error {
 			return unmarshalContext(data, m.Context, prevTrial, prevAgentID)
 		case num == fReqSeq && typ == protowire.VarintType:
 			m.Seq = v
+		case num == fReqFeedback && typ == protowire.BytesType:
+			fb := &pb.Feedback{}
+			if err := proto.Unmarshal(data, fb); err != nil {
+				return fmt.Errorf("remote: codec: feedback: %w", err)
+			}
+			m.Feedback = append(m.Feedback, fb)
 		}
 		return nil
 	})

@@ -23,6 +23,13 @@ func actMessages() []proto.Message {
 			Context: &pb.ActContext{Trial: "maze-1", Episode: 2, Tick: -3, AgentId: "motion_3"}},
 		&pb.ActRequest{Observation: &pb.Tensor{}, Mask: &pb.Tensor{Shape: []int64{0, 1 << 33}}, Context: &pb.ActContext{}},
 		&pb.ActRequest{Agent: "é", Observation: &pb.Tensor{Dtype: pb.DType(-1), Shape: []int64{-1}}},
+		&pb.ActRequest{Agent: "motion", Observation: obs, Seq: 3, Context: &pb.ActContext{Trial: "maze-1", AgentId: "motion_0"},
+			Feedback: []*pb.Feedback{
+				{Trial: "maze-1", Episode: 1, Tick: 4, AgentId: "motion_0", Kind: &pb.Feedback_Step{Step: &pb.StepFeedback{Reward: 1.5,
+					Sources: []*pb.RewardSource{{Source: "env", Value: 1}, {Source: "teacher", Value: 0.5}}, Terminated: true, Last: true, SpanTicks: 2, Observation: obs}}},
+				{Trial: "maze-1", Episode: 1, Tick: 2, AgentId: "motion_0", Kind: &pb.Feedback_Retro{Retro: &pb.RetroFeedback{Reward: -1, Source: "teacher", ArrivedTick: 4}}},
+			}},
+		&pb.ActRequest{Agent: "motion", Feedback: []*pb.Feedback{{Trial: "maze-1", Tick: 9, Kind: &pb.Feedback_EpisodeEnd{EpisodeEnd: &pb.EpisodeEndFeedback{Truncated: true}}}}},
 		&pb.ActResponse{},
 		&pb.ActResponse{Action: &pb.Tensor{Dtype: pb.DType_DTYPE_INT64, Data: []byte{3, 0, 0, 0, 0, 0, 0, 0}}, Seq: 9},
 		&pb.ActResponse{Action: &pb.Tensor{Dtype: pb.DType_DTYPE_FLOAT32, Shape: []int64{2}, Data: f32le(0.5, 1)}},
@@ -162,7 +169,7 @@ func TestActCodecKnowsEveryField(t *testing.T) {
 		want map[string]protowire.Number
 	}{
 		{&pb.Tensor{}, map[string]protowire.Number{"dtype": fTensorDType, "shape": fTensorShape, "data": fTensorData}},
-		{&pb.ActRequest{}, map[string]protowire.Number{"agent": fReqAgent, "observation": fReqObservation, "mask": fReqMask, "context": fReqContext, "seq": fReqSeq}},
+		{&pb.ActRequest{}, map[string]protowire.Number{"agent": fReqAgent, "observation": fReqObservation, "mask": fReqMask, "context": fReqContext, "seq": fReqSeq, "feedback": fReqFeedback}},
 		{&pb.ActContext{}, map[string]protowire.Number{"trial": fCtxTrial, "episode": fCtxEpisode, "tick": fCtxTick, "agent_id": fCtxAgentID}},
 		{&pb.ActResponse{}, map[string]protowire.Number{"action": fRespAction, "seq": fRespSeq}},
 		{&pb.ActBatchRequest{}, map[string]protowire.Number{"agent": fBatchAgent, "observations": fBatchObservations, "masks": fBatchMasks}},
