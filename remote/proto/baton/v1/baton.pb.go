@@ -1235,8 +1235,8 @@ type Feedback struct {
 	Trial   string `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
 	Episode int64  `protobuf:"varint,2,opt,name=episode,proto3" json:"episode,omitempty"`
 	Tick    int64  `protobuf:"varint,3,opt,name=tick,proto3" json:"tick,omitempty"`
-	// The agent id the feedback is about ("strategy_0"); for episode_end, the agent's
-	// name.
+	// The agent id the feedback is about ("strategy_0"); "" for episode_end, which
+	// is about every id of the request's agent in the episode.
 	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Exactly one is set.
 	//
