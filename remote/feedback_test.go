@@ -347,3 +347,36 @@ func TestFeedbackRequests(t *testing.T) {
 		})
 	}
 }
+
+// noLearning is a policy whose Learn does nothing: what feedback costs on the wire.
+type noLearning struct{ agent.Policy }
+
+func (noLearning) Learn(context.Context, *runners.Outcome) error { return nil }
+
+// BenchmarkFeedbackCampaign runs a maze campaign of 20 trials whose motion agent is
+// served over loopback TCP, as a plain policy and as a learner told every outcome:
+// the ratio of the two is what feedback costs a campaign.
+func BenchmarkFeedbackCampaign(b *testing.B) {
+	reg := registry(b)
+	for _, bb := range []struct {
+		name   string
+		policy agent.Policy
+	}{
+		{"plain", maze.AlwaysForward()},
+		{"learner", noLearning{maze.AlwaysForward()}},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			srv := serveAgents(b, true, []remote.Agent{{Spec: mazeSpecs(b)[maze.MotionName], Policy: bb.policy}})
+			client := dialAgent(b, srv)
+			spec := runners.Spec{Env: "maze", Seed: 1, Actors: map[string]runners.Actor{maze.MotionName: runners.Value(client)}}
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := runners.NewCampaign(reg, spec, runners.WithTrials(20), runners.WithWorkers(2))
+				require.NoError(b, err)
+				s, err := c.Run(b.Context())
+				require.NoError(b, err)
+				require.Equal(b, 20, s.Ended)
+			}
+		})
+	}
+}
