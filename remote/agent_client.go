@@ -48,8 +48,9 @@ const (
 // trial's next request, so that the server takes it before that decision, and an
 // episode's end goes at once, with what is still held for the trial. An error the
 // server finds in feedback sent alone comes back from a later call on the same
-// stream. With a server whose agent does not learn, Learn does nothing and sends
-// nothing.
+// stream, or from Close. A call retried (WithRetries) sends its feedback again, so
+// after a network failure a learner may be told an outcome twice. With a server
+// whose agent does not learn, Learn does nothing and sends nothing.
 //
 // An AgentClient is safe for concurrent use: one client can act for every trial of a
 // campaign. The slices of the actions it returns are new for every call. Close it
@@ -222,8 +223,8 @@ func (a *AgentClient) sendStream(ctx context.Context, req *pb.ActRequest) error 
 			err = status.Error(codes.Unavailable, "the server closed the stream")
 		}
 	}
-	if !st.timer.Stop() && err == nil {
-		err = status.Errorf(codes.DeadlineExceeded, "no answer within %v", a.c.cfg.timeout.Round(time.Millisecond))
+	if !st.timer.Stop() { // the server took nothing in time: the timer cancelled the stream
+		err = status.Errorf(codes.DeadlineExceeded, "not sent within %v", a.c.cfg.timeout.Round(time.Millisecond))
 	}
 	if err != nil {
 		st.discard()

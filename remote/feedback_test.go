@@ -380,3 +380,29 @@ func BenchmarkFeedbackCampaign(b *testing.B) {
 		})
 	}
 }
+
+// stallAtEnd plays Policy and, told an episode's end, blocks until its context ends.
+type stallAtEnd struct{ agent.Policy }
+
+func (stallAtEnd) Learn(ctx context.Context, o *runners.Outcome) error {
+	if o.Kind == runners.OutcomeEpisodeEnd {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+// TestFeedbackCloseWaitsWithinTheDeadline: Close waits for the server to take the
+// feedback sent alone, and no longer than the call deadline when it does not.
+func TestFeedbackCloseWaitsWithinTheDeadline(t *testing.T) {
+	reg := registry(t)
+	srv := serveAgents(t, false, []remote.Agent{{Spec: motionSpec(t), Policy: stallAtEnd{maze.AlwaysForward()}}})
+	client := dialAgent(t, srv, remote.WithTimeout(300*time.Millisecond))
+	spec := runners.Spec{Env: "maze", Seed: 3, Actors: map[string]runners.Actor{maze.MotionName: runners.Value(client)}}
+	s := campaign(t, reg, spec, runners.WithTrials(1))
+	require.Equal(t, 1, s.Ended, "the episode's end is sent, not waited for")
+	err := client.Close()
+	require.ErrorIs(t, err, remote.ErrDeadline)
+	assert.ErrorContains(t, err, "no answer within 300ms")
+	require.NoError(t, client.Close())
+}
