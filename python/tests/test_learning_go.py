@@ -6,8 +6,11 @@ oracle it was cloned from (examples/python/serve_policy.py --policy model)."""
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -21,6 +24,7 @@ from conftest import REPO_ROOT
 pytestmark = pytest.mark.go
 
 RUN_TIMEOUT = 300
+EXAMPLES = os.path.join(REPO_ROOT, "examples", "python")
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +101,28 @@ def test_a_policy_cloned_from_a_log_plays_back_as_well_as_the_oracle(baton_cmd, 
     print(f"success rate: oracle {oracle['success_rate']}, cloned {cloned['success_rate']}")
     assert oracle["success_rate"] > 0.5
     assert cloned["success_rate"] >= 0.95 * oracle["success_rate"]
+
+
+def test_serve_learner_script_learns_and_stops_on_sigterm(baton_cmd, tmp_path):
+    """examples/python/serve_learner.py as a user runs it: it says where it serves,
+    learns from a campaign, and on SIGTERM stops and says what it learned."""
+    spec_file = tmp_path / "maze.json"
+    r = subprocess.run([baton_cmd, "envs", "maze", "--json"], capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    spec_file.write_text(r.stdout)
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(EXAMPLES, "serve_learner.py"), "--spec", str(spec_file), "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # "" if it exits first
+        m = re.match(r"^serving agent strategy of maze on grpc://(\S+:\d+)$", line.strip())
+        assert m, f"first line {line!r}; stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
+        s = run(baton_cmd, "--trials", "10", "--workers", "1", "--policy", f"strategy=grpc://{m.group(1)}",
+                "--policy", "motion=forward")
+        assert s["ended"] == 10
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    assert proc.returncode == 0, err
+    assert "learned from 10 episodes" in err, err
