@@ -120,7 +120,8 @@ def parse_args(argv=None):
     p.add_argument("--agent", default="strategy", help="the agent to serve (default strategy)")
     p.add_argument("--alpha", type=float, default=0.5, help="the learning rate (default 0.5)")
     p.add_argument("--gamma", type=float, default=0.95, help="the discount per tick (default 0.95)")
-    p.add_argument("--initial", type=float, default=1.0, help="every action's value before it is tried (default 1: optimistic)")
+    p.add_argument("--initial", type=float, default=1.0,
+                   help="every action's value before it is tried (default 1: optimistic)")
     p.add_argument("--epsilon", type=float, default=0.2, help="the first episode's exploration rate (default 0.2)")
     p.add_argument("--epsilon-decay", type=float, default=0.95, help="its factor per episode (default 0.95)")
     p.add_argument("--seed", type=int, default=0)

@@ -91,7 +91,9 @@ def test_feedback_reaches_the_learner_in_order_before_the_decision(learner):
     srv, rec = learner
     ch, api = stub(srv.addr)
     requests = [
-        pb.ActRequest(observation=obs_tensor([1, 2, 3]), context=pb.ActContext(trial="t", agent_id="strategy_0"), seq=1),
+        pb.ActRequest(
+            observation=obs_tensor([1, 2, 3]), context=pb.ActContext(trial="t", agent_id="strategy_0"), seq=1
+        ),
         # feedback alone: no answer on the stream
         pb.ActRequest(feedback=[step(reward=0.5, sources=[pb.RewardSource(source="env", value=0.5)], span_ticks=3,
                                      observation=obs_tensor([2, 2, 3]), mask=T.encode([1, 1, 0], T.BOOL))]),

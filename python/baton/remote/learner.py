@@ -89,7 +89,9 @@ class LearnerPolicy(Policy):
         act = getattr(learner, "act", None)
         learn = getattr(learner, "learn", None)
         if not callable(act) or not callable(learn):
-            raise ConfigError(f"learner: {type(learner).__name__} needs act(obs, mask, context) and learn(outcome) methods")
+            raise ConfigError(
+                f"learner: {type(learner).__name__} needs act(obs, mask, context) and learn(outcome) methods"
+            )
         super().__init__(act, spaces, name=name, concurrent=concurrent)
         self.learner = learner
         self._learn: Callable[[Outcome], Any] = learn

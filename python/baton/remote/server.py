@@ -87,7 +87,9 @@ class _Served:
         """The Outcome of a Feedback message (``where`` names it); raises FieldError."""
         if fb.episode < 0 or fb.tick < 0:
             raise FieldError(where, f"episode {fb.episode}, tick {fb.tick}: want >= 0")
-        common = dict(trial=fb.trial, episode=int(fb.episode), tick=int(fb.tick), agent=self.spec.name, agent_id=fb.agent_id)
+        common = dict(
+            trial=fb.trial, episode=int(fb.episode), tick=int(fb.tick), agent=self.spec.name, agent_id=fb.agent_id
+        )
         kind = fb.WhichOneof("kind")
         if kind == "step":
             st = fb.step
@@ -101,7 +103,9 @@ class _Served:
             mask = None
             if st.HasField("mask"):
                 if self.mask_len == 0:
-                    raise FieldError(f"{where}.step.mask", f"agent {self.spec.name} has no action mask; leave the field out")
+                    raise FieldError(
+                        f"{where}.step.mask", f"agent {self.spec.name} has no action mask; leave the field out"
+                    )
                 mask = T.decode(f"{where}.step.mask", st.mask, T.BOOL, [(self.mask_len,)])
             return Outcome(
                 STEP, **common, reward=st.reward, sources=tuple((s.source, s.value) for s in st.sources),
@@ -113,7 +117,10 @@ class _Served:
             if not fb.agent_id:
                 raise FieldError(f"{where}.agent_id", "empty: a retro reward is about an agent id")
             if r.rewarded_episode < 0 or r.arrived_tick < 0:
-                raise FieldError(f"{where}.retro", f"rewarded episode {r.rewarded_episode}, arrived tick {r.arrived_tick}: want >= 0")
+                raise FieldError(
+                    f"{where}.retro",
+                    f"rewarded episode {r.rewarded_episode}, arrived tick {r.arrived_tick}: want >= 0",
+                )
             return Outcome(
                 RETRO, **common, reward=r.reward, sources=((r.source, r.reward),),
                 rewarded_episode=int(r.rewarded_episode), arrived_tick=int(r.arrived_tick),
@@ -127,7 +134,8 @@ class _Served:
         if not req.feedback:
             return
         if not self.learns:
-            abort_field(context, FieldError("feedback", f"agent {self.spec.name} does not learn (its spec says so): send none"))
+            reason = f"agent {self.spec.name} does not learn (its spec says so): send none"
+            abort_field(context, FieldError("feedback", reason))
         for i, fb in enumerate(req.feedback):
             try:
                 o = self.outcome(f"feedback[{i}]", fb)
@@ -137,7 +145,11 @@ class _Served:
                 self.policy.learn(o)
             except Exception as e:  # the user's code
                 self.logger.error("baton.remote: agent %s: learning failed", self.spec.name, exc_info=e)
-                abort(context, grpc.StatusCode.UNKNOWN, f"agent {self.spec.name}: learning failed: {type(e).__name__}: {e}")
+                abort(
+                    context,
+                    grpc.StatusCode.UNKNOWN,
+                    f"agent {self.spec.name}: learning failed: {type(e).__name__}: {e}",
+                )
 
     def act(self, req: pb.ActRequest, context: grpc.ServicerContext) -> pb.ActResponse | None:
         """Takes the request's feedback, then answers its observation; None for a
