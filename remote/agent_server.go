@@ -75,11 +75,13 @@ type worker struct {
 	policy agent.Policy
 	batch  vector.BatchPolicy // policy's, or nil
 	obs    []float32
-	ints   []int64
-	floats []float32
-	rows   []agent.RawAction
-	copies []int
-	bytes  []byte
+	// sources holds the reward sources of an Outcome told to a Learner.
+	sources []runners.RewardSource
+	ints    []int64
+	floats  []float32
+	rows    []agent.RawAction
+	copies  []int
+	bytes   []byte
 }
 
 // actionShape is what an agent's raw actions look like on the wire.
@@ -349,7 +351,7 @@ func (s *servedAgent) decodeObs(field string, t *pb.Tensor, scratch *[]float32, 
 // next request), after it passes the request's feedback on. A request with feedback
 // and no observation is not answered: act returns false.
 func (s *servedAgent) act(ctx context.Context, w *worker, req *pb.ActRequest, resp *pb.ActResponse, owned bool) (bool, error) {
-	if err := s.feed(ctx, req); err != nil {
+	if err := s.feed(ctx, w, req); err != nil {
 		return false, err
 	}
 	if req.GetObservation() == nil && len(req.GetFeedback()) > 0 {
