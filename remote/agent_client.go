@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -42,9 +43,18 @@ const (
 // ErrDeadline within it, one that dies with ErrUnavailable; WithRetries retries
 // those.
 //
+// When the server says its agent learns (Learns), the client is also a
+// runners.Learner that passes the trials' feedback on: each Outcome goes with the
+// trial's next request, so that the server takes it before that decision, and an
+// episode's end goes at once, with what is still held for the trial. An error the
+// server finds in feedback sent alone comes back from a later call on the same
+// stream, or from Close. A call retried (WithRetries) sends its feedback again, so
+// after a network failure a learner may be told an outcome twice. With a server
+// whose agent does not learn, Learn does nothing and sends nothing.
+//
 // An AgentClient is safe for concurrent use: one client can act for every trial of a
 // campaign. The slices of the actions it returns are new for every call. Close it
-// when done.
+// when done: it sends the feedback it still holds first.
 type AgentClient struct {
 	c      *conn
 	api    pb.AgentServiceClient
@@ -52,13 +62,15 @@ type AgentClient struct {
 	spec   env.Spec
 	act    actionShape
 	obsDim int
+	learns bool // the server's agent takes feedback
 
 	unary atomic.Bool     // the server has no ActStream (or WithUnary)
 	codec grpc.CallOption // Act's and ActStream's messages skip reflection
 
-	mu     sync.Mutex
-	idle   []*actStream
-	closed bool
+	mu      sync.Mutex
+	idle    []*actStream
+	pending map[string][]*pb.Feedback // feedback to send, by trial
+	closed  bool
 }
 
 // DialAgent connects to the agent server at target ("host:port", or
@@ -106,7 +118,120 @@ func DialAgent(ctx context.Context, target string, opts ...DialOption) (*AgentCl
 		return nil, fmt.Errorf("%w: agent server at %s: %w", ErrMismatch, c.addr, err)
 	}
 	a.obsDim = a.spec.ObservationSpace.FlatDim()
+	if a.learns = sp.GetLearns(); a.learns {
+		a.pending = map[string][]*pb.Feedback{}
+	}
 	return a, nil
+}
+
+// Learns reports whether the server's agent learns online, so that Learn passes
+// feedback on.
+func (a *AgentClient) Learns() bool { return a.learns }
+
+// Learn passes a trial's feedback to an agent that learns (see AgentClient); it
+// does nothing when the agent does not. It holds o (copied) until the trial's next
+// request, and sends what it holds for the trial at once at an episode's end.
+func (a *AgentClient) Learn(ctx context.Context, o *runners.Outcome) error {
+	if !a.learns {
+		return nil
+	}
+	fb := feedbackProto(o)
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return fmt.Errorf("%w: agent %s at %s: Learn after Close", ErrConfig, a.agent, a.c.addr)
+	}
+	held := append(a.pending[o.Trial], fb)
+	if o.Kind != runners.OutcomeEpisodeEnd {
+		a.pending[o.Trial] = held
+		a.mu.Unlock()
+		return nil
+	}
+	delete(a.pending, o.Trial)
+	a.mu.Unlock()
+	return a.deliver(ctx, held)
+}
+
+// drain waits, within the call deadline, for the server to end a stream the client
+// has half-closed: once it has, the server has taken every message sent on it. It
+// returns the status the server ended the stream with, unless OK.
+func (a *AgentClient) drain(st *actStream) error {
+	st.timer.Reset(a.c.cfg.timeout)
+	defer st.timer.Stop()
+	for {
+		err := st.stream.RecvMsg(&st.resp)
+		switch {
+		case err == nil:
+			continue // an answer nobody waits for: none is expected
+		case errors.Is(err, io.EOF):
+			return nil
+		case status.Code(err) == codes.Canceled: // by the stall timer
+			return a.c.fail(a.c.base, methodActStream, a.target(), status.Errorf(codes.DeadlineExceeded, "the stream did not end within %v", a.c.cfg.timeout), 1)
+		}
+		return a.c.fail(a.c.base, methodActStream, a.target(), err, 1)
+	}
+}
+
+// held takes the feedback held for a trial.
+func (a *AgentClient) held(trial string) []*pb.Feedback {
+	a.mu.Lock()
+	fbs := a.pending[trial]
+	delete(a.pending, trial)
+	a.mu.Unlock()
+	return fbs
+}
+
+// deliver sends feedback alone: on a stream, which answers nothing, or unary.
+func (a *AgentClient) deliver(ctx context.Context, fbs []*pb.Feedback) error {
+	req := &pb.ActRequest{Agent: a.agent, Feedback: fbs}
+	backoff := a.c.cfg.backoff
+	for attempt := 1; ; attempt++ {
+		method := methodActStream
+		var err error
+		if !a.unary.Load() {
+			err = a.sendStream(ctx, req)
+		}
+		if a.unary.Load() {
+			method = methodAct
+			cctx, cancel := context.WithTimeout(ctx, a.c.cfg.timeout)
+			_, err = a.api.Act(cctx, req, a.codec)
+			cancel()
+		}
+		if err == nil {
+			return nil
+		}
+		err = a.c.fail(ctx, method, a.target(), err, attempt)
+		if !a.c.retry(ctx, err, attempt, &backoff) {
+			return err
+		}
+	}
+}
+
+// sendStream sends req on a stream and expects no answer.
+func (a *AgentClient) sendStream(ctx context.Context, req *pb.ActRequest) error {
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	st, err := a.takeStream(a.c.cfg.timeout)
+	if err != nil {
+		return err
+	}
+	err = st.stream.SendMsg(req)
+	if errors.Is(err, io.EOF) {
+		err = st.stream.RecvMsg(&st.resp) // the stream is broken: its status
+		if err == nil || errors.Is(err, io.EOF) {
+			err = status.Error(codes.Unavailable, "the server closed the stream")
+		}
+	}
+	if !st.timer.Stop() { // the server took nothing in time: the timer cancelled the stream
+		err = status.Errorf(codes.DeadlineExceeded, "not sent within %v", a.c.cfg.timeout.Round(time.Millisecond))
+	}
+	if err != nil {
+		st.discard()
+		return err
+	}
+	a.putStream(st)
+	return nil
 }
 
 func (a *AgentClient) target() string {
@@ -160,6 +285,7 @@ func (a *AgentClient) Interact(ctx context.Context, x *runners.Exchange, obs []f
 var (
 	_ agent.Policy       = (*AgentClient)(nil)
 	_ runners.Interactor = (*AgentClient)(nil)
+	_ runners.Learner    = (*AgentClient)(nil)
 	_ vector.BatchPolicy = (*AgentClient)(nil)
 )
 
@@ -181,13 +307,17 @@ func (a *AgentClient) do(ctx context.Context, actx *pb.ActContext, obs []float32
 	if a.spec.MaskLen == 0 {
 		mask = nil
 	}
+	var fbs []*pb.Feedback
+	if a.learns {
+		fbs = a.held(actx.GetTrial())
+	}
 	backoff := a.c.cfg.backoff
 	for attempt := 1; ; attempt++ {
 		var raw agent.RawAction
 		var err error
 		method := methodActStream
 		if !a.unary.Load() {
-			raw, err = a.actStream(ctx, actx, obs, mask)
+			raw, err = a.actStream(ctx, actx, fbs, obs, mask)
 			if status.Code(err) == codes.Unimplemented {
 				a.c.cfg.logger.Info("remote: the agent server has no ActStream; using Act", "addr", a.c.addr)
 				a.unary.Store(true)
@@ -195,7 +325,7 @@ func (a *AgentClient) do(ctx context.Context, actx *pb.ActContext, obs []float32
 		}
 		if a.unary.Load() {
 			method = methodAct
-			raw, err = a.actUnary(ctx, actx, obs, mask)
+			raw, err = a.actUnary(ctx, actx, fbs, obs, mask)
 		}
 		if err == nil {
 			return raw, nil
@@ -210,9 +340,10 @@ func (a *AgentClient) do(ctx context.Context, actx *pb.ActContext, obs []float32
 	}
 }
 
-func (a *AgentClient) request(req *pb.ActRequest, actx *pb.ActContext, obs []float32, mask []bool, obsT, maskT *pb.Tensor, buf *[]byte) {
+func (a *AgentClient) request(req *pb.ActRequest, actx *pb.ActContext, fbs []*pb.Feedback, obs []float32, mask []bool, obsT, maskT *pb.Tensor, buf *[]byte) {
 	req.Agent = a.agent
 	req.Context = actx
+	req.Feedback = fbs
 	req.Observation = setTensor(obsT, pb.DType_DTYPE_FLOAT32, float32Bytes(obs, *buf), int64(len(obs)))
 	if mask != nil {
 		req.Mask = setTensor(maskT, pb.DType_DTYPE_BOOL, boolBytes(mask), int64(len(mask)))
@@ -231,11 +362,11 @@ func (a *AgentClient) decodeAction(method string, t *pb.Tensor) (agent.RawAction
 	return raw, nil
 }
 
-func (a *AgentClient) actUnary(ctx context.Context, actx *pb.ActContext, obs []float32, mask []bool) (agent.RawAction, error) {
+func (a *AgentClient) actUnary(ctx context.Context, actx *pb.ActContext, fbs []*pb.Feedback, obs []float32, mask []bool) (agent.RawAction, error) {
 	var req pb.ActRequest
 	var obsT, maskT pb.Tensor
 	var buf []byte
-	a.request(&req, actx, obs, mask, &obsT, &maskT, &buf)
+	a.request(&req, actx, fbs, obs, mask, &obsT, &maskT, &buf)
 	cctx, cancel := context.WithTimeout(ctx, a.c.cfg.timeout)
 	defer cancel()
 	resp, err := a.api.Act(cctx, &req, a.codec)
@@ -315,7 +446,7 @@ func (st *actStream) discard() {
 	st.cancel(nil)
 }
 
-func (a *AgentClient) actStream(ctx context.Context, actx *pb.ActContext, obs []float32, mask []bool) (agent.RawAction, error) {
+func (a *AgentClient) actStream(ctx context.Context, actx *pb.ActContext, fbs []*pb.Feedback, obs []float32, mask []bool) (agent.RawAction, error) {
 	if err := ctx.Err(); err != nil {
 		return agent.RawAction{}, status.FromContextError(err).Err()
 	}
@@ -328,7 +459,7 @@ func (a *AgentClient) actStream(ctx context.Context, actx *pb.ActContext, obs []
 		return agent.RawAction{}, err
 	}
 	st.seq++
-	a.request(&st.req, actx, obs, mask, &st.obsT, &st.maskT, &st.buf)
+	a.request(&st.req, actx, fbs, obs, mask, &st.obsT, &st.maskT, &st.buf)
 	st.req.Seq = st.seq
 	var callerDone atomic.Bool
 	stop := func() bool { return true }
@@ -346,7 +477,7 @@ func (a *AgentClient) actStream(ctx context.Context, actx *pb.ActContext, obs []
 		err = st.stream.RecvMsg(&st.resp)
 	}
 	timerOK, stopOK := st.timer.Stop(), stop()
-	st.req.Context = nil
+	st.req.Context, st.req.Feedback = nil, nil
 	if err != nil || !timerOK || !stopOK {
 		st.discard()
 		switch {
@@ -443,9 +574,20 @@ func (a *AgentClient) decodeRows(t *pb.Tensor, actions []agent.RawAction) error 
 	return nil
 }
 
-// Close closes the streams and the connection; calls in flight fail. It returns nil
-// when called again.
+// Close sends the feedback it still holds (of trials whose last episode was cut
+// short, or rewards that came after an episode's end), then closes the streams and
+// the connection; calls in flight fail. It returns nil when called again.
 func (a *AgentClient) Close() error {
+	var err error
+	if a.learns {
+		a.mu.Lock()
+		pending := a.pending
+		a.pending = map[string][]*pb.Feedback{}
+		a.mu.Unlock()
+		for _, trial := range slices.Sorted(maps.Keys(pending)) {
+			err = errors.Join(err, a.deliver(a.c.base, pending[trial]))
+		}
+	}
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
@@ -457,7 +599,10 @@ func (a *AgentClient) Close() error {
 	a.mu.Unlock()
 	for _, st := range idle {
 		_ = st.stream.CloseSend()
+		if a.learns {
+			err = errors.Join(err, a.drain(st))
+		}
 		st.discard()
 	}
-	return a.c.close()
+	return errors.Join(err, a.c.close())
 }

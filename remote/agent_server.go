@@ -17,6 +17,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
+	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,6 +35,14 @@ import (
 //
 // A policy that implements vector.BatchPolicy answers each ActBatch call in one
 // ActBatch call of its own; other policies are called once per row.
+//
+// A shared Policy that implements runners.Learner learns from the trials it acts in:
+// its spec tells clients so (AgentSpec.learns), and the server passes it the
+// feedback of every trial and client (Learn), each request's feedback in order before
+// its action, serialised with Act unless Concurrent. An Outcome's Agent is the served
+// agent's name, and feedback of different streams may interleave: a Learner keeps
+// what it remembers per trial, episode and agent id. Policies built by New are not
+// told feedback (one per stream, none would see a whole trial).
 type Agent struct {
 	// Spec names the agent and gives its spaces and mask length: what callers send
 	// and receive is checked against it.
@@ -49,6 +58,7 @@ type Agent struct {
 // servedAgent is an Agent checked and ready to serve.
 type servedAgent struct {
 	Agent
+	learner runners.Learner // Policy's, or nil
 	proto   *pb.AgentSpec
 	obsDim  int
 	obsBox  *spaces.Box // the observation space when it is a Box, for the bounds check
@@ -65,11 +75,13 @@ type worker struct {
 	policy agent.Policy
 	batch  vector.BatchPolicy // policy's, or nil
 	obs    []float32
-	ints   []int64
-	floats []float32
-	rows   []agent.RawAction
-	copies []int
-	bytes  []byte
+	// sources holds the reward sources of an Outcome told to a Learner.
+	sources []runners.RewardSource
+	ints    []int64
+	floats  []float32
+	rows    []agent.RawAction
+	copies  []int
+	bytes   []byte
 }
 
 // actionShape is what an agent's raw actions look like on the wire.
@@ -213,6 +225,9 @@ func newServedAgent(a Agent) (*servedAgent, error) {
 		return nil, fmt.Errorf("%w: agent %s: mask length %d does not fit the action space %v", ErrConfig, name, a.Spec.MaskLen, a.Spec.ActionSpace)
 	}
 	s := &servedAgent{Agent: a, proto: proto, obsDim: a.Spec.ObservationSpace.FlatDim(), action: act}
+	if s.learner, _ = a.Policy.(runners.Learner); s.learner != nil {
+		proto.Learns = true
+	}
 	s.obsBox, _ = a.Spec.ObservationSpace.(*spaces.Box)
 	s.obsAcc = [][]int64{{int64(s.obsDim)}}
 	s.maskAcc = [][]int64{{int64(a.Spec.MaskLen)}}
@@ -333,8 +348,20 @@ func (s *servedAgent) decodeObs(field string, t *pb.Tensor, scratch *[]float32, 
 
 // act answers one request with w, writing the action into resp (owned: the
 // response's bytes may reuse w's buffers, as on a stream, which marshals before the
-// next request).
-func (s *servedAgent) act(ctx context.Context, w *worker, req *pb.ActRequest, resp *pb.ActResponse, owned bool) error {
+// next request), after it passes the request's feedback on. A request with feedback
+// and no observation is not answered: act returns false.
+func (s *servedAgent) act(ctx context.Context, w *worker, req *pb.ActRequest, resp *pb.ActResponse, owned bool) (bool, error) {
+	if err := s.feed(ctx, w, req); err != nil {
+		return false, err
+	}
+	if req.GetObservation() == nil && len(req.GetFeedback()) > 0 {
+		return false, nil
+	}
+	return true, s.answer(ctx, w, req, resp, owned)
+}
+
+// answer acts on the observation of req.
+func (s *servedAgent) answer(ctx context.Context, w *worker, req *pb.ActRequest, resp *pb.ActResponse, owned bool) error {
 	obs, fe := s.decodeObs("observation", req.GetObservation(), &w.obs, s.obsAcc...)
 	if fe != nil {
 		return invalid(fe)
@@ -496,10 +523,10 @@ func (a *agentService) Act(ctx context.Context, req *pb.ActRequest) (*pb.ActResp
 	}
 	defer sa.put(w)
 	resp := &pb.ActResponse{}
-	if err := sa.act(ctx, w, req, resp, false); err != nil {
+	if _, err := sa.act(ctx, w, req, resp, false); err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return resp, nil // empty for a request with only feedback
 }
 
 // ActStream answers requests on a stream. The requests are read and answered by a
@@ -565,7 +592,8 @@ func (a *agentService) serveStream(stream grpc.BidiStreamingServer[pb.ActRequest
 				}
 				cur = sa
 			}
-			if err := sa.act(ctx, w, &req, &resp, true); err != nil {
+			answered, err := sa.act(ctx, w, &req, &resp, true)
+			if err != nil || !answered {
 				return err
 			}
 			return stream.SendMsg(&resp)

@@ -21,6 +21,9 @@ import (
 // the agent client hands out actions that alias it. Every other message goes to
 // gRPC's own codec.
 //
+// An ActRequest's feedback (for an agent that learns) is written and read the same
+// way (codec_feedback.go), into new messages for each request.
+//
 // Unknown fields are skipped, as proto3 allows a reader to; invalid UTF-8 in a
 // string field and malformed wire data are errors, as with package proto.
 //
@@ -110,6 +113,7 @@ func (c actCodec) Unmarshal(data mem.BufferSlice, v any) error {
 const (
 	fTensorDType, fTensorShape, fTensorData                    = 1, 2, 3
 	fReqAgent, fReqObservation, fReqMask, fReqContext, fReqSeq = 1, 2, 3, 4, 5
+	fReqFeedback                                               = 6
 	fCtxTrial, fCtxEpisode, fCtxTick, fCtxAgentID              = 1, 2, 3, 4
 	fRespAction, fRespSeq                                      = 1, 2
 	fBatchAgent, fBatchObservations, fBatchMasks               = 1, 2, 3
@@ -207,6 +211,9 @@ func sizeActRequest(m *pb.ActRequest) int {
 	if m.Context != nil {
 		n += sizeMessage(fReqContext, sizeContextBody(m.Context))
 	}
+	for _, fb := range m.Feedback {
+		n += sizeMessage(fReqFeedback, sizeFeedbackBody(fb))
+	}
 	return n
 }
 
@@ -233,7 +240,13 @@ func appendActRequest(b []byte, m *pb.ActRequest) ([]byte, error) {
 			return b, err
 		}
 	}
-	return appendVarint(b, fReqSeq, m.Seq), nil
+	b = appendVarint(b, fReqSeq, m.Seq)
+	for _, fb := range m.Feedback {
+		if b, err = appendFeedback(b, fReqFeedback, fb); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 func sizeActResponse(m *pb.ActResponse) int {
@@ -256,8 +269,9 @@ func wireError(n int) error {
 	return fmt.Errorf("remote: codec: malformed message: %w", protowire.ParseError(n))
 }
 
-// fields calls f with each field of b: its number, wire type and, for the varint
-// and bytes types, its value (v or data); fields of other types are skipped.
+// fields calls f with each field of b: its number, wire type and, for the varint,
+// fixed64 and bytes types, its value (v or data); fields of other types are
+// skipped.
 func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64, data []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -273,6 +287,8 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 		switch typ {
 		case protowire.VarintType:
 			v, n = protowire.ConsumeVarint(b)
+		case protowire.Fixed64Type:
+			v, n = protowire.ConsumeFixed64(b)
 		case protowire.BytesType:
 			data, n = protowire.ConsumeBytes(b)
 		default:
@@ -282,7 +298,7 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 			return wireError(n)
 		}
 		b = b[n:]
-		if typ != protowire.VarintType && typ != protowire.BytesType {
+		if typ != protowire.VarintType && typ != protowire.Fixed64Type && typ != protowire.BytesType {
 			continue
 		}
 		if err := f(num, typ, v, data); err != nil {
@@ -400,6 +416,10 @@ func unmarshalActRequest(b []byte, m *pb.ActRequest) error {
 			return unmarshalContext(data, m.Context, prevTrial, prevAgentID)
 		case num == fReqSeq && typ == protowire.VarintType:
 			m.Seq = v
+		case num == fReqFeedback && typ == protowire.BytesType:
+			fb := &pb.Feedback{}
+			m.Feedback = append(m.Feedback, fb)
+			return unmarshalFeedback(data, fb)
 		}
 		return nil
 	})

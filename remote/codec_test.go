@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"math"
 	"testing"
 
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
@@ -23,6 +24,21 @@ func actMessages() []proto.Message {
 			Context: &pb.ActContext{Trial: "maze-1", Episode: 2, Tick: -3, AgentId: "motion_3"}},
 		&pb.ActRequest{Observation: &pb.Tensor{}, Mask: &pb.Tensor{Shape: []int64{0, 1 << 33}}, Context: &pb.ActContext{}},
 		&pb.ActRequest{Agent: "é", Observation: &pb.Tensor{Dtype: pb.DType(-1), Shape: []int64{-1}}},
+		&pb.ActRequest{Agent: "motion", Observation: obs, Seq: 3, Context: &pb.ActContext{Trial: "maze-1", AgentId: "motion_0"},
+			Feedback: []*pb.Feedback{
+				{Trial: "maze-1", Episode: 1, Tick: 4, AgentId: "motion_0", Kind: &pb.Feedback_Step{Step: &pb.StepFeedback{Reward: 1.5,
+					Sources: []*pb.RewardSource{{Source: "env", Value: 1}, {Source: "teacher", Value: 0.5}}, Terminated: true, Last: true, SpanTicks: 2, Observation: obs}}},
+				{Trial: "maze-1", Episode: 1, Tick: 2, AgentId: "motion_0", Kind: &pb.Feedback_Retro{Retro: &pb.RetroFeedback{Reward: -1, Source: "teacher", ArrivedTick: 4}}},
+			}},
+		&pb.ActRequest{Agent: "motion", Feedback: []*pb.Feedback{{Trial: "maze-1", Tick: 9, Kind: &pb.Feedback_EpisodeEnd{EpisodeEnd: &pb.EpisodeEndFeedback{Truncated: true}}}}},
+		&pb.ActRequest{Feedback: []*pb.Feedback{
+			{Kind: &pb.Feedback_EpisodeEnd{EpisodeEnd: &pb.EpisodeEndFeedback{}}},
+			{Kind: &pb.Feedback_Step{Step: &pb.StepFeedback{}}},
+			{Episode: -1, Tick: -2, Kind: &pb.Feedback_Retro{Retro: &pb.RetroFeedback{Reward: math.Copysign(0, -1), RewardedEpisode: -3, ArrivedTick: 1 << 40}}},
+			{Kind: &pb.Feedback_Step{Step: &pb.StepFeedback{Reward: math.Inf(-1), Sources: []*pb.RewardSource{{}, {Source: "é", Value: -2}},
+				Truncated: true, Start: true, SpanTicks: -1, Mask: &pb.Tensor{Dtype: pb.DType_DTYPE_BOOL, Shape: []int64{2}, Data: []byte{1, 0}}}}},
+			{},
+		}},
 		&pb.ActResponse{},
 		&pb.ActResponse{Action: &pb.Tensor{Dtype: pb.DType_DTYPE_INT64, Data: []byte{3, 0, 0, 0, 0, 0, 0, 0}}, Seq: 9},
 		&pb.ActResponse{Action: &pb.Tensor{Dtype: pb.DType_DTYPE_FLOAT32, Shape: []int64{2}, Data: f32le(0.5, 1)}},
@@ -147,7 +163,13 @@ func FuzzActCodec(f *testing.F) {
 func dropUnknown(m protoreflect.Message) {
 	m.SetUnknown(nil)
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Message() != nil && !fd.IsList() && !fd.IsMap() {
+		switch {
+		case fd.Message() == nil || fd.IsMap():
+		case fd.IsList():
+			for i := range v.List().Len() {
+				dropUnknown(v.List().Get(i).Message())
+			}
+		default:
 			dropUnknown(v.Message())
 		}
 		return true
@@ -162,8 +184,17 @@ func TestActCodecKnowsEveryField(t *testing.T) {
 		want map[string]protowire.Number
 	}{
 		{&pb.Tensor{}, map[string]protowire.Number{"dtype": fTensorDType, "shape": fTensorShape, "data": fTensorData}},
-		{&pb.ActRequest{}, map[string]protowire.Number{"agent": fReqAgent, "observation": fReqObservation, "mask": fReqMask, "context": fReqContext, "seq": fReqSeq}},
+		{&pb.ActRequest{}, map[string]protowire.Number{"agent": fReqAgent, "observation": fReqObservation, "mask": fReqMask, "context": fReqContext, "seq": fReqSeq, "feedback": fReqFeedback}},
 		{&pb.ActContext{}, map[string]protowire.Number{"trial": fCtxTrial, "episode": fCtxEpisode, "tick": fCtxTick, "agent_id": fCtxAgentID}},
+		{&pb.Feedback{}, map[string]protowire.Number{"trial": fFbTrial, "episode": fFbEpisode, "tick": fFbTick, "agent_id": fFbAgentID,
+			"step": fFbStep, "retro": fFbRetro, "episode_end": fFbEpisodeEnd}},
+		{&pb.StepFeedback{}, map[string]protowire.Number{"reward": fStepReward, "sources": fStepSources, "terminated": fStepTerminated,
+			"truncated": fStepTruncated, "start": fStepStart, "last": fStepLast, "span_ticks": fStepSpanTicks,
+			"observation": fStepObservation, "mask": fStepMask}},
+		{&pb.RewardSource{}, map[string]protowire.Number{"source": fSrcSource, "value": fSrcValue}},
+		{&pb.RetroFeedback{}, map[string]protowire.Number{"reward": fRetroReward, "source": fRetroSource,
+			"rewarded_episode": fRetroRewardedEpisode, "arrived_tick": fRetroArrivedTick}},
+		{&pb.EpisodeEndFeedback{}, map[string]protowire.Number{"truncated": fEndTruncated}},
 		{&pb.ActResponse{}, map[string]protowire.Number{"action": fRespAction, "seq": fRespSeq}},
 		{&pb.ActBatchRequest{}, map[string]protowire.Number{"agent": fBatchAgent, "observations": fBatchObservations, "masks": fBatchMasks}},
 	} {

@@ -88,6 +88,20 @@
 // unavailable servers and stalls, with exponential backoff. *CallError carries the
 // gRPC status (status.FromError reads it) and, for INVALID_ARGUMENT, the field.
 //
+// # Agents that learn
+//
+// A served agent learns from the trials it plays in when its Policy implements
+// runners.Learner: its spec says so (AgentSpec.learns), and an AgentClient dialled
+// to it is a runners.Learner that passes every Outcome on, as a Feedback message
+// (step outcomes with the next observation, retro rewards with the episode and tick
+// they address, episode ends) naming the trial and agent id. Feedback rides with the
+// trial's next request, which the server answers only after the learner has taken
+// it, so within an episode a learner sees the outcome of a decision before the
+// trial's next decision; an episode's end goes at once, alone, and gets no answer;
+// AgentClient.Close waits until the server has taken all of it. A client of an agent
+// that does not learn sends nothing more than its decisions. Python's
+// baton.remote.serve_learner serves a learner written in Python the same way.
+//
 // Targets are "host:port" (or any gRPC target), "grpc://host:port/NAME" for
 // plaintext and "grpcs://host:port/NAME" for TLS, NAME naming the served agent.
 //
@@ -95,6 +109,7 @@
 //
 // Server, AgentClient, EnvClient and TrialClient are safe for concurrent use; an
 // *Env is not, as no environment is. A served Agent's Policy is called one call at
-// a time unless Agent.Concurrent says it is safe for concurrent use; Agent.New
-// gives each stream, and each call in flight, a policy of its own instead.
+// a time unless Agent.Concurrent says it is safe for concurrent use, and so is its
+// Learn, with the feedback of every trial and client; Agent.New gives each stream,
+// and each call in flight, a policy of its own instead.
 package remote

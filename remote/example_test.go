@@ -176,3 +176,68 @@ func ExampleEnvClient_MakeBatch() {
 	// Output:
 	// 64 copies of cartpole observing 4 floats; episodes ended: true
 }
+
+// goalCounter plays a policy and learns, in its way: it counts the rewards and
+// episodes the trials tell it of. Served, it is told them over the network.
+type goalCounter struct {
+	agent.Policy
+	reward   float64
+	episodes int
+}
+
+func (g *goalCounter) Learn(_ context.Context, o *runners.Outcome) error {
+	switch o.Kind {
+	case runners.OutcomeStep:
+		g.reward += o.Reward
+	case runners.OutcomeEpisodeEnd:
+		g.episodes++
+	}
+	return nil
+}
+
+// A served policy that is a runners.Learner learns from every trial that plays it:
+// the client sees that it learns and passes the trials' feedback on.
+func ExampleAgent_learner() {
+	ctx, stop := context.WithCancel(context.Background())
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		panic(err)
+	}
+	oracle, err := remote.RegisteredAgent(reg, "maze", nil, maze.StrategyName, "oracle", 1)
+	if err != nil {
+		panic(err)
+	}
+	p, err := oracle.New() // the registry's policy, built once
+	if err != nil {
+		panic(err)
+	}
+	learner := &goalCounter{Policy: p}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.ServeAgent(ctx, lis, []remote.Agent{{Spec: oracle.Spec, Policy: learner}}) }()
+
+	client, err := remote.DialAgent(ctx, lis.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("learns:", client.Learns())
+	c, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1, Episodes: 2, Actors: map[string]runners.Actor{
+		maze.StrategyName: runners.Value(client), maze.MotionName: runners.Named("forward"),
+	}}, runners.WithTrials(5))
+	if err != nil {
+		panic(err)
+	}
+	s, err := c.Run(ctx)
+	fmt.Println("successes:", s.Successes, err)
+	client.Close() // once it returns, the server has taken every message
+	stop()
+	<-done
+	fmt.Printf("told %d episodes, %.0f reward\n", learner.episodes, learner.reward)
+	// Output:
+	// learns: true
+	// successes: 10 <nil>
+	// told 10 episodes, 10 reward
+}

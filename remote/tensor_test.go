@@ -154,7 +154,7 @@ func FuzzActRequest(f *testing.F) {
 		require.NoError(t, err)
 		defer sa.put(w)
 		var resp pb.ActResponse
-		if err := sa.act(t.Context(), w, &req, &resp, false); err != nil {
+		if answered, err := sa.act(t.Context(), w, &req, &resp, false); err != nil || !answered {
 			return
 		}
 		raw, fe := sa.action.decode("action", resp.GetAction(), nil, nil)

@@ -4,8 +4,9 @@
 The policy is a Python function of the strategy's flat observation (the map, the
 position and the four direction-mask entries) and its action mask: "oracle" walks a
 shortest path to the goal (breadth-first search over the map in the observation),
-"random" picks a walkable direction at random. Any model trained in Python (the one of
-train_strategy.py, say) serves the same way: replace the function.
+"random" picks a walkable direction at random, "model" plays the model train_strategy.py
+saved (--model strategy_bc.pt: behaviour cloned from a log). Any model trained in Python
+serves the same way: replace the function.
 
     baton envs maze --json > /tmp/maze.json          # the agents' spaces
     scripts/python examples/python/serve_policy.py \\
@@ -98,6 +99,33 @@ def oracle(spec: remote.AgentSpec):
     return act
 
 
+def cloned(spec: remote.AgentSpec, path: str):
+    """The policy train_strategy.py saved at path (behaviour cloning from a log): the
+    allowed direction of highest logit. The model must fit the agent's spaces."""
+    import torch
+
+    from train_strategy import Policy  # examples/python, next to this script
+
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    if saved["observation_dim"] != spec.observation.flat_dim or saved["n_actions"] != spec.action.n:
+        raise ValueError(
+            f"{path}: a model of {saved['observation_dim']} observation values and {saved['n_actions']} actions; "
+            f"agent {spec.name} has {spec.observation.flat_dim} and {spec.action.n}"
+        )
+    policy = Policy(torch, saved["observation_dim"], saved["n_actions"], saved["hidden"])
+    policy.net.load_state_dict(saved["state_dict"])
+    policy.net.eval()
+    start = int(saved["action_start"])
+
+    def act(obs: np.ndarray, mask):
+        with torch.no_grad():
+            m = None if mask is None else torch.as_tensor(mask, dtype=torch.bool)[None]
+            z = policy.logits(torch.as_tensor(obs, dtype=torch.float32)[None], m)
+        return int(z.argmax(dim=1)[0]) + start
+
+    return act
+
+
 def random_policy(spec: remote.AgentSpec, seed: int):
     """Uniform over the directions the mask allows, from a seeded generator."""
     rng = np.random.default_rng(seed)
@@ -135,7 +163,9 @@ def parse_args(argv=None):
     p.add_argument("--env-config", default=None, help="its JSON configuration, with --env-server")
     p.add_argument("--env-key", default=None, help="the API key of --env-server")
     p.add_argument("--agent", default="strategy", help="the agent to serve (default strategy)")
-    p.add_argument("--policy", choices=("oracle", "random"), default="oracle")
+    p.add_argument("--policy", choices=("oracle", "random", "model"), default="oracle",
+                   help="oracle (default), random, or model: the model train_strategy.py saved (--model)")
+    p.add_argument("--model", help="with --policy model: the file train_strategy.py saved (strategy_bc.pt)")
     p.add_argument("--seed", type=int, default=1, help="the seed of the random policy")
     p.add_argument("--key-file", help="API keys (NAME=KEY lines, or a bare default KEY), as baton's --key-file")
     p.add_argument(
@@ -151,8 +181,15 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if bool(args.tls_cert) != bool(args.tls_key):
         sys.exit("serve_policy.py: --tls-cert and --tls-key go together")
+    if (args.policy == "model") != bool(args.model):
+        sys.exit("serve_policy.py: --policy model and --model PATH go together")
     spec = agent_spec(args)
-    fn = oracle(spec) if args.policy == "oracle" else random_policy(spec, args.seed)
+    if args.policy == "model":
+        fn = cloned(spec, args.model)
+    elif args.policy == "oracle":
+        fn = oracle(spec)
+    else:
+        fn = random_policy(spec, args.seed)
     keys = remote.Keys.read(args.key_file) if args.key_file else None
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
 

@@ -25,6 +25,14 @@ Policies (AgentService, for ``baton run ENV --policy AGENT=grpc://HOST:PORT``):
     server = serve_policy(fn, spaces, "127.0.0.1:50052", name="strategy", key=KEY)
     server.wait()    # until server.stop(), from a signal handler say
 
+Learners (an agent trained online while Go trials play it):
+
+    server = serve_learner(learner, spaces, "127.0.0.1:50052", name="strategy")
+
+``learner`` has ``act(obs, mask, context)`` and ``learn(outcome)``, told every
+Outcome (step rewards and next observations, retroactive rewards, episode ends) of
+the trials it acts in.
+
 ``fn`` takes the agent's flat float32 observation (and its bool action mask) as numpy
 arrays and returns the raw action; ``spaces`` are the agent's spaces, from
 ``RemoteMultiAgentEnv.spec``, an agent of ``baton envs ENV --json``, or
@@ -64,14 +72,18 @@ from .errors import (
     Unavailable,
 )
 from .keys import MIN_KEY_LEN, Keys, new_key
+from .learner import EPISODE_END, RETRO, STEP, LearnerPolicy, Outcome
 from .policy import ActContext, Policy
-from .server import DEFAULT_ADDR, PolicyServer, serve_policies, serve_policy
+from .server import DEFAULT_ADDR, PolicyServer, serve_learner, serve_policies, serve_policy
 from .specs import AgentSpec, agent_spec
 
 __all__ = [
     "DEFAULT_ADDR",
     "DEFAULT_TIMEOUT",
+    "EPISODE_END",
     "MIN_KEY_LEN",
+    "RETRO",
+    "STEP",
     "ActContext",
     "AgentSpec",
     "Clock",
@@ -81,8 +93,10 @@ __all__ = [
     "FieldError",
     "InvalidArgument",
     "Keys",
+    "LearnerPolicy",
     "Mismatch",
     "NotFound",
+    "Outcome",
     "PermissionDenied",
     "Policy",
     "PolicyServer",
@@ -100,6 +114,7 @@ __all__ = [
     "list_envs",
     "new_key",
     "parse_target",
+    "serve_learner",
     "serve_policies",
     "serve_policy",
 ]

@@ -38,9 +38,10 @@ from . import actions as A
 from . import tensors as T
 from .errors import ConfigError, FieldError, abort, abort_field
 from .keys import Grant, Keys, as_keys, presented_key
+from .learner import EPISODE_END, RETRO, STEP, LearnerPolicy, Outcome
 from .policy import ActContext, Policy
 
-__all__ = ["DEFAULT_ADDR", "PolicyServer", "serve_policies", "serve_policy"]
+__all__ = ["DEFAULT_ADDR", "PolicyServer", "serve_learner", "serve_policies", "serve_policy"]
 
 #: Where a server listens unless told otherwise: loopback, a port the OS picks.
 DEFAULT_ADDR = "127.0.0.1:0"
@@ -54,6 +55,8 @@ class _Served:
         self.policy = policy
         self.spec = policy.spec
         self.proto = policy.spec.to_proto()
+        self.learns = isinstance(policy, LearnerPolicy)
+        self.proto.learns = self.learns
         self.obs_dim = policy.spec.observation.flat_dim
         self.mask_len = policy.spec.mask_len
         self.logger = logger
@@ -80,7 +83,80 @@ class _Served:
         self.logger.error("baton.remote: agent %s: the policy failed", self.spec.name, exc_info=e)
         abort(context, grpc.StatusCode.UNKNOWN, f"agent {self.spec.name}: the policy failed: {type(e).__name__}: {e}")
 
-    def act(self, req: pb.ActRequest, context: grpc.ServicerContext) -> pb.ActResponse:
+    def outcome(self, where: str, fb: pb.Feedback) -> Outcome:
+        """The Outcome of a Feedback message (``where`` names it); raises FieldError."""
+        if fb.episode < 0 or fb.tick < 0:
+            raise FieldError(where, f"episode {fb.episode}, tick {fb.tick}: want >= 0")
+        common = dict(
+            trial=fb.trial, episode=int(fb.episode), tick=int(fb.tick), agent=self.spec.name, agent_id=fb.agent_id
+        )
+        kind = fb.WhichOneof("kind")
+        if kind == "step":
+            st = fb.step
+            if not fb.agent_id:
+                raise FieldError(f"{where}.agent_id", "empty: a step is about an agent id")
+            if st.span_ticks < 0:
+                raise FieldError(f"{where}.step.span_ticks", f"{st.span_ticks}: want >= 0")
+            f = f"{where}.step.observation"
+            obs = T.decode(f, st.observation if st.HasField("observation") else None, T.FLOAT32, [(self.obs_dim,)])
+            self.check_obs(f + ".data", obs)
+            mask = None
+            if st.HasField("mask"):
+                if self.mask_len == 0:
+                    raise FieldError(
+                        f"{where}.step.mask", f"agent {self.spec.name} has no action mask; leave the field out"
+                    )
+                mask = T.decode(f"{where}.step.mask", st.mask, T.BOOL, [(self.mask_len,)])
+            return Outcome(
+                STEP, **common, reward=st.reward, sources=tuple((s.source, s.value) for s in st.sources),
+                terminated=st.terminated, truncated=st.truncated, start=st.start, last=st.last,
+                span_ticks=int(st.span_ticks), obs=obs, mask=mask,
+            )
+        if kind == "retro":
+            r = fb.retro
+            if not fb.agent_id:
+                raise FieldError(f"{where}.agent_id", "empty: a retro reward is about an agent id")
+            if r.rewarded_episode < 0 or r.arrived_tick < 0:
+                raise FieldError(
+                    f"{where}.retro",
+                    f"rewarded episode {r.rewarded_episode}, arrived tick {r.arrived_tick}: want >= 0",
+                )
+            return Outcome(
+                RETRO, **common, reward=r.reward, sources=((r.source, r.reward),),
+                rewarded_episode=int(r.rewarded_episode), arrived_tick=int(r.arrived_tick),
+            )
+        if kind == "episode_end":
+            return Outcome(EPISODE_END, **common, truncated=fb.episode_end.truncated)
+        raise FieldError(where, "no kind: set one of step, retro and episode_end")
+
+    def feed(self, req: pb.ActRequest, context: grpc.ServicerContext) -> None:
+        """Passes the request's feedback to the learner, in order."""
+        if not req.feedback:
+            return
+        if not self.learns:
+            reason = f"agent {self.spec.name} does not learn (its spec says so): send none"
+            abort_field(context, FieldError("feedback", reason))
+        for i, fb in enumerate(req.feedback):
+            try:
+                o = self.outcome(f"feedback[{i}]", fb)
+            except FieldError as fe:
+                abort_field(context, fe)
+            try:
+                self.policy.learn(o)
+            except Exception as e:  # the user's code
+                self.logger.error("baton.remote: agent %s: learning failed", self.spec.name, exc_info=e)
+                abort(
+                    context,
+                    grpc.StatusCode.UNKNOWN,
+                    f"agent {self.spec.name}: learning failed: {type(e).__name__}: {e}",
+                )
+
+    def act(self, req: pb.ActRequest, context: grpc.ServicerContext) -> pb.ActResponse | None:
+        """Takes the request's feedback, then answers its observation; None for a
+        request with only feedback."""
+        self.feed(req, context)
+        if req.feedback and not req.HasField("observation"):
+            return None
         try:
             obs = T.decode(
                 "observation", req.observation if req.HasField("observation") else None, T.FLOAT32, [(self.obs_dim,)]
@@ -207,12 +283,15 @@ class _AgentService(pb_grpc.AgentServiceServicer):
 
     def Act(self, request, context):
         grant = self._authenticate(context)
-        return self._agent(context, grant, request.agent).act(request, context)
+        resp = self._agent(context, grant, request.agent).act(request, context)
+        return pb.ActResponse() if resp is None else resp  # empty for feedback alone
 
     def ActStream(self, request_iterator, context):
         grant = self._authenticate(context)
         for request in request_iterator:
-            yield self._agent(context, grant, request.agent).act(request, context)
+            resp = self._agent(context, grant, request.agent).act(request, context)
+            if resp is not None:  # feedback alone gets no answer
+                yield resp
 
     def ActBatch(self, request, context):
         grant = self._authenticate(context)
@@ -388,3 +467,40 @@ def serve_policy(
                               spaces, "127.0.0.1:50051", name="strategy")
     """
     return serve_policies([Policy(fn, spaces, name=name, batch_fn=batch_fn, concurrent=concurrent)], addr, **options)
+
+
+def serve_learner(
+    learner,
+    spaces,
+    addr: str = DEFAULT_ADDR,
+    *,
+    name: str | None = None,
+    concurrent: bool = False,
+    **options,
+) -> PolicyServer:
+    """Serves a learner as an agent that learns online, and returns the running
+    server: serve_policy's form for a model trained while it plays in Go trials.
+
+    ``learner`` has ``act(obs, mask, context)`` (called as serve_policy calls its
+    function; see Policy for the signatures accepted) and ``learn(outcome)``, which
+    takes each baton.remote.Outcome of the trials it plays in: step outcomes with the
+    reward and next observation, retroactive rewards, episode ends. The agent's spec
+    says it learns, so Go trials (``baton run ENV --policy AGENT=grpc://ADDR``) send
+    it their feedback; other agents get none.
+
+    Several trials and clients stream into one learner at once. Unless ``concurrent``
+    says ``learner`` is safe for concurrent use, act and learn are serialised by one
+    lock. Within an episode a trial's feedback reaches learn before that trial's next
+    act; keep what a decision needs remembered per (trial, episode, agent id). See
+    serve_policy for ``spaces`` and ``name``, serve_policies for ``options`` (key,
+    tls, max_workers, max_message_bytes, logger).
+
+        class Counter:
+            def __init__(self): self.rewards = 0.0
+            def act(self, obs, mask, context): return int(np.flatnonzero(mask)[0])
+            def learn(self, outcome):
+                if outcome.kind == "step": self.rewards += outcome.reward
+
+        server = serve_learner(Counter(), spaces, "127.0.0.1:50051", name="strategy")
+    """
+    return serve_policies([LearnerPolicy(learner, spaces, name=name, concurrent=concurrent)], addr, **options)

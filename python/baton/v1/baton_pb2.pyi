@@ -126,20 +126,22 @@ class TextSpace(_message.Message):
     def __init__(self, min_length: _Optional[int] = ..., max_length: _Optional[int] = ..., charset: _Optional[str] = ...) -> None: ...
 
 class AgentSpec(_message.Message):
-    __slots__ = ("name", "observation_space", "action_space", "mask_len", "observation_space_json", "action_space_json")
+    __slots__ = ("name", "observation_space", "action_space", "mask_len", "observation_space_json", "action_space_json", "learns")
     NAME_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_SPACE_FIELD_NUMBER: _ClassVar[int]
     ACTION_SPACE_FIELD_NUMBER: _ClassVar[int]
     MASK_LEN_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_SPACE_JSON_FIELD_NUMBER: _ClassVar[int]
     ACTION_SPACE_JSON_FIELD_NUMBER: _ClassVar[int]
+    LEARNS_FIELD_NUMBER: _ClassVar[int]
     name: str
     observation_space: Space
     action_space: Space
     mask_len: int
     observation_space_json: str
     action_space_json: str
-    def __init__(self, name: _Optional[str] = ..., observation_space: _Optional[_Union[Space, _Mapping]] = ..., action_space: _Optional[_Union[Space, _Mapping]] = ..., mask_len: _Optional[int] = ..., observation_space_json: _Optional[str] = ..., action_space_json: _Optional[str] = ...) -> None: ...
+    learns: bool
+    def __init__(self, name: _Optional[str] = ..., observation_space: _Optional[_Union[Space, _Mapping]] = ..., action_space: _Optional[_Union[Space, _Mapping]] = ..., mask_len: _Optional[int] = ..., observation_space_json: _Optional[str] = ..., action_space_json: _Optional[str] = ..., learns: _Optional[bool] = ...) -> None: ...
 
 class AgentSpecRequest(_message.Message):
     __slots__ = ("agent",)
@@ -170,18 +172,86 @@ class ActContext(_message.Message):
     def __init__(self, trial: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class ActRequest(_message.Message):
-    __slots__ = ("agent", "observation", "mask", "context", "seq")
+    __slots__ = ("agent", "observation", "mask", "context", "seq", "feedback")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     MASK_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
     agent: str
     observation: Tensor
     mask: Tensor
     context: ActContext
     seq: int
-    def __init__(self, agent: _Optional[str] = ..., observation: _Optional[_Union[Tensor, _Mapping]] = ..., mask: _Optional[_Union[Tensor, _Mapping]] = ..., context: _Optional[_Union[ActContext, _Mapping]] = ..., seq: _Optional[int] = ...) -> None: ...
+    feedback: _containers.RepeatedCompositeFieldContainer[Feedback]
+    def __init__(self, agent: _Optional[str] = ..., observation: _Optional[_Union[Tensor, _Mapping]] = ..., mask: _Optional[_Union[Tensor, _Mapping]] = ..., context: _Optional[_Union[ActContext, _Mapping]] = ..., seq: _Optional[int] = ..., feedback: _Optional[_Iterable[_Union[Feedback, _Mapping]]] = ...) -> None: ...
+
+class Feedback(_message.Message):
+    __slots__ = ("trial", "episode", "tick", "agent_id", "step", "retro", "episode_end")
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
+    EPISODE_FIELD_NUMBER: _ClassVar[int]
+    TICK_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    RETRO_FIELD_NUMBER: _ClassVar[int]
+    EPISODE_END_FIELD_NUMBER: _ClassVar[int]
+    trial: str
+    episode: int
+    tick: int
+    agent_id: str
+    step: StepFeedback
+    retro: RetroFeedback
+    episode_end: EpisodeEndFeedback
+    def __init__(self, trial: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., agent_id: _Optional[str] = ..., step: _Optional[_Union[StepFeedback, _Mapping]] = ..., retro: _Optional[_Union[RetroFeedback, _Mapping]] = ..., episode_end: _Optional[_Union[EpisodeEndFeedback, _Mapping]] = ...) -> None: ...
+
+class RewardSource(_message.Message):
+    __slots__ = ("source", "value")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    source: str
+    value: float
+    def __init__(self, source: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+
+class StepFeedback(_message.Message):
+    __slots__ = ("reward", "sources", "terminated", "truncated", "start", "last", "span_ticks", "observation", "mask")
+    REWARD_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    TERMINATED_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    SPAN_TICKS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    MASK_FIELD_NUMBER: _ClassVar[int]
+    reward: float
+    sources: _containers.RepeatedCompositeFieldContainer[RewardSource]
+    terminated: bool
+    truncated: bool
+    start: bool
+    last: bool
+    span_ticks: int
+    observation: Tensor
+    mask: Tensor
+    def __init__(self, reward: _Optional[float] = ..., sources: _Optional[_Iterable[_Union[RewardSource, _Mapping]]] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., start: _Optional[bool] = ..., last: _Optional[bool] = ..., span_ticks: _Optional[int] = ..., observation: _Optional[_Union[Tensor, _Mapping]] = ..., mask: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
+
+class RetroFeedback(_message.Message):
+    __slots__ = ("reward", "source", "rewarded_episode", "arrived_tick")
+    REWARD_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    REWARDED_EPISODE_FIELD_NUMBER: _ClassVar[int]
+    ARRIVED_TICK_FIELD_NUMBER: _ClassVar[int]
+    reward: float
+    source: str
+    rewarded_episode: int
+    arrived_tick: int
+    def __init__(self, reward: _Optional[float] = ..., source: _Optional[str] = ..., rewarded_episode: _Optional[int] = ..., arrived_tick: _Optional[int] = ...) -> None: ...
+
+class EpisodeEndFeedback(_message.Message):
+    __slots__ = ("truncated",)
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    truncated: bool
+    def __init__(self, truncated: _Optional[bool] = ...) -> None: ...
 
 class ActResponse(_message.Message):
     __slots__ = ("action", "seq")

@@ -40,6 +40,28 @@ class AgentServiceStub:
     INVALID_ARGUMENT naming the field.
 
     In a batch, every tensor gains a leading dimension N, one row per observation.
+
+    Feedback: an agent whose AgentSpec says learns is told what its decisions earned,
+    as a baton trial tells a local policy that learns (runners.Learner). A client sends
+    Feedback messages on ActRequest, each naming the trial and the agent id it is
+    about, so that several trials and clients can feed one served agent:
+
+    - Feedback rides on the next ActRequest of the same trial, and the server takes
+    it, in order, before it acts on that request's observation: within an episode
+    a learner sees the outcome of a decision before the next decision of that
+    trial, whichever stream or call carries it.
+    - Feedback that no decision follows (an episode's last steps and its end) goes
+    alone: an ActRequest with feedback and no observation. On ActStream the server
+    answers it with nothing (it answers only requests with an observation); on Act
+    with an empty ActResponse.
+    - Messages of one stream are taken in the order sent; messages of different
+    streams in any order. A learner keeps what it remembers of a decision per
+    (trial, episode, agent id): an episode's end may reach it after the trial's
+    next episode has begun.
+
+    Feedback to an agent that does not learn, or malformed feedback, fails with
+    INVALID_ARGUMENT naming the field ("feedback[0].step.observation.data: ..."); the
+    learner's own failure with UNKNOWN. On ActStream either ends the stream.
     ---------------------------------------------------------------------------------
 
     """
@@ -92,6 +114,28 @@ class AgentServiceServicer:
     INVALID_ARGUMENT naming the field.
 
     In a batch, every tensor gains a leading dimension N, one row per observation.
+
+    Feedback: an agent whose AgentSpec says learns is told what its decisions earned,
+    as a baton trial tells a local policy that learns (runners.Learner). A client sends
+    Feedback messages on ActRequest, each naming the trial and the agent id it is
+    about, so that several trials and clients can feed one served agent:
+
+    - Feedback rides on the next ActRequest of the same trial, and the server takes
+    it, in order, before it acts on that request's observation: within an episode
+    a learner sees the outcome of a decision before the next decision of that
+    trial, whichever stream or call carries it.
+    - Feedback that no decision follows (an episode's last steps and its end) goes
+    alone: an ActRequest with feedback and no observation. On ActStream the server
+    answers it with nothing (it answers only requests with an observation); on Act
+    with an empty ActResponse.
+    - Messages of one stream are taken in the order sent; messages of different
+    streams in any order. A learner keeps what it remembers of a decision per
+    (trial, episode, agent id): an episode's end may reach it after the trial's
+    next episode has begun.
+
+    Feedback to an agent that does not learn, or malformed feedback, fails with
+    INVALID_ARGUMENT naming the field ("feedback[0].step.observation.data: ..."); the
+    learner's own failure with UNKNOWN. On ActStream either ends the stream.
     ---------------------------------------------------------------------------------
 
     """
@@ -104,7 +148,7 @@ class AgentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Act(self, request, context):
-        """Act chooses the action of one observation.
+        """Act chooses the action of one observation (and takes the request's feedback).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -112,9 +156,10 @@ class AgentServiceServicer:
 
     def ActStream(self, request_iterator, context):
         """ActStream chooses actions on a long-lived stream, for low latency: the server
-        answers each request with one response, in order, before reading the next. One
-        stream serves one caller at a time (a trial's actor, say); a stream may switch
-        agents between requests. An invalid request ends the stream with its status.
+        answers each request that has an observation with one response, in order, before
+        reading the next (a request with only feedback gets none). One stream serves one
+        caller at a time (a trial's actor, say); a stream may switch agents between
+        requests. An invalid request ends the stream with its status.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -186,6 +231,28 @@ class AgentService:
     INVALID_ARGUMENT naming the field.
 
     In a batch, every tensor gains a leading dimension N, one row per observation.
+
+    Feedback: an agent whose AgentSpec says learns is told what its decisions earned,
+    as a baton trial tells a local policy that learns (runners.Learner). A client sends
+    Feedback messages on ActRequest, each naming the trial and the agent id it is
+    about, so that several trials and clients can feed one served agent:
+
+    - Feedback rides on the next ActRequest of the same trial, and the server takes
+    it, in order, before it acts on that request's observation: within an episode
+    a learner sees the outcome of a decision before the next decision of that
+    trial, whichever stream or call carries it.
+    - Feedback that no decision follows (an episode's last steps and its end) goes
+    alone: an ActRequest with feedback and no observation. On ActStream the server
+    answers it with nothing (it answers only requests with an observation); on Act
+    with an empty ActResponse.
+    - Messages of one stream are taken in the order sent; messages of different
+    streams in any order. A learner keeps what it remembers of a decision per
+    (trial, episode, agent id): an episode's end may reach it after the trial's
+    next episode has begun.
+
+    Feedback to an agent that does not learn, or malformed feedback, fails with
+    INVALID_ARGUMENT naming the field ("feedback[0].step.observation.data: ..."); the
+    learner's own failure with UNKNOWN. On ActStream either ends the stream.
     ---------------------------------------------------------------------------------
 
     """

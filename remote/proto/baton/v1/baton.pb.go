@@ -847,8 +847,12 @@ type AgentSpec struct {
 	// form when both are).
 	ObservationSpaceJson string `protobuf:"bytes,5,opt,name=observation_space_json,json=observationSpaceJson,proto3" json:"observation_space_json,omitempty"`
 	ActionSpaceJson      string `protobuf:"bytes,6,opt,name=action_space_json,json=actionSpaceJson,proto3" json:"action_space_json,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The served agent learns online: it takes Feedback on ActRequest (see
+	// AgentService). A client sends feedback only to an agent that says so, so that
+	// trials with agents that do not learn send nothing more than before.
+	Learns        bool `protobuf:"varint,7,opt,name=learns,proto3" json:"learns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentSpec) Reset() {
@@ -921,6 +925,13 @@ func (x *AgentSpec) GetActionSpaceJson() string {
 		return x.ActionSpaceJson
 	}
 	return ""
+}
+
+func (x *AgentSpec) GetLearns() bool {
+	if x != nil {
+		return x.Learns
+	}
+	return false
 }
 
 type AgentSpecRequest struct {
@@ -1133,7 +1144,11 @@ type ActRequest struct {
 	// Optional context.
 	Context *ActContext `protobuf:"bytes,4,opt,name=context,proto3" json:"context,omitempty"`
 	// An id the response repeats, to match answers to requests on a stream; any value.
-	Seq           uint64 `protobuf:"varint,5,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq uint64 `protobuf:"varint,5,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Outcomes of earlier decisions, for an agent that learns (see AgentService), in
+	// the order they happened; the server takes them before it acts. With feedback,
+	// observation may be left out: the request then only carries feedback.
+	Feedback      []*Feedback `protobuf:"bytes,6,rep,name=feedback,proto3" json:"feedback,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1203,6 +1218,444 @@ func (x *ActRequest) GetSeq() uint64 {
 	return 0
 }
 
+func (x *ActRequest) GetFeedback() []*Feedback {
+	if x != nil {
+		return x.Feedback
+	}
+	return nil
+}
+
+// Feedback tells a learning agent what came of one of its decisions, as
+// runners.Outcome does in Go. The agent is the request's.
+type Feedback struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The trial's id, the episode (from 0) the feedback arrives in, and the
+	// environment tick it tells of: the step's tick, the rewarded step's tick for a
+	// retro reward, the episode's length for its end.
+	Trial   string `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
+	Episode int64  `protobuf:"varint,2,opt,name=episode,proto3" json:"episode,omitempty"`
+	Tick    int64  `protobuf:"varint,3,opt,name=tick,proto3" json:"tick,omitempty"`
+	// The agent id the feedback is about ("strategy_0"); "" for episode_end, which
+	// is about every id of the request's agent in the episode.
+	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Exactly one is set.
+	//
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*Feedback_Step
+	//	*Feedback_Retro
+	//	*Feedback_EpisodeEnd
+	Kind          isFeedback_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Feedback) Reset() {
+	*x = Feedback{}
+	mi := &file_baton_v1_baton_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Feedback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Feedback) ProtoMessage() {}
+
+func (x *Feedback) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Feedback.ProtoReflect.Descriptor instead.
+func (*Feedback) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Feedback) GetTrial() string {
+	if x != nil {
+		return x.Trial
+	}
+	return ""
+}
+
+func (x *Feedback) GetEpisode() int64 {
+	if x != nil {
+		return x.Episode
+	}
+	return 0
+}
+
+func (x *Feedback) GetTick() int64 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+func (x *Feedback) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *Feedback) GetKind() isFeedback_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *Feedback) GetStep() *StepFeedback {
+	if x != nil {
+		if x, ok := x.Kind.(*Feedback_Step); ok {
+			return x.Step
+		}
+	}
+	return nil
+}
+
+func (x *Feedback) GetRetro() *RetroFeedback {
+	if x != nil {
+		if x, ok := x.Kind.(*Feedback_Retro); ok {
+			return x.Retro
+		}
+	}
+	return nil
+}
+
+func (x *Feedback) GetEpisodeEnd() *EpisodeEndFeedback {
+	if x != nil {
+		if x, ok := x.Kind.(*Feedback_EpisodeEnd); ok {
+			return x.EpisodeEnd
+		}
+	}
+	return nil
+}
+
+type isFeedback_Kind interface {
+	isFeedback_Kind()
+}
+
+type Feedback_Step struct {
+	Step *StepFeedback `protobuf:"bytes,5,opt,name=step,proto3,oneof"`
+}
+
+type Feedback_Retro struct {
+	Retro *RetroFeedback `protobuf:"bytes,6,opt,name=retro,proto3,oneof"`
+}
+
+type Feedback_EpisodeEnd struct {
+	EpisodeEnd *EpisodeEndFeedback `protobuf:"bytes,7,opt,name=episode_end,json=episodeEnd,proto3,oneof"`
+}
+
+func (*Feedback_Step) isFeedback_Kind() {}
+
+func (*Feedback_Retro) isFeedback_Kind() {}
+
+func (*Feedback_EpisodeEnd) isFeedback_Kind() {}
+
+// RewardSource is one part of a reward: who gave it ("env", "controller", ...) and
+// how much.
+type RewardSource struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Value         float64                `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RewardSource) Reset() {
+	*x = RewardSource{}
+	mi := &file_baton_v1_baton_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RewardSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RewardSource) ProtoMessage() {}
+
+func (x *RewardSource) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RewardSource.ProtoReflect.Descriptor instead.
+func (*RewardSource) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RewardSource) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *RewardSource) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+// StepFeedback: the environment reported the agent id in a step (runners'
+// OutcomeStep).
+type StepFeedback struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step's total reward (every source included) and its parts, the
+	// environment's first.
+	Reward  float64         `protobuf:"fixed64,1,opt,name=reward,proto3" json:"reward,omitempty"`
+	Sources []*RewardSource `protobuf:"bytes,2,rep,name=sources,proto3" json:"sources,omitempty"`
+	// The report's flags; truncated also at the trial's tick limit.
+	Terminated bool `protobuf:"varint,3,opt,name=terminated,proto3" json:"terminated,omitempty"`
+	Truncated  bool `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// start: the report opens the agent id's sub-episode (the agent has not acted in
+	// it); last: the id's last report (terminated or truncated), sent once.
+	Start bool `protobuf:"varint,5,opt,name=start,proto3" json:"start,omitempty"`
+	Last  bool `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`
+	// How many environment ticks the decision took (discount by gamma^span_ticks).
+	SpanTicks int64 `protobuf:"varint,7,opt,name=span_ticks,json=spanTicks,proto3" json:"span_ticks,omitempty"`
+	// The next observation: DTYPE_FLOAT32, shape [obs_dim].
+	Observation *Tensor `protobuf:"bytes,8,opt,name=observation,proto3" json:"observation,omitempty"`
+	// Its action mask: DTYPE_BOOL, shape [mask_len]; left out without a mask.
+	Mask          *Tensor `protobuf:"bytes,9,opt,name=mask,proto3" json:"mask,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepFeedback) Reset() {
+	*x = StepFeedback{}
+	mi := &file_baton_v1_baton_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepFeedback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepFeedback) ProtoMessage() {}
+
+func (x *StepFeedback) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepFeedback.ProtoReflect.Descriptor instead.
+func (*StepFeedback) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *StepFeedback) GetReward() float64 {
+	if x != nil {
+		return x.Reward
+	}
+	return 0
+}
+
+func (x *StepFeedback) GetSources() []*RewardSource {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+func (x *StepFeedback) GetTerminated() bool {
+	if x != nil {
+		return x.Terminated
+	}
+	return false
+}
+
+func (x *StepFeedback) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *StepFeedback) GetStart() bool {
+	if x != nil {
+		return x.Start
+	}
+	return false
+}
+
+func (x *StepFeedback) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
+func (x *StepFeedback) GetSpanTicks() int64 {
+	if x != nil {
+		return x.SpanTicks
+	}
+	return 0
+}
+
+func (x *StepFeedback) GetObservation() *Tensor {
+	if x != nil {
+		return x.Observation
+	}
+	return nil
+}
+
+func (x *StepFeedback) GetMask() *Tensor {
+	if x != nil {
+		return x.Mask
+	}
+	return nil
+}
+
+// RetroFeedback: a reward arrived for a past step of the agent id (OutcomeRetro).
+// Feedback.tick is that step's tick.
+type RetroFeedback struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Reward float64                `protobuf:"fixed64,1,opt,name=reward,proto3" json:"reward,omitempty"`
+	// Who gave it.
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// The episode of the rewarded step.
+	RewardedEpisode int64 `protobuf:"varint,3,opt,name=rewarded_episode,json=rewardedEpisode,proto3" json:"rewarded_episode,omitempty"`
+	// The tick of Feedback.episode at which it arrived.
+	ArrivedTick   int64 `protobuf:"varint,4,opt,name=arrived_tick,json=arrivedTick,proto3" json:"arrived_tick,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetroFeedback) Reset() {
+	*x = RetroFeedback{}
+	mi := &file_baton_v1_baton_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetroFeedback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetroFeedback) ProtoMessage() {}
+
+func (x *RetroFeedback) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetroFeedback.ProtoReflect.Descriptor instead.
+func (*RetroFeedback) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RetroFeedback) GetReward() float64 {
+	if x != nil {
+		return x.Reward
+	}
+	return 0
+}
+
+func (x *RetroFeedback) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *RetroFeedback) GetRewardedEpisode() int64 {
+	if x != nil {
+		return x.RewardedEpisode
+	}
+	return 0
+}
+
+func (x *RetroFeedback) GetArrivedTick() int64 {
+	if x != nil {
+		return x.ArrivedTick
+	}
+	return 0
+}
+
+// EpisodeEndFeedback: the episode ended, by the environment or at the trial's tick
+// limit (truncated), after its steps and retro rewards (OutcomeEpisodeEnd). An
+// episode cut short by a stop or a failure is not told.
+type EpisodeEndFeedback struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Truncated     bool                   `protobuf:"varint,1,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpisodeEndFeedback) Reset() {
+	*x = EpisodeEndFeedback{}
+	mi := &file_baton_v1_baton_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpisodeEndFeedback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpisodeEndFeedback) ProtoMessage() {}
+
+func (x *EpisodeEndFeedback) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpisodeEndFeedback.ProtoReflect.Descriptor instead.
+func (*EpisodeEndFeedback) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *EpisodeEndFeedback) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 type ActResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The raw action (see AgentService).
@@ -1215,7 +1668,7 @@ type ActResponse struct {
 
 func (x *ActResponse) Reset() {
 	*x = ActResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[16]
+	mi := &file_baton_v1_baton_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1680,7 @@ func (x *ActResponse) String() string {
 func (*ActResponse) ProtoMessage() {}
 
 func (x *ActResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[16]
+	mi := &file_baton_v1_baton_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1693,7 @@ func (x *ActResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActResponse.ProtoReflect.Descriptor instead.
 func (*ActResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ActResponse) GetAction() *Tensor {
@@ -1271,7 +1724,7 @@ type ActBatchRequest struct {
 
 func (x *ActBatchRequest) Reset() {
 	*x = ActBatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[17]
+	mi := &file_baton_v1_baton_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1736,7 @@ func (x *ActBatchRequest) String() string {
 func (*ActBatchRequest) ProtoMessage() {}
 
 func (x *ActBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[17]
+	mi := &file_baton_v1_baton_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1749,7 @@ func (x *ActBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActBatchRequest.ProtoReflect.Descriptor instead.
 func (*ActBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ActBatchRequest) GetAgent() string {
@@ -1332,7 +1785,7 @@ type ActBatchResponse struct {
 
 func (x *ActBatchResponse) Reset() {
 	*x = ActBatchResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[18]
+	mi := &file_baton_v1_baton_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1797,7 @@ func (x *ActBatchResponse) String() string {
 func (*ActBatchResponse) ProtoMessage() {}
 
 func (x *ActBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[18]
+	mi := &file_baton_v1_baton_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1810,7 @@ func (x *ActBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActBatchResponse.ProtoReflect.Descriptor instead.
 func (*ActBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ActBatchResponse) GetActions() *Tensor {
@@ -1375,7 +1828,7 @@ type EnvsRequest struct {
 
 func (x *EnvsRequest) Reset() {
 	*x = EnvsRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[19]
+	mi := &file_baton_v1_baton_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1840,7 @@ func (x *EnvsRequest) String() string {
 func (*EnvsRequest) ProtoMessage() {}
 
 func (x *EnvsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[19]
+	mi := &file_baton_v1_baton_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1853,7 @@ func (x *EnvsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvsRequest.ProtoReflect.Descriptor instead.
 func (*EnvsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{24}
 }
 
 type EnvsResponse struct {
@@ -1412,7 +1865,7 @@ type EnvsResponse struct {
 
 func (x *EnvsResponse) Reset() {
 	*x = EnvsResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[20]
+	mi := &file_baton_v1_baton_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1877,7 @@ func (x *EnvsResponse) String() string {
 func (*EnvsResponse) ProtoMessage() {}
 
 func (x *EnvsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[20]
+	mi := &file_baton_v1_baton_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1890,7 @@ func (x *EnvsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvsResponse.ProtoReflect.Descriptor instead.
 func (*EnvsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EnvsResponse) GetEnvs() []*EnvInfo {
@@ -1459,7 +1912,7 @@ type EnvInfo struct {
 
 func (x *EnvInfo) Reset() {
 	*x = EnvInfo{}
-	mi := &file_baton_v1_baton_proto_msgTypes[21]
+	mi := &file_baton_v1_baton_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1924,7 @@ func (x *EnvInfo) String() string {
 func (*EnvInfo) ProtoMessage() {}
 
 func (x *EnvInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[21]
+	mi := &file_baton_v1_baton_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1937,7 @@ func (x *EnvInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvInfo.ProtoReflect.Descriptor instead.
 func (*EnvInfo) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EnvInfo) GetName() string {
@@ -1514,7 +1967,7 @@ type EnvSpecRequest struct {
 
 func (x *EnvSpecRequest) Reset() {
 	*x = EnvSpecRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[22]
+	mi := &file_baton_v1_baton_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1979,7 @@ func (x *EnvSpecRequest) String() string {
 func (*EnvSpecRequest) ProtoMessage() {}
 
 func (x *EnvSpecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[22]
+	mi := &file_baton_v1_baton_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1992,7 @@ func (x *EnvSpecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSpecRequest.ProtoReflect.Descriptor instead.
 func (*EnvSpecRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{22}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EnvSpecRequest) GetSession() string {
@@ -1574,7 +2027,7 @@ type EnvSpec struct {
 
 func (x *EnvSpec) Reset() {
 	*x = EnvSpec{}
-	mi := &file_baton_v1_baton_proto_msgTypes[23]
+	mi := &file_baton_v1_baton_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +2039,7 @@ func (x *EnvSpec) String() string {
 func (*EnvSpec) ProtoMessage() {}
 
 func (x *EnvSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[23]
+	mi := &file_baton_v1_baton_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +2052,7 @@ func (x *EnvSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvSpec.ProtoReflect.Descriptor instead.
 func (*EnvSpec) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{23}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EnvSpec) GetEnv() string {
@@ -1631,7 +2084,7 @@ type MakeRequest struct {
 
 func (x *MakeRequest) Reset() {
 	*x = MakeRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[24]
+	mi := &file_baton_v1_baton_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +2096,7 @@ func (x *MakeRequest) String() string {
 func (*MakeRequest) ProtoMessage() {}
 
 func (x *MakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[24]
+	mi := &file_baton_v1_baton_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +2109,7 @@ func (x *MakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeRequest.ProtoReflect.Descriptor instead.
 func (*MakeRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{24}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MakeRequest) GetEnv() string {
@@ -1691,7 +2144,7 @@ type MakeResponse struct {
 
 func (x *MakeResponse) Reset() {
 	*x = MakeResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[25]
+	mi := &file_baton_v1_baton_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +2156,7 @@ func (x *MakeResponse) String() string {
 func (*MakeResponse) ProtoMessage() {}
 
 func (x *MakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[25]
+	mi := &file_baton_v1_baton_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +2169,7 @@ func (x *MakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeResponse.ProtoReflect.Descriptor instead.
 func (*MakeResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{25}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *MakeResponse) GetSession() string {
@@ -1746,7 +2199,7 @@ type ResetRequest struct {
 
 func (x *ResetRequest) Reset() {
 	*x = ResetRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[26]
+	mi := &file_baton_v1_baton_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +2211,7 @@ func (x *ResetRequest) String() string {
 func (*ResetRequest) ProtoMessage() {}
 
 func (x *ResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[26]
+	mi := &file_baton_v1_baton_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +2224,7 @@ func (x *ResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetRequest.ProtoReflect.Descriptor instead.
 func (*ResetRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{26}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResetRequest) GetSession() string {
@@ -1810,7 +2263,7 @@ type StepRequest struct {
 
 func (x *StepRequest) Reset() {
 	*x = StepRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[27]
+	mi := &file_baton_v1_baton_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +2275,7 @@ func (x *StepRequest) String() string {
 func (*StepRequest) ProtoMessage() {}
 
 func (x *StepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[27]
+	mi := &file_baton_v1_baton_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +2288,7 @@ func (x *StepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepRequest.ProtoReflect.Descriptor instead.
 func (*StepRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{27}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StepRequest) GetSession() string {
@@ -1875,7 +2328,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[28]
+	mi := &file_baton_v1_baton_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2340,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[28]
+	mi := &file_baton_v1_baton_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2353,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{28}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CloseRequest) GetSession() string {
@@ -1918,7 +2371,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[29]
+	mi := &file_baton_v1_baton_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +2383,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[29]
+	mi := &file_baton_v1_baton_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2396,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{29}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{34}
 }
 
 // A batch session steps its copies as baton's vectors do (package env/vector, Python's
@@ -1975,7 +2428,7 @@ type MakeBatchRequest struct {
 
 func (x *MakeBatchRequest) Reset() {
 	*x = MakeBatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[30]
+	mi := &file_baton_v1_baton_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2440,7 @@ func (x *MakeBatchRequest) String() string {
 func (*MakeBatchRequest) ProtoMessage() {}
 
 func (x *MakeBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[30]
+	mi := &file_baton_v1_baton_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2453,7 @@ func (x *MakeBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeBatchRequest.ProtoReflect.Descriptor instead.
 func (*MakeBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MakeBatchRequest) GetEnv() string {
@@ -2043,7 +2496,7 @@ type MakeBatchResponse struct {
 
 func (x *MakeBatchResponse) Reset() {
 	*x = MakeBatchResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[31]
+	mi := &file_baton_v1_baton_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2508,7 @@ func (x *MakeBatchResponse) String() string {
 func (*MakeBatchResponse) ProtoMessage() {}
 
 func (x *MakeBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[31]
+	mi := &file_baton_v1_baton_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2521,7 @@ func (x *MakeBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeBatchResponse.ProtoReflect.Descriptor instead.
 func (*MakeBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MakeBatchResponse) GetSession() string {
@@ -2103,7 +2556,7 @@ type ResetBatchRequest struct {
 
 func (x *ResetBatchRequest) Reset() {
 	*x = ResetBatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[32]
+	mi := &file_baton_v1_baton_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2568,7 @@ func (x *ResetBatchRequest) String() string {
 func (*ResetBatchRequest) ProtoMessage() {}
 
 func (x *ResetBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[32]
+	mi := &file_baton_v1_baton_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2581,7 @@ func (x *ResetBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetBatchRequest.ProtoReflect.Descriptor instead.
 func (*ResetBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{32}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ResetBatchRequest) GetSession() string {
@@ -2156,7 +2609,7 @@ type StepBatchRequest struct {
 
 func (x *StepBatchRequest) Reset() {
 	*x = StepBatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[33]
+	mi := &file_baton_v1_baton_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2168,7 +2621,7 @@ func (x *StepBatchRequest) String() string {
 func (*StepBatchRequest) ProtoMessage() {}
 
 func (x *StepBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[33]
+	mi := &file_baton_v1_baton_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2181,7 +2634,7 @@ func (x *StepBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepBatchRequest.ProtoReflect.Descriptor instead.
 func (*StepBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{33}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StepBatchRequest) GetSession() string {
@@ -2221,7 +2674,7 @@ type BatchTurn struct {
 
 func (x *BatchTurn) Reset() {
 	*x = BatchTurn{}
-	mi := &file_baton_v1_baton_proto_msgTypes[34]
+	mi := &file_baton_v1_baton_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2686,7 @@ func (x *BatchTurn) String() string {
 func (*BatchTurn) ProtoMessage() {}
 
 func (x *BatchTurn) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[34]
+	mi := &file_baton_v1_baton_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2699,7 @@ func (x *BatchTurn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchTurn.ProtoReflect.Descriptor instead.
 func (*BatchTurn) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{34}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BatchTurn) GetObservations() *Tensor {
@@ -2306,7 +2759,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_baton_v1_baton_proto_msgTypes[35]
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2318,7 +2771,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[35]
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2784,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{35}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Clock) GetSteps() int64 {
@@ -2386,7 +2839,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_baton_v1_baton_proto_msgTypes[36]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2851,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[36]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2864,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{36}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Report) GetAgentId() string {
@@ -2511,7 +2964,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_baton_v1_baton_proto_msgTypes[37]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2523,7 +2976,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[37]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2536,7 +2989,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{37}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Turn) GetReports() []*Report {
@@ -2588,7 +3041,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[38]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2600,7 +3053,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[38]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2613,7 +3066,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{38}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Actor) GetChoice() isActor_Choice {
@@ -2686,7 +3139,7 @@ type TrialSpec struct {
 
 func (x *TrialSpec) Reset() {
 	*x = TrialSpec{}
-	mi := &file_baton_v1_baton_proto_msgTypes[39]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +3151,7 @@ func (x *TrialSpec) String() string {
 func (*TrialSpec) ProtoMessage() {}
 
 func (x *TrialSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[39]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +3164,7 @@ func (x *TrialSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialSpec.ProtoReflect.Descriptor instead.
 func (*TrialSpec) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{39}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TrialSpec) GetId() string {
@@ -2774,7 +3227,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +3239,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +3252,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StartRequest) GetSpec() *TrialSpec {
@@ -2826,7 +3279,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2838,7 +3291,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2851,7 +3304,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StartResponse) GetIds() []string {
@@ -2871,7 +3324,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3336,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3349,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WatchRequest) GetIds() []string {
@@ -2925,7 +3378,7 @@ type EpisodeResult struct {
 
 func (x *EpisodeResult) Reset() {
 	*x = EpisodeResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3390,7 @@ func (x *EpisodeResult) String() string {
 func (*EpisodeResult) ProtoMessage() {}
 
 func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3403,7 @@ func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeResult.ProtoReflect.Descriptor instead.
 func (*EpisodeResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *EpisodeResult) GetSeed() uint64 {
@@ -3011,7 +3464,7 @@ type TrialResult struct {
 
 func (x *TrialResult) Reset() {
 	*x = TrialResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3476,7 @@ func (x *TrialResult) String() string {
 func (*TrialResult) ProtoMessage() {}
 
 func (x *TrialResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3489,7 @@ func (x *TrialResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialResult.ProtoReflect.Descriptor instead.
 func (*TrialResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TrialResult) GetAgents() []string {
@@ -3082,7 +3535,7 @@ type TrialStateChange struct {
 
 func (x *TrialStateChange) Reset() {
 	*x = TrialStateChange{}
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3547,7 @@ func (x *TrialStateChange) String() string {
 func (*TrialStateChange) ProtoMessage() {}
 
 func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3560,7 @@ func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStateChange.ProtoReflect.Descriptor instead.
 func (*TrialStateChange) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TrialStateChange) GetTrial() string {
@@ -3147,7 +3600,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3159,7 +3612,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3172,7 +3625,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StopRequest) GetIds() []string {
@@ -3190,7 +3643,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +3655,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +3668,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
 }
 
 type ListRequest struct {
@@ -3226,7 +3679,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[48]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3238,7 +3691,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[48]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3251,7 +3704,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
 }
 
 // TrialStatus is a trial as List shows it.
@@ -3271,7 +3724,7 @@ type TrialStatus struct {
 
 func (x *TrialStatus) Reset() {
 	*x = TrialStatus{}
-	mi := &file_baton_v1_baton_proto_msgTypes[49]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3736,7 @@ func (x *TrialStatus) String() string {
 func (*TrialStatus) ProtoMessage() {}
 
 func (x *TrialStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[49]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3749,7 @@ func (x *TrialStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStatus.ProtoReflect.Descriptor instead.
 func (*TrialStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TrialStatus) GetId() string {
@@ -3350,7 +3803,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3362,7 +3815,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3375,7 +3828,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListResponse) GetTrials() []*TrialStatus {
@@ -3406,7 +3859,7 @@ type RewardRequest struct {
 
 func (x *RewardRequest) Reset() {
 	*x = RewardRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3418,7 +3871,7 @@ func (x *RewardRequest) String() string {
 func (*RewardRequest) ProtoMessage() {}
 
 func (x *RewardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3431,7 +3884,7 @@ func (x *RewardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardRequest.ProtoReflect.Descriptor instead.
 func (*RewardRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RewardRequest) GetTrial() string {
@@ -3491,7 +3944,7 @@ type RewardResponse struct {
 
 func (x *RewardResponse) Reset() {
 	*x = RewardResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3956,7 @@ func (x *RewardResponse) String() string {
 func (*RewardResponse) ProtoMessage() {}
 
 func (x *RewardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3969,7 @@ func (x *RewardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardResponse.ProtoReflect.Descriptor instead.
 func (*RewardResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
 }
 
 var File_baton_v1_baton_proto protoreflect.FileDescriptor
@@ -3562,14 +4015,15 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"min_length\x18\x01 \x01(\x03R\tminLength\x12\x1d\n" +
 	"\n" +
 	"max_length\x18\x02 \x01(\x03R\tmaxLength\x12\x18\n" +
-	"\acharset\x18\x03 \x01(\tR\acharset\"\x8e\x02\n" +
+	"\acharset\x18\x03 \x01(\tR\acharset\"\xa6\x02\n" +
 	"\tAgentSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12<\n" +
 	"\x11observation_space\x18\x02 \x01(\v2\x0f.baton.v1.SpaceR\x10observationSpace\x122\n" +
 	"\faction_space\x18\x03 \x01(\v2\x0f.baton.v1.SpaceR\vactionSpace\x12\x19\n" +
 	"\bmask_len\x18\x04 \x01(\x03R\amaskLen\x124\n" +
 	"\x16observation_space_json\x18\x05 \x01(\tR\x14observationSpaceJson\x12*\n" +
-	"\x11action_space_json\x18\x06 \x01(\tR\x0factionSpaceJson\"(\n" +
+	"\x11action_space_json\x18\x06 \x01(\tR\x0factionSpaceJson\x12\x16\n" +
+	"\x06learns\x18\a \x01(\bR\x06learns\"(\n" +
 	"\x10AgentSpecRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\"\x0f\n" +
 	"\rAgentsRequest\"=\n" +
@@ -3580,14 +4034,48 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x18\n" +
 	"\aepisode\x18\x02 \x01(\x03R\aepisode\x12\x12\n" +
 	"\x04tick\x18\x03 \x01(\x03R\x04tick\x12\x19\n" +
-	"\bagent_id\x18\x04 \x01(\tR\aagentId\"\xbe\x01\n" +
+	"\bagent_id\x18\x04 \x01(\tR\aagentId\"\xee\x01\n" +
 	"\n" +
 	"ActRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x122\n" +
 	"\vobservation\x18\x02 \x01(\v2\x10.baton.v1.TensorR\vobservation\x12$\n" +
 	"\x04mask\x18\x03 \x01(\v2\x10.baton.v1.TensorR\x04mask\x12.\n" +
 	"\acontext\x18\x04 \x01(\v2\x14.baton.v1.ActContextR\acontext\x12\x10\n" +
-	"\x03seq\x18\x05 \x01(\x04R\x03seq\"I\n" +
+	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12.\n" +
+	"\bfeedback\x18\x06 \x03(\v2\x12.baton.v1.FeedbackR\bfeedback\"\x91\x02\n" +
+	"\bFeedback\x12\x14\n" +
+	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x18\n" +
+	"\aepisode\x18\x02 \x01(\x03R\aepisode\x12\x12\n" +
+	"\x04tick\x18\x03 \x01(\x03R\x04tick\x12\x19\n" +
+	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12,\n" +
+	"\x04step\x18\x05 \x01(\v2\x16.baton.v1.StepFeedbackH\x00R\x04step\x12/\n" +
+	"\x05retro\x18\x06 \x01(\v2\x17.baton.v1.RetroFeedbackH\x00R\x05retro\x12?\n" +
+	"\vepisode_end\x18\a \x01(\v2\x1c.baton.v1.EpisodeEndFeedbackH\x00R\n" +
+	"episodeEndB\x06\n" +
+	"\x04kind\"<\n" +
+	"\fRewardSource\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\"\xb9\x02\n" +
+	"\fStepFeedback\x12\x16\n" +
+	"\x06reward\x18\x01 \x01(\x01R\x06reward\x120\n" +
+	"\asources\x18\x02 \x03(\v2\x16.baton.v1.RewardSourceR\asources\x12\x1e\n" +
+	"\n" +
+	"terminated\x18\x03 \x01(\bR\n" +
+	"terminated\x12\x1c\n" +
+	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x14\n" +
+	"\x05start\x18\x05 \x01(\bR\x05start\x12\x12\n" +
+	"\x04last\x18\x06 \x01(\bR\x04last\x12\x1d\n" +
+	"\n" +
+	"span_ticks\x18\a \x01(\x03R\tspanTicks\x122\n" +
+	"\vobservation\x18\b \x01(\v2\x10.baton.v1.TensorR\vobservation\x12$\n" +
+	"\x04mask\x18\t \x01(\v2\x10.baton.v1.TensorR\x04mask\"\x8d\x01\n" +
+	"\rRetroFeedback\x12\x16\n" +
+	"\x06reward\x18\x01 \x01(\x01R\x06reward\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12)\n" +
+	"\x10rewarded_episode\x18\x03 \x01(\x03R\x0frewardedEpisode\x12!\n" +
+	"\farrived_tick\x18\x04 \x01(\x03R\varrivedTick\"2\n" +
+	"\x12EpisodeEndFeedback\x12\x1c\n" +
+	"\ttruncated\x18\x01 \x01(\bR\ttruncated\"I\n" +
 	"\vActResponse\x12(\n" +
 	"\x06action\x18\x01 \x01(\v2\x10.baton.v1.TensorR\x06action\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\x85\x01\n" +
@@ -3794,7 +4282,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -3814,44 +4302,49 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*AgentsResponse)(nil),     // 15: baton.v1.AgentsResponse
 	(*ActContext)(nil),         // 16: baton.v1.ActContext
 	(*ActRequest)(nil),         // 17: baton.v1.ActRequest
-	(*ActResponse)(nil),        // 18: baton.v1.ActResponse
-	(*ActBatchRequest)(nil),    // 19: baton.v1.ActBatchRequest
-	(*ActBatchResponse)(nil),   // 20: baton.v1.ActBatchResponse
-	(*EnvsRequest)(nil),        // 21: baton.v1.EnvsRequest
-	(*EnvsResponse)(nil),       // 22: baton.v1.EnvsResponse
-	(*EnvInfo)(nil),            // 23: baton.v1.EnvInfo
-	(*EnvSpecRequest)(nil),     // 24: baton.v1.EnvSpecRequest
-	(*EnvSpec)(nil),            // 25: baton.v1.EnvSpec
-	(*MakeRequest)(nil),        // 26: baton.v1.MakeRequest
-	(*MakeResponse)(nil),       // 27: baton.v1.MakeResponse
-	(*ResetRequest)(nil),       // 28: baton.v1.ResetRequest
-	(*StepRequest)(nil),        // 29: baton.v1.StepRequest
-	(*CloseRequest)(nil),       // 30: baton.v1.CloseRequest
-	(*CloseResponse)(nil),      // 31: baton.v1.CloseResponse
-	(*MakeBatchRequest)(nil),   // 32: baton.v1.MakeBatchRequest
-	(*MakeBatchResponse)(nil),  // 33: baton.v1.MakeBatchResponse
-	(*ResetBatchRequest)(nil),  // 34: baton.v1.ResetBatchRequest
-	(*StepBatchRequest)(nil),   // 35: baton.v1.StepBatchRequest
-	(*BatchTurn)(nil),          // 36: baton.v1.BatchTurn
-	(*Clock)(nil),              // 37: baton.v1.Clock
-	(*Report)(nil),             // 38: baton.v1.Report
-	(*Turn)(nil),               // 39: baton.v1.Turn
-	(*Actor)(nil),              // 40: baton.v1.Actor
-	(*TrialSpec)(nil),          // 41: baton.v1.TrialSpec
-	(*StartRequest)(nil),       // 42: baton.v1.StartRequest
-	(*StartResponse)(nil),      // 43: baton.v1.StartResponse
-	(*WatchRequest)(nil),       // 44: baton.v1.WatchRequest
-	(*EpisodeResult)(nil),      // 45: baton.v1.EpisodeResult
-	(*TrialResult)(nil),        // 46: baton.v1.TrialResult
-	(*TrialStateChange)(nil),   // 47: baton.v1.TrialStateChange
-	(*StopRequest)(nil),        // 48: baton.v1.StopRequest
-	(*StopResponse)(nil),       // 49: baton.v1.StopResponse
-	(*ListRequest)(nil),        // 50: baton.v1.ListRequest
-	(*TrialStatus)(nil),        // 51: baton.v1.TrialStatus
-	(*ListResponse)(nil),       // 52: baton.v1.ListResponse
-	(*RewardRequest)(nil),      // 53: baton.v1.RewardRequest
-	(*RewardResponse)(nil),     // 54: baton.v1.RewardResponse
-	nil,                        // 55: baton.v1.TrialSpec.ActorsEntry
+	(*Feedback)(nil),           // 18: baton.v1.Feedback
+	(*RewardSource)(nil),       // 19: baton.v1.RewardSource
+	(*StepFeedback)(nil),       // 20: baton.v1.StepFeedback
+	(*RetroFeedback)(nil),      // 21: baton.v1.RetroFeedback
+	(*EpisodeEndFeedback)(nil), // 22: baton.v1.EpisodeEndFeedback
+	(*ActResponse)(nil),        // 23: baton.v1.ActResponse
+	(*ActBatchRequest)(nil),    // 24: baton.v1.ActBatchRequest
+	(*ActBatchResponse)(nil),   // 25: baton.v1.ActBatchResponse
+	(*EnvsRequest)(nil),        // 26: baton.v1.EnvsRequest
+	(*EnvsResponse)(nil),       // 27: baton.v1.EnvsResponse
+	(*EnvInfo)(nil),            // 28: baton.v1.EnvInfo
+	(*EnvSpecRequest)(nil),     // 29: baton.v1.EnvSpecRequest
+	(*EnvSpec)(nil),            // 30: baton.v1.EnvSpec
+	(*MakeRequest)(nil),        // 31: baton.v1.MakeRequest
+	(*MakeResponse)(nil),       // 32: baton.v1.MakeResponse
+	(*ResetRequest)(nil),       // 33: baton.v1.ResetRequest
+	(*StepRequest)(nil),        // 34: baton.v1.StepRequest
+	(*CloseRequest)(nil),       // 35: baton.v1.CloseRequest
+	(*CloseResponse)(nil),      // 36: baton.v1.CloseResponse
+	(*MakeBatchRequest)(nil),   // 37: baton.v1.MakeBatchRequest
+	(*MakeBatchResponse)(nil),  // 38: baton.v1.MakeBatchResponse
+	(*ResetBatchRequest)(nil),  // 39: baton.v1.ResetBatchRequest
+	(*StepBatchRequest)(nil),   // 40: baton.v1.StepBatchRequest
+	(*BatchTurn)(nil),          // 41: baton.v1.BatchTurn
+	(*Clock)(nil),              // 42: baton.v1.Clock
+	(*Report)(nil),             // 43: baton.v1.Report
+	(*Turn)(nil),               // 44: baton.v1.Turn
+	(*Actor)(nil),              // 45: baton.v1.Actor
+	(*TrialSpec)(nil),          // 46: baton.v1.TrialSpec
+	(*StartRequest)(nil),       // 47: baton.v1.StartRequest
+	(*StartResponse)(nil),      // 48: baton.v1.StartResponse
+	(*WatchRequest)(nil),       // 49: baton.v1.WatchRequest
+	(*EpisodeResult)(nil),      // 50: baton.v1.EpisodeResult
+	(*TrialResult)(nil),        // 51: baton.v1.TrialResult
+	(*TrialStateChange)(nil),   // 52: baton.v1.TrialStateChange
+	(*StopRequest)(nil),        // 53: baton.v1.StopRequest
+	(*StopResponse)(nil),       // 54: baton.v1.StopResponse
+	(*ListRequest)(nil),        // 55: baton.v1.ListRequest
+	(*TrialStatus)(nil),        // 56: baton.v1.TrialStatus
+	(*ListResponse)(nil),       // 57: baton.v1.ListResponse
+	(*RewardRequest)(nil),      // 58: baton.v1.RewardRequest
+	(*RewardResponse)(nil),     // 59: baton.v1.RewardResponse
+	nil,                        // 60: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -3871,77 +4364,84 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	2,  // 14: baton.v1.ActRequest.observation:type_name -> baton.v1.Tensor
 	2,  // 15: baton.v1.ActRequest.mask:type_name -> baton.v1.Tensor
 	16, // 16: baton.v1.ActRequest.context:type_name -> baton.v1.ActContext
-	2,  // 17: baton.v1.ActResponse.action:type_name -> baton.v1.Tensor
-	2,  // 18: baton.v1.ActBatchRequest.observations:type_name -> baton.v1.Tensor
-	2,  // 19: baton.v1.ActBatchRequest.masks:type_name -> baton.v1.Tensor
-	2,  // 20: baton.v1.ActBatchResponse.actions:type_name -> baton.v1.Tensor
-	23, // 21: baton.v1.EnvsResponse.envs:type_name -> baton.v1.EnvInfo
-	12, // 22: baton.v1.EnvSpec.agents:type_name -> baton.v1.AgentSpec
-	25, // 23: baton.v1.MakeResponse.spec:type_name -> baton.v1.EnvSpec
-	2,  // 24: baton.v1.StepRequest.action:type_name -> baton.v1.Tensor
-	25, // 25: baton.v1.MakeBatchResponse.spec:type_name -> baton.v1.EnvSpec
-	2,  // 26: baton.v1.StepBatchRequest.actions:type_name -> baton.v1.Tensor
-	2,  // 27: baton.v1.BatchTurn.observations:type_name -> baton.v1.Tensor
-	2,  // 28: baton.v1.BatchTurn.masks:type_name -> baton.v1.Tensor
-	2,  // 29: baton.v1.BatchTurn.rewards:type_name -> baton.v1.Tensor
-	2,  // 30: baton.v1.BatchTurn.terminated:type_name -> baton.v1.Tensor
-	2,  // 31: baton.v1.BatchTurn.truncated:type_name -> baton.v1.Tensor
-	2,  // 32: baton.v1.BatchTurn.final_observations:type_name -> baton.v1.Tensor
-	2,  // 33: baton.v1.Report.observation:type_name -> baton.v1.Tensor
-	2,  // 34: baton.v1.Report.mask:type_name -> baton.v1.Tensor
-	37, // 35: baton.v1.Report.clock:type_name -> baton.v1.Clock
-	38, // 36: baton.v1.Turn.reports:type_name -> baton.v1.Report
-	55, // 37: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
-	41, // 38: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
-	45, // 39: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
-	1,  // 40: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
-	46, // 41: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
-	1,  // 42: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
-	51, // 43: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
-	40, // 44: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 45: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 46: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 47: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	19, // 48: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 49: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	21, // 50: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	24, // 51: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	26, // 52: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	28, // 53: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	29, // 54: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	30, // 55: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	32, // 56: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	34, // 57: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	35, // 58: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	42, // 59: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	44, // 60: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	48, // 61: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	50, // 62: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	53, // 63: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	12, // 64: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	18, // 65: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	18, // 66: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	20, // 67: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 68: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	22, // 69: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	25, // 70: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	27, // 71: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	39, // 72: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	39, // 73: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	31, // 74: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	33, // 75: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	36, // 76: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	36, // 77: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	43, // 78: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	47, // 79: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	49, // 80: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	52, // 81: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	54, // 82: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	64, // [64:83] is the sub-list for method output_type
-	45, // [45:64] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	18, // 17: baton.v1.ActRequest.feedback:type_name -> baton.v1.Feedback
+	20, // 18: baton.v1.Feedback.step:type_name -> baton.v1.StepFeedback
+	21, // 19: baton.v1.Feedback.retro:type_name -> baton.v1.RetroFeedback
+	22, // 20: baton.v1.Feedback.episode_end:type_name -> baton.v1.EpisodeEndFeedback
+	19, // 21: baton.v1.StepFeedback.sources:type_name -> baton.v1.RewardSource
+	2,  // 22: baton.v1.StepFeedback.observation:type_name -> baton.v1.Tensor
+	2,  // 23: baton.v1.StepFeedback.mask:type_name -> baton.v1.Tensor
+	2,  // 24: baton.v1.ActResponse.action:type_name -> baton.v1.Tensor
+	2,  // 25: baton.v1.ActBatchRequest.observations:type_name -> baton.v1.Tensor
+	2,  // 26: baton.v1.ActBatchRequest.masks:type_name -> baton.v1.Tensor
+	2,  // 27: baton.v1.ActBatchResponse.actions:type_name -> baton.v1.Tensor
+	28, // 28: baton.v1.EnvsResponse.envs:type_name -> baton.v1.EnvInfo
+	12, // 29: baton.v1.EnvSpec.agents:type_name -> baton.v1.AgentSpec
+	30, // 30: baton.v1.MakeResponse.spec:type_name -> baton.v1.EnvSpec
+	2,  // 31: baton.v1.StepRequest.action:type_name -> baton.v1.Tensor
+	30, // 32: baton.v1.MakeBatchResponse.spec:type_name -> baton.v1.EnvSpec
+	2,  // 33: baton.v1.StepBatchRequest.actions:type_name -> baton.v1.Tensor
+	2,  // 34: baton.v1.BatchTurn.observations:type_name -> baton.v1.Tensor
+	2,  // 35: baton.v1.BatchTurn.masks:type_name -> baton.v1.Tensor
+	2,  // 36: baton.v1.BatchTurn.rewards:type_name -> baton.v1.Tensor
+	2,  // 37: baton.v1.BatchTurn.terminated:type_name -> baton.v1.Tensor
+	2,  // 38: baton.v1.BatchTurn.truncated:type_name -> baton.v1.Tensor
+	2,  // 39: baton.v1.BatchTurn.final_observations:type_name -> baton.v1.Tensor
+	2,  // 40: baton.v1.Report.observation:type_name -> baton.v1.Tensor
+	2,  // 41: baton.v1.Report.mask:type_name -> baton.v1.Tensor
+	42, // 42: baton.v1.Report.clock:type_name -> baton.v1.Clock
+	43, // 43: baton.v1.Turn.reports:type_name -> baton.v1.Report
+	60, // 44: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	46, // 45: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
+	50, // 46: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
+	1,  // 47: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
+	51, // 48: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
+	1,  // 49: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
+	56, // 50: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
+	45, // 51: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 52: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 53: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 54: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	24, // 55: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 56: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	26, // 57: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	29, // 58: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	31, // 59: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	33, // 60: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	34, // 61: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	35, // 62: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	37, // 63: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	39, // 64: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	40, // 65: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	47, // 66: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	49, // 67: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	53, // 68: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	55, // 69: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	58, // 70: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	12, // 71: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	23, // 72: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	23, // 73: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	25, // 74: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 75: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	27, // 76: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	30, // 77: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	32, // 78: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	44, // 79: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	44, // 80: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	36, // 81: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	38, // 82: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	41, // 83: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	41, // 84: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	48, // 85: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	52, // 86: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	54, // 87: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	57, // 88: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	59, // 89: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	71, // [71:90] is the sub-list for method output_type
+	52, // [52:71] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -3958,7 +4458,12 @@ func file_baton_v1_baton_proto_init() {
 		(*Space_Tuple)(nil),
 		(*Space_Text)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[38].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[16].OneofWrappers = []any{
+		(*Feedback_Step)(nil),
+		(*Feedback_Retro)(nil),
+		(*Feedback_EpisodeEnd)(nil),
+	}
+	file_baton_v1_baton_proto_msgTypes[43].OneofWrappers = []any{
 		(*Actor_Policy)(nil),
 		(*Actor_Remote)(nil),
 	}
@@ -3968,7 +4473,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   54,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

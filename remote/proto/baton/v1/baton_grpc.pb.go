@@ -52,12 +52,13 @@ const (
 type AgentServiceClient interface {
 	// Spec describes a served agent.
 	Spec(ctx context.Context, in *AgentSpecRequest, opts ...grpc.CallOption) (*AgentSpec, error)
-	// Act chooses the action of one observation.
+	// Act chooses the action of one observation (and takes the request's feedback).
 	Act(ctx context.Context, in *ActRequest, opts ...grpc.CallOption) (*ActResponse, error)
 	// ActStream chooses actions on a long-lived stream, for low latency: the server
-	// answers each request with one response, in order, before reading the next. One
-	// stream serves one caller at a time (a trial's actor, say); a stream may switch
-	// agents between requests. An invalid request ends the stream with its status.
+	// answers each request that has an observation with one response, in order, before
+	// reading the next (a request with only feedback gets none). One stream serves one
+	// caller at a time (a trial's actor, say); a stream may switch agents between
+	// requests. An invalid request ends the stream with its status.
 	ActStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ActRequest, ActResponse], error)
 	// ActBatch chooses the actions of N observations at once (a vector environment's
 	// copies).
@@ -133,12 +134,13 @@ func (c *agentServiceClient) Agents(ctx context.Context, in *AgentsRequest, opts
 type AgentServiceServer interface {
 	// Spec describes a served agent.
 	Spec(context.Context, *AgentSpecRequest) (*AgentSpec, error)
-	// Act chooses the action of one observation.
+	// Act chooses the action of one observation (and takes the request's feedback).
 	Act(context.Context, *ActRequest) (*ActResponse, error)
 	// ActStream chooses actions on a long-lived stream, for low latency: the server
-	// answers each request with one response, in order, before reading the next. One
-	// stream serves one caller at a time (a trial's actor, say); a stream may switch
-	// agents between requests. An invalid request ends the stream with its status.
+	// answers each request that has an observation with one response, in order, before
+	// reading the next (a request with only feedback gets none). One stream serves one
+	// caller at a time (a trial's actor, say); a stream may switch agents between
+	// requests. An invalid request ends the stream with its status.
 	ActStream(grpc.BidiStreamingServer[ActRequest, ActResponse]) error
 	// ActBatch chooses the actions of N observations at once (a vector environment's
 	// copies).
