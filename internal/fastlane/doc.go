@@ -27,6 +27,21 @@
 //
 // Actions are integers: the fast lane takes agents whose action space is Discrete.
 //
+// # Recording
+//
+// Single.Record and Multi.Record make a vector record its steps into an activity
+// log (package datalog, the log that campaigns write) from its next Reset on, until
+// CloseLog or Close: each episode of each copy is a trial of one episode, named
+// "RUN-K" for the K-th episode begun (Recording.Run) and seeded with the episode's
+// reset seed, so that datalog.Replay replays it; its rows are the copy's reports as
+// a runners trial logs them (the reward's one source "env", the action that each
+// reward scores), and its end writes the episode's returns, success and metrics.
+// An episode cut short by a Reset or by the end of the recording is a Stopped trial;
+// one whose copy failed, a Failed one. The rows are appended by the goroutine that
+// steps, after the copies have stepped; the log's own goroutine encodes, compresses
+// and writes them. Recording.Policies names what chose each agent's actions, for
+// the trials table.
+//
 // # Views and turns
 //
 // NewView makes a vector of one agent of a multi-agent environment, each copy an

@@ -1,6 +1,7 @@
 package fastlane
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -75,6 +76,10 @@ type Multi struct {
 	b      MultiBuffers
 	index  map[string]int
 	before []int // the acting agent of each copy before the Step in progress
+	src    source
+	// rec records the steps into dir; nil when not recording.
+	rec *recorder
+	dir string
 }
 
 // NewMulti makes n copies of the named environment, of either kind, with the given
@@ -95,7 +100,8 @@ func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int,
 	if err != nil {
 		return nil, err
 	}
-	x := &Multi{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n)}
+	x := &Multi{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
+		src: source{reg: reg, name: name, config: config, f: f}}
 	for j, a := range l.Agents {
 		x.index[a.Name] = j
 	}
@@ -113,7 +119,14 @@ func (x *Multi) Len() int { return x.m.Len() }
 func (x *Multi) Reset(ctx context.Context, seed uint64) error {
 	err := x.m.Reset(ctx, seed)
 	x.publish(false)
-	return err
+	if x.rec == nil {
+		return err
+	}
+	x.rec.afterReset(ctx, err, x.m.Seeds(), func(i int) {
+		t := x.m.Turn(i)
+		x.rec.turn(ctx, i, &t)
+	})
+	return cmp.Or(err, x.rec.err)
 }
 
 // Step checks the action of every row of every group in the agents' Actions buffers
@@ -140,9 +153,24 @@ func (x *Multi) Step(ctx context.Context) error {
 			x.before[i] = j
 		}
 	}
+	if x.rec != nil {
+		for j := range groups {
+			for r, i := range groups[j].Copies {
+				x.rec.copies[i].last[j] = x.b.Agents[j].Actions[r]
+			}
+		}
+	}
 	err := x.m.Step(ctx)
 	x.publish(err == nil)
-	return err
+	if x.rec == nil {
+		return err
+	}
+	if err != nil {
+		x.rec.afterStep(ctx, err)
+	} else {
+		x.logStep(ctx)
+	}
+	return cmp.Or(err, x.rec.err)
 }
 
 // Agent returns the name of the agent that acted in copy i in the last Step, for
@@ -194,5 +222,9 @@ func (x *Multi) publish(stepped bool) {
 	}
 }
 
-// Close stops the vector's workers. It is idempotent.
-func (x *Multi) Close() error { return x.m.Close() }
+// Close ends the recording (CloseLog, whose error it returns) and stops the
+// vector's workers. It is idempotent.
+func (x *Multi) Close() error {
+	err := x.CloseLog(context.Background())
+	return cmp.Or(x.m.Close(), err)
+}
