@@ -224,10 +224,9 @@ type Single struct {
 	v      *vector.Env
 	layout Layout
 	src    source
-	// rec records the steps into dir, with id the agent's id; nil when not
-	// recording.
-	rec     *recorder
-	dir, id string
+	// rec records the steps into dir; nil when not recording.
+	rec *recorder
+	dir string
 }
 
 // NewSingle makes n copies of the named single-agent environment (KindSingle) with

@@ -344,7 +344,9 @@ func (s *Single) Record(rec Recording) error {
 	if err != nil {
 		return err
 	}
-	s.rec, s.dir, s.id = r, rec.Dir, s.layout.Agents[0].Name+"_0"
+	name := s.layout.Agents[0].Name
+	s.rec, s.dir = r, rec.Dir
+	r.rep[0] = env.Report{AgentID: name + "_0", Agent: name} // runners.SingleAgent's id
 	return nil
 }
 
@@ -375,8 +377,10 @@ func (s *Single) logStep(ctx context.Context, actions []int64) {
 		c.tick++
 		c.last[0] = actions[i]
 		done := term[i] || trunc[i]
+		// Field by field: a Report is large, and only these change.
 		rep := &r.rep[0]
-		*rep = env.Report{AgentID: s.id, Agent: a.Name, Reward: rew[i], Terminated: term[i], Truncated: trunc[i], SpanTicks: 1}
+		rep.Reward, rep.Terminated, rep.Truncated, rep.SpanTicks, rep.Start = rew[i], term[i], trunc[i], 1, false
+		rep.Mask = nil
 		if done {
 			rep.Obs = final[i*d : (i+1)*d]
 		} else {
@@ -400,7 +404,7 @@ func (s *Single) logStart(ctx context.Context, i int) {
 	a := &s.layout.Agents[0]
 	d, m := a.ObsDim, a.MaskLen
 	rep := &s.rec.rep[0]
-	*rep = env.Report{AgentID: s.id, Agent: a.Name, Obs: s.v.Obs()[i*d : (i+1)*d], Start: true}
+	rep.Obs, rep.Mask, rep.Reward, rep.Terminated, rep.Truncated, rep.SpanTicks, rep.Start = s.v.Obs()[i*d:(i+1)*d], nil, 0, false, false, 0, true
 	if m > 0 {
 		rep.Mask = s.v.Masks()[i*m : (i+1)*m]
 	}

@@ -1,0 +1,101 @@
+package fastlane_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/batonrl/baton/internal/fastlane"
+)
+
+// BenchmarkRecord measures a step of the fast lane without and with a recording (one
+// op is one vector step of every copy): run with -count to alternate the two, and
+// compare their ratio. Random actions for the cart-pole (its episodes are short, so
+// that trials begin and end all the time); the first allowed action for the maze.
+func BenchmarkRecord(b *testing.B) {
+	reg := registry(b)
+	for _, n := range []int{64, 256} {
+		for _, log := range []bool{false, true} {
+			b.Run(fmt.Sprintf("cartpole/N=%d/log=%t", n, log), func(b *testing.B) {
+				s, err := fastlane.NewSingle(reg, "cartpole", nil, n, 1, buffers(n, 4, 0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				if log {
+					if err := s.Record(fastlane.Recording{Dir: b.TempDir()}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := s.Reset(bg, 1); err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				actions := make([][]int64, 64)
+				for k := range actions {
+					actions[k] = make([]int64, n)
+					for i := range actions[k] {
+						actions[k][i] = rng.Int64N(2)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for k := 0; b.Loop(); k++ {
+					if err := s.Step(bg, actions[k%len(actions)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if err := s.CloseLog(bg); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		for _, log := range []bool{false, true} {
+			b.Run(fmt.Sprintf("maze/N=%d/log=%t", n, log), func(b *testing.B) {
+				l, err := fastlane.Describe(reg, "maze", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf := multiBuffers(n, l)
+				x, err := fastlane.NewMulti(reg, "maze", nil, n, 1, buf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer x.Close()
+				if log {
+					if err := x.Record(fastlane.Recording{Dir: b.TempDir()}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := x.Reset(bg, 1); err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(3, 4))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					for j, ag := range l.Agents {
+						ab := &buf.Agents[j]
+						for r := range int(buf.Counts[j]) {
+							m := ab.Masks[r*ag.MaskLen : (r+1)*ag.MaskLen]
+							for {
+								if a := rng.Int64N(int64(ag.MaskLen)); m[a] {
+									ab.Actions[r] = a
+									break
+								}
+							}
+						}
+					}
+					if err := x.Step(bg); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if err := x.CloseLog(bg); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
