@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -17,7 +16,7 @@ import (
 // recorder is a vector that records its steps: a Single or a Multi.
 type recorder interface {
 	Record(rec fastlane.Recording) error
-	CloseLog(ctx context.Context) error
+	CloseLog() error
 }
 
 // recording is baton_record's JSON.
@@ -52,7 +51,7 @@ func baton_record_close(h C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.i
 	defer guard(&code, errbuf, errlen)
 	err := handles.Do(int64(h), func(v fastlane.Vector) error {
 		if rv, ok := v.(recorder); ok {
-			return rv.CloseLog(context.Background())
+			return rv.CloseLog()
 		}
 		return nil
 	})

@@ -276,8 +276,8 @@ func (s *Single) Reset(ctx context.Context, seed uint64) error {
 	if s.rec == nil {
 		return err
 	}
-	s.rec.afterReset(ctx, err, s.v.Seeds(), func(i int) { s.logStart(ctx, i) })
-	return cmp.Or(err, s.rec.err)
+	s.rec.afterReset(err, s.v.Seeds(), s.logStart)
+	return cmp.Or(err, s.rec.err())
 }
 
 // Step checks every action (an *ActionError for the first bad one, changing nothing)
@@ -317,12 +317,11 @@ func (s *Single) step(ctx context.Context, actions []int64) error {
 	if s.rec == nil {
 		return err
 	}
-	if err != nil {
-		s.rec.afterStep(ctx, err)
-	} else {
-		s.logStep(ctx, actions)
+	if err == nil {
+		s.logStep(actions)
 	}
-	return cmp.Or(err, s.rec.err)
+	s.rec.afterStep(err)
+	return cmp.Or(err, s.rec.err())
 }
 
 // Agent returns the agent's name, for Failures.
@@ -331,7 +330,7 @@ func (s *Single) Agent(int) string { return s.layout.Agents[0].Name }
 // Close ends the recording (CloseLog, whose error it returns) and stops the
 // vector's workers. It is idempotent.
 func (s *Single) Close() error {
-	err := s.CloseLog(context.Background())
+	err := s.CloseLog()
 	return cmp.Or(s.v.Close(), err)
 }
 

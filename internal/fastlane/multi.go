@@ -122,11 +122,11 @@ func (x *Multi) Reset(ctx context.Context, seed uint64) error {
 	if x.rec == nil {
 		return err
 	}
-	x.rec.afterReset(ctx, err, x.m.Seeds(), func(i int) {
+	x.rec.afterReset(err, x.m.Seeds(), func(i int) {
 		t := x.m.Turn(i)
-		x.rec.turn(ctx, i, &t)
+		x.rec.turn(i, &t)
 	})
-	return cmp.Or(err, x.rec.err)
+	return cmp.Or(err, x.rec.err())
 }
 
 // Step checks the action of every row of every group in the agents' Actions buffers
@@ -165,12 +165,11 @@ func (x *Multi) Step(ctx context.Context) error {
 	if x.rec == nil {
 		return err
 	}
-	if err != nil {
-		x.rec.afterStep(ctx, err)
-	} else {
-		x.logStep(ctx)
+	if err == nil {
+		x.logStep()
 	}
-	return cmp.Or(err, x.rec.err)
+	x.rec.afterStep(err)
+	return cmp.Or(err, x.rec.err())
 }
 
 // Agent returns the name of the agent that acted in copy i in the last Step, for
@@ -225,6 +224,6 @@ func (x *Multi) publish(stepped bool) {
 // Close ends the recording (CloseLog, whose error it returns) and stops the
 // vector's workers. It is idempotent.
 func (x *Multi) Close() error {
-	err := x.CloseLog(context.Background())
+	err := x.CloseLog()
 	return cmp.Or(x.m.Close(), err)
 }

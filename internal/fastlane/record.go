@@ -1,7 +1,6 @@
 package fastlane
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
@@ -47,47 +45,45 @@ type source struct {
 	f      runners.Factory
 }
 
-// recorder feeds the steps of a vector's copies, each episode of each copy a trial of
-// one episode, into a datalog writer, as a runners trial would: its Running state,
-// one step event per report, its episode's end (returns, success, metrics) and its
-// Ended state. An episode cut short by a Reset or Close of the vector ends its trial
-// as Stopped, without an episode row; one whose step failed ends it as Failed.
-//
+// recorder records the steps of a vector's copies, each episode of each copy a
+// trial of one episode, as a runners trial would log them: its Running state, one
+// step event per report, its episode's end (returns, success, metrics) and its
+// Ended state. An episode cut short by a Reset or the end of the recording ends its
+// trial as Stopped, without an episode row; one whose step failed ends it as Failed.
 // Each trial's seed is its episode's reset seed (vector.EpisodeSeed), so that
 // datalog.Replay, which resets a trial's only episode with the trial's seed, replays
 // it.
+//
+// It works in two halves. The goroutine that steps the vector stages what each Reset
+// and Step reported (ops, with copies of the observations and masks, and each ended
+// episode's success and metrics, judged while the final turn is valid) into a batch,
+// and hands the batch over at the end of the call; a goroutine of the recorder's own
+// (logWriter) turns the batches into the events of a datalog writer, whose own
+// goroutine encodes, compresses and writes them. So a step costs the vector the copy
+// of what it reported, and the writing overlaps the caller's next policy call. Two
+// batches circulate: the stepping goroutine waits only when the writer is a whole
+// step behind.
 type recorder struct {
-	ds *datalog.Dataset
-	w  *datalog.Writer
-
-	info    runners.TrialInfo // the template of every trial's info
+	lw      *logWriter
 	success func(env.Turn) bool
 	metrics []runners.Metric
-	index   map[string]int // agent name to its position in info.Agents
-	run     string
-	next    int // the index of the next trial
-	err     error
-
-	copies []copyLog
-	// The events handed to the writer, reused: it keeps none of them.
-	ev    runners.Event
-	step  runners.StepEvent
-	epEv  runners.EpisodeEvent
-	state runners.StateChange
-	src   [1]runners.RewardSource
-	rep   [1]env.Report // the final report of a single-agent copy, for success
+	index   map[string]int // agent name to its position in the environment's agents
+	next    int            // the index of the next trial
+	copies  []copyState
+	cur     *batch        // the batch being staged
+	rep     [1]env.Report // a single-agent copy's report, reused
 }
 
-// copyLog is a copy's open trial.
-type copyLog struct {
+// copyState is what the stepping side keeps of a copy's open trial.
+type copyState struct {
 	open    bool
-	info    runners.TrialInfo
 	tick    int       // the ticks of the episode so far (single-agent copies)
 	returns []float64 // per agent, the episode's rewards so far
 	last    []int64   // per agent, its latest action
 }
 
-// newRecorder opens the log of rec for n copies of src's environment.
+// newRecorder opens the log of rec for n copies of src's environment and starts its
+// writing goroutine.
 func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	if rec.Dir == "" {
 		return nil, fmt.Errorf("%w: a recording needs a directory", ErrArgument)
@@ -101,13 +97,14 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, src.name, err)
 	}
 	specs := probe.Agents()
-	r := &recorder{run: rec.Run, success: entry.Success, metrics: entry.Metrics, index: make(map[string]int, len(specs))}
-	if r.run == "" {
-		r.run = src.name
+	run := rec.Run
+	if run == "" {
+		run = src.name
 	}
-	if strings.ContainsAny(r.run, " \t\n") {
-		return nil, fmt.Errorf("%w: run %q has white space", ErrArgument, r.run)
+	if strings.ContainsAny(run, " \t\n") {
+		return nil, fmt.Errorf("%w: run %q has white space", ErrArgument, run)
 	}
+	r := &recorder{success: entry.Success, metrics: entry.Metrics, index: make(map[string]int, len(specs))}
 	policies := make([]string, len(specs))
 	for j, s := range specs {
 		r.index[s.Name] = j
@@ -126,25 +123,167 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	for _, m := range entry.Metrics {
 		names = append(names, m.Name)
 	}
-	r.info = runners.TrialInfo{Env: src.name, Config: config, Episodes: 1, Agents: specs, Policies: policies,
+	info := runners.TrialInfo{Env: src.name, Config: config, Episodes: 1, Agents: specs, Policies: policies,
 		DefinesSuccess: entry.Success != nil, Metrics: names}
-	if r.next, err = nextIndex(rec.Dir, r.run); err != nil {
+	if r.next, err = nextIndex(rec.Dir, run); err != nil {
 		return nil, err
 	}
-	if r.ds, err = datalog.NewDataset(rec.Dir, rec.Options...); err != nil {
+	ds, err := datalog.NewDataset(rec.Dir, rec.Options...)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLog, err)
 	}
-	if r.w, err = r.ds.NewWriter(); err != nil {
-		r.ds.Close()
+	w, err := ds.NewWriter()
+	if err != nil {
+		ds.Close()
 		return nil, fmt.Errorf("%w: %w", ErrLog, err)
 	}
-	r.copies = make([]copyLog, n)
+	r.copies = make([]copyState, n)
 	for i := range r.copies {
 		r.copies[i].returns = make([]float64, len(specs))
 		r.copies[i].last = make([]int64, len(specs))
 	}
-	r.src[0].Source = runners.SourceEnv
+	r.lw = startLogWriter(ds, w, info, run, n)
+	r.cur = r.lw.take()
 	return r, nil
+}
+
+// err returns the log's error, once the writing goroutine met one.
+func (r *recorder) err() error { return r.lw.failed() }
+
+// flush hands the staged batch to the writing goroutine and takes the other one.
+func (r *recorder) flush() {
+	r.lw.give(r.cur)
+	r.cur = r.lw.take()
+}
+
+// begin opens copy i's trial of the episode reset with seed.
+func (r *recorder) begin(i int, seed uint64) {
+	c := &r.copies[i]
+	c.open, c.tick = true, 0
+	clear(c.returns)
+	clear(c.last)
+	r.cur.ops = append(r.cur.ops, op{kind: opBegin, copy: int32(i), seed: seed, index: r.next})
+	r.next++
+}
+
+// report stages rep, of copy i's agent j, the k-th report of its tick; acting says
+// that the agent acts next. The action its reward scores is the agent's latest.
+func (r *recorder) report(i, j, k int, rep *env.Report, tick int, acting bool) {
+	c := &r.copies[i]
+	b := r.cur
+	o := op{kind: opRow, copy: int32(i), index: k, tick: int32(tick), span: int32(rep.SpanTicks),
+		start: rep.Start, acting: acting, term: rep.Terminated, trunc: rep.Truncated,
+		reward: rep.Reward, agentID: rep.AgentID, parentID: rep.ParentID, agent: int32(j)}
+	if !rep.Start {
+		o.action = c.last[j]
+	}
+	o.obs[0] = int32(len(b.obs))
+	b.obs = append(b.obs, rep.Obs...)
+	o.obs[1] = int32(len(b.obs))
+	o.mask[0] = -1
+	if rep.Mask != nil {
+		o.mask[0] = int32(len(b.masks))
+		b.masks = append(b.masks, rep.Mask...)
+		o.mask[1] = int32(len(b.masks))
+	}
+	c.returns[j] += rep.Reward
+	b.ops = append(b.ops, o)
+}
+
+// turn stages the reports of copy i's turn, the index of each among them.
+func (r *recorder) turn(i int, t *env.Turn) {
+	for k := range t.Reports {
+		rep := &t.Reports[k]
+		j, ok := r.index[rep.Agent]
+		if !ok {
+			continue // the vector fails such a copy
+		}
+		r.report(i, j, k, rep, t.Tick, !t.Over && rep.AgentID == t.Next)
+	}
+}
+
+// end stages the end of copy i's trial, whose episode ended on final after ticks,
+// judging its success and metrics.
+func (r *recorder) end(i int, final *env.Turn, ticks int) {
+	c := &r.copies[i]
+	b := r.cur
+	o := op{kind: opEnd, copy: int32(i), tick: int32(ticks), floats: [2]int32{int32(len(b.floats)), 0}}
+	b.floats = append(b.floats, c.returns...)
+	o.floats[1] = int32(len(b.floats))
+	if r.success != nil {
+		o.success = r.success(*final)
+	}
+	for _, m := range r.metrics {
+		v, ok := m.Value(*final)
+		if !ok {
+			v = math.NaN()
+		}
+		b.floats = append(b.floats, v)
+	}
+	b.ops = append(b.ops, o)
+	c.open = false
+}
+
+// stop stages the end of every open trial with state s and err.
+func (r *recorder) stop(s runners.State, err error) {
+	for i := range r.copies {
+		if c := &r.copies[i]; c.open {
+			r.cur.ops = append(r.cur.ops, op{kind: opState, copy: int32(i), state: s, err: err})
+			c.open = false
+		}
+	}
+}
+
+// fail stages the end of the open trials after a failed step: a copy's trial whose
+// copy failed as Failed, with its reason, and the others as Stopped.
+func (r *recorder) fail(err error) {
+	for _, f := range Failures(err, nil) {
+		if f.Copy >= 0 && f.Copy < len(r.copies) && r.copies[f.Copy].open {
+			r.cur.ops = append(r.cur.ops, op{kind: opState, copy: int32(f.Copy), state: runners.Failed, err: errors.New(f.Reason)})
+			r.copies[f.Copy].open = false
+		}
+	}
+	r.stop(runners.Stopped, errStepFailed)
+}
+
+var (
+	errReset      = errors.New("the vector was reset")
+	errClosed     = errors.New("the recording ended")
+	errStepFailed = errors.New("a copy of the vector failed")
+)
+
+// close ends the open trials as Stopped, waits for the writing goroutine to write
+// everything and closes the log.
+func (r *recorder) close() error {
+	r.stop(runners.Stopped, errClosed)
+	return r.lw.close(r.cur)
+}
+
+// afterReset stages a Reset that returned err: the episodes in progress end as
+// Stopped, and each copy begins a trial with its seed in seeds, whose first reports
+// start(i) stages. A Reset that failed in a copy ends them as Failed and Stopped; one
+// that changed nothing stages nothing. It hands the batch over.
+func (r *recorder) afterReset(err error, seeds []uint64, start func(i int)) {
+	switch _, failed := errors.AsType[*vector.CopyError](err); {
+	case failed:
+		r.fail(err)
+	case err == nil:
+		r.stop(runners.Stopped, errReset)
+		for i := range r.copies {
+			r.begin(i, seeds[i])
+			start(i)
+		}
+	}
+	r.flush()
+}
+
+// afterStep stages a Step's error, if any: a copy's failure ends the open trials.
+// It hands the batch over.
+func (r *recorder) afterStep(err error) {
+	if _, ok := errors.AsType[*vector.CopyError](err); ok {
+		r.fail(err)
+	}
+	r.flush()
 }
 
 // nextIndex returns the index after the highest of the trials "RUN-K" of the log in
@@ -170,159 +309,6 @@ func nextIndex(dir, run string) (int, error) {
 		}
 	}
 	return next, nil
-}
-
-// handle hands the event in r.ev to the writer, keeping its first error.
-func (r *recorder) handle(ctx context.Context) {
-	if r.err != nil {
-		return
-	}
-	if err := r.w.Handle(ctx, &r.ev); err != nil {
-		r.err = fmt.Errorf("%w: %w", ErrLog, err)
-	}
-}
-
-// begin opens copy i's trial of the episode reset with seed.
-func (r *recorder) begin(ctx context.Context, i int, seed uint64) {
-	c := &r.copies[i]
-	c.info = r.info
-	c.info.ID, c.info.Index, c.info.Seed = r.run+"-"+strconv.Itoa(r.next), r.next, seed
-	r.next++
-	c.open, c.tick = true, 0
-	clear(c.returns)
-	clear(c.last)
-	r.setState(ctx, c, runners.Running, nil)
-}
-
-func (r *recorder) setState(ctx context.Context, c *copyLog, s runners.State, err error) {
-	r.state = runners.StateChange{Trial: c.info.ID, State: s, Err: err, Info: &c.info}
-	r.ev = runners.Event{Kind: runners.KindState, Trial: c.info.ID, State: &r.state}
-	r.handle(ctx)
-}
-
-// report logs rep, of copy i's agent j, the k-th report of its tick; acting says
-// that the agent acts next. The action its reward scores is the agent's latest.
-func (r *recorder) report(ctx context.Context, i, j, k int, rep *env.Report, tick int, acting bool) {
-	c := &r.copies[i]
-	s := &r.step
-	s.Episode, s.Tick, s.Index = 0, tick, k
-	s.Agent, s.AgentID, s.ParentID = rep.Agent, rep.AgentID, rep.ParentID
-	s.Start, s.Acting = rep.Start, acting
-	s.Obs, s.Mask = rep.Obs, rep.Mask
-	s.Action = agent.RawAction{}
-	if !rep.Start {
-		s.Action.Int = c.last[j]
-	}
-	r.src[0].Value = rep.Reward
-	s.Reward, s.Sources = rep.Reward, r.src[:]
-	s.Terminated, s.Truncated, s.SpanTicks = rep.Terminated, rep.Truncated, rep.SpanTicks
-	s.Messages = nil
-	c.returns[j] += rep.Reward
-	r.ev = runners.Event{Kind: runners.KindStep, Trial: c.info.ID, Step: s}
-	r.handle(ctx)
-}
-
-// turn logs the reports of copy i's turn, the index of each among them.
-func (r *recorder) turn(ctx context.Context, i int, t *env.Turn) {
-	for k := range t.Reports {
-		rep := &t.Reports[k]
-		j, ok := r.index[rep.Agent]
-		if !ok {
-			continue // the vector fails such a copy
-		}
-		r.report(ctx, i, j, k, rep, t.Tick, !t.Over && rep.AgentID == t.Next)
-	}
-}
-
-// end closes copy i's trial, whose episode ended on final after ticks.
-func (r *recorder) end(ctx context.Context, i int, final *env.Turn, ticks int) {
-	c := &r.copies[i]
-	ep := &r.epEv
-	*ep = runners.EpisodeEvent{Episode: 0, Seed: c.info.Seed, End: true, Ticks: ticks, Returns: c.returns}
-	if r.success != nil {
-		ep.Success = r.success(*final)
-	}
-	if len(r.metrics) > 0 {
-		ep.Metrics = make([]float64, len(r.metrics))
-		for k, m := range r.metrics {
-			v, ok := m.Value(*final)
-			if !ok {
-				v = math.NaN()
-			}
-			ep.Metrics[k] = v
-		}
-	}
-	r.ev = runners.Event{Kind: runners.KindEpisode, Trial: c.info.ID, Episode: ep}
-	r.handle(ctx)
-	r.setState(ctx, c, runners.Ended, nil)
-	c.open = false
-}
-
-// stop ends every open trial with state s and err.
-func (r *recorder) stop(ctx context.Context, s runners.State, err error) {
-	for i := range r.copies {
-		if c := &r.copies[i]; c.open {
-			r.setState(ctx, c, s, err)
-			c.open = false
-		}
-	}
-}
-
-// fail ends the open trials after a failed step: a copy's trial whose copy failed
-// as Failed, with its reason, and the others as Stopped.
-func (r *recorder) fail(ctx context.Context, err error) {
-	for _, f := range Failures(err, nil) {
-		if f.Copy >= 0 && f.Copy < len(r.copies) && r.copies[f.Copy].open {
-			c := &r.copies[f.Copy]
-			r.setState(ctx, c, runners.Failed, errors.New(f.Reason))
-			c.open = false
-		}
-	}
-	r.stop(ctx, runners.Stopped, errStepFailed)
-}
-
-var (
-	errReset      = errors.New("the vector was reset")
-	errClosed     = errors.New("the vector was closed")
-	errStepFailed = errors.New("a copy of the vector failed")
-)
-
-// close ends the open trials as Stopped and closes the log.
-func (r *recorder) close(ctx context.Context) error {
-	r.stop(ctx, runners.Stopped, errClosed)
-	err := r.err
-	if cerr := r.w.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("%w: %w", ErrLog, cerr)
-	}
-	if cerr := r.ds.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("%w: %w", ErrLog, cerr)
-	}
-	return err
-}
-
-// afterReset handles a Reset that returned err: the episodes in progress end as
-// Stopped, and each copy begins a trial with its seed in seeds, whose first reports
-// start(i) logs. A Reset that failed in a copy ends them as Failed and Stopped; one
-// that changed nothing logs nothing.
-func (r *recorder) afterReset(ctx context.Context, err error, seeds []uint64, start func(i int)) {
-	if err != nil {
-		if _, ok := errors.AsType[*vector.CopyError](err); ok {
-			r.fail(ctx, err)
-		}
-		return
-	}
-	r.stop(ctx, runners.Stopped, errReset)
-	for i := range r.copies {
-		r.begin(ctx, i, seeds[i])
-		start(i)
-	}
-}
-
-// afterStep handles a Step's error: a copy's failure ends the open trials.
-func (r *recorder) afterStep(ctx context.Context, err error) {
-	if _, ok := errors.AsType[*vector.CopyError](err); ok {
-		r.fail(ctx, err)
-	}
 }
 
 // Record starts recording the vector's steps into an activity log (package datalog)
@@ -353,17 +339,17 @@ func (s *Single) Record(rec Recording) error {
 // CloseLog ends the recording, if any: the episodes in progress end as Stopped and
 // the log is closed, readable by any Arrow reader. It returns the log's error, if
 // any; calling it again returns nil.
-func (s *Single) CloseLog(ctx context.Context) error {
+func (s *Single) CloseLog() error {
 	r := s.rec
 	if r == nil {
 		return nil
 	}
 	s.rec = nil
-	return r.close(ctx)
+	return r.close()
 }
 
 // logStep logs the Step of actions.
-func (s *Single) logStep(ctx context.Context, actions []int64) {
+func (s *Single) logStep(actions []int64) {
 	r, v := s.rec, s.v
 	a := &s.layout.Agents[0]
 	d, m := a.ObsDim, a.MaskLen
@@ -389,18 +375,18 @@ func (s *Single) logStep(ctx context.Context, actions []int64) {
 				rep.Mask = masks[i*m : (i+1)*m]
 			}
 		}
-		r.report(ctx, i, 0, 0, rep, c.tick, !done)
+		r.report(i, 0, 0, rep, c.tick, !done)
 		if done {
 			t := env.Turn{Reports: r.rep[:], Over: true, Tick: c.tick}
-			r.end(ctx, i, &t, c.tick)
-			r.begin(ctx, i, v.Seeds()[i])
-			s.logStart(ctx, i)
+			r.end(i, &t, c.tick)
+			r.begin(i, v.Seeds()[i])
+			s.logStart(i)
 		}
 	}
 }
 
 // logStart logs the first report of copy i's episode.
-func (s *Single) logStart(ctx context.Context, i int) {
+func (s *Single) logStart(i int) {
 	a := &s.layout.Agents[0]
 	d, m := a.ObsDim, a.MaskLen
 	rep := &s.rec.rep[0]
@@ -408,7 +394,7 @@ func (s *Single) logStart(ctx context.Context, i int) {
 	if m > 0 {
 		rep.Mask = s.v.Masks()[i*m : (i+1)*m]
 	}
-	s.rec.report(ctx, i, 0, 0, rep, 0, true)
+	s.rec.report(i, 0, 0, rep, 0, true)
 }
 
 // Record starts recording the vector's steps into an activity log, as
@@ -427,29 +413,29 @@ func (x *Multi) Record(rec Recording) error {
 }
 
 // CloseLog ends the recording, as Single.CloseLog does.
-func (x *Multi) CloseLog(ctx context.Context) error {
+func (x *Multi) CloseLog() error {
 	r := x.rec
 	if r == nil {
 		return nil
 	}
 	x.rec = nil
-	return r.close(ctx)
+	return r.close()
 }
 
 // logStep logs the Step that went well.
-func (x *Multi) logStep(ctx context.Context) {
+func (x *Multi) logStep() {
 	r := x.rec
 	for i := range r.copies {
 		if !r.copies[i].open {
 			continue
 		}
 		t := x.m.Stepped(i)
-		r.turn(ctx, i, &t)
+		r.turn(i, &t)
 		if x.m.Ended(i) {
-			r.end(ctx, i, &t, t.Tick)
-			r.begin(ctx, i, x.m.Seeds()[i])
+			r.end(i, &t, t.Tick)
+			r.begin(i, x.m.Seeds()[i])
 			nt := x.m.Turn(i)
-			r.turn(ctx, i, &nt)
+			r.turn(i, &nt)
 		}
 	}
 }

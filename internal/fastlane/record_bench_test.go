@@ -46,7 +46,7 @@ func BenchmarkRecord(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				if err := s.CloseLog(bg); err != nil {
+				if err := s.CloseLog(); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -92,7 +92,7 @@ func BenchmarkRecord(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				if err := x.CloseLog(bg); err != nil {
+				if err := x.CloseLog(); err != nil {
 					b.Fatal(err)
 				}
 			})

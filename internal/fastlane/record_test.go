@@ -103,8 +103,8 @@ func TestRecordSingle(t *testing.T) {
 					}
 				}
 			}
-			require.NoError(t, s.CloseLog(bg))
-			require.NoError(t, s.CloseLog(bg), "twice")
+			require.NoError(t, s.CloseLog())
+			require.NoError(t, s.CloseLog(), "twice")
 			require.Positive(t, ended)
 
 			l, got := readTrials(t, dir, "cartpole")
