@@ -3,6 +3,7 @@ package fastlane
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -50,6 +51,16 @@ type batch struct {
 	floats []float64
 }
 
+// A batch is handed over once it holds batchOps ops or batchFloats observation
+// values: several steps of every copy, so that the writer gets runs of each trial's
+// rows, and at most a few megabytes.
+const (
+	batchOps    = 8192
+	batchFloats = 1 << 20
+)
+
+func (b *batch) full() bool { return len(b.ops) >= batchOps || len(b.obs) >= batchFloats }
+
 func (b *batch) reset() {
 	clear(b.ops) // drop the strings and errors
 	b.ops, b.obs, b.masks, b.floats = b.ops[:0], b.obs[:0], b.masks[:0], b.floats[:0]
@@ -71,6 +82,8 @@ type logWriter struct {
 
 	// The goroutine's own.
 	trials []runners.TrialInfo // each copy's open trial
+	starts []int32             // where each copy's ops begin in order
+	order  []int32             // a batch's ops, copy by copy
 	ev     runners.Event
 	step   runners.StepEvent
 	epEv   runners.EpisodeEvent
@@ -81,7 +94,7 @@ type logWriter struct {
 
 func startLogWriter(ds *datalog.Dataset, w *datalog.Writer, info runners.TrialInfo, run string, n int) *logWriter {
 	lw := &logWriter{ds: ds, w: w, info: info, run: run, full: make(chan *batch, 2), free: make(chan *batch, 2),
-		done: make(chan struct{}), trials: make([]runners.TrialInfo, n), nagent: len(info.Agents)}
+		done: make(chan struct{}), trials: make([]runners.TrialInfo, n), starts: make([]int32, n+1), nagent: len(info.Agents)}
 	lw.src[0].Source = runners.SourceEnv
 	lw.free <- new(batch)
 	lw.free <- new(batch)
@@ -132,9 +145,29 @@ func (lw *logWriter) loop() {
 	}
 }
 
-// write hands the events of b's ops to the writer, stopping at its first error.
-func (lw *logWriter) write(ctx context.Context, b *batch) {
+// byCopy sets lw.order to the indices of b's ops, copy by copy, each copy's in their
+// order (a counting sort).
+func (lw *logWriter) byCopy(b *batch) {
+	clear(lw.starts)
 	for k := range b.ops {
+		lw.starts[b.ops[k].copy+1]++
+	}
+	for i := 1; i < len(lw.starts); i++ {
+		lw.starts[i] += lw.starts[i-1]
+	}
+	lw.order = slices.Grow(lw.order[:0], len(b.ops))[:len(b.ops)]
+	for k := range b.ops {
+		c := b.ops[k].copy
+		lw.order[lw.starts[c]] = int32(k)
+		lw.starts[c]++
+	}
+}
+
+// write hands the events of b's ops to the writer, copy by copy, stopping at its
+// first error.
+func (lw *logWriter) write(ctx context.Context, b *batch) {
+	lw.byCopy(b)
+	for _, k := range lw.order {
 		o := &b.ops[k]
 		t := &lw.trials[o.copy]
 		var err error

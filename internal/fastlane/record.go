@@ -57,12 +57,14 @@ type source struct {
 // It works in two halves. The goroutine that steps the vector stages what each Reset
 // and Step reported (ops, with copies of the observations and masks, and each ended
 // episode's success and metrics, judged while the final turn is valid) into a batch,
-// and hands the batch over at the end of the call; a goroutine of the recorder's own
-// (logWriter) turns the batches into the events of a datalog writer, whose own
-// goroutine encodes, compresses and writes them. So a step costs the vector the copy
-// of what it reported, and the writing overlaps the caller's next policy call. Two
-// batches circulate: the stepping goroutine waits only when the writer is a whole
-// step behind.
+// and hands the batch over once it holds batchOps ops (or batchFloats observation
+// values); a goroutine of the recorder's own (logWriter) turns the batches into the
+// events of a datalog writer, copy by copy (a trial's rows one after the other, which
+// the writer finds cheapest), and the writer's own goroutine encodes, compresses and
+// writes them. So a step costs the vector the copy of what it reported, and the
+// writing overlaps the steps and the caller's policy calls that follow. Two batches
+// circulate: the stepping goroutine waits only when the writer is a whole batch
+// behind.
 type recorder struct {
 	lw      *logWriter
 	success func(env.Turn) bool
@@ -150,8 +152,12 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 // err returns the log's error, once the writing goroutine met one.
 func (r *recorder) err() error { return r.lw.failed() }
 
-// flush hands the staged batch to the writing goroutine and takes the other one.
+// flush hands the staged batch to the writing goroutine, once it holds enough, and
+// takes the other one.
 func (r *recorder) flush() {
+	if !r.cur.full() {
+		return
+	}
 	r.lw.give(r.cur)
 	r.cur = r.lw.take()
 }

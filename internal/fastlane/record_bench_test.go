@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/batonrl/baton/internal/fastlane"
 )
 
 // BenchmarkRecord measures a step of the fast lane without and with a recording (one
-// op is one vector step of every copy): run with -count to alternate the two, and
-// compare their ratio. Random actions for the cart-pole (its episodes are short, so
+// op is one vector step of every copy): run it several times with -count=1 so that
+// the two alternate, and compare their ratio. cpu-ns/op is the CPU time of the whole
+// process per op (every goroutine: the stepping one, the recording's and the log's
+// writer's), which does not depend on how many cores are free, as ns/op does: the
+// recording's goroutines write while the caller steps, given a core to do it on. Random actions for the cart-pole (its episodes are short, so
 // that trials begin and end all the time); the first allowed action for the maze.
 func BenchmarkRecord(b *testing.B) {
 	reg := registry(b)
@@ -40,15 +44,17 @@ func BenchmarkRecord(b *testing.B) {
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := processCPU()
 				for k := 0; b.Loop(); k++ {
 					if err := s.Step(bg, actions[k%len(actions)]); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.StopTimer()
 				if err := s.CloseLog(); err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
+				reportCPU(b, cpu)
 			})
 		}
 		for _, log := range []bool{false, true} {
@@ -74,6 +80,7 @@ func BenchmarkRecord(b *testing.B) {
 				rng := rand.New(rand.NewPCG(3, 4))
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := processCPU()
 				for b.Loop() {
 					for j, ag := range l.Agents {
 						ab := &buf.Agents[j]
@@ -91,11 +98,19 @@ func BenchmarkRecord(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.StopTimer()
 				if err := x.CloseLog(); err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
+				reportCPU(b, cpu)
 			})
 		}
+	}
+}
+
+// reportCPU reports the process's CPU time since cpu per op, as cpu-ns/op.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if d := processCPU() - cpu; d > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -3,6 +3,8 @@ package fastlane_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -54,11 +56,15 @@ func replays(t *testing.T, dir string, trials int) {
 // TestRecordSingle: the log of a recorded cart-pole vector holds, per episode of
 // each copy, a trial whose rows are the steps taken, its episode's return, and its
 // state; it replays.
+//
+// The second case stages enough rows to hand several batches to the writing
+// goroutine.
 func TestRecordSingle(t *testing.T) {
-	for _, w := range []int{1, 2} {
-		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
+	for _, tc := range []struct{ n, w, ticks int }{{5, 1, 120}, {5, 2, 120}, {64, 2, 400}} {
+		t.Run(fmt.Sprintf("N=%d/W=%d", tc.n, tc.w), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			const n, seed, ticks = 5, 11, 120
+			const seed = 11
+			n, w, ticks := tc.n, tc.w, tc.ticks
 			reg, dir := registry(t), t.TempDir()
 			b := buffers(n, 4, 0)
 			s, err := fastlane.NewSingle(reg, "cartpole", nil, n, w, b)
@@ -112,6 +118,7 @@ func TestRecordSingle(t *testing.T) {
 			trials, err := l.Trials()
 			require.NoError(t, err)
 			require.Len(t, trials, next)
+			slices.SortFunc(trials, func(a, b datalog.Trial) int { return a.Index - b.Index })
 			states := map[runners.State]int{}
 			for k, tr := range trials {
 				assert.Equal(t, fmt.Sprintf("pole-%d", k), tr.ID)
@@ -276,4 +283,10 @@ func TestRecordAppends(t *testing.T) {
 	} {
 		assert.ErrorIs(t, s.Record(rec), fastlane.ErrArgument, name)
 	}
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	err = s.Record(fastlane.Recording{Dir: file})
+	require.ErrorIs(t, err, fastlane.ErrLog, "a file, not a directory")
+	assert.Equal(t, fastlane.CodeLog, fastlane.CodeOf(err))
+	require.NoError(t, s.Record(fastlane.Recording{Dir: dir}), "after a failed Record")
 }

@@ -144,3 +144,7 @@ def test_log_options_refused(tmp_path):
     with pytest.raises(bv.ConfigError, match="motion"):
         bv.make("cartpole", num_envs=4, log=d, policy={"motion": "ppo"})
     assert not os.path.exists(os.path.join(d, "_trials"))
+    file = tmp_path / "file"
+    file.write_text("")
+    with pytest.raises(bv.LogError):
+        bv.make("cartpole", num_envs=4, log=file)
