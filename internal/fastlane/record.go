@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,8 +70,8 @@ type recorder struct {
 	lw      *logWriter
 	success func(env.Turn) bool
 	metrics []runners.Metric
-	index   map[string]int // agent name to its position in the environment's agents
-	next    int            // the index of the next trial
+	names   []string // the environment's agents' names, in its order
+	next    int      // the index of the next trial
 	copies  []copyState
 	cur     *batch        // the batch being staged
 	rep     [1]env.Report // a single-agent copy's report, reused
@@ -106,14 +107,14 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	if strings.ContainsAny(run, " \t\n") {
 		return nil, fmt.Errorf("%w: run %q has white space", ErrArgument, run)
 	}
-	r := &recorder{success: entry.Success, metrics: entry.Metrics, index: make(map[string]int, len(specs))}
+	r := &recorder{success: entry.Success, metrics: entry.Metrics}
 	policies := make([]string, len(specs))
 	for j, s := range specs {
-		r.index[s.Name] = j
+		r.names = append(r.names, s.Name)
 		policies[j] = rec.Policies[s.Name]
 	}
 	for name := range rec.Policies {
-		if _, ok := r.index[name]; !ok {
+		if !slices.Contains(r.names, name) {
 			return nil, fmt.Errorf("%w: a policy for agent %q, which %s does not have", ErrArgument, name, src.name)
 		}
 	}
@@ -200,8 +201,10 @@ func (r *recorder) report(i, j, k int, rep *env.Report, tick int, acting bool) {
 func (r *recorder) turn(i int, t *env.Turn) {
 	for k := range t.Reports {
 		rep := &t.Reports[k]
-		j, ok := r.index[rep.Agent]
-		if !ok {
+		// A scan, not a map: environments have a few agents, and the names are
+		// mostly the very strings compared with.
+		j := slices.Index(r.names, rep.Agent)
+		if j < 0 {
 			continue // the vector fails such a copy
 		}
 		r.report(i, j, k, rep, t.Tick, !t.Over && rep.AgentID == t.Next)
