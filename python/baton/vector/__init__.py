@@ -130,10 +130,16 @@ names what chose the actions (one name for every agent, or a dict by agent name)
 the trials table. The log is closed by ``close()`` (which raises ``LogError`` if it
 could not be written; so does a step once writing failed); a process that dies
 leaves every batch written so far readable to ``baton.load`` and ``baton log
-recover``, which repairs the parts for other readers. The rows are written by Go in
-the same call as the step, and encoded and compressed by a Go goroutine of their
-own: the cost is measured in internal/fastlane (BenchmarkRecord). Synchronous
-vectors only: the asynchronous and remote ones raise ``ConfigError`` for ``log=``.
+recover``, which repairs the parts for other readers (the last few thousand rows,
+staged but not yet handed to the writer, are lost). Cost: a step copies what it
+reported into a staging buffer; Go goroutines of the log's own turn it into rows,
+compress and write them while Python computes the next actions, given a core to run
+on. In CPU a logged row costs up to about twice what a row of a campaign's log does
+(under a microsecond: several times a cart-pole's step, about a maze's); on a
+machine without a spare core that is the throughput it takes (``python -m
+baton.bench`` has the rows "fast lane recording (log=)" against the same without a
+log; internal/fastlane's BenchmarkRecord in Go). Synchronous vectors only: the
+asynchronous and remote ones raise ``ConfigError`` for ``log=``.
 
 Asynchronous and remote vectors. ``make(..., batch_size=B)`` gives EnvPool's
 asynchronous mode (``AsyncVector``, ``AsyncMultiVector``: ``send``/``recv`` of the first
