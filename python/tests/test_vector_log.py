@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -131,6 +133,36 @@ def test_maze_log_reads_back(tmp_path):
     for name in names:
         assert s["agents"][name]["rows"] == len(log[name])
         assert s["agents"][name]["episodes"] == ended
+
+
+def test_killed_process_leaves_a_recoverable_log(tmp_path):
+    """A process that dies without closing its vector leaves the batches written so
+    far: baton log recover gives their parts footers, and baton.load reads them. The
+    child steps enough rows that the recording's writer has handed several batches
+    to the disk before it dies (each hand-over waits for the batch before the last)."""
+    d = str(tmp_path / "log")
+    code = textwrap.dedent(f"""
+        import os
+        import numpy as np
+        import baton.vector as bv
+        v = bv.make("cartpole", num_envs=64, seed=1, log={d!r})
+        v.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(600):
+            v.step(rng.integers(0, 2, 64))
+        os._exit(0)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(["go", "run", "./cmd/baton", "log", "recover", d, "--json"], cwd=REPO_ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["parts"], "parts without footers"
+    log = baton.load(d)
+    assert len(log["cartpole"]) >= 4096
+    assert "running" in log.trials.column("state").to_pylist()
+    s = inspect_json(d)
+    assert s["agents"]["cartpole"]["rows"] == len(log["cartpole"])
 
 
 def test_log_options_refused(tmp_path):
