@@ -125,7 +125,8 @@ begun (``run=``, default the environment's name; a second run into the same dire
 goes on numbering after the first), seeded with its reset seed, so ``baton replay
 DIR`` replays it; its rows are each agent's reports, reward source "env", with the
 episode's returns, success and metrics in the episodes table when it ends. An episode
-still running at ``close()`` or cut by ``reset()`` is a stopped trial. ``policy``
+still running at ``close()`` or cut by ``reset()`` is a stopped trial. ``v.log_dir``
+is the directory while the vector records, None otherwise. ``policy``
 names what chose the actions (one name for every agent, or a dict by agent name), in
 the trials table. The log is closed by ``close()`` (which raises ``LogError`` if it
 could not be written; so does a step once writing failed); a process that dies
