@@ -96,16 +96,26 @@ func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int,
 	if err := b.check(n, l); err != nil {
 		return nil, err
 	}
-	m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) }, vector.WithWorkers(workers))
+	x := &Multi{layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
+		src: source{reg: reg, name: name, config: config, f: f}}
+	m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) },
+		vector.WithWorkers(workers), vector.WithEpisodeEnd(x.judge))
 	if err != nil {
 		return nil, err
 	}
-	x := &Multi{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
-		src: source{reg: reg, name: name, config: config, f: f}}
+	x.m = m
 	for j, a := range l.Agents {
 		x.index[a.Name] = j
 	}
 	return x, nil
+}
+
+// judge judges copy i's ended episode for the recording, if any, while its final
+// Turn is live (vector.WithEpisodeEnd): on the goroutine that steps the copy.
+func (x *Multi) judge(i int, final env.Turn) {
+	if r := x.rec; r != nil {
+		r.judge(i, &final)
+	}
 }
 
 // Layout returns the vector's layout.

@@ -57,7 +57,8 @@ type source struct {
 //
 // It works in two halves. The goroutine that steps the vector stages what each Reset
 // and Step reported (ops, with copies of the observations and masks, and each ended
-// episode's success and metrics, judged while the final turn is valid) into a batch,
+// episode's success and metrics, judged while the final turn is live: by the
+// vector's workers, through vector.WithEpisodeEnd, for a Multi) into a batch,
 // and hands the batch over once it holds batchOps ops (or batchFloats observation
 // values); a goroutine of the recorder's own (logWriter) turns the batches into the
 // events of a datalog writer, copy by copy (a trial's rows one after the other, which
@@ -83,6 +84,9 @@ type copyState struct {
 	tick    int       // the ticks of the episode so far (single-agent copies)
 	returns []float64 // per agent, the episode's rewards so far
 	last    []int64   // per agent, its latest action
+	// success and metrics judge the episode that ended in the last Step (judge).
+	success bool
+	metrics []float64
 }
 
 // newRecorder opens the log of rec for n copies of src's environment and starts its
@@ -144,6 +148,7 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	for i := range r.copies {
 		r.copies[i].returns = make([]float64, len(specs))
 		r.copies[i].last = make([]int64, len(specs))
+		r.copies[i].metrics = make([]float64, len(entry.Metrics))
 	}
 	r.lw = startLogWriter(ds, w, info, run, n)
 	r.cur = r.lw.take()
@@ -211,24 +216,32 @@ func (r *recorder) turn(i int, t *env.Turn) {
 	}
 }
 
-// end stages the end of copy i's trial, whose episode ended on final after ticks,
-// judging its success and metrics.
-func (r *recorder) end(i int, final *env.Turn, ticks int) {
+// judge judges copy i's episode, which ended on final: its success and metrics, as
+// the environment's entry defines them, kept for end. It touches copy i's state
+// alone, so that the copies' workers may judge theirs at once.
+func (r *recorder) judge(i int, final *env.Turn) {
 	c := &r.copies[i]
-	b := r.cur
-	o := op{kind: opEnd, copy: int32(i), tick: int32(ticks), floats: [2]int32{int32(len(b.floats)), 0}}
-	b.floats = append(b.floats, c.returns...)
-	o.floats[1] = int32(len(b.floats))
 	if r.success != nil {
-		o.success = r.success(*final)
+		c.success = r.success(*final)
 	}
-	for _, m := range r.metrics {
+	for k, m := range r.metrics {
 		v, ok := m.Value(*final)
 		if !ok {
 			v = math.NaN()
 		}
-		b.floats = append(b.floats, v)
+		c.metrics[k] = v
 	}
+}
+
+// end stages the end of copy i's trial, whose episode ended after ticks, judged by
+// judge.
+func (r *recorder) end(i int, ticks int) {
+	c := &r.copies[i]
+	b := r.cur
+	o := op{kind: opEnd, copy: int32(i), tick: int32(ticks), success: c.success, floats: [2]int32{int32(len(b.floats)), 0}}
+	b.floats = append(b.floats, c.returns...)
+	b.floats = append(b.floats, c.metrics...)
+	o.floats[1] = int32(len(b.floats))
 	b.ops = append(b.ops, o)
 	c.open = false
 }
@@ -387,7 +400,8 @@ func (s *Single) logStep(actions []int64) {
 		r.report(i, 0, 0, rep, c.tick, !done)
 		if done {
 			t := env.Turn{Reports: r.rep[:], Over: true, Tick: c.tick}
-			r.end(i, &t, c.tick)
+			r.judge(i, &t)
+			r.end(i, c.tick)
 			r.begin(i, v.Seeds()[i])
 			s.logStart(i)
 		}
@@ -441,7 +455,7 @@ func (x *Multi) logStep() {
 		t := x.m.Stepped(i)
 		r.turn(i, &t)
 		if x.m.Ended(i) {
-			r.end(i, &t, t.Tick)
+			r.end(i, t.Tick) // judged by Multi.judge, before the copy's reset
 			r.begin(i, x.m.Seeds()[i])
 			nt := x.m.Turn(i)
 			r.turn(i, &nt)

@@ -290,3 +290,58 @@ func TestRecordAppends(t *testing.T) {
 	assert.Equal(t, fastlane.CodeLog, fastlane.CodeOf(err))
 	require.NoError(t, s.Record(fastlane.Recording{Dir: dir}), "after a failed Record")
 }
+
+// TestRecordJudgesWithTypedObservations: a recorded episode's success and metrics are
+// judged on its live final turn, whose typed observations the web-testing example's
+// metrics read (they are gone from the turn the vector keeps after the reset).
+func TestRecordJudgesWithTypedObservations(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			const n = 4
+			reg, dir := registry(t), t.TempDir()
+			l, err := fastlane.Describe(reg, "webtest", nil)
+			require.NoError(t, err)
+			b := multiBuffers(n, l)
+			x, err := fastlane.NewMulti(reg, "webtest", nil, n, w, b)
+			require.NoError(t, err)
+			defer x.Close()
+			require.NoError(t, x.Record(fastlane.Recording{Dir: dir}))
+			require.NoError(t, x.Reset(bg, 7))
+			rng := rand.New(rand.NewPCG(7, 8))
+			ended := 0
+			for tick := 0; tick < 5000 && ended < 3; tick++ {
+				for j, ag := range l.Agents {
+					for r := range int(b.Counts[j]) {
+						for {
+							a := rng.Int64N(ag.Actions) + ag.Start
+							if ag.MaskLen == 0 || b.Agents[j].Masks[r*ag.MaskLen+int(a-ag.Start)] {
+								b.Agents[j].Actions[r] = a
+								break
+							}
+						}
+					}
+				}
+				require.NoError(t, x.Step(bg))
+				for i := range n {
+					ended += btoi(b.Ended[i])
+				}
+			}
+			require.NoError(t, x.CloseLog())
+			require.Positive(t, ended)
+			log, err := datalog.Open(dir)
+			require.NoError(t, err)
+			episodes, err := log.Episodes()
+			require.NoError(t, err)
+			require.Len(t, episodes, ended)
+			for _, e := range episodes {
+				require.True(t, e.DefinesSuccess)
+				var names []string
+				for _, m := range e.Metrics {
+					names = append(names, m.Name)
+				}
+				assert.Equal(t, []string{"coverage", "defects_found"}, names, e.Trial)
+			}
+		})
+	}
+}
