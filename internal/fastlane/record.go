@@ -284,7 +284,7 @@ func (r *recorder) close() error {
 // afterReset stages a Reset that returned err: the episodes in progress end as
 // Stopped, and each copy begins a trial with its seed in seeds, whose first reports
 // start(i) stages. A Reset that failed in a copy ends them as Failed and Stopped; one
-// that changed nothing stages nothing. It hands the batch over.
+// that changed nothing stages nothing. It hands the batch over if it is full.
 func (r *recorder) afterReset(err error, seeds []uint64, start func(i int)) {
 	switch _, failed := errors.AsType[*vector.CopyError](err); {
 	case failed:
@@ -300,7 +300,7 @@ func (r *recorder) afterReset(err error, seeds []uint64, start func(i int)) {
 }
 
 // afterStep stages a Step's error, if any: a copy's failure ends the open trials.
-// It hands the batch over.
+// It hands the batch over if it is full.
 func (r *recorder) afterStep(err error) {
 	if _, ok := errors.AsType[*vector.CopyError](err); ok {
 		r.fail(err)
