@@ -8,7 +8,7 @@
 //
 // Its C ABI passes no Go pointer out: a vector is an int64 handle. Every function
 // returns 0 or an error code (internal/fastlane's Code: 1 configuration, 2 argument,
-// 3 action, 4 copy, 5 state, 6 internal) and, on an error, writes a NUL-terminated
+// 3 action, 4 copy, 5 state, 6 internal, 7 log) and, on an error, writes a NUL-terminated
 // JSON report ({"message", "failures": [{"copy", "agent", "op", "reason", "panic"}]})
 // into the caller's buffer err of errlen bytes, cut to fit.
 //
@@ -42,6 +42,8 @@
 //	int32 baton_async_send(int64 handle, int64 *actions, int64 *ids, int64 k, char *err, int64 errlen)
 //	int32 baton_async_reset_copies(int64 handle, int64 *ids, int64 k, char *err, int64 errlen)
 //	int32 baton_async_recv(int64 handle, int64 wait_us, bool *done, char *err, int64 errlen)
+//	int32 baton_record(int64 handle, char *recording, char *err, int64 errlen)
+//	int32 baton_record_close(int64 handle, char *err, int64 errlen)
 //	int32 baton_close(int64 handle)
 //	int64 baton_live(void)
 //	int64 baton_goroutines(void)
@@ -53,6 +55,14 @@
 // by turn, for baton.pettingzoo (see turns_exports.go). fn is called on the thread
 // that steps the vector, or on the vector's workers, during baton_view_step and
 // baton_view_reset only.
+//
+// baton_record makes a vector of baton_single_new or baton_multi_new record its
+// steps into an activity log from its next reset on (internal/fastlane's
+// Recording), recording being JSON: {"dir": DIR, "run": NAME, "policies": {agent:
+// name}} ("run" and "policies" optional); a vector of another kind gives code 1.
+// baton_record_close ends the recording and closes the log, reporting its error (a
+// log that could not be written gives code 7, as do the steps after the failure);
+// baton_close closes it too, without a report.
 //
 // baton_describe writes the environment's layout as JSON into out (internal/fastlane's
 // Layout): its kind ("single" or "multi") and each agent's observation and mask

@@ -169,7 +169,9 @@
 // step: rewards, terminated and truncated flags, spans, ids), Ended(i) whether the
 // episode ended and the copy was reset, and Turn(i) where the copy now stands (after a
 // reset, the new episode's first turn). The reports of an ended episode are copied out
-// before the reset, so Stepped keeps them. All of these are views of buffers that the
+// before the reset, so Stepped keeps them, but not the environment's typed
+// observations: WithEpisodeEnd gives the caller the live final Turn, before the reset,
+// to judge the episode (success, metrics) from them. All of these are views of buffers that the
 // vector and the copies own, valid until the next Reset or Step: a trainer reads them
 // without allocating. Auto-reset, seeds, workers and errors work as for Env.
 //

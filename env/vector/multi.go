@@ -367,6 +367,9 @@ func (m *Multi) stepOne(i int) error {
 		}
 		return m.acting(i, c, OpStep)
 	}
+	if m.cfg.ended != nil {
+		m.cfg.ended(i, c.turn)
+	}
 	c.final, c.fresh, c.ended = c.keep(&c.turn), false, true
 	if m.cfg.finalInfo {
 		c.info = c.env.Info()

@@ -14,6 +14,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
+	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 )
@@ -200,6 +201,67 @@ func TestMultiKeepsFinalReports(t *testing.T) {
 		}
 	}
 	assert.Positive(t, seen)
+}
+
+// TestMultiEpisodeEnd: WithEpisodeEnd is called once per ended episode, from the
+// workers, with the live final Turn, whose typed observations are valid; it is the
+// Turn that Stepped keeps. New rejects it.
+func TestMultiEpisodeEnd(t *testing.T) {
+	for _, w := range []int{1, 3} {
+		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
+			const n = 6
+			type end struct {
+				reports int
+				typed   bool
+			}
+			ends := make([][]end, n) // each copy's, written by the goroutine stepping it
+			m := newMulti(t, n, mazes(testMaze), vector.WithWorkers(w), vector.WithEpisodeEnd(func(i int, final env.Turn) {
+				e := end{reports: len(final.Reports)}
+				for _, r := range final.Reports {
+					if r.Agent == maze.StrategyName {
+						_, err := hrl.Obs[maze.StrategyObs](final, r.AgentID)
+						e.typed = err == nil
+					}
+				}
+				ends[i] = append(ends[i], e)
+			}))
+			policies := map[string]vector.BatchPolicy{}
+			for j, s := range m.Agents() {
+				p, err := vector.RandomPerCopy(s.ActionSpace, n, policySeed(j))
+				require.NoError(t, err)
+				policies[s.Name] = p
+			}
+			require.NoError(t, m.Reset(bg, 3))
+			ended := 0
+			for range 300 {
+				require.NoError(t, m.Act(bg, policies))
+				require.NoError(t, m.Step(bg))
+				for i := range n {
+					if !m.Ended(i) {
+						continue
+					}
+					ended++
+					require.NotEmpty(t, ends[i])
+					e := ends[i][len(ends[i])-1]
+					assert.Len(t, m.Stepped(i).Reports, e.reports)
+				}
+			}
+			total, typed := 0, 0
+			for i := range n {
+				total += len(ends[i])
+				for _, e := range ends[i] {
+					if e.typed {
+						typed++
+					}
+				}
+			}
+			assert.Positive(t, ended)
+			assert.Equal(t, ended, total, "one call per ended episode")
+			assert.Equal(t, total, typed, "typed observations of every final turn")
+		})
+	}
+	_, err := vector.New(2, cartpoles(cartpole.Config{}), vector.WithEpisodeEnd(func(int, env.Turn) {}))
+	require.ErrorIs(t, err, vector.ErrOption)
 }
 
 func TestMultiErrors(t *testing.T) {

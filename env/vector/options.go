@@ -1,6 +1,10 @@
 package vector
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/batonrl/baton/env"
+)
 
 // Option configures New and NewMulti. Options follow the one style of baton's packages
 // (grpc-go's): an Option is a value that only this package's With functions make;
@@ -20,6 +24,8 @@ type config struct {
 	finalInfo bool
 	// buffers are the caller's (WithBuffers); nil means New allocates.
 	buffers *Buffers
+	// ended is WithEpisodeEnd's function; nil for none.
+	ended func(i int, final env.Turn)
 }
 
 // WithWorkers spreads the copies over w workers, each owning a contiguous range of
@@ -34,6 +40,19 @@ func WithWorkers(w int) Option { return optionFunc(func(c *config) { c.workers =
 // resets it, and keep the value (Env.FinalInfo, Multi.FinalInfo). Info may allocate, so
 // it is off by default (false): the step path then allocates nothing.
 func WithFinalInfo(on bool) Option { return optionFunc(func(c *config) { c.finalInfo = on }) }
+
+// WithEpisodeEnd makes a Multi call f with copy i and the Turn that ended its episode,
+// before it resets the copy, on the goroutine that stepped the copy (a worker's,
+// with WithWorkers): the Turn is the environment's own, whose typed observations
+// (hrl.Obs) are valid during the call only, as they are not in Multi.Stepped once the
+// copy was reset. It is how a caller judges an episode's success or metrics
+// (runners.Entry.Success, Metrics) from a vector. f must be safe to call for several
+// copies at once, must not keep the Turn, and must not call the vector. nil (the
+// default) calls nothing. New, whose copies end their episodes with an env.Step
+// rather than a Turn, rejects it (ErrOption).
+func WithEpisodeEnd(f func(i int, final env.Turn)) Option {
+	return optionFunc(func(c *config) { c.ended = f })
+}
 
 func newConfig(n int, opts []Option) (config, error) {
 	var c config

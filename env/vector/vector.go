@@ -69,6 +69,8 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 		return nil, fmt.Errorf("vector: %d copies; want 1 or more", n)
 	case factory == nil:
 		return nil, errors.New("vector: nil factory")
+	case cfg.ended != nil:
+		return nil, fmt.Errorf("%w: WithEpisodeEnd is for NewMulti; an Env's episodes end with an env.Step", ErrOption)
 	}
 	v := &Env{n: n, cfg: cfg, envs: make([]env.Env, n)}
 	var errs []error

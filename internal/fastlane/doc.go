@@ -27,6 +27,29 @@
 //
 // Actions are integers: the fast lane takes agents whose action space is Discrete.
 //
+// # Recording
+//
+// Single.Record and Multi.Record make a vector record its steps into an activity
+// log (package datalog, the log that campaigns write) from its next Reset on, until
+// CloseLog or Close: each episode of each copy is a trial of one episode, named
+// "RUN-K" for the K-th episode begun (Recording.Run) and seeded with the episode's
+// reset seed, so that datalog.Replay replays it; its rows are the copy's reports as
+// a runners trial logs them (the reward's one source "env", the action that each
+// reward scores), and its end writes the episode's returns, success and metrics.
+// An episode cut short by a Reset or by the end of the recording is a Stopped trial;
+// one whose copy failed, a Failed one. An episode's success and metrics are judged
+// on its live final turn (vector.WithEpisodeEnd, for a Multi), whose typed
+// observations the entry's functions may read. Recording.Policies names what chose
+// each agent's actions, for the trials table.
+//
+// A step only stages what it reported (copies of the observations and masks) into a
+// batch of a few thousand rows; a goroutine of the recording's own hands each batch
+// to the log's writer, a trial's rows one after the other, and the writer's own
+// goroutine compresses and writes them, while the caller steps on and computes its
+// next actions. The stepping goroutine waits only when the writing is a whole batch
+// behind. A process that dies loses the rows staged or buffered and not yet
+// written; what was written reads as datalog says under "Crashes and Recover".
+//
 // # Views and turns
 //
 // NewView makes a vector of one agent of a multi-agent environment, each copy an

@@ -3,6 +3,7 @@ package fastlane
 //go:generate go tool stringer -type=Kind -linecomment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,6 +223,10 @@ func sameSize(name string, got, want int) error {
 type Single struct {
 	v      *vector.Env
 	layout Layout
+	src    source
+	// rec records the steps into dir; nil when not recording.
+	rec *recorder
+	dir string
 }
 
 // NewSingle makes n copies of the named single-agent environment (KindSingle) with
@@ -248,7 +253,7 @@ func NewSingle(reg *runners.Registry, name string, config []byte, n, workers int
 	if err != nil {
 		return nil, err
 	}
-	return &Single{v: v, layout: l}, nil
+	return &Single{v: v, layout: l, src: source{reg: reg, name: name, config: config, f: f}}, nil
 }
 
 func names(l Layout) string {
@@ -266,7 +271,14 @@ func (s *Single) Layout() Layout { return s.layout }
 func (s *Single) Len() int { return s.v.Len() }
 
 // Reset resets every copy, copy i with vector.EpisodeSeed(seed, i, 0).
-func (s *Single) Reset(ctx context.Context, seed uint64) error { return s.v.Reset(ctx, seed) }
+func (s *Single) Reset(ctx context.Context, seed uint64) error {
+	err := s.v.Reset(ctx, seed)
+	if s.rec == nil {
+		return err
+	}
+	s.rec.afterReset(err, s.v.Seeds(), s.logStart)
+	return cmp.Or(err, s.rec.err())
+}
 
 // Step checks every action (an *ActionError for the first bad one, changing nothing)
 // and steps every copy with its action.
@@ -284,7 +296,7 @@ func (s *Single) Step(ctx context.Context, actions []int64) error {
 			out |= boolBit(uint64(x)-start >= n)
 		}
 		if out == 0 {
-			return s.v.StepDiscrete(ctx, actions)
+			return s.step(ctx, actions)
 		}
 	}
 	for i, x := range actions {
@@ -296,14 +308,31 @@ func (s *Single) Step(ctx context.Context, actions []int64) error {
 			return err
 		}
 	}
-	return s.v.StepDiscrete(ctx, actions)
+	return s.step(ctx, actions)
+}
+
+// step steps every copy with its checked action, and records the step.
+func (s *Single) step(ctx context.Context, actions []int64) error {
+	err := s.v.StepDiscrete(ctx, actions)
+	if s.rec == nil {
+		return err
+	}
+	if err == nil {
+		s.logStep(actions)
+	}
+	s.rec.afterStep(err)
+	return cmp.Or(err, s.rec.err())
 }
 
 // Agent returns the agent's name, for Failures.
 func (s *Single) Agent(int) string { return s.layout.Agents[0].Name }
 
-// Close stops the vector's workers. It is idempotent.
-func (s *Single) Close() error { return s.v.Close() }
+// Close ends the recording (CloseLog, whose error it returns) and stops the
+// vector's workers. It is idempotent.
+func (s *Single) Close() error {
+	err := s.CloseLog()
+	return cmp.Or(s.v.Close(), err)
+}
 
 func boolBit(b bool) uint64 {
 	if b {

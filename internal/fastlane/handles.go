@@ -112,6 +112,8 @@ const (
 	CodeState
 	// CodeInternal: anything else.
 	CodeInternal
+	// CodeLog: the vector's activity log could not be opened or written (ErrLog).
+	CodeLog
 )
 
 // ErrHandle: no open vector has the handle.
@@ -123,6 +125,8 @@ func CodeOf(err error) Code {
 	switch {
 	case err == nil:
 		return OK
+	case errors.Is(err, ErrLog):
+		return CodeLog
 	case errors.Is(err, ErrAction):
 		return CodeAction
 	case errors.As(err, &ce):

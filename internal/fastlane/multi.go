@@ -1,6 +1,7 @@
 package fastlane
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -75,6 +76,10 @@ type Multi struct {
 	b      MultiBuffers
 	index  map[string]int
 	before []int // the acting agent of each copy before the Step in progress
+	src    source
+	// rec records the steps into dir; nil when not recording.
+	rec *recorder
+	dir string
 }
 
 // NewMulti makes n copies of the named environment, of either kind, with the given
@@ -91,15 +96,26 @@ func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int,
 	if err := b.check(n, l); err != nil {
 		return nil, err
 	}
-	m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) }, vector.WithWorkers(workers))
+	x := &Multi{layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
+		src: source{reg: reg, name: name, config: config, f: f}}
+	m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) },
+		vector.WithWorkers(workers), vector.WithEpisodeEnd(x.judge))
 	if err != nil {
 		return nil, err
 	}
-	x := &Multi{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n)}
+	x.m = m
 	for j, a := range l.Agents {
 		x.index[a.Name] = j
 	}
 	return x, nil
+}
+
+// judge judges copy i's ended episode for the recording, if any, while its final
+// Turn is live (vector.WithEpisodeEnd): on the goroutine that steps the copy.
+func (x *Multi) judge(i int, final env.Turn) {
+	if r := x.rec; r != nil {
+		r.judge(i, &final)
+	}
 }
 
 // Layout returns the vector's layout.
@@ -113,7 +129,14 @@ func (x *Multi) Len() int { return x.m.Len() }
 func (x *Multi) Reset(ctx context.Context, seed uint64) error {
 	err := x.m.Reset(ctx, seed)
 	x.publish(false)
-	return err
+	if x.rec == nil {
+		return err
+	}
+	x.rec.afterReset(err, x.m.Seeds(), func(i int) {
+		t := x.m.Turn(i)
+		x.rec.turn(i, &t)
+	})
+	return cmp.Or(err, x.rec.err())
 }
 
 // Step checks the action of every row of every group in the agents' Actions buffers
@@ -140,9 +163,23 @@ func (x *Multi) Step(ctx context.Context) error {
 			x.before[i] = j
 		}
 	}
+	if x.rec != nil {
+		for j := range groups {
+			for r, i := range groups[j].Copies {
+				x.rec.copies[i].last[j] = x.b.Agents[j].Actions[r]
+			}
+		}
+	}
 	err := x.m.Step(ctx)
 	x.publish(err == nil)
-	return err
+	if x.rec == nil {
+		return err
+	}
+	if err == nil {
+		x.logStep()
+	}
+	x.rec.afterStep(err)
+	return cmp.Or(err, x.rec.err())
 }
 
 // Agent returns the name of the agent that acted in copy i in the last Step, for
@@ -194,5 +231,9 @@ func (x *Multi) publish(stepped bool) {
 	}
 }
 
-// Close stops the vector's workers. It is idempotent.
-func (x *Multi) Close() error { return x.m.Close() }
+// Close ends the recording (CloseLog, whose error it returns) and stops the
+// vector's workers. It is idempotent.
+func (x *Multi) Close() error {
+	err := x.CloseLog()
+	return cmp.Or(x.m.Close(), err)
+}

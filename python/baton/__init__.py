@@ -15,6 +15,8 @@ is installed (editable) with every extra of python/pyproject.toml:
   reward, next_obs, terminated, truncated, span_ticks) per agent, paired as
   datalog/doc.go says, in numpy.
 - ``baton.TransitionDataset``: a torch Dataset of those transitions (needs torch).
+- ``baton.export_minari(log, agent, dataset_id)``: one agent's steps of a log as a
+  Minari dataset, for offline-RL tools (needs minari; module ``baton.minari``).
 - ``baton.make(env, agent=None, ...)`` and ``baton.make_vec(env, n, ...)``: a baton
   environment, or one agent of a hierarchy with the others driven by policies, as a
   ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv`` on the fast lane (module
@@ -52,6 +54,7 @@ from .spaces import (
 )
 from .experience import PairingError, Transitions, build_transitions
 from .loader import AgentData, Log, load, read_table
+from .minari import export_minari
 
 __all__ = [
     "DEFAULT_CHARSET",
@@ -70,6 +73,7 @@ __all__ = [
     "Transitions",
     "Tuple",
     "build_transitions",
+    "export_minari",
     "flat_dim",
     "load",
     "make",

@@ -20,6 +20,10 @@ The rows:
   chosen in Python per agent group (masks honoured, from uniform draws made ahead of
   time) against Go's ``VectorMaze/N=256/sync`` (per-copy random masked policies).
   Both play 3000 ticks before they are timed, as Go's benchmark does.
+- Recording from the fast lane: the CartPole and maze rows above stepped again with
+  ``log=DIR`` (every step of every copy written into an activity log, each episode a
+  trial), against the same without a log, in the same round: what recording costs
+  the training loop.
 - Recording: K random CartPole episodes (100 by default), recorded. baton: the Go
   campaign ``baton run cartpole --trials K --workers 1 --log DIR`` (an Arrow activity
   log, LZ4, one row per step plus one start row per episode), timed from process
@@ -158,11 +162,24 @@ def _timed(step: Callable[[np.ndarray], object], pool: list[np.ndarray], seconds
             return ticks / (now - start)
 
 
-def fast_lane(n: int, workers: int, seconds: float) -> float:
-    """baton.vector's CartPole steps/s."""
-    with vector.make("cartpole", num_envs=n, seed=0, workers=workers) as v:
-        v.reset()
-        return _timed(v.step, _actions(n), seconds) * n
+def _fresh(tmp: Path | None) -> str | None:
+    """A new log directory under tmp, or None without tmp."""
+    if tmp is None:
+        return None
+    return tempfile.mkdtemp(prefix="log-", dir=tmp)
+
+
+def fast_lane(n: int, workers: int, seconds: float, log: Path | None = None) -> float:
+    """baton.vector's CartPole steps/s; with log (a folder), recording an activity
+    log into a new directory there (removed afterwards)."""
+    d = _fresh(log)
+    try:
+        with vector.make("cartpole", num_envs=n, seed=0, workers=workers, log=d) as v:
+            v.reset()
+            return _timed(v.step, _actions(n), seconds) * n
+    finally:
+        if d is not None:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def gymnasium_vector(n: int, seconds: float) -> float:
@@ -221,9 +238,19 @@ class _MazePolicy:
                 g.actions += a.start
 
 
-def fast_lane_maze(n: int, seconds: float, warmup: int) -> float:
-    """baton.vector's hierarchical maze steps/s, actions chosen in Python per group."""
-    with vector.make("maze", num_envs=n, seed=0) as v:
+def fast_lane_maze(n: int, seconds: float, warmup: int, log: Path | None = None) -> float:
+    """baton.vector's hierarchical maze steps/s, actions chosen in Python per group;
+    with log, recording as fast_lane does."""
+    d = _fresh(log)
+    try:
+        return _fast_lane_maze(n, seconds, warmup, d)
+    finally:
+        if d is not None:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _fast_lane_maze(n: int, seconds: float, warmup: int, log: str | None) -> float:
+    with vector.make("maze", num_envs=n, seed=0, log=log) as v:
         groups = v.reset()
         policy = _MazePolicy(v)
         for _ in range(warmup):
@@ -458,7 +485,9 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
             "go": lambda: go.bench(f"VectorCartPole/N={n}/sync", sec),
             "gym": lambda: gymnasium_vector(n, sec),
             "envpool": lambda: envpool_vector(n, sec),
+            "fastlog": lambda: fast_lane(n, 1, sec, log=tmp),
             "maze": lambda: fast_lane_maze(nm, sec, sizes.maze_warmup),
+            "mazelog": lambda: fast_lane_maze(nm, sec, sizes.maze_warmup, log=tmp),
             "gomaze": lambda: go.bench(f"VectorMaze/N={nm}/sync", sec),
             "rec": lambda: baton_record(go, sizes.episodes, tmp),
             "minari": lambda: minari_record(sizes.episodes, tmp),
@@ -497,6 +526,9 @@ def _rows(sizes: Sizes, res: dict[str, list], samples: list[tuple[int, int]], me
         _row(f"{cp}, fast lane", res["fast"], res["envpool"], "EnvPool CartPole-v1, 1 thread", None, 1.0),
         _row(f"{cp}, fast lane, workers=2", res["fast2"], res["fast"], "fast lane, workers=1", None, 1.6),
         _row(f"Maze N={nm} hierarchical, fast lane", res["maze"], res["gomaze"], f"Go VectorMaze/N={nm}/sync", 0.6, None),
+        _row(f"{cp}, fast lane recording (log=)", res["fastlog"], res["fast"], "fast lane, no log", None, None),
+        _row(f"Maze N={nm} hierarchical, fast lane recording (log=)", res["mazelog"], res["maze"], "fast lane, no log",
+             None, None),
     ]
     rec, mi = res["rec"], res["minari"]
     detail = {"episodes": sizes.episodes, "baton_env_steps": rec[0][2], "minari_env_steps": mi[0][2],

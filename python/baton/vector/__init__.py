@@ -108,6 +108,40 @@ Each process finds the library at its first vector (``BATON_LIBRARY``,
 sees what its parent set before starting it); a library already built is reused,
 and processes that build at once each rename a whole library into place.
 
+Activity logs. ``make(..., log="runs/ppo", policy="ppo")`` records every step of
+every copy into an activity log in that directory, the same Arrow log that ``baton
+run ENV --log DIR`` writes (datalog/doc.go), so that training shows in ``baton inspect
+DIR --plot`` (each episode's return per agent, in the order the episodes began) and
+``baton.load(DIR)`` reads it, for ``baton.export_minari`` or behaviour cloning:
+
+    v = baton.vector.make("maze", num_envs=64, seed=1, log="runs/ppo", policy="ppo")
+    groups = v.reset()
+    ...                     # step as usual
+    v.close()               # ends the log: flushed, footers written, readable
+    log = baton.load("runs/ppo")
+
+Each episode of each copy is a trial of one episode, ``RUN-K`` for the K-th episode
+begun (``run=``, default the environment's name; a second run into the same directory
+goes on numbering after the first), seeded with its reset seed, so ``baton replay
+DIR`` replays it; its rows are each agent's reports, reward source "env", with the
+episode's returns, success and metrics in the episodes table when it ends. An episode
+still running at ``close()`` or cut by ``reset()`` is a stopped trial. ``v.log_dir``
+is the directory while the vector records, None otherwise. ``policy``
+names what chose the actions (one name for every agent, or a dict by agent name), in
+the trials table. The log is closed by ``close()`` (which raises ``LogError`` if it
+could not be written; so does a step once writing failed); a process that dies
+leaves every batch written so far readable to ``baton.load`` and ``baton log
+recover``, which repairs the parts for other readers (the last few thousand rows,
+staged but not yet handed to the writer, are lost). Cost: a step copies what it
+reported into a staging buffer; Go goroutines of the log's own turn it into rows,
+compress and write them while Python computes the next actions, given a core to run
+on. In CPU a logged row costs up to about twice what a row of a campaign's log does
+(under a microsecond: several times a cart-pole's step, about a maze's); on a
+machine without a spare core that is the throughput it takes (``python -m
+baton.bench`` has the rows "fast lane recording (log=)" against the same without a
+log; internal/fastlane's BenchmarkRecord in Go). Synchronous vectors only: the
+asynchronous and remote ones raise ``ConfigError`` for ``log=``.
+
 Asynchronous and remote vectors. ``make(..., batch_size=B)`` gives EnvPool's
 asynchronous mode (``AsyncVector``, ``AsyncMultiVector``: ``send``/``recv`` of the first
 B copies ready, stepped by Go workers in the background; see ``baton.vector._async``).
@@ -125,6 +159,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -145,6 +180,7 @@ __all__ = [
     "Failure",
     "ForkError",
     "Group",
+    "LogError",
     "MultiVector",
     "RemoteVector",
     "SingleVector",
@@ -205,7 +241,12 @@ class StateError(VectorError, RuntimeError):
     """The vector is closed, or needs ``reset()``."""
 
 
-_CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError}
+class LogError(VectorError, RuntimeError):
+    """The vector's activity log (``log=``) could not be opened or written; the
+    vector itself stepped."""
+
+
+_CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError, 7: LogError}
 
 
 def _raise(code: int, buf: ctypes.Array | str) -> None:
@@ -297,6 +338,9 @@ def make(
     config: Mapping[str, Any] | str | bytes | None = None,
     batch_size: int | None = None,
     address: str | None = None,
+    log: str | os.PathLike | None = None,
+    policy: str | Mapping[str, str] | None = None,
+    run: str | None = None,
     **remote: Any,
 ) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
@@ -316,7 +360,15 @@ def make(
     environment; ``remote`` takes ``baton.remote``'s ``key``, ``tls``, ``timeout`` and
     ``server_name`` (see ``baton.vector._remote``).
 
+    With ``log`` (a directory), the vector records every step of every copy into an
+    activity log there, from its first ``reset()`` to ``close()`` (see "Activity
+    logs" in the module's documentation): ``policy`` names what chose the actions
+    ("ppo"; or a dict by agent name) and ``run`` the log's trials ("RUN-K", default
+    the environment's name). Synchronous vectors only: with ``batch_size`` or
+    ``address`` it raises ConfigError.
+
     >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
+    >>> v = baton.vector.make("maze", num_envs=64, log="runs/ppo", policy="ppo")  # doctest: +SKIP
     >>> r = baton.vector.make("cartpole", num_envs=256, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
     >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     """
@@ -324,6 +376,11 @@ def make(
         raise ConfigError(2, f"num_envs is {num_envs!r}; want an int >= 1", [])
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
         raise ConfigError(2, f"workers is {workers!r}; want an int >= 0 (0 and 1: synchronous)", [])
+    if log is None and (policy is not None or run is not None):
+        raise ConfigError(2, "policy and run name what a log records; give log=DIR too", [])
+    if log is not None and (batch_size is not None or address is not None):
+        which = "asynchronous (batch_size)" if batch_size is not None else "remote (address)"
+        raise ConfigError(2, f"log: {which} vectors do not record activity logs; only synchronous in-process ones do", [])
     if address is not None:
         if batch_size is not None:
             raise ConfigError(2, "batch_size: the asynchronous mode is in-process only (no address)", [])
@@ -337,7 +394,14 @@ def make(
         acls = AsyncVector if kind == "single" else AsyncMultiVector
         return acls(name, int(num_envs), agents, seed=seed, workers=int(workers), batch_size=int(batch_size), config=_config(config))
     cls = SingleVector if kind == "single" else MultiVector
-    return cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
+    v = cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
+    if log is not None:
+        try:
+            v._record(log, policy, run)
+        except BaseException:
+            v.close()
+            raise
+    return v
 
 
 def _ptr(a: np.ndarray | None) -> int | None:
@@ -368,6 +432,7 @@ class _Vector:
         self._lib = _native.load()
         self._finalizer: weakref.finalize | None = None
         self._forked = False
+        self.log_dir: str | None = None
 
     def _open(self, handle: int, buffers: tuple) -> None:
         self._handle = handle
@@ -406,11 +471,29 @@ class _Vector:
         self._resets += 1
         return int(seed) & _MASK64
 
+    def _record(self, log: str | os.PathLike, policy: str | Mapping[str, str] | None, run: str | None) -> None:
+        if isinstance(policy, str):
+            policies = {a.name: policy for a in self.agents}
+        elif policy is None:
+            policies = {}
+        else:
+            policies = {str(k): str(v) for k, v in dict(policy).items()}
+        spec = {"dir": os.fspath(log), "run": run or "", "policies": policies}
+        self._call(self._lib.baton_record, self._live(), json.dumps(spec).encode())
+        self.log_dir = os.fspath(log)
+
     def close(self) -> None:
-        """Frees the Go vector and stops its workers. Calling it again does nothing."""
-        self._handle = 0
-        if self._finalizer is not None:
-            self._finalizer()
+        """Closes the activity log, if recording (the episodes in progress end as
+        stopped trials; raises ``LogError`` if the log could not be written), frees
+        the Go vector and stops its workers. Calling it again does nothing."""
+        h, logging = self._handle, self.log_dir is not None
+        self._handle, self.log_dir = 0, None
+        try:
+            if h and logging:
+                self._call(self._lib.baton_record_close, h)
+        finally:
+            if self._finalizer is not None:
+                self._finalizer()
 
     def __enter__(self):
         return self

@@ -173,6 +173,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "baton_reset": (i32, [i64, u64, p, i64]),
         "baton_step_single": (i32, [i64, p, p, i64]),
         "baton_step_multi": (i32, [i64, p, i64]),
+        "baton_record": (i32, [i64, s, p, i64]),
+        "baton_record_close": (i32, [i64, p, i64]),
         "baton_close": (i32, [i64]),
         "baton_live": (i64, []),
         "baton_goroutines": (i64, []),
