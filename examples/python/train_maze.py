@@ -338,9 +338,17 @@ def plot(curves: dict[str, list[dict]], path: str, title: str = "maze: PPO") -> 
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.legend()
+        ax.xaxis.set_major_formatter(thousands())
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def thousands():
+    """A matplotlib tick formatter writing 40000 as 40k."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda x, _: f"{x / 1000:g}k" if x else "0")
 
 
 def parse_args(argv=None):
