@@ -20,7 +20,18 @@ not in others, as the agents of a hierarchy do on the fast lane (``baton.vector`
 ``train_maze.py`` trains the maze's strategy and motion agents with them; a trainer
 of another environment needs an ``ActorCritic`` and an ``AgentBuffer`` per agent.
 Everything is seeded through the ``torch.Generator`` passed in, and single-threaded
-torch gives the same numbers for the same seed.
+torch gives the same numbers for the same seed. One agent's loop, over a group's rows
+(``copies``, ``obs``, ``masks``) and what each step reports for the agent per copy:
+
+    net, buf = ActorCritic(obs_dim, n_actions), AgentBuffer(ticks, n, obs_dim, mask_len)
+    for t in range(ticks):
+        a, logp, v = net.act(obs, masks, gen)
+        buf.record_acts(t, copies, obs, masks, a, logp, v)
+        ...  # step the vector
+        buf.record_outcomes(rewards, spans, done)
+    adv, ret = buf.advantages(cfg, copies_now, values_now)
+    ppo_update(net, opt, buf.batch(adv, ret), cfg, gen)
+    buf.carry(copies_now)
 """
 
 from __future__ import annotations
