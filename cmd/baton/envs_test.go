@@ -83,6 +83,15 @@ func TestEnvsText(t *testing.T) {
 			"    policies     random (default)  uniform over the walkable moves\n" +
 			"                 forward           always forward\n" +
 			"\n" +
+			"maze-flat: the reference maze without a hierarchy: one agent moves a tile a step\n" +
+			"  --env-config  fields: map, generate{rows, cols, seed}, max_steps, reward_for_reaching_goal\n" +
+			"  success       defined\n" +
+			"  agent walker\n" +
+			"    observation  Box(0.0, [3.0 3.0 3.0 ... 1.0 1.0 1.0], (106,), float32)\n" +
+			"    action       Discrete(4), masked\n" +
+			"    policies     oracle (default)  shortest paths to the goal\n" +
+			"                 random            uniform over the walkable directions\n" +
+			"\n" +
 			"cartpole: Gymnasium's CartPole-v1: push a cart to keep its pole upright\n" +
 			"  --env-config  fields: max_steps, kinematics_integrator\n" +
 			"  success       defined\n" +
@@ -136,10 +145,10 @@ func TestEnvsJSON(t *testing.T) {
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&list))
-	require.Len(t, list, 4)
+	require.Len(t, list, 5)
 
 	envs := shipped(t)
-	for i, name := range []string{"maze", "cartpole", "webtest"} {
+	for i, name := range []string{"maze", "maze-flat", "cartpole", "webtest"} {
 		l := list[i]
 		assert.Equal(t, name, l.Name)
 		assert.True(t, l.DefinesSuccess)
@@ -182,7 +191,7 @@ func TestEnvsJSON(t *testing.T) {
 }
 
 func TestEnvsBadInput(t *testing.T) {
-	checkBadInput(t, runArgs(t, "envs", "maze", "mazes"), `unknown environment "mazes" (choices: maze, cartpole, webtest, rps)`)
+	checkBadInput(t, runArgs(t, "envs", "maze", "mazes"), `unknown environment "mazes" (choices: maze, maze-flat, cartpole, webtest, rps)`)
 	checkBadInput(t, runArgs(t, "envs", "--dot"), "unknown flag: --dot (flags of baton envs: --help, --json)")
 }
 
@@ -224,8 +233,8 @@ func TestGraphBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no environment", nil, "graph needs an environment (choices: maze, cartpole, webtest, rps)"},
-		{"unknown environment", []string{"maz"}, `unknown environment "maz" (choices: maze, cartpole, webtest, rps)`},
+		{"no environment", nil, "graph needs an environment (choices: maze, maze-flat, cartpole, webtest, rps)"},
+		{"unknown environment", []string{"maz"}, `unknown environment "maz" (choices: maze, maze-flat, cartpole, webtest, rps)`},
 		{"no machine", []string{"cartpole"}, "cartpole has no switching state machine to draw (environments with one: maze, webtest)"},
 		{"bad env-config", []string{"maze", "--env-config", "[]"}, "bad --env-config for maze: maze: invalid configuration: ... (fields: ...)"},
 		{"unknown flag", []string{"maze", "--svg"}, "unknown flag: --svg (flags of baton graph: --dot, --env-config, --help)"},

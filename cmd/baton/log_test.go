@@ -294,7 +294,7 @@ func TestReplay(t *testing.T) {
 			require.NoError(t, noMaze.reg.Register(e))
 		}
 	}
-	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: cartpole, webtest, rps)")
+	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: maze-flat, cartpole, webtest, rps)")
 }
 
 // A log whose motion parts lost their last batches, as a killed writer's do, replays

@@ -353,9 +353,9 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no command", nil, "missing command (choices: bench, envs, graph, inspect, log, play, replay, run, serve)"},
 		{"unknown command", []string{"plya"}, `unknown command "plya" (choices: bench, envs, graph, inspect, log, play, replay, run, serve)`},
-		{"no environment", []string{"play"}, "play needs an environment (choices: maze, cartpole, webtest, rps)"},
-		{"unknown environment", []string{"play", "mazes"}, `unknown environment "mazes" (choices: maze, cartpole, webtest, rps)`},
-		{"two environments", []string{"play", "maze", "maze"}, `play takes one environment, got ["maze" "maze"] (choices: maze, cartpole, webtest, rps)`},
+		{"no environment", []string{"play"}, "play needs an environment (choices: maze, maze-flat, cartpole, webtest, rps)"},
+		{"unknown environment", []string{"play", "mazes"}, `unknown environment "mazes" (choices: maze, maze-flat, cartpole, webtest, rps)`},
+		{"two environments", []string{"play", "maze", "maze"}, `play takes one environment, got ["maze" "maze"] (choices: maze, maze-flat, cartpole, webtest, rps)`},
 		{"unknown policy", []string{"play", "maze", "--policy", "motion=foo"}, `--policy motion=foo: unknown policy "foo" for agent motion of maze (choices: forward, random)`},
 		{"unknown strategy policy", []string{"play", "maze", "--policy", "strategy=forward"}, `--policy strategy=forward: unknown policy "forward" for agent strategy of maze (choices: oracle, random)`},
 		{"unknown cartpole policy", []string{"play", "cartpole", "--policy", "cartpole=oracle"}, `--policy cartpole=oracle: unknown policy "oracle" for agent cartpole of cartpole (choices: balance, random)`},

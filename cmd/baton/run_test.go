@@ -303,9 +303,9 @@ func TestRunBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no environment", nil, "run needs an environment (choices: maze, cartpole, webtest, rps)"},
-		{"unknown environment", []string{"mace"}, `unknown environment "mace" (choices: maze, cartpole, webtest, rps)`},
-		{"two environments", []string{"maze", "cartpole"}, `run takes one environment, got ["maze" "cartpole"] (choices: maze, cartpole, webtest, rps)`},
+		{"no environment", nil, "run needs an environment (choices: maze, maze-flat, cartpole, webtest, rps)"},
+		{"unknown environment", []string{"mace"}, `unknown environment "mace" (choices: maze, maze-flat, cartpole, webtest, rps)`},
+		{"two environments", []string{"maze", "cartpole"}, `run takes one environment, got ["maze" "cartpole"] (choices: maze, maze-flat, cartpole, webtest, rps)`},
 		{"no trials", []string{"maze", "--trials", "0"}, "--trials 0: want 1 or more"},
 		{"negative workers", []string{"maze", "--workers", "-1"}, "--workers -1: want 0 (one per CPU) or more"},
 		{"no episodes", []string{"maze", "--episodes", "0"}, "--episodes 0: want 1 or more"},

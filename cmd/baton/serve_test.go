@@ -287,7 +287,7 @@ func TestServeUsage(t *testing.T) {
 	}{
 		{[]string{"serve"}, 2, "serve needs what to serve (choices: agent, env, trials)"},
 		{[]string{"serve", "agents"}, 2, `unknown serve command "agents"`},
-		{[]string{"serve", "agent"}, 2, "serve agent needs --env (choices: maze, cartpole"},
+		{[]string{"serve", "agent"}, 2, "serve agent needs --env (choices: maze, maze-flat, cartpole"},
 		{[]string{"serve", "agent", "--env", "nowhere"}, 2, `unknown environment "nowhere"`},
 		{[]string{"serve", "agent", "--env", "maze", "--agent", "ghost"}, 2, `--agent ghost: unknown agent "ghost" of maze (choices: strategy, motion)`},
 		{[]string{"serve", "agent", "--env", "maze", "--policy", "oracle"}, 2, "name the agent (AGENT=POLICY) when serving 2 agents"},

@@ -9,12 +9,13 @@ import (
 )
 
 // New returns a new registry holding the environments baton ships, in this order:
-// "maze" (maze.Register), "cartpole" (cartpole.Register), "webtest"
-// (webtest.Register) and "rps" (rps.Register). Each call builds a registry of its own; the caller may register
-// more environments into it.
+// "maze" (maze.Register), "maze-flat" (maze.RegisterFlat), "cartpole"
+// (cartpole.Register), "webtest" (webtest.Register) and "rps" (rps.Register). Each
+// call builds a registry of its own; the caller may register more environments into
+// it.
 func New() (*runners.Registry, error) {
 	reg := runners.NewRegistry()
-	for _, register := range []func(*runners.Registry) error{maze.Register, cartpole.Register, webtest.Register, rps.Register} {
+	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
 		if err := register(reg); err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 func TestNew(t *testing.T) {
 	reg, err := catalog.New()
 	require.NoError(t, err)
-	assert.Equal(t, []string{"maze", "cartpole", "webtest", "rps"}, reg.Names())
+	assert.Equal(t, []string{"maze", "maze-flat", "cartpole", "webtest", "rps"}, reg.Names())
 	for _, name := range reg.Names() {
 		t.Run(name, func(t *testing.T) {
 			e, err := reg.Lookup(name)

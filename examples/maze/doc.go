@@ -37,6 +37,15 @@
 // (Config.Procedure) there is no motion agent: Walk, a non-learned procedure, walks the
 // chosen direction within the strategy's step.
 //
+// # The flat maze
+//
+// Flat is the same maze without a hierarchy, for comparing with it: an env.Env of one
+// agent (FlatName, "walker") that moves one tile a step in one of the four directions
+// (masked to the walkable ones), observes what the strategy agent observes, is
+// rewarded on reaching the goal and truncated after FlatConfig.MaxSteps moves, by
+// default as many as the hierarchy's motion agent may make in an episode.
+// RegisterFlat adds it to a registry as "maze-flat".
+//
 // # Configuration and registration
 //
 // Config is the environment's JSON configuration (ParseConfig, or `baton run maze

@@ -8,6 +8,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/spaces"
 )
 
 // Register adds the maze to a registry under the name "maze", configured by the JSON
@@ -130,4 +131,83 @@ func randomPolicy(name string) runners.PolicyFactory {
 		}
 		return nil, fmt.Errorf("maze: no %s agent in this configuration", name)
 	}
+}
+
+// RegisterFlat adds the flat maze (Flat) to a registry under the name "maze-flat",
+// configured by the JSON that ParseFlatConfig reads, as a multi-agent environment of
+// one agent (runners.SingleAgent; its id is "walker_0"). Its policies:
+//
+//	walker  oracle (default): NewOracle's shortest paths, a tile a step; random:
+//	        uniform over the walkable directions
+//
+// An episode succeeds when the agent reaches the goal (it terminates). People see the
+// actions as directions and the state as the position and the last move's heading.
+func RegisterFlat(r *runners.Registry) error {
+	return r.Register(runners.Entry{
+		Name:        "maze-flat",
+		Description: "the reference maze without a hierarchy: one agent moves a tile a step",
+		Config:      FlatConfig{},
+		Open:        openFlatFactory,
+		Agents: []runners.AgentEntry{{Name: FlatName, Default: "oracle", Policies: []runners.PolicyEntry{
+			{Name: "oracle", Description: "shortest paths to the goal", New: func(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
+				ff, ok := f.(*flatFactory)
+				if !ok {
+					return nil, fmt.Errorf("maze: the oracle needs the flat maze's factory, not %T", f)
+				}
+				return ff.oracle, nil
+			}},
+			{Name: "random", Description: "uniform over the walkable directions", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+				return agent.Random(spaces.Discrete{N: 4}, rng)
+			}},
+		}}},
+		Success: Terminated,
+		Look: runners.Look{
+			Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string { return Direction(raw.Int).String() },
+			Info:   describe,
+		},
+	})
+}
+
+// Terminated reports whether an agent ended the episode with final terminated: in the
+// flat maze, the agent reached the goal. It is the flat maze's success.
+func Terminated(final env.Turn) bool {
+	for i := range final.Reports {
+		if final.Reports[i].Terminated {
+			return true
+		}
+	}
+	return false
+}
+
+// flatFactory is the runners.Factory of one flat maze configuration: the
+// configuration, checked, and the oracle of its map.
+type flatFactory struct {
+	cfg    FlatConfig
+	oracle *Oracle
+}
+
+func openFlatFactory(config []byte) (runners.Factory, error) {
+	cfg, err := ParseFlatConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewFlat(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &flatFactory{cfg: cfg, oracle: NewOracle(f.Maze())}, nil
+}
+
+// NewEnv returns a flat maze whose step limit is the configuration's, or the trial's
+// tick limit when lower.
+func (f *flatFactory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+	cfg := f.cfg
+	if o.MaxTicks > 0 && (cfg.MaxSteps == 0 || o.MaxTicks < cfg.MaxSteps) {
+		cfg.MaxSteps = o.MaxTicks
+	}
+	e, err := NewFlat(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return runners.SingleAgent(e), nil
 }
