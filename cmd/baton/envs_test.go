@@ -84,7 +84,7 @@ func TestEnvsText(t *testing.T) {
 			"                 forward           always forward\n" +
 			"\n" +
 			"maze-flat: the reference maze without a hierarchy: one agent moves a tile a step\n" +
-			"  --env-config  fields: map, generate{rows, cols, seed}, max_steps, reward_for_reaching_goal\n" +
+			"  --env-config  fields: map, generate{rows, cols, seed, per_episode}, max_steps, reward_for_reaching_goal\n" +
 			"  success       defined\n" +
 			"  agent walker\n" +
 			"    observation  Box(0.0, [3.0 3.0 3.0 ... 1.0 1.0 1.0], (106,), float32)\n" +

@@ -103,7 +103,7 @@ func TestRunScheduleBadInput(t *testing.T) {
 		{"tasks named with their fields", []string{"--schedule", bad}, "--schedule " + bad + ": invalid schedule: task 0 (tiny): config: invalid environment configuration for maze: " +
 			"maze: invalid configuration: generate: maze: invalid map: generated mazes need odd sides from 5 to 101; got 3 x 5; " +
 			`invalid schedule: task 1 (walker): policies: unknown agent "walker" of maze (choices: strategy, motion); ` +
-			`invalid schedule: task 2 (lost): env: unknown environment "mace" (choices: maze, cartpole, webtest, rps)`},
+			`invalid schedule: task 2 (lost): env: unknown environment "mace" (choices: maze, maze-flat, cartpole, webtest, rps)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
