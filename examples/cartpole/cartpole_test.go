@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// golden is testdata/trajectory.json, written by testdata/trajectory.py with NumPy.
-type golden struct {
+// trajectories is testdata/trajectory.json, written by testdata/trajectory.py with NumPy.
+type trajectories struct {
 	Constants struct {
 		Gravity         float64     `json:"gravity"`
 		MassCart        float64     `json:"masscart"`
@@ -71,11 +71,11 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func loadGolden(t *testing.T) golden {
+func loadGolden(t *testing.T) trajectories {
 	t.Helper()
 	data, err := os.ReadFile(*goldenPath)
 	require.NoError(t, err)
-	var g golden
+	var g trajectories
 	require.NoError(t, json.Unmarshal(data, &g))
 	require.NotEmpty(t, g.Cases)
 	return g

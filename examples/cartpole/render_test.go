@@ -1,20 +1,15 @@
 package cartpole_test
 
 import (
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/internal/golden"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden render files in testdata")
 
 func TestRender(t *testing.T) {
 	tests := []struct {
@@ -43,17 +38,7 @@ func TestRender(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, e.State(), sc.State)
 			assert.Equal(t, tt.steps, sc.Steps)
-			scene, err := json.Marshal(f.Scene)
-			require.NoError(t, err)
-			for ext, got := range map[string]string{"txt": f.Text, "json": string(scene) + "\n", "svg": f.SVG} {
-				path := filepath.Join("testdata", "render-"+tt.name+"."+ext)
-				if *update {
-					require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "go test -update writes the golden files")
-				assert.Equal(t, string(want), got, path)
-			}
+			golden.Frame(t, "render-"+tt.name, f)
 		})
 	}
 }

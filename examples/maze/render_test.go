@@ -1,39 +1,17 @@
 package maze_test
 
 import (
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/internal/golden"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// goldenFrame compares the three forms of f with testdata/render-NAME.{txt,json,svg},
-// which -update rewrites.
-func goldenFrame(t *testing.T, name string, f env.Frame) {
-	t.Helper()
-	scene, err := json.Marshal(f.Scene)
-	require.NoError(t, err)
-	for ext, got := range map[string]string{"txt": f.Text, "json": string(scene) + "\n", "svg": f.SVG} {
-		path := filepath.Join("testdata", "render-"+name+"."+ext)
-		if *update {
-			require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		}
-		want, err := os.ReadFile(path)
-		require.NoError(t, err, "go test -update writes the golden files")
-		assert.Equal(t, string(want), got, path)
-	}
-}
 
 func TestRender(t *testing.T) {
 	ref, err := maze.NewEnv(maze.Config{})
@@ -54,7 +32,7 @@ func TestRender(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.state.Render()
-			goldenFrame(t, tt.name, f)
+			golden.Frame(t, "render-"+tt.name, f)
 			sc, ok := f.Scene.(maze.Scene)
 			require.True(t, ok)
 			m := tt.state.Maze

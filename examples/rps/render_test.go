@@ -1,10 +1,6 @@
 package rps_test
 
 import (
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,10 +8,9 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/rps"
+	"github.com/batonrl/baton/internal/golden"
 	"github.com/batonrl/baton/runners"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden render files in testdata")
 
 // TestRender draws games through the registry entry, as displays do: the game is
 // found behind env.Sequential.
@@ -49,17 +44,7 @@ func TestRender(t *testing.T) {
 			}
 			fr := e.Look.Frame(m)
 			require.IsType(t, rps.Scene{}, fr.Scene)
-			scene, err := json.Marshal(fr.Scene)
-			require.NoError(t, err)
-			for ext, got := range map[string]string{"txt": fr.Text, "json": string(scene) + "\n"} {
-				path := filepath.Join("testdata", "render-"+tt.name+"."+ext)
-				if *update {
-					require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "go test -update writes the golden files")
-				assert.Equal(t, string(want), got, path)
-			}
+			golden.Frame(t, "render-"+tt.name, fr)
 		})
 	}
 	t.Run("before reset", func(t *testing.T) {

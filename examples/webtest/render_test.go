@@ -2,22 +2,17 @@ package webtest_test
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/internal/golden"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden render files in testdata")
 
 // TestRender draws the shop as the default policies test it, at several ticks, through
 // the registry entry as displays do.
@@ -53,18 +48,7 @@ func TestRender(t *testing.T) {
 				assert.Equal(t, s.Target(), sc.Target)
 				assert.Len(t, sc.Elements, len(s.Targets()))
 			}
-			scene, err := json.Marshal(fr.Scene)
-			require.NoError(t, err)
-			name := fmt.Sprintf("render-tick-%d", tick)
-			for ext, got := range map[string]string{"txt": fr.Text, "json": string(scene) + "\n"} {
-				path := filepath.Join("testdata", name+"."+ext)
-				if *update {
-					require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "go test -update writes the golden files")
-				assert.Equal(t, string(want), got, path)
-			}
+			golden.Frame(t, fmt.Sprintf("render-tick-%d", tick), fr)
 		})
 	}
 	t.Run("zero state", func(t *testing.T) {
