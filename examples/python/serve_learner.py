@@ -109,15 +109,10 @@ class QLearner:
 
 
 def parse_args(argv=None):
+    from serve_policy import add_agent_args  # examples/python, next to this script
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--addr", default="127.0.0.1:0", help="where to listen (default 127.0.0.1:0: a port the OS picks)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--spec", help="the output of `baton envs ENV --json` ('-' for stdin)")
-    src.add_argument("--env-server", metavar="ADDR", help="an environment server to ask for the spaces")
-    p.add_argument("--env", default="maze", help="the environment (default maze)")
-    p.add_argument("--env-config", default=None, help="its JSON configuration, with --env-server")
-    p.add_argument("--env-key", default=None, help="the API key of --env-server")
-    p.add_argument("--agent", default="strategy", help="the agent to serve (default strategy)")
+    add_agent_args(p)
     p.add_argument("--alpha", type=float, default=0.5, help="the learning rate (default 0.5)")
     p.add_argument("--gamma", type=float, default=0.95, help="the discount per tick (default 0.95)")
     p.add_argument("--initial", type=float, default=1.0,
@@ -125,7 +120,6 @@ def parse_args(argv=None):
     p.add_argument("--epsilon", type=float, default=0.2, help="the first episode's exploration rate (default 0.2)")
     p.add_argument("--epsilon-decay", type=float, default=0.95, help="its factor per episode (default 0.95)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--key-file", help="API keys (NAME=KEY lines, or a bare default KEY), as baton's --key-file")
     return p.parse_args(argv)
 
 

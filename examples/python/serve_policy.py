@@ -153,8 +153,9 @@ def agent_spec(args) -> remote.AgentSpec:
     return by_name[args.agent]
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_agent_args(p: argparse.ArgumentParser) -> None:
+    """The flags that say where to listen and which agent of which environment is
+    served, as ``agent_spec`` reads them (serve_learner.py takes the same)."""
     p.add_argument("--addr", default="127.0.0.1:0", help="where to listen (default 127.0.0.1:0: a port the OS picks)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--spec", help="the output of `baton envs ENV --json` ('-' for stdin)")
@@ -163,11 +164,16 @@ def parse_args(argv=None):
     p.add_argument("--env-config", default=None, help="its JSON configuration, with --env-server")
     p.add_argument("--env-key", default=None, help="the API key of --env-server")
     p.add_argument("--agent", default="strategy", help="the agent to serve (default strategy)")
+    p.add_argument("--key-file", help="API keys (NAME=KEY lines, or a bare default KEY), as baton's --key-file")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_agent_args(p)
     p.add_argument("--policy", choices=("oracle", "random", "model"), default="oracle",
                    help="oracle (default), random, or model: the model train_strategy.py saved (--model)")
     p.add_argument("--model", help="with --policy model: the file train_strategy.py saved (strategy_bc.pt)")
     p.add_argument("--seed", type=int, default=1, help="the seed of the random policy")
-    p.add_argument("--key-file", help="API keys (NAME=KEY lines, or a bare default KEY), as baton's --key-file")
     p.add_argument(
         "--max-workers", type=int, default=64,
         help="calls served at once (default 64): at least the trials acting at once (baton run --workers)",
