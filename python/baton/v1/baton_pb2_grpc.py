@@ -838,6 +838,16 @@ class TrialServiceStub:
                 request_serializer=baton_dot_v1_dot_baton__pb2.RewardRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_baton__pb2.RewardResponse.FromString,
                 _registered_method=True)
+        self.Pending = channel.unary_unary(
+                '/baton.v1.TrialService/Pending',
+                request_serializer=baton_dot_v1_dot_baton__pb2.PendingRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.PendingResponse.FromString,
+                _registered_method=True)
+        self.ClientAct = channel.unary_unary(
+                '/baton.v1.TrialService/ClientAct',
+                request_serializer=baton_dot_v1_dot_baton__pb2.ClientActRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.ClientActResponse.FromString,
+                _registered_method=True)
 
 
 class TrialServiceServicer:
@@ -886,6 +896,23 @@ class TrialServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Pending(self, request, context):
+        """Pending shows a client actor's agent its turn: the observation, the environment
+        drawn, the actions by name with the mask, the messages delivered, and the
+        trial's state. With wait_ms it waits that long for the agent's turn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClientAct(self, request, context):
+        """ClientAct chooses a client actor's action for the turn Pending showed. An action out of
+        the agent's space or masked is INVALID_ARGUMENT, and the trial goes on waiting.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TrialServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -913,6 +940,16 @@ def add_TrialServiceServicer_to_server(servicer, server):
                     servicer.Reward,
                     request_deserializer=baton_dot_v1_dot_baton__pb2.RewardRequest.FromString,
                     response_serializer=baton_dot_v1_dot_baton__pb2.RewardResponse.SerializeToString,
+            ),
+            'Pending': grpc.unary_unary_rpc_method_handler(
+                    servicer.Pending,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.PendingRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.PendingResponse.SerializeToString,
+            ),
+            'ClientAct': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClientAct,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.ClientActRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.ClientActResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1056,6 +1093,60 @@ class TrialService:
             '/baton.v1.TrialService/Reward',
             baton_dot_v1_dot_baton__pb2.RewardRequest.SerializeToString,
             baton_dot_v1_dot_baton__pb2.RewardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Pending(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.TrialService/Pending',
+            baton_dot_v1_dot_baton__pb2.PendingRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.PendingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClientAct(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.TrialService/ClientAct',
+            baton_dot_v1_dot_baton__pb2.ClientActRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.ClientActResponse.FromString,
             options,
             channel_credentials,
             insecure,
