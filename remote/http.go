@@ -116,7 +116,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serveStream(ctx, w, m, body)
 }
 
-var jsonIn = protojson.UnmarshalOptions{DiscardUnknown: false}
+var (
+	jsonIn = protojson.UnmarshalOptions{}
+	// jsonOut writes every field, zero values too ("tick": "0"), for people who read
+	// the answers; Connect clients accept both forms.
+	jsonOut = protojson.MarshalOptions{EmitUnpopulated: true}
+)
 
 func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMethod, body []byte) {
 	dec := func(v any) error {
@@ -137,7 +142,7 @@ func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMe
 		writeHTTPError(w, err)
 		return
 	}
-	out, err := protojson.Marshal(resp.(proto.Message))
+	out, err := jsonOut.Marshal(resp.(proto.Message))
 	if err != nil {
 		writeHTTPError(w, status.Errorf(codes.Internal, "response JSON: %v", err))
 		return
@@ -188,7 +193,7 @@ func (h *httpStream) RecvMsg(v any) error {
 }
 
 func (h *httpStream) SendMsg(v any) error {
-	b, err := protojson.Marshal(v.(proto.Message))
+	b, err := jsonOut.Marshal(v.(proto.Message))
 	if err != nil {
 		return status.Errorf(codes.Internal, "response JSON: %v", err)
 	}
@@ -354,7 +359,13 @@ type peekedConn struct {
 	r *bufio.Reader
 }
 
-func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
+// Read reads what was peeked, then straight from the connection.
+func (p *peekedConn) Read(b []byte) (int, error) {
+	if p.r != nil && p.r.Buffered() > 0 {
+		return p.r.Read(b)
+	}
+	return p.Conn.Read(b)
+}
 
 // chanListener is a listener whose connections another goroutine hands it.
 type chanListener struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -344,6 +345,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 		remoteOK  bool
 		actorKeys string
 		actorCA   string
+		logDir    string
 	)
 	cmd := &cobra.Command{
 		Use:     "trials",
@@ -376,7 +378,25 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 					opts = append(opts, remote.WithRemoteActorKeys(keys))
 				}
 			}
-			c, err := runners.NewController(envs.reg, runners.WithWorkers(workers))
+			copts := []runners.ControllerOption{runners.WithWorkers(workers)}
+			if logDir != "" {
+				if err := newLogDir(logDir); err != nil {
+					return err
+				}
+				ds, err := datalog.NewDataset(logDir)
+				if err != nil {
+					return fmt.Errorf("--log %s: %w", logDir, err)
+				}
+				// Closed when the server has stopped (its trials with it), so that
+				// every part gets its footer.
+				defer ds.Close() // a second Close does nothing
+				w, err := ds.NewWriter()
+				if err != nil {
+					return fmt.Errorf("--log %s: %w", logDir, err)
+				}
+				copts = append(copts, runners.WithSinks(datalog.NewLocked(w)))
+			}
+			c, err := runners.NewController(envs.reg, copts...)
 			if err != nil {
 				return err
 			}
@@ -401,6 +421,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.IntVar(&workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU")
+	fl.StringVar(&logDir, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet), complete when the server stops")
 	fl.BoolVar(&remoteOK, "allow-remote-actors", false, "let trials name agents served elsewhere (grpc://HOST:PORT[/AGENT])")
 	fl.StringVar(&actorKeys, "actor-key-file", "", "the keys this server presents to remote actors, from `FILE` (NAME=KEY lines, or one bare key)")
 	fl.StringVar(&actorCA, "actor-tls-ca", "", "trust the PEM certificates of `FILE` for grpcs:// remote actors")

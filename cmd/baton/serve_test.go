@@ -78,7 +78,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-var listening = regexp.MustCompile(`^serving .* on grpcs?://(\S+)$`)
+var listening = regexp.MustCompile(`^serving .* on grpcs?://([^\s,]+)(, the page on https?://\S+)?$`)
 
 // startServe runs `baton serve ARGS --addr 127.0.0.1:0` in a process of its own and
 // returns once it listens; the process is killed at the end of the test if still
