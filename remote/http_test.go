@@ -342,3 +342,87 @@ func TestJSONWatchStream(t *testing.T) {
 	}
 	assert.Equal(t, "TRIAL_STATE_ENDED", states[len(states)-1])
 }
+
+// TestJSONGateway checks the gateway's protocol: methods of any service, and the
+// answers to requests it cannot take.
+func TestJSONGateway(t *testing.T) {
+	srv := serveAgents(t, true, []remote.Agent{oracleAgent(t)}, remote.WithMaxMessageSize(1<<10),
+		remote.WithHTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "page at "+r.URL.Path)
+		})))
+	c := newJSONClient(t, srv, "")
+	spec := c.ok("AgentService/Spec", `{"agent": "strategy"}`)
+	assert.Equal(t, "strategy", spec["name"])
+
+	tests := []struct {
+		name, method, path, contentType, body string
+		status                                int
+		answer                                string
+	}{
+		{"a unary call", http.MethodPost, "/baton.v1.AgentService/Agents", "application/json", `{}`, 200, `"name":"strategy"`},
+		{"an empty body is the empty request", http.MethodPost, "/baton.v1.AgentService/Agents", "application/json", ``, 200, `"name":"strategy"`},
+		{"charset in the content type", http.MethodPost, "/baton.v1.AgentService/Agents", "application/json; charset=utf-8", `{}`, 200, `"name":"strategy"`},
+		{"unknown agent", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agent": "ghost"}`, 404, `"code":"not_found"`},
+		{"GET", http.MethodGet, "/baton.v1.AgentService/Agents", "application/json", ``, 405, `use POST`},
+		{"another content type", http.MethodPost, "/baton.v1.AgentService/Agents", "application/proto", `{}`, 415, `send application/json`},
+		{"unknown method", http.MethodPost, "/baton.v1.AgentService/Dance", "application/json", `{}`, 501, `"code":"unimplemented"`},
+		{"a client stream", http.MethodPost, "/baton.v1.AgentService/ActStream", "application/json", `{}`, 501, `client streams are gRPC only`},
+		{"a service not served", http.MethodPost, "/baton.v1.TrialService/List", "application/json", `{}`, 501, `"code":"unimplemented"`},
+		{"above the size limit", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agent": "` + strings.Repeat("a", 2000) + `"}`, 429, `"code":"resource_exhausted"`},
+		{"unknown field", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agnet": "strategy"}`, 400, `request JSON`},
+		{"another path goes to the HTTP handler", http.MethodGet, "/index.html", "", ``, 200, `page at /index.html`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), tt.method, c.base+tt.path, strings.NewReader(tt.body))
+			require.NoError(t, err)
+			if tt.contentType != "" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			resp, err := c.hc.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, tt.status, resp.StatusCode, string(b))
+			assert.Contains(t, strings.ReplaceAll(string(b), " ", ""), strings.ReplaceAll(tt.answer, " ", ""))
+		})
+	}
+}
+
+// TestJSONOverTLS serves agents over TLS: a gRPC client and an HTTPS client (which
+// offers HTTP/1.1 in ALPN) share the address.
+func TestJSONOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSigned(t, dir, "server")
+	scfg, err := remote.ServerTLS(cert, key)
+	require.NoError(t, err)
+	srv := serveAgents(t, true, []remote.Agent{oracleAgent(t)}, remote.WithTLS(scfg))
+	ccfg, err := remote.ClientTLS(cert)
+	require.NoError(t, err)
+
+	g, err := remote.DialAgent(t.Context(), "grpcs://"+srv.target+"/strategy", remote.WithTLS(ccfg))
+	require.NoError(t, err)
+	defer g.Close()
+	assert.Equal(t, maze.StrategyName, g.Spec().Name)
+
+	tr := &http.Transport{TLSClientConfig: ccfg, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://"+srv.target+"/baton.v1.AgentService/Spec", strings.NewReader(`{"agent": "strategy"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "HTTP/1.1", resp.Proto)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, strings.ReplaceAll(string(b), " ", ""), `"name":"strategy"`)
+
+	plain := newJSONClient(t, srv, "")
+	req, err = http.NewRequestWithContext(t.Context(), http.MethodPost, plain.base+"/baton.v1.AgentService/Agents", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	_, err = plain.hc.Do(req)
+	require.Error(t, err, "plain HTTP to a TLS server")
+}
