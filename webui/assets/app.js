@@ -106,7 +106,9 @@ function showActors() {
       remote.hidden = choice.value !== 'remote';
       human.hidden = choice.value !== 'human';
     };
-    box.append(el('div', { className: 'actor', dataset: { agent: a.name } }, el('span', { className: 'name', textContent: a.name }), choice, remote, human));
+    const row = el('div', { className: 'actor' }, el('span', { className: 'name', textContent: a.name }), choice, remote, human);
+    row.dataset.agent = a.name;
+    box.append(row);
   }
 }
 
@@ -216,7 +218,7 @@ let timer = null;
 function countdown(t) {
   clearInterval(timer);
   const out = $('countdown');
-  if (!t.remainingMs) {
+  if (!Number(t.remainingMs)) {
     out.textContent = '';
     return;
   }
