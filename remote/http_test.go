@@ -154,6 +154,7 @@ func TestJSONSessionClientActor(t *testing.T) {
 
 	var ticks []int64
 	rewarded := false
+	first := "" // the first action, sent with a message to the motion agent
 	for {
 		tu := readTurn(t, c.ok("TrialService/Pending", `{"trial": "walk", "agent": "strategy", "waitMs": "10000"}`))
 		if !tu.acting {
@@ -173,7 +174,14 @@ func TestJSONSessionClientActor(t *testing.T) {
 		raw, err := oracle.Act(t.Context(), tu.obs, tu.mask)
 		require.NoError(t, err)
 		name := tu.names[raw.Int]
-		c.ok("TrialService/ClientAct", `{"trial": "walk", "agent": "strategy", "tick": "`+strconv.FormatInt(tu.tick, 10)+`", "name": "`+name+`"}`)
+		msgs := ""
+		if len(ticks) == 1 {
+			msgs = `, "messages": [{"to": "motion", "payload": "go ` + name + `"}]`
+		}
+		c.ok("TrialService/ClientAct", `{"trial": "walk", "agent": "strategy", "tick": "`+strconv.FormatInt(tu.tick, 10)+`", "name": "`+name+`"`+msgs+`}`)
+		if len(ticks) == 1 {
+			first = name
+		}
 	}
 	require.True(t, rewarded, "the episode took %d turns", len(ticks))
 
@@ -201,6 +209,14 @@ func TestJSONSessionClientActor(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "no strategy row at tick %d", ticks[1])
+	var delivered []runners.Message // at the tick after it was sent
+	for r, err := range l.Rows(maze.MotionName) {
+		require.NoError(t, err)
+		if r.Tick == 1 {
+			delivered = append(delivered, r.Messages...)
+		}
+	}
+	assert.Contains(t, delivered, runners.Message{From: "strategy_0", To: maze.MotionName, Payload: []byte("go " + first), Sent: 0})
 	eps, err := l.Episodes()
 	require.NoError(t, err)
 	require.Len(t, eps, 1)
@@ -238,6 +254,8 @@ func TestJSONClientActRefused(t *testing.T) {
 			400, "invalid_argument", "name: " + masked + " is masked at tick " + tick},
 		{"raw out of the space", "maze-key-0123456789", "ClientAct", `{"trial": "t", "agent": "strategy", "tick": "` + tick + `", "raw": "4"}`,
 			400, "invalid_argument", "raw: 4 is outside the action space of strategy_0 (0 to 3)"},
+		{"a message to nobody", "maze-key-0123456789", "ClientAct", `{"trial": "t", "agent": "strategy", "tick": "` + tick + `", "name": "UP", "messages": [{"to": "ghost", "payload": "boo"}]}`,
+			400, "invalid_argument", `messages[0].to: `},
 		{"no action", "maze-key-0123456789", "ClientAct", `{"trial": "t", "agent": "strategy", "tick": "` + tick + `"}`,
 			400, "invalid_argument", "action: sets neither name nor raw"},
 		{"another tick", "maze-key-0123456789", "ClientAct", `{"trial": "t", "agent": "strategy", "tick": "99", "name": "UP"}`,
