@@ -18,7 +18,8 @@
 //	               of N rows, as env/vector's Env steps them)
 //	TrialService   Start (a trial or a campaign), Watch (a stream of state
 //	               changes), Stop, List, Reward; Pending and ClientAct for
-//	               agents played by clients
+//	               agents played by clients; Episodes (the complete episodes
+//	               of a trial, while it runs)
 //
 // The .proto documents every field, the dtypes and shapes of observations, masks
 // and actions, and the status codes; it is plain proto3, usable from Python grpcio.

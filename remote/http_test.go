@@ -331,7 +331,7 @@ func TestJSONWatchStream(t *testing.T) {
 	srv, stop := serveLoggedTrials(t, filepath.Join(t.TempDir(), "log"))
 	defer stop()
 	c := newJSONClient(t, srv, "")
-	c.ok("TrialService/Start", `{"spec": {"id": "w", "env": "maze", "seed": "1", "maxTicks": "20"}}`)
+	c.ok("TrialService/Start", `{"spec": {"id": "w", "env": "maze", "seed": "1", "maxTicks": "20", "episodes": "3"}}`)
 	body := []byte(`{"ids": ["w"]}`)
 	env := append([]byte{0, 0, 0, 0, 0}, body...)
 	binary.BigEndian.PutUint32(env[1:5], uint32(len(body)))
@@ -343,6 +343,7 @@ func TestJSONWatchStream(t *testing.T) {
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var states []string
+	var result map[string]any
 	for {
 		var hdr [5]byte
 		_, err := io.ReadFull(resp.Body, hdr[:])
@@ -357,8 +358,33 @@ func TestJSONWatchStream(t *testing.T) {
 		var ch map[string]any
 		require.NoError(t, json.Unmarshal(msg, &ch))
 		states = append(states, ch["state"].(string))
+		if r, ok := ch["result"].(map[string]any); ok {
+			result = r
+		}
 	}
 	assert.Equal(t, "TRIAL_STATE_ENDED", states[len(states)-1])
+	require.NotNil(t, result)
+
+	// Episodes shows the same episodes, from any index.
+	tests := []struct {
+		name, body string
+		want       []any
+	}{
+		{"all", `{"trial": "w"}`, result["episodes"].([]any)},
+		{"from the third", `{"trial": "w", "from": "2"}`, result["episodes"].([]any)[2:]},
+		{"past the end", `{"trial": "w", "from": "3"}`, []any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eps := c.ok("TrialService/Episodes", tt.body)
+			assert.Equal(t, []any{"strategy", "motion"}, eps["agents"])
+			assert.Equal(t, tt.want, eps["episodes"])
+		})
+	}
+	code, out := c.call("TrialService/Episodes", `{"trial": "nope"}`)
+	assert.Equal(t, http.StatusNotFound, code, "%v", out)
+	code, out = c.call("TrialService/Episodes", `{"trial": "w", "from": "-1"}`)
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
 }
 
 // TestJSONGateway checks the gateway's protocol: methods of any service, and the

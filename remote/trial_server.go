@@ -108,6 +108,8 @@ func (t *trialService) scope(_ string, req any) ([]string, error) {
 		return t.envs([]string{r.GetTrial()})
 	case *pb.ClientActRequest:
 		return t.envs([]string{r.GetTrial()})
+	case *pb.EpisodesRequest:
+		return t.envs([]string{r.GetTrial()})
 	}
 	return nil, nil
 }
@@ -526,4 +528,36 @@ func (t *trialService) ClientAct(ctx context.Context, req *pb.ClientActRequest) 
 		return nil, err
 	}
 	return &pb.ClientActResponse{}, nil
+}
+
+func (t *trialService) Episodes(ctx context.Context, req *pb.EpisodesRequest) (*pb.EpisodesResponse, error) {
+	from := req.GetFrom()
+	if from < 0 || from > 1<<31 {
+		return nil, invalid(fieldErrorf("from", "%d, want 0 to %d", from, 1<<31))
+	}
+	eps, err := t.ctrl.Episodes(req.GetTrial(), int(from))
+	if err != nil {
+		return nil, status.Errorf(codes.NotFound, "no trial %q", req.GetTrial())
+	}
+	resp := &pb.EpisodesResponse{}
+	// The agents, from the trial's first state change (its info is set from Start on).
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if seq, err := t.ctrl.Watch(wctx, req.GetTrial()); err == nil {
+		for sc := range seq {
+			if sc.Info != nil {
+				for _, a := range sc.Info.Agents {
+					resp.Agents = append(resp.Agents, a.Name)
+				}
+			}
+			break
+		}
+	}
+	for _, e := range eps {
+		resp.Episodes = append(resp.Episodes, &pb.EpisodeResult{
+			Seed: e.Seed, Ticks: int64(e.Ticks), Complete: e.Complete, Truncated: e.Truncated,
+			Success: e.Success, Returns: append([]float64(nil), e.Returns...),
+		})
+	}
+	return resp, nil
 }

@@ -16,9 +16,9 @@
 // reward goes to the agent's next step or, with a turn chosen in the timeline, to
 // the step of that tick (TrialService.Reward, source "human"). Messages to other
 // agents or to the environment go with the next action. A list follows every trial
-// live (TrialService.Watch, and List for the episode and tick of running ones), with
-// each agent's return per episode drawn as a small SVG chart once a trial's results
-// are in.
+// live (TrialService.Watch for its states; List and Episodes every 2 s for the episode
+// and tick of running ones and the episodes they completed), with each agent's return
+// per episode drawn as a small SVG chart.
 //
 // # How it talks to the server
 //

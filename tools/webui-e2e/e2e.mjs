@@ -1,6 +1,7 @@
 // Browser test of baton serve ui: a person starts a maze trial in the page, plays the
 // strategy agent to the goal with the mouse and the keyboard, rewards a past turn
-// chosen in the timeline, and sees the trial end with the agents' returns charted.
+// chosen in the timeline, and sees the trial end with the agents' returns charted;
+// then a trial of three episodes played by policies, charted per episode.
 //
 // Usage: node e2e.mjs --base http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
 //        --modules DIR (the node_modules folder that holds playwright-core)
@@ -88,6 +89,19 @@ try {
   assert.ok(titles.includes('strategy: 2.500'), `chart titles: ${titles}`);
   assert.equal(await page.locator('#timeline li').count(), 7);
   step('the trial list charts the returns (strategy 2.500: the goal and the reward)');
+
+  // A trial of three episodes played by policies: its row charts three returns per agent.
+  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'policy:oracle');
+  await page.fill('#episodes', '3');
+  await page.click('#start button[type=submit]');
+  const second = page.locator('#trials tr', { hasText: 'trial-2' });
+  await second.locator('td', { hasText: /^ended$/ }).waitFor();
+  await second.locator('svg.chart polyline').first().waitFor({ state: 'attached' }); // a flat line has no height
+  const lines = await second.locator('svg.chart title').allTextContents();
+  assert.equal(lines.length, 2, `chart titles: ${lines}`);
+  for (const l of lines) assert.match(l, /^(strategy|motion): -?[\d.]+, -?[\d.]+, -?[\d.]+$/);
+  step('a trial of three episodes charts three returns per agent');
+
   assert.deepEqual(errors, [], 'the page logged errors');
   if (opts.screenshot) await page.screenshot({ path: opts.screenshot, fullPage: true });
 } finally {

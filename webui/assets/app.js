@@ -136,8 +136,8 @@ $('start').onsubmit = async (ev) => {
     const { ids } = await call('Start', { spec });
     say(`started ${ids.join(', ')}`);
     for (const id of ids) {
-      trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING' });
-      watch([id]);
+      trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING', live: [] });
+      follow(id);
     }
     renderTrials();
     if (humans.length) play(ids[0], humans);
@@ -339,13 +339,31 @@ async function watch(ids) {
   }
 }
 
+const watched = new Set();
+
+// follow watches a trial once.
+function follow(id) {
+  if (watched.has(id)) return;
+  watched.add(id);
+  watch([id]);
+}
+
+// refresh reads every trial's state (List) and the episodes that running trials
+// completed since the last look (Episodes).
 async function refresh() {
   try {
     const { trials: list = [] } = await call('List', {});
     for (const s of list) {
-      const t = trials.get(s.id) || { id: s.id };
+      const t = trials.get(s.id) || { id: s.id, live: [] };
       Object.assign(t, { env: s.env, state: s.state, episode: s.episode || 0, tick: s.tick || 0, error: s.error || '' });
       trials.set(s.id, t);
+      follow(s.id);
+      if (s.state === 'TRIAL_STATE_RUNNING' && !t.result) {
+        t.live = t.live || [];
+        const eps = await call('Episodes', { trial: s.id, from: t.live.length });
+        t.agents = eps.agents || [];
+        t.live.push(...(eps.episodes || []));
+      }
     }
     renderTrials();
   } catch (e) {
@@ -402,18 +420,18 @@ function renderTrials() {
       el('td', { textContent: t.id }), el('td', { textContent: t.env || '' }),
       el('td', { textContent: state + (t.error ? ': ' + t.error : ''), className: t.error ? 'error' : '' }),
       el('td', { textContent: String(t.episode || 0) }), el('td', { textContent: String(t.tick || 0) }),
-      el('td', {}, t.result ? chart(t.result) : ''), el('td', {}, stop));
+      el('td', {}, t.result ? chart(t.result) : (t.live && t.live.length ? chart({ agents: t.agents, episodes: t.live }) : '')),
+      el('td', {}, stop));
   });
   $('trials').replaceChildren(...rows);
 }
 
 keyInput.onchange = () => {
   localStorage.setItem('baton.key', keyInput.value);
+  watched.clear();
   refresh();
-  watch([]);
 };
 
 loadEnvs().catch((e) => say(e.message, true));
 refresh();
-watch([]);
 setInterval(refresh, 2000);

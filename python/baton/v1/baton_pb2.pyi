@@ -642,3 +642,18 @@ class ClientActRequest(_message.Message):
 class ClientActResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class EpisodesRequest(_message.Message):
+    __slots__ = ("trial",)
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    trial: str
+    def __init__(self, trial: _Optional[str] = ..., **kwargs) -> None: ...
+
+class EpisodesResponse(_message.Message):
+    __slots__ = ("agents", "episodes")
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    EPISODES_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedScalarFieldContainer[str]
+    episodes: _containers.RepeatedCompositeFieldContainer[EpisodeResult]
+    def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ...) -> None: ...

@@ -848,6 +848,11 @@ class TrialServiceStub:
                 request_serializer=baton_dot_v1_dot_baton__pb2.ClientActRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_baton__pb2.ClientActResponse.FromString,
                 _registered_method=True)
+        self.Episodes = channel.unary_unary(
+                '/baton.v1.TrialService/Episodes',
+                request_serializer=baton_dot_v1_dot_baton__pb2.EpisodesRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.EpisodesResponse.FromString,
+                _registered_method=True)
 
 
 class TrialServiceServicer:
@@ -913,6 +918,14 @@ class TrialServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Episodes(self, request, context):
+        """Episodes shows a trial's complete episodes, while it runs and after, each with
+        its returns at its end: a chart follows a long trial with it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TrialServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -950,6 +963,11 @@ def add_TrialServiceServicer_to_server(servicer, server):
                     servicer.ClientAct,
                     request_deserializer=baton_dot_v1_dot_baton__pb2.ClientActRequest.FromString,
                     response_serializer=baton_dot_v1_dot_baton__pb2.ClientActResponse.SerializeToString,
+            ),
+            'Episodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.Episodes,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.EpisodesRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.EpisodesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1147,6 +1165,33 @@ class TrialService:
             '/baton.v1.TrialService/ClientAct',
             baton_dot_v1_dot_baton__pb2.ClientActRequest.SerializeToString,
             baton_dot_v1_dot_baton__pb2.ClientActResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Episodes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.TrialService/Episodes',
+            baton_dot_v1_dot_baton__pb2.EpisodesRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.EpisodesResponse.FromString,
             options,
             channel_credentials,
             insecure,

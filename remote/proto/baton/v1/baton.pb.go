@@ -4132,6 +4132,113 @@ func (*ClientActResponse) Descriptor() ([]byte, []int) {
 	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
 }
 
+type EpisodesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Trial string                 `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
+	// The first episode to show (the count of those already seen); 0 for all.
+	From          int64 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpisodesRequest) Reset() {
+	*x = EpisodesRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpisodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpisodesRequest) ProtoMessage() {}
+
+func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpisodesRequest.ProtoReflect.Descriptor instead.
+func (*EpisodesRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *EpisodesRequest) GetTrial() string {
+	if x != nil {
+		return x.Trial
+	}
+	return ""
+}
+
+func (x *EpisodesRequest) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+type EpisodesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The environment's agents, the order of EpisodeResult.returns.
+	Agents []string `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Episodes from, from + 1, ... that are complete.
+	Episodes      []*EpisodeResult `protobuf:"bytes,2,rep,name=episodes,proto3" json:"episodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpisodesResponse) Reset() {
+	*x = EpisodesResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpisodesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpisodesResponse) ProtoMessage() {}
+
+func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpisodesResponse.ProtoReflect.Descriptor instead.
+func (*EpisodesResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *EpisodesResponse) GetAgents() []string {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+func (x *EpisodesResponse) GetEpisodes() []*EpisodeResult {
+	if x != nil {
+		return x.Episodes
+	}
+	return nil
+}
+
 var File_baton_v1_baton_proto protoreflect.FileDescriptor
 
 const file_baton_v1_baton_proto_rawDesc = "" +
@@ -4397,7 +4504,13 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x03raw\x18\x05 \x01(\x03H\x00R\x03raw\x123\n" +
 	"\bmessages\x18\x06 \x03(\v2\x17.baton.v1.ClientMessageR\bmessagesB\b\n" +
 	"\x06action\"\x13\n" +
-	"\x11ClientActResponse*e\n" +
+	"\x11ClientActResponse\";\n" +
+	"\x0fEpisodesRequest\x12\x14\n" +
+	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x03R\x04from\"_\n" +
+	"\x10EpisodesResponse\x12\x16\n" +
+	"\x06agents\x18\x01 \x03(\tR\x06agents\x123\n" +
+	"\bepisodes\x18\x02 \x03(\v2\x17.baton.v1.EpisodeResultR\bepisodes*e\n" +
 	"\x05DType\x12\x15\n" +
 	"\x11DTYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDTYPE_FLOAT32\x10\x01\x12\x0f\n" +
@@ -4430,7 +4543,7 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\tMakeBatch\x12\x1a.baton.v1.MakeBatchRequest\x1a\x1b.baton.v1.MakeBatchResponse\x12>\n" +
 	"\n" +
 	"ResetBatch\x12\x1b.baton.v1.ResetBatchRequest\x1a\x13.baton.v1.BatchTurn\x12<\n" +
-	"\tStepBatch\x12\x1a.baton.v1.StepBatchRequest\x1a\x13.baton.v1.BatchTurn2\xb8\x03\n" +
+	"\tStepBatch\x12\x1a.baton.v1.StepBatchRequest\x1a\x13.baton.v1.BatchTurn2\xfb\x03\n" +
 	"\fTrialService\x128\n" +
 	"\x05Start\x12\x16.baton.v1.StartRequest\x1a\x17.baton.v1.StartResponse\x12=\n" +
 	"\x05Watch\x12\x16.baton.v1.WatchRequest\x1a\x1a.baton.v1.TrialStateChange0\x01\x125\n" +
@@ -4438,7 +4551,8 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04List\x12\x15.baton.v1.ListRequest\x1a\x16.baton.v1.ListResponse\x12;\n" +
 	"\x06Reward\x12\x17.baton.v1.RewardRequest\x1a\x18.baton.v1.RewardResponse\x12>\n" +
 	"\aPending\x12\x18.baton.v1.PendingRequest\x1a\x19.baton.v1.PendingResponse\x12D\n" +
-	"\tClientAct\x12\x1a.baton.v1.ClientActRequest\x1a\x1b.baton.v1.ClientActResponseB8Z6github.com/batonrl/baton/remote/proto/baton/v1;batonv1b\x06proto3"
+	"\tClientAct\x12\x1a.baton.v1.ClientActRequest\x1a\x1b.baton.v1.ClientActResponse\x12A\n" +
+	"\bEpisodes\x12\x19.baton.v1.EpisodesRequest\x1a\x1a.baton.v1.EpisodesResponseB8Z6github.com/batonrl/baton/remote/proto/baton/v1;batonv1b\x06proto3"
 
 var (
 	file_baton_v1_baton_proto_rawDescOnce sync.Once
@@ -4453,7 +4567,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -4518,7 +4632,9 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*PendingResponse)(nil),    // 60: baton.v1.PendingResponse
 	(*ClientActRequest)(nil),   // 61: baton.v1.ClientActRequest
 	(*ClientActResponse)(nil),  // 62: baton.v1.ClientActResponse
-	nil,                        // 63: baton.v1.TrialSpec.ActorsEntry
+	(*EpisodesRequest)(nil),    // 63: baton.v1.EpisodesRequest
+	(*EpisodesResponse)(nil),   // 64: baton.v1.EpisodesResponse
+	nil,                        // 65: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -4559,7 +4675,7 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	37, // 35: baton.v1.Report.clock:type_name -> baton.v1.Clock
 	38, // 36: baton.v1.Turn.reports:type_name -> baton.v1.Report
 	55, // 37: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
-	63, // 38: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	65, // 38: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
 	41, // 39: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
 	45, // 40: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
 	1,  // 41: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
@@ -4571,54 +4687,57 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	57, // 47: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
 	59, // 48: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
 	59, // 49: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
-	40, // 50: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 51: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 52: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 53: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	19, // 54: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 55: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	21, // 56: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	24, // 57: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	26, // 58: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	28, // 59: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	29, // 60: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	30, // 61: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	32, // 62: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	34, // 63: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	35, // 64: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	42, // 65: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	44, // 66: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	48, // 67: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	50, // 68: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	53, // 69: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	56, // 70: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
-	61, // 71: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
-	12, // 72: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	18, // 73: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	18, // 74: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	20, // 75: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 76: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	22, // 77: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	25, // 78: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	27, // 79: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	39, // 80: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	39, // 81: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	31, // 82: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	33, // 83: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	36, // 84: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	36, // 85: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	43, // 86: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	47, // 87: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	49, // 88: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	52, // 89: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	54, // 90: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	60, // 91: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
-	62, // 92: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
-	72, // [72:93] is the sub-list for method output_type
-	51, // [51:72] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	45, // 50: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
+	40, // 51: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 52: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 53: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 54: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	19, // 55: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 56: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	21, // 57: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	24, // 58: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	26, // 59: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	28, // 60: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	29, // 61: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	30, // 62: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	32, // 63: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	34, // 64: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	35, // 65: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	42, // 66: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	44, // 67: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	48, // 68: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	50, // 69: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	53, // 70: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	56, // 71: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
+	61, // 72: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
+	63, // 73: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
+	12, // 74: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	18, // 75: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	18, // 76: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	20, // 77: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 78: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	22, // 79: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	25, // 80: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	27, // 81: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	39, // 82: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	39, // 83: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	31, // 84: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	33, // 85: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	36, // 86: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	36, // 87: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	43, // 88: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	47, // 89: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	49, // 90: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	52, // 91: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	54, // 92: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	60, // 93: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
+	62, // 94: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
+	64, // 95: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
+	74, // [74:96] is the sub-list for method output_type
+	52, // [52:74] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -4650,7 +4769,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   62,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

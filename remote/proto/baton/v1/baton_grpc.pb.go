@@ -741,6 +741,7 @@ const (
 	TrialService_Reward_FullMethodName    = "/baton.v1.TrialService/Reward"
 	TrialService_Pending_FullMethodName   = "/baton.v1.TrialService/Pending"
 	TrialService_ClientAct_FullMethodName = "/baton.v1.TrialService/ClientAct"
+	TrialService_Episodes_FullMethodName  = "/baton.v1.TrialService/Episodes"
 )
 
 // TrialServiceClient is the client API for TrialService service.
@@ -766,6 +767,9 @@ type TrialServiceClient interface {
 	// ClientAct chooses a client actor's action for the turn Pending showed. An action out of
 	// the agent's space or masked is INVALID_ARGUMENT, and the trial goes on waiting.
 	ClientAct(ctx context.Context, in *ClientActRequest, opts ...grpc.CallOption) (*ClientActResponse, error)
+	// Episodes shows a trial's complete episodes, while it runs and after, each with
+	// its returns at its end: a chart follows a long trial with it.
+	Episodes(ctx context.Context, in *EpisodesRequest, opts ...grpc.CallOption) (*EpisodesResponse, error)
 }
 
 type trialServiceClient struct {
@@ -855,6 +859,16 @@ func (c *trialServiceClient) ClientAct(ctx context.Context, in *ClientActRequest
 	return out, nil
 }
 
+func (c *trialServiceClient) Episodes(ctx context.Context, in *EpisodesRequest, opts ...grpc.CallOption) (*EpisodesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EpisodesResponse)
+	err := c.cc.Invoke(ctx, TrialService_Episodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TrialServiceServer is the server API for TrialService service.
 // All implementations must embed UnimplementedTrialServiceServer
 // for forward compatibility.
@@ -878,6 +892,9 @@ type TrialServiceServer interface {
 	// ClientAct chooses a client actor's action for the turn Pending showed. An action out of
 	// the agent's space or masked is INVALID_ARGUMENT, and the trial goes on waiting.
 	ClientAct(context.Context, *ClientActRequest) (*ClientActResponse, error)
+	// Episodes shows a trial's complete episodes, while it runs and after, each with
+	// its returns at its end: a chart follows a long trial with it.
+	Episodes(context.Context, *EpisodesRequest) (*EpisodesResponse, error)
 	mustEmbedUnimplementedTrialServiceServer()
 }
 
@@ -908,6 +925,9 @@ func (UnimplementedTrialServiceServer) Pending(context.Context, *PendingRequest)
 }
 func (UnimplementedTrialServiceServer) ClientAct(context.Context, *ClientActRequest) (*ClientActResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClientAct not implemented")
+}
+func (UnimplementedTrialServiceServer) Episodes(context.Context, *EpisodesRequest) (*EpisodesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Episodes not implemented")
 }
 func (UnimplementedTrialServiceServer) mustEmbedUnimplementedTrialServiceServer() {}
 func (UnimplementedTrialServiceServer) testEmbeddedByValue()                      {}
@@ -1049,6 +1069,24 @@ func _TrialService_ClientAct_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TrialService_Episodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EpisodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TrialServiceServer).Episodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TrialService_Episodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TrialServiceServer).Episodes(ctx, req.(*EpisodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TrialService_ServiceDesc is the grpc.ServiceDesc for TrialService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1079,6 +1117,10 @@ var TrialService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClientAct",
 			Handler:    _TrialService_ClientAct_Handler,
+		},
+		{
+			MethodName: "Episodes",
+			Handler:    _TrialService_Episodes_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
