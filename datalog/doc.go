@@ -115,7 +115,7 @@
 //
 // An agent played by a client (remote's client actors: a person in the browser, a
 // program over JSON) that does not act within its trial's timeout takes its default
-// action. The row whose action that is (the row that scores it) holds, in its
+// action, or its default policy's. The row whose action that is (the row that scores it) holds, in its
 // reward_sources, the source "default" with the value 0 (remote.DefaultSource), next
 // to the environment's reward: the rows of the agent's own choices have none. In
 // polars, the default actions are

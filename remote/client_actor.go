@@ -31,6 +31,7 @@ type clientActor struct {
 	name     string
 	timeout  time.Duration // 0: none
 	fallback int64
+	policy   agent.Policy // acts for a late client instead of fallback; nil for none
 	acts     chan clientAction
 	over     chan struct{} // closed when the trial has finished
 
@@ -55,9 +56,9 @@ type clientAction struct {
 	reply chan error
 }
 
-func newClientActor(name string, c *pb.ClientActor) *clientActor {
+func newClientActor(name string, c *pb.ClientActor, policy agent.Policy) *clientActor {
 	return &clientActor{
-		name: name, timeout: time.Duration(c.GetTimeoutMs()) * time.Millisecond, fallback: c.GetDefaultAction(),
+		name: name, timeout: time.Duration(c.GetTimeoutMs()) * time.Millisecond, fallback: c.GetDefaultAction(), policy: policy,
 		acts: make(chan clientAction), over: make(chan struct{}), changed: make(chan struct{}),
 	}
 }
@@ -126,15 +127,21 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 			a.reply <- nil
 			return agent.Discrete(a.raw), nil
 		case <-timeout:
+			if err := x.RewardAs(DefaultSource, x.AgentID(), 0); err != nil {
+				return agent.RawAction{}, err
+			}
+			if c.policy != nil {
+				if in, ok := c.policy.(runners.Interactor); ok {
+					return in.Interact(ctx, x, obs, mask)
+				}
+				return c.policy.Act(ctx, obs, mask)
+			}
 			raw := c.fallback
 			if !turn.allows(raw) {
 				raw = firstAllowed
 			}
 			if raw < 0 {
 				return agent.RawAction{}, fmt.Errorf("remote: client actor %s: the mask allows no action at tick %d", c.name, resp.Tick)
-			}
-			if err := x.RewardAs(DefaultSource, x.AgentID(), 0); err != nil {
-				return agent.RawAction{}, err
 			}
 			return agent.Discrete(raw), nil
 		case <-ctx.Done():

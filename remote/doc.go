@@ -108,9 +108,10 @@
 // waits for it up to wait_ms; ClientAct takes the action for that tick, by name (any
 // case) or raw value, with messages to send. An action outside the space or masked is
 // INVALID_ARGUMENT naming why, one for another tick FAILED_PRECONDITION; the trial
-// goes on waiting either way. With timeout_ms, a turn not played in time takes the
-// actor's default_action (the first allowed action when the mask forbids it), and
-// the step that scores it carries a zero reward of source DefaultSource ("default"),
+// goes on waiting either way. With timeout_ms, a turn not played in time is played by
+// the actor's default_policy (one of the agent's registered policies) or else takes
+// its default_action (the first allowed action when the mask forbids it), and the
+// step that scores it carries a zero reward of source DefaultSource ("default"),
 // which the activity log keeps in reward_sources. A trial with client actors is started
 // alone (not as a campaign). Rewards from the client go through Reward, now or for
 // a past tick, with a source of its choosing ("human").

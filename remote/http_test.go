@@ -289,40 +289,68 @@ func TestJSONClientActRefused(t *testing.T) {
 }
 
 // TestJSONClientActorDefault checks that a client that does not act in time gets
-// the default action, marked by the source "default" on the steps it scores.
+// the default, an action or a policy, marked by the source "default" on the steps it
+// scores.
 func TestJSONClientActorDefault(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "log")
-	srv, stop := serveLoggedTrials(t, dir)
-	c := newJSONClient(t, srv, "")
-	c.ok("TrialService/Start", `{"spec": {"id": "idle", "env": "maze", "seed": "2", "maxTicks": "30",
-		"actors": {"strategy": {"client": {"timeoutMs": "1", "defaultAction": "2"}}}}}`)
-	// Nobody acts: the trial plays the defaults to its tick limit.
-	for {
-		tu := readTurn(t, c.ok("TrialService/Pending", `{"trial": "idle", "agent": "strategy", "waitMs": "10000"}`))
-		if tu.state != "TRIAL_STATE_RUNNING" {
-			break
+	// DOWN, or the first allowed action where the mask forbids it.
+	down := func(mask []bool) agent.RawAction {
+		if mask != nil && !mask[2] {
+			return agent.Discrete(int64(slices.Index(mask, true)))
 		}
+		return agent.Discrete(2)
 	}
-	stop()
-	l, err := datalog.Open(dir)
-	require.NoError(t, err)
-	steps := 0
-	var mask []bool // of the row before, where the agent acted
-	for r, err := range l.Rows(maze.StrategyName) {
-		require.NoError(t, err)
-		if !r.Start {
-			steps++
-			assert.Contains(t, r.Sources, runners.RewardSource{Source: remote.DefaultSource, Value: 0}, "tick %d", r.Tick)
-			// DOWN, or the first allowed action where the mask forbids it.
-			want := agent.Discrete(2)
-			if mask != nil && !mask[2] {
-				want = agent.Discrete(int64(slices.Index(mask, true)))
+	tests := []struct {
+		name, client string
+		want         func(mask []bool) agent.RawAction // nil: any action
+		success      bool
+	}{
+		{"an action", `{"timeoutMs": "1", "defaultAction": "2"}`, down, false},
+		{"a policy", `{"timeoutMs": "1", "defaultAction": "2", "defaultPolicy": "oracle"}`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "log")
+			srv, stop := serveLoggedTrials(t, dir)
+			c := newJSONClient(t, srv, "")
+			c.ok("TrialService/Start", `{"spec": {"id": "idle", "env": "maze", "seed": "2", "maxTicks": "60",
+				"actors": {"strategy": {"client": `+tt.client+`}, "motion": {"policy": "forward"}}}}`)
+			// Nobody acts: the trial plays the defaults.
+			for {
+				tu := readTurn(t, c.ok("TrialService/Pending", `{"trial": "idle", "agent": "strategy", "waitMs": "10000"}`))
+				if tu.state != "TRIAL_STATE_RUNNING" {
+					break
+				}
 			}
-			assert.Equal(t, want, r.Action, "tick %d", r.Tick)
-		}
-		mask = slices.Clone(r.Mask)
+			stop()
+			l, err := datalog.Open(dir)
+			require.NoError(t, err)
+			steps := 0
+			var mask []bool // of the row before, where the agent acted
+			for r, err := range l.Rows(maze.StrategyName) {
+				require.NoError(t, err)
+				if !r.Start {
+					steps++
+					assert.Contains(t, r.Sources, runners.RewardSource{Source: remote.DefaultSource, Value: 0}, "tick %d", r.Tick)
+					if tt.want != nil {
+						assert.Equal(t, tt.want(mask), r.Action, "tick %d", r.Tick)
+					}
+				}
+				mask = slices.Clone(r.Mask)
+			}
+			assert.Positive(t, steps)
+			eps, err := l.Episodes()
+			require.NoError(t, err)
+			require.Len(t, eps, 1)
+			assert.Equal(t, tt.success, eps[0].Success, "the oracle finds the goal, DOWN does not")
+		})
 	}
-	assert.Positive(t, steps)
+
+	srv, stop := serveLoggedTrials(t, filepath.Join(t.TempDir(), "log"))
+	defer stop()
+	c := newJSONClient(t, srv, "")
+	code, out := c.call("TrialService/Start", `{"spec": {"env": "maze", "actors": {"strategy": {"client": {"defaultPolicy": "genius"}}}}}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Equal(t, `spec.actors[strategy].client.default_policy: agent strategy has no policy "genius" (policies: oracle, random)`, out["message"])
 }
 
 // TestJSONWatchStream reads Watch as a Connect stream: enveloped JSON messages and

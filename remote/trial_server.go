@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
@@ -130,7 +132,7 @@ func (t *trialService) envs(ids []string) ([]string, error) {
 }
 
 // actor reads the choice of an agent's policy; a client actor is added to players.
-func (t *trialService) actor(ctx context.Context, name string, a *pb.Actor, players map[string]*clientActor) (runners.Actor, error) {
+func (t *trialService) actor(ctx context.Context, spec *pb.TrialSpec, name string, a *pb.Actor, players map[string]*clientActor) (runners.Actor, error) {
 	field := "spec.actors[" + name + "]"
 	switch c := a.GetChoice().(type) {
 	case *pb.Actor_Policy:
@@ -154,7 +156,14 @@ func (t *trialService) actor(ctx context.Context, name string, a *pb.Actor, play
 		if c.Client.GetTimeoutMs() < 0 {
 			return runners.Actor{}, invalid(fieldErrorf(field+".client.timeout_ms", "%d, want 0 (no timeout) or more", c.Client.GetTimeoutMs()))
 		}
-		p := newClientActor(name, c.Client)
+		var fallback agent.Policy
+		if pn := c.Client.GetDefaultPolicy(); pn != "" {
+			var err error
+			if fallback, err = t.namedPolicy(spec, name, pn); err != nil {
+				return runners.Actor{}, invalid(fieldErrorf(field+".client.default_policy", "%v", err))
+			}
+		}
+		p := newClientActor(name, c.Client, fallback)
 		players[name] = p
 		return runners.Value(p), nil
 	}
@@ -221,7 +230,7 @@ func (t *trialService) spec(ctx context.Context, p *pb.TrialSpec, players map[st
 	if len(p.GetActors()) > 0 {
 		s.Actors = make(map[string]runners.Actor, len(p.GetActors()))
 		for name, a := range p.GetActors() {
-			actor, err := t.actor(ctx, name, a, players)
+			actor, err := t.actor(ctx, p, name, a, players)
 			if err != nil {
 				return s, err
 			}
@@ -560,4 +569,35 @@ func (t *trialService) Episodes(ctx context.Context, req *pb.EpisodesRequest) (*
 		})
 	}
 	return resp, nil
+}
+
+// namedPolicy builds the registered policy of an agent of the spec's environment, for
+// the trial of spec (its configuration, and a generator seeded from its seed and the
+// agent's place).
+func (t *trialService) namedPolicy(spec *pb.TrialSpec, agentName, policy string) (agent.Policy, error) {
+	entry, err := t.ctrl.Registry().Lookup(spec.GetEnv())
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range entry.Agents {
+		if a.Name != agentName {
+			continue
+		}
+		for _, pe := range a.Policies {
+			if pe.Name != policy {
+				continue
+			}
+			var config []byte
+			if c := spec.GetConfig(); c != "" {
+				config = []byte(c)
+			}
+			f, err := entry.Open(config)
+			if err != nil {
+				return nil, fmt.Errorf("the configuration: %w", err)
+			}
+			return pe.New(f, rand.New(rand.NewPCG(spec.GetSeed(), uint64(i)+1)))
+		}
+		return nil, fmt.Errorf("agent %s has no policy %q (policies: %s)", agentName, policy, strings.Join(a.PolicyNames(), ", "))
+	}
+	return nil, fmt.Errorf("environment %s has no agent %q with policies", spec.GetEnv(), agentName)
 }

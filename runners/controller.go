@@ -339,6 +339,9 @@ func (c *Controller) List() []Status {
 	return out
 }
 
+// Registry returns the registry of the controller's environments.
+func (c *Controller) Registry() *Registry { return c.reg }
+
 // Episodes returns the complete episodes of a trial from index from on, as each ended,
 // while it runs and after: a chart of returns follows a long trial with it. Their
 // returns are those at each episode's end; a retroactive reward that arrives in a

@@ -8,7 +8,8 @@
 // seed, episodes and tick limit, and for each agent one of its registered policies,
 // an agent served elsewhere (grpc://HOST:PORT, when the server allows remote actors)
 // or "human": the agent is then a client actor of the trial (TrialService.Pending and
-// ClientAct), played in the page. For a human agent it shows the environment drawn
+// ClientAct), played in the page, with a timeout after which one of its policies or
+// a default action plays the turn. For a human agent it shows the environment drawn
 // (its SVG, else its scene as JSON, else its text), a button per action with the
 // masked ones disabled, keyboard shortcuts (1-9 by position, the arrow keys for
 // actions named UP, RIGHT, DOWN and LEFT), the time left before the default action,

@@ -1,7 +1,8 @@
 // Browser test of baton serve ui: a person starts a maze trial in the page, plays the
 // strategy agent to the goal with the mouse and the keyboard, rewards a past turn
 // chosen in the timeline, and sees the trial end with the agents' returns charted;
-// then a trial of three episodes played by policies, charted per episode.
+// then a trial of three episodes played by policies, charted per episode; then one
+// whose person does not act, played by the default policy.
 //
 // Usage: node e2e.mjs --base http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
 //        --modules DIR (the node_modules folder that holds playwright-core)
@@ -101,6 +102,17 @@ try {
   assert.equal(lines.length, 2, `chart titles: ${lines}`);
   for (const l of lines) assert.match(l, /^(strategy|motion): -?[\d.]+, -?[\d.]+, -?[\d.]+$/);
   step('a trial of three episodes charts three returns per agent');
+
+  // A person who does not act: after 50 ms a turn is the oracle's.
+  await page.fill('#episodes', '1');
+  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'human');
+  await page.fill('.actor[data-agent=strategy] input[name=timeout]', '50');
+  await page.selectOption('.actor[data-agent=strategy] select[name=default-policy]', 'oracle');
+  await page.click('#start button[type=submit]');
+  await page.locator('#play-title', { hasText: 'trial-3' }).waitFor();
+  await page.locator('#trials tr', { hasText: 'trial-3' }).locator('td', { hasText: /^ended$/ }).waitFor();
+  await page.locator('#play-state', { hasText: 'ended' }).waitFor();
+  step('the oracle played the turns nobody played in time');
 
   assert.deepEqual(errors, [], 'the page logged errors');
   if (opts.screenshot) await page.screenshot({ path: opts.screenshot, fullPage: true });

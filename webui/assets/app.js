@@ -101,7 +101,10 @@ function showActors() {
     const remote = el('input', { name: 'remote', placeholder: 'grpc://HOST:PORT', hidden: true });
     const timeout = el('input', { name: 'timeout', type: 'number', min: 0, value: 0, title: 'ms to wait for each action; 0 waits' });
     const fallback = el('input', { name: 'default', type: 'number', value: 0, title: 'raw action taken when the time is up' });
-    const human = el('span', { hidden: true }, 'timeout ms ', timeout, ' default action ', fallback);
+    const fallbackPolicy = el('select', { name: 'default-policy', title: 'policy that acts when the time is up' },
+      el('option', { value: '', textContent: 'the default action' }),
+      ...a.policies.map((p) => el('option', { value: p, textContent: p })));
+    const human = el('span', { hidden: true }, 'timeout ms ', timeout, ' then ', fallbackPolicy, ' default action ', fallback);
     choice.onchange = () => {
       remote.hidden = choice.value !== 'remote';
       human.hidden = choice.value !== 'human';
@@ -120,7 +123,13 @@ $('start').onsubmit = async (ev) => {
     const name = row.dataset.agent;
     const choice = row.querySelector('[name=choice]').value;
     if (choice === 'human') {
-      actors[name] = { client: { timeoutMs: row.querySelector('[name=timeout]').value || '0', defaultAction: row.querySelector('[name=default]').value || '0' } };
+      actors[name] = {
+        client: {
+          timeoutMs: row.querySelector('[name=timeout]').value || '0',
+          defaultAction: row.querySelector('[name=default]').value || '0',
+          defaultPolicy: row.querySelector('[name=default-policy]').value,
+        },
+      };
       humans.push(name);
     } else if (choice === 'remote') {
       actors[name] = { remote: row.querySelector('[name=remote]').value };

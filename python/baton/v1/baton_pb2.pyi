@@ -551,12 +551,14 @@ class RewardResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ClientActor(_message.Message):
-    __slots__ = ("timeout_ms", "default_action")
+    __slots__ = ("timeout_ms", "default_action", "default_policy")
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_ACTION_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_POLICY_FIELD_NUMBER: _ClassVar[int]
     timeout_ms: int
     default_action: int
-    def __init__(self, timeout_ms: _Optional[int] = ..., default_action: _Optional[int] = ...) -> None: ...
+    default_policy: str
+    def __init__(self, timeout_ms: _Optional[int] = ..., default_action: _Optional[int] = ..., default_policy: _Optional[str] = ...) -> None: ...
 
 class PendingRequest(_message.Message):
     __slots__ = ("trial", "agent", "wait_ms")

@@ -3549,6 +3549,9 @@ type ClientActor struct {
 	// allowed action when the mask forbids it). The step that scores it has the reward
 	// source "default" (value 0) in the activity log.
 	DefaultAction int64 `protobuf:"varint,2,opt,name=default_action,json=defaultAction,proto3" json:"default_action,omitempty"`
+	// One of the agent's registered policies, by name, that acts instead of
+	// default_action when the client does not act in time; "" for none.
+	DefaultPolicy string `protobuf:"bytes,3,opt,name=default_policy,json=defaultPolicy,proto3" json:"default_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3595,6 +3598,13 @@ func (x *ClientActor) GetDefaultAction() int64 {
 		return x.DefaultAction
 	}
 	return 0
+}
+
+func (x *ClientActor) GetDefaultPolicy() string {
+	if x != nil {
+		return x.DefaultPolicy
+	}
+	return ""
 }
 
 type PendingRequest struct {
@@ -4461,11 +4471,12 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04tick\x18\x05 \x01(\x03R\x04tick\x12\x14\n" +
 	"\x05value\x18\x06 \x01(\x01R\x05value\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\"\x10\n" +
-	"\x0eRewardResponse\"S\n" +
+	"\x0eRewardResponse\"z\n" +
 	"\vClientActor\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x01 \x01(\x03R\ttimeoutMs\x12%\n" +
-	"\x0edefault_action\x18\x02 \x01(\x03R\rdefaultAction\"U\n" +
+	"\x0edefault_action\x18\x02 \x01(\x03R\rdefaultAction\x12%\n" +
+	"\x0edefault_policy\x18\x03 \x01(\tR\rdefaultPolicy\"U\n" +
 	"\x0ePendingRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x17\n" +
