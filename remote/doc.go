@@ -128,7 +128,9 @@
 // env.MultiAgent environments, and whose Factory makes them into a registry entry;
 // its MakeBatch opens a *BatchEnv, N copies reset and stepped in one call each, with
 // the results of a local vector.Env for the same seed and actions.
-// DialTrials returns a *TrialClient, the remote form of a runners.Controller.
+// DialTrials returns a *TrialClient, the remote form of a runners.Controller; in
+// its specs, ClientActor names an agent played by a client, which TrialClient.Pending
+// and ClientAct play, and Episodes follows a trial's complete episodes.
 //
 // Every client call has a deadline (WithTimeout, 5 s by default): a server that
 // stalls fails the call with a *CallError matching ErrDeadline within it, one that
