@@ -111,6 +111,17 @@
 //	).filter(~pl.col("start"))
 //	# obs, mask, action, reward, observation (the next), terminated | truncated, span_ticks
 //
+// # Actions a client did not choose
+//
+// An agent played by a client (remote's client actors: a person in the browser, a
+// program over JSON) that does not act within its trial's timeout takes its default
+// action, or its default policy's. The row whose action that is (the row that scores it) holds, in its
+// reward_sources, the source "default" with the value 0 (remote.DefaultSource), next
+// to the environment's reward: the rows of the agent's own choices have none. In
+// polars, the default actions are
+//
+//	steps.filter(pl.col("reward_sources").list.eval(pl.element().struct.field("source") == "default").list.any())
+//
 // # Retroactive rewards
 //
 // A reward that arrives for a step already logged (runners.RetroReward: a controller's

@@ -427,9 +427,7 @@ func (s *Server) AddAgents(agents ...Agent) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if err := s.register(pb.AgentService_ServiceDesc.ServiceName, svc.scope, func(gs *grpc.Server) {
-		pb.RegisterAgentServiceServer(gs, svc)
-	}, nil); err != nil {
+	if err := s.register(&pb.AgentService_ServiceDesc, svc, svc.scope, nil); err != nil {
 		return err
 	}
 	s.setServed(pb.AgentService_ServiceDesc.ServiceName, svc.order)

@@ -108,9 +108,15 @@ func retryable(code codes.Code) bool {
 // call runs f, an attempt of a unary call, under the call deadline, retrying as
 // configured, and returns the error as a *CallError.
 func (c *conn) call(ctx context.Context, method, target string, f func(ctx context.Context) error) error {
+	return c.callLong(ctx, method, target, 0, f)
+}
+
+// callLong is call for a call that the server may hold for up to extra (a wait it
+// was asked for) beyond the call deadline.
+func (c *conn) callLong(ctx context.Context, method, target string, extra time.Duration, f func(ctx context.Context) error) error {
 	backoff := c.cfg.backoff
 	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, c.cfg.timeout)
+		actx, cancel := context.WithTimeout(ctx, c.cfg.timeout+max(extra, 0))
 		err := f(actx)
 		cancel()
 		if err == nil {

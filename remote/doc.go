@@ -17,7 +17,9 @@
 //	               of a single-agent environment, every copy's results as tensors
 //	               of N rows, as env/vector's Env steps them)
 //	TrialService   Start (a trial or a campaign), Watch (a stream of state
-//	               changes), Stop, List, Reward
+//	               changes), Stop, List, Reward; Pending and ClientAct for
+//	               agents played by clients; Episodes (the complete episodes
+//	               of a trial, while it runs)
 //
 // The .proto documents every field, the dtypes and shapes of observations, masks
 // and actions, and the status codes; it is plain proto3, usable from Python grpcio.
@@ -63,6 +65,57 @@
 // not, with the names it grants in the message, and NOT_FOUND for one it grants that
 // is not served.
 //
+// # JSON over HTTP
+//
+// Serve answers, on the same listener, gRPC and HTTP/1.1: every unary and
+// server-streaming method of the services added (all but ActStream) is
+// POST /baton.v1.SERVICE/METHOD in the Connect protocol's JSON form. A unary call sends
+// its request as JSON (protojson: lowerCamelCase names, 64-bit integers as strings)
+// with Content-Type application/json and gets 200 and the response as JSON, or the
+// Connect error {"code": "invalid_argument", "message": "..."} with the matching HTTP
+// status (400, 401 unauthenticated, 403 permission_denied, 404 not_found, 501
+// unimplemented, ...). A server stream (Watch) sends and receives Connect envelopes
+// (a flags byte, a 4-byte big-endian length, the JSON) with Content-Type
+// application/connect+json, its end a message of flag 2 that carries the error, if
+// any. The key goes in the "Authorization: Bearer KEY" or "X-Baton-Key" header. The
+// calls go through the gRPC handlers and the interceptor, so the keys, the scopes,
+// the checks of input, the recovered panics and the status codes are the same. A
+// connection whose first bytes are HTTP/2's preface is gRPC; any other is HTTP/1.1.
+// With TLS the listener does the handshakes: a client that offers http/1.1 in ALPN
+// (browsers, curl) gets HTTP/1.1, one that offers only h2 (gRPC clients) gets gRPC.
+// WithHTTPHandler serves other paths (package webui's page); Server.ServeHTTP is the
+// gateway as an http.Handler, to mount elsewhere.
+//
+// Why not connectrpc.com/connect beside grpc-go: connect-go serves gRPC, gRPC-Web and
+// Connect from handlers of its own generated interfaces, so every service would need
+// a second generated package (protoc-gen-connect-go, another pinned generator in
+// scripts/genproto) and an adapter per method to the grpc-go servers, or a move of the
+// servers to connect-go with its own HTTP/2 stack in place of grpc-go's tuned
+// transport, custom codec, keepalives and flow-control windows (see the Cost section of
+// the README). The gateway here is the part of the Connect protocol that plain
+// HTTP/1.1 clients use (unary JSON calls and server streams), in one file, with no new
+// dependency or generator, calling the very grpc-go handlers and interceptors. What it
+// leaves out: the Connect binary (application/proto) and compressed forms, GET for
+// idempotent calls, and gRPC-Web; bidirectional streams need HTTP/2 in Connect too.
+//
+// # Client actors
+//
+// A trial's agent may be played by a client (TrialSpec's actor "client", as Cogment's
+// client actors): the trial waits for that agent's actions through TrialService.
+// Pending shows the agent's turn (observation, the environment drawn by the registry
+// entry's Look as text, SVG and scene JSON, the actions by name with the mask, the
+// messages delivered since its previous turn, the trial's state, the time left), and
+// waits for it up to wait_ms; ClientAct takes the action for that tick, by name (any
+// case) or raw value, with messages to send. An action outside the space or masked is
+// INVALID_ARGUMENT naming why, one for another tick FAILED_PRECONDITION; the trial
+// goes on waiting either way. With timeout_ms, a turn not played in time is played by
+// the actor's default_policy (one of the agent's registered policies) or else takes
+// its default_action (the first allowed action when the mask forbids it), and the
+// step that scores it carries a zero reward of source DefaultSource ("default"),
+// which the activity log keeps in reward_sources. A trial with client actors is started
+// alone (not as a campaign). Rewards from the client go through Reward, now or for
+// a past tick, with a source of its choosing ("human").
+//
 // # Clients
 //
 // DialAgent returns an *AgentClient, which is an agent.Policy: a trial cannot tell
@@ -75,7 +128,9 @@
 // env.MultiAgent environments, and whose Factory makes them into a registry entry;
 // its MakeBatch opens a *BatchEnv, N copies reset and stepped in one call each, with
 // the results of a local vector.Env for the same seed and actions.
-// DialTrials returns a *TrialClient, the remote form of a runners.Controller.
+// DialTrials returns a *TrialClient, the remote form of a runners.Controller; in
+// its specs, ClientActor names an agent played by a client, which TrialClient.Pending
+// and ClientAct play, and Episodes follows a trial's complete episodes.
 //
 // Every client call has a deadline (WithTimeout, 5 s by default): a server that
 // stalls fails the call with a *CallError matching ErrDeadline within it, one that

@@ -18,7 +18,6 @@ import (
 	"github.com/batonrl/baton/hrl"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -59,9 +58,7 @@ func (s *Server) AddEnvs(reg *runners.Registry) error {
 		return fmt.Errorf("%w: AddEnvs: nil registry", ErrConfig)
 	}
 	svc := &envService{reg: reg, idle: s.cfg.sessionIdle, maxSessions: s.cfg.maxSessions, sessions: map[string]*session{}}
-	return s.register(pb.EnvService_ServiceDesc.ServiceName, svc.scope, func(gs *grpc.Server) {
-		pb.RegisterEnvServiceServer(gs, svc)
-	}, svc.closeAll)
+	return s.register(&pb.EnvService_ServiceDesc, svc, svc.scope, svc.closeAll)
 }
 
 // ServeEnv serves the environments of reg on lis until ctx is done (see

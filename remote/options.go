@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -64,6 +65,7 @@ type serverConfig struct {
 	remoteOK    bool
 	remoteKeys  Keys
 	grpcOpts    []grpc.ServerOption
+	httpHandler http.Handler
 	errs        []error
 }
 
@@ -312,6 +314,13 @@ func WithRemoteActorKeys(keys Keys) ServerOption {
 // after baton's).
 func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return serverOption(func(c *serverConfig) { c.grpcOpts = append(c.grpcOpts, opts...) })
+}
+
+// WithHTTPHandler serves h, on the server's listener, for the HTTP/1.1 requests whose
+// path is not a method of the JSON gateway (see Server.ServeHTTP): a page, its assets.
+// nil, the default, answers them 404.
+func WithHTTPHandler(h http.Handler) ServerOption {
+	return serverOption(func(c *serverConfig) { c.httpHandler = h })
 }
 
 // WithTimeout bounds every call of a client (each attempt, with retries): a server

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -12,7 +14,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -41,6 +42,7 @@ type Server struct {
 	services []string
 	closers  []func(ctx context.Context) error
 	serving  bool
+	methods  map[string]httpMethod // by full method name, for the JSON gateway
 }
 
 // NewServer returns a server with the options; errors wrap ErrConfig.
@@ -64,9 +66,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		// The agent's requests and responses skip protobuf's reflection.
 		grpc.ForceServerCodecV2(s.codec),
 	}
-	if cfg.tls != nil {
-		gopts = append(gopts, grpc.Creds(credentials.NewTLS(cfg.tls)))
-	}
+	// With TLS, Serve's listener does the handshakes (gRPC and HTTP/1.1 share it).
 	s.gs = grpc.NewServer(append(gopts, cfg.grpcOpts...)...)
 	healthpb.RegisterHealthServer(s.gs, s.health)
 	reflection.Register(s.gs)
@@ -74,7 +74,8 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 }
 
 // register records a service before Serve.
-func (s *Server) register(name string, scope scoper, register func(*grpc.Server), closer func(ctx context.Context) error) error {
+func (s *Server) register(desc *grpc.ServiceDesc, impl any, scope scoper, closer func(ctx context.Context) error) error {
+	name := desc.ServiceName
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.serving {
@@ -83,7 +84,8 @@ func (s *Server) register(name string, scope scoper, register func(*grpc.Server)
 	if _, dup := s.scopes[name]; dup {
 		return fmt.Errorf("%w: %s is added twice", ErrConfig, name)
 	}
-	register(s.gs)
+	s.gs.RegisterService(desc, impl)
+	s.expose(desc, impl)
 	s.scopes[name] = scope
 	s.services = append(s.services, name)
 	if closer != nil {
@@ -120,19 +122,40 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	s.cfg.logger.Info("remote: serving", "addr", lis.Addr().String(), "services", strings.Join(services, ", "),
 		"tls", s.cfg.tls != nil, "keys", !s.cfg.keys.Empty())
 
+	sp := newSplit(lis, s.cfg.tls)
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: handshakeTimeout, ErrorLog: slog.NewLogLogger(s.cfg.logger.Handler(), slog.LevelDebug)}
+	splitDone := make(chan struct{})
+	go func() {
+		sp.run()
+		close(splitDone)
+	}()
+	httpDone := make(chan struct{})
+	go func() {
+		_ = hs.Serve(sp.http)
+		close(httpDone)
+	}()
 	errc := make(chan error, 1)
-	go func() { errc <- s.gs.Serve(lis) }()
+	go func() { errc <- s.gs.Serve(sp.grpc) }()
+	// finish closes what is left once gRPC has stopped.
+	finish := func() {
+		_ = lis.Close()
+		_ = hs.Close()
+		<-splitDone
+		<-httpDone
+	}
 	select {
 	case err := <-errc:
 		s.health.Shutdown()
 		s.gs.Stop()
 		s.close(ctx)
+		finish()
 		return err
 	case <-ctx.Done():
 	}
 	s.cfg.logger.Info("remote: shutting down", "addr", lis.Addr().String(), "grace", s.cfg.grace)
 	s.health.Shutdown()
 	close(s.draining)
+	_ = lis.Close()
 	stopped := make(chan struct{})
 	go func() {
 		s.gs.GracefulStop()
@@ -143,6 +166,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	// Stop the trials, so that watchers see their final states and finish.
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.grace)
 	s.close(gctx)
+	_ = hs.Shutdown(gctx)
 	cancel()
 	select {
 	case <-stopped:
@@ -152,6 +176,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		<-stopped
 	}
 	<-errc
+	finish()
 	return nil
 }
 

@@ -29,7 +29,8 @@ const (
 //
 // A Spec crosses the wire with its actors by policy name: a runners.Named policy, or
 // a remote agent written as a policy name that is a target, "grpc://host:port[/AGENT]"
-// or "grpcs://...", which the server dials (if it allows remote actors). Policy
+// or "grpcs://...", which the server dials (if it allows remote actors), or a client
+// actor (ClientActor), which a client plays through Pending and ClientAct. Policy
 // values (runners.Value, runners.PerTrial) cannot cross and are refused.
 type TrialClient struct {
 	c   *conn
@@ -69,6 +70,12 @@ func trialSpecProto(s runners.Spec) (*pb.TrialSpec, error) {
 			return nil, fmt.Errorf("%w: the actor of agent %s is a policy value, which cannot cross the wire: name a registered policy or a remote agent", ErrConfig, name)
 		case IsRemoteTarget(a.Policy):
 			p.Actors[name] = &pb.Actor{Choice: &pb.Actor_Remote{Remote: a.Policy}}
+		case strings.HasPrefix(a.Policy, clientPrefix):
+			c, err := clientActorProto(name, a.Policy)
+			if err != nil {
+				return nil, err
+			}
+			p.Actors[name] = &pb.Actor{Choice: &pb.Actor_Client{Client: c}}
 		default:
 			p.Actors[name] = &pb.Actor{Choice: &pb.Actor_Policy{Policy: a.Policy}}
 		}

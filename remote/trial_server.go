@@ -4,19 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // maxCampaign bounds the trials of one Start.
@@ -40,6 +44,7 @@ type trialService struct {
 	mu      sync.Mutex
 	envOf   map[string]string       // trial id -> environment, for the key check
 	clients map[string]*AgentClient // remote actors by agent name and target
+	players map[string]*clientActor // client actors by trial id and agent name
 }
 
 // AddTrials serves a controller on the server (TrialService): clients start trials
@@ -50,10 +55,8 @@ func (s *Server) AddTrials(c *runners.Controller) error {
 	if c == nil {
 		return fmt.Errorf("%w: AddTrials: nil controller", ErrConfig)
 	}
-	svc := &trialService{srv: s, ctrl: c, remoteOK: s.cfg.remoteOK, remote: s.cfg.remote, keys: s.cfg.remoteKeys, envOf: map[string]string{}, clients: map[string]*AgentClient{}}
-	return s.register(pb.TrialService_ServiceDesc.ServiceName, svc.scope, func(gs *grpc.Server) {
-		pb.RegisterTrialServiceServer(gs, svc)
-	}, svc.close)
+	svc := &trialService{srv: s, ctrl: c, remoteOK: s.cfg.remoteOK, remote: s.cfg.remote, keys: s.cfg.remoteKeys, envOf: map[string]string{}, clients: map[string]*AgentClient{}, players: map[string]*clientActor{}}
+	return s.register(&pb.TrialService_ServiceDesc, svc, svc.scope, svc.close)
 }
 
 // ServeTrials serves a controller of the environments of reg on lis until ctx is
@@ -103,6 +106,12 @@ func (t *trialService) scope(_ string, req any) ([]string, error) {
 		return t.envs(r.GetIds())
 	case *pb.RewardRequest:
 		return t.envs([]string{r.GetTrial()})
+	case *pb.PendingRequest:
+		return t.envs([]string{r.GetTrial()})
+	case *pb.ClientActRequest:
+		return t.envs([]string{r.GetTrial()})
+	case *pb.EpisodesRequest:
+		return t.envs([]string{r.GetTrial()})
 	}
 	return nil, nil
 }
@@ -122,8 +131,8 @@ func (t *trialService) envs(ids []string) ([]string, error) {
 	return out, nil
 }
 
-// actor reads the choice of an agent's policy.
-func (t *trialService) actor(ctx context.Context, name string, a *pb.Actor) (runners.Actor, error) {
+// actor reads the choice of an agent's policy; a client actor is added to players.
+func (t *trialService) actor(ctx context.Context, spec *pb.TrialSpec, name string, a *pb.Actor, players map[string]*clientActor) (runners.Actor, error) {
 	field := "spec.actors[" + name + "]"
 	switch c := a.GetChoice().(type) {
 	case *pb.Actor_Policy:
@@ -143,8 +152,22 @@ func (t *trialService) actor(ctx context.Context, name string, a *pb.Actor) (run
 			return runners.Actor{}, invalid(fieldErrorf(field+".remote", "%s serves agent %s, not %s", c.Remote, cl.Spec().Name, name))
 		}
 		return runners.Value(cl), nil
+	case *pb.Actor_Client:
+		if c.Client.GetTimeoutMs() < 0 {
+			return runners.Actor{}, invalid(fieldErrorf(field+".client.timeout_ms", "%d, want 0 (no timeout) or more", c.Client.GetTimeoutMs()))
+		}
+		var fallback agent.Policy
+		if pn := c.Client.GetDefaultPolicy(); pn != "" {
+			var err error
+			if fallback, err = t.namedPolicy(spec, name, pn); err != nil {
+				return runners.Actor{}, invalid(fieldErrorf(field+".client.default_policy", "%v", err))
+			}
+		}
+		p := newClientActor(name, c.Client, fallback)
+		players[name] = p
+		return runners.Value(p), nil
 	}
-	return runners.Actor{}, invalid(fieldErrorf(field, "sets neither policy nor remote"))
+	return runners.Actor{}, invalid(fieldErrorf(field, "sets neither policy, remote nor client"))
 }
 
 // remoteAgent returns the client of a remote actor of agent name, dialing it once.
@@ -184,8 +207,8 @@ func (t *trialService) remoteAgent(ctx context.Context, name, target string) (*A
 	return cl, nil
 }
 
-// spec reads a TrialSpec.
-func (t *trialService) spec(ctx context.Context, p *pb.TrialSpec) (runners.Spec, error) {
+// spec reads a TrialSpec, and the client actors it names by agent.
+func (t *trialService) spec(ctx context.Context, p *pb.TrialSpec, players map[string]*clientActor) (runners.Spec, error) {
 	if p == nil {
 		return runners.Spec{}, invalid(fieldErrorf("spec", "missing"))
 	}
@@ -207,7 +230,7 @@ func (t *trialService) spec(ctx context.Context, p *pb.TrialSpec) (runners.Spec,
 	if len(p.GetActors()) > 0 {
 		s.Actors = make(map[string]runners.Actor, len(p.GetActors()))
 		for name, a := range p.GetActors() {
-			actor, err := t.actor(ctx, name, a)
+			actor, err := t.actor(ctx, p, name, a, players)
 			if err != nil {
 				return s, err
 			}
@@ -240,9 +263,13 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 	if k < 0 || k > maxCampaign {
 		return nil, invalid(fieldErrorf("trials", "%d, want 0 (for 1) to %d", k, maxCampaign))
 	}
-	spec, err := t.spec(ctx, req.GetSpec())
+	players := map[string]*clientActor{}
+	spec, err := t.spec(ctx, req.GetSpec(), players)
 	if err != nil {
 		return nil, err
+	}
+	if len(players) > 0 && k > 1 {
+		return nil, invalid(fieldErrorf("trials", "%d: a trial with client actors is started alone (trials 0 or 1)", k))
 	}
 	// The trials outlive this call: they end by themselves, by Stop, or at shutdown.
 	tctx := context.WithoutCancel(ctx)
@@ -252,6 +279,9 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 			return nil, startStatus(err)
 		}
 		t.remember(spec.Env, id)
+		if len(players) > 0 {
+			t.seat(tctx, id, players)
+		}
 		return &pb.StartResponse{Ids: []string{id}}, nil
 	}
 	prefix := spec.ID
@@ -431,4 +461,143 @@ func (t *trialService) Reward(_ context.Context, req *pb.RewardRequest) (*pb.Rew
 		return nil, invalid(&FieldError{Field: "agent_id", Reason: err.Error()})
 	}
 	return nil, status.Errorf(codes.Internal, "reward: %v", err)
+}
+
+// seat records the client actors of trial id, and tells them when it finishes.
+func (t *trialService) seat(ctx context.Context, id string, players map[string]*clientActor) {
+	t.mu.Lock()
+	for name, p := range players {
+		t.players[id+"\x00"+name] = p
+	}
+	t.mu.Unlock()
+	go func() {
+		_, _ = t.ctrl.Wait(ctx, id)
+		for _, p := range players {
+			p.finish()
+		}
+	}()
+}
+
+// player returns the client actor of an agent of a trial.
+func (t *trialService) player(trial, agentName string) (*clientActor, error) {
+	t.mu.Lock()
+	p := t.players[trial+"\x00"+agentName]
+	t.mu.Unlock()
+	if p == nil {
+		return nil, status.Errorf(codes.NotFound, "agent %q of trial %q is not played by a client", agentName, trial)
+	}
+	return p, nil
+}
+
+// status returns a trial's status.
+func (t *trialService) status(id string) (runners.Status, bool) {
+	for _, st := range t.ctrl.List() {
+		if st.ID == id {
+			return st, true
+		}
+	}
+	return runners.Status{}, false
+}
+
+func (t *trialService) Pending(ctx context.Context, req *pb.PendingRequest) (*pb.PendingResponse, error) {
+	p, err := t.player(req.GetTrial(), req.GetAgent())
+	if err != nil {
+		return nil, err
+	}
+	w := req.GetWaitMs()
+	if w < 0 || time.Duration(w)*time.Millisecond > maxPendingWait {
+		return nil, invalid(fieldErrorf("wait_ms", "%d, want 0 to %d", w, maxPendingWait.Milliseconds()))
+	}
+	turn, err := p.pending(ctx, time.Duration(w)*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.PendingResponse{}
+	if turn != nil {
+		resp = proto.CloneOf(turn.resp)
+		if !turn.deadline.IsZero() {
+			resp.RemainingMs = max(time.Until(turn.deadline).Milliseconds(), 1)
+		}
+	}
+	if st, ok := t.status(req.GetTrial()); ok {
+		resp.State, resp.Error = statesProto[st.State], errText(st.Err)
+		if turn == nil {
+			resp.Episode, resp.Tick = int64(st.Episode), int64(st.Tick)
+		}
+	}
+	return resp, nil
+}
+
+func (t *trialService) ClientAct(ctx context.Context, req *pb.ClientActRequest) (*pb.ClientActResponse, error) {
+	p, err := t.player(req.GetTrial(), req.GetAgent())
+	if err != nil {
+		return nil, err
+	}
+	if err := p.act(ctx, req); err != nil {
+		return nil, err
+	}
+	return &pb.ClientActResponse{}, nil
+}
+
+func (t *trialService) Episodes(ctx context.Context, req *pb.EpisodesRequest) (*pb.EpisodesResponse, error) {
+	from := req.GetFrom()
+	if from < 0 || from > 1<<31 {
+		return nil, invalid(fieldErrorf("from", "%d, want 0 to %d", from, 1<<31))
+	}
+	eps, err := t.ctrl.Episodes(req.GetTrial(), int(from))
+	if err != nil {
+		return nil, status.Errorf(codes.NotFound, "no trial %q", req.GetTrial())
+	}
+	resp := &pb.EpisodesResponse{}
+	// The agents, from the trial's first state change (its info is set from Start on).
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if seq, err := t.ctrl.Watch(wctx, req.GetTrial()); err == nil {
+		for sc := range seq {
+			if sc.Info != nil {
+				for _, a := range sc.Info.Agents {
+					resp.Agents = append(resp.Agents, a.Name)
+				}
+			}
+			break
+		}
+	}
+	for _, e := range eps {
+		resp.Episodes = append(resp.Episodes, &pb.EpisodeResult{
+			Seed: e.Seed, Ticks: int64(e.Ticks), Complete: e.Complete, Truncated: e.Truncated,
+			Success: e.Success, Returns: append([]float64(nil), e.Returns...),
+		})
+	}
+	return resp, nil
+}
+
+// namedPolicy builds the registered policy of an agent of the spec's environment, for
+// the trial of spec (its configuration, and a generator seeded from its seed and the
+// agent's place).
+func (t *trialService) namedPolicy(spec *pb.TrialSpec, agentName, policy string) (agent.Policy, error) {
+	entry, err := t.ctrl.Registry().Lookup(spec.GetEnv())
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range entry.Agents {
+		if a.Name != agentName {
+			continue
+		}
+		for _, pe := range a.Policies {
+			if pe.Name != policy {
+				continue
+			}
+			var config []byte
+			if c := spec.GetConfig(); c != "" {
+				config = []byte(c)
+			}
+			f, err := entry.Open(config)
+			if err != nil {
+				return nil, fmt.Errorf("the configuration: %w", err)
+			}
+			return pe.New(f, rand.New(rand.NewPCG(spec.GetSeed(), uint64(i)+1)))
+		}
+		return nil, fmt.Errorf("agent %s has no policy %q (policies: %s)", agentName, policy, strings.Join(a.PolicyNames(), ", "))
+	}
+	return nil, fmt.Errorf("environment %s has no agent %q with policies", spec.GetEnv(), agentName)
 }

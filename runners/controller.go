@@ -45,10 +45,11 @@ type record struct {
 	pos    atomic.Uint64
 
 	// guarded by Controller.mu
-	state   State
-	history []StateChange
-	changed chan struct{}
-	result  Result
+	state    State
+	history  []StateChange
+	changed  chan struct{}
+	result   Result
+	episodes []EpisodeResult // the complete episodes of a running trial
 }
 
 // Status is a trial as Controller.List shows it.
@@ -172,6 +173,11 @@ func (c *Controller) run(rec *record) {
 	c.mu.Unlock()
 	t := newTrial(rec.ctx, rec.plan, rec.plan.open.first, c.sink)
 	t.feed, t.pos = &rec.feed, &rec.pos
+	t.onEpisode = func(e EpisodeResult) {
+		c.mu.Lock()
+		rec.episodes = append(rec.episodes, e)
+		c.mu.Unlock()
+	}
 	res := t.run()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -331,6 +337,32 @@ func (c *Controller) List() []Status {
 		out = append(out, st)
 	}
 	return out
+}
+
+// Registry returns the registry of the controller's environments.
+func (c *Controller) Registry() *Registry { return c.reg }
+
+// Episodes returns the complete episodes of a trial from index from on, as each ended,
+// while it runs and after: a chart of returns follows a long trial with it. Their
+// returns are those at each episode's end; a retroactive reward that arrives in a
+// later episode is in the trial's Result (Wait), not here. It returns an error wrapping
+// ErrUnknownTrial for an unknown id.
+func (c *Controller) Episodes(id string, from int) ([]EpisodeResult, error) {
+	rec, err := c.get(id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if from < 0 || from >= len(rec.episodes) {
+		return nil, nil
+	}
+	out := make([]EpisodeResult, len(rec.episodes)-from)
+	for i, e := range rec.episodes[from:] {
+		e.Returns, e.Metrics = slices.Clone(e.Returns), slices.Clone(e.Metrics)
+		out[i] = e
+	}
+	return out, nil
 }
 
 // Forget drops a finished trial, so that a long-lived controller does not hold every

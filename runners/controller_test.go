@@ -263,3 +263,68 @@ func TestNewControllerErrors(t *testing.T) {
 	_, err = c.Start(ctx, mazeSpec("forward"))
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// episodeGate is a maze strategy that takes the first action its mask allows, and at
+// the first turn of episode gateAt says so on at and waits for release.
+type episodeGate struct {
+	gateAt  int
+	at      chan struct{}
+	release chan struct{}
+}
+
+func (g *episodeGate) Act(_ context.Context, _ []float32, mask []bool) (agent.RawAction, error) {
+	return agent.Discrete(int64(max(slices.Index(mask, true), 0))), nil
+}
+
+func (g *episodeGate) Interact(ctx context.Context, x *runners.Exchange, obs []float32, mask []bool) (agent.RawAction, error) {
+	if x.Episode() == g.gateAt && x.Tick() == 0 {
+		close(g.at)
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return agent.RawAction{}, ctx.Err()
+		}
+	}
+	return g.Act(ctx, obs, mask)
+}
+
+// Episodes shows the complete episodes of a running trial, then of the finished one,
+// with the returns of its result.
+func TestControllerEpisodes(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c := newController(t)
+	g := &episodeGate{gateAt: 1, at: make(chan struct{}), release: make(chan struct{})}
+	id, err := c.Start(t.Context(), runners.Spec{Env: "maze", Seed: 4, Episodes: 3, MaxTicks: 30, Actors: map[string]runners.Actor{
+		maze.StrategyName: runners.Value(g), maze.MotionName: runners.Named("forward"),
+	}})
+	require.NoError(t, err)
+	<-g.at // episode 0 ended within its 30 ticks
+	live, err := c.Episodes(id, 0)
+	require.NoError(t, err)
+	require.Len(t, live, 1, "episode 0 is over, episode 1 waits")
+	close(g.release)
+	res, err := c.Wait(t.Context(), id)
+	require.NoError(t, err)
+	require.Len(t, res.Episodes, 3)
+
+	tests := []struct {
+		name string
+		from int
+		want []runners.EpisodeResult
+	}{
+		{"all", 0, res.Episodes},
+		{"from the second", 1, res.Episodes[1:]},
+		{"past the end", 3, nil},
+		{"negative", -1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := c.Episodes(id, tt.from)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	assert.Equal(t, res.Episodes[0], live[0])
+	_, err = c.Episodes("trial-99", 0)
+	require.ErrorIs(t, err, runners.ErrUnknownTrial)
+}

@@ -54,7 +54,9 @@
 //
 // A step's reward is the sum of its sources: the environment's reward (SourceEnv,
 // always listed first), rewards from other actors (an Interactor's Exchange.Reward,
-// source "actor:NAME"), and outside feedback through Controller.Reward (a person or a
+// source "actor:NAME", or Exchange.RewardAs with a source of the actor's: a client
+// actor marks the steps of its default actions with a zero reward of source
+// "default"), and outside feedback through Controller.Reward (a person or a
 // script, with a source of its choice). A reward for a live agent id goes to its next
 // step. A reward for a step already reported (a past tick, or an agent id whose
 // sub-episode has ended) is retroactive: the step's event is gone, so a KindReward
@@ -71,8 +73,9 @@
 // receives the messages addressed to it and sends its own. A message sent at tick t is
 // delivered at tick t+1 and listed in the step events of that tick. An Exchange also
 // shows the actor the trial's environment drawn for people (Exchange.Frame, by the
-// entry's Look) and names its actions (Exchange.ActionName): package human's policy,
-// a person in an agent's place, shows both before asking. The hrl runtime
+// entry's Look) and names its actions (Exchange.ActionName), with the acting agent's
+// spec (Exchange.Spec): package human's policy, a person in an agent's place, shows
+// both before asking, and remote's client actors send both to their clients. The hrl runtime
 // hides the hierarchical environment: to exchange messages, wrap the runtime in a type
 // that implements Messenger.
 //

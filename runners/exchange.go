@@ -183,3 +183,17 @@ func (t *trial) checkReceiver(to string) error {
 	}
 	return nil
 }
+
+// RewardAs gives value to the agent with the given id as Reward does, with the source
+// named by the caller instead of "actor:NAME" ("" is refused with ErrReward). A
+// client actor marks the steps whose action it did not choose with a zero reward of
+// its own source.
+func (x *Exchange) RewardAs(source, agentID string, value float64) error {
+	if source == "" {
+		return fmt.Errorf("%w: empty source", ErrReward)
+	}
+	return x.t.reward(agentID, source, value)
+}
+
+// Spec returns the acting agent's spec: its name and spaces.
+func (x *Exchange) Spec() env.Spec { return x.t.plan.open.agents[x.agent] }

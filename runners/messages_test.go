@@ -256,3 +256,43 @@ func TestMessagesOneSideTalks(t *testing.T) {
 		})
 	}
 }
+
+// RewardAs rewards with the caller's source (a zero reward marks a step), Spec names
+// the acting agent and its spaces; an empty source is refused.
+func TestExchangeRewardAsAndSpec(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := runners.NewRegistry()
+	require.NoError(t, maze.Register(reg))
+	var specs []string
+	strategy := &talker{Policy: agent.PolicyFunc(func(context.Context, []float32, []bool) (agent.RawAction, error) {
+		return agent.Discrete(3), nil
+	}), say: func(x *runners.Exchange) error {
+		specs = append(specs, fmt.Sprintf("%s %v", x.Spec().Name, x.Spec().ActionSpace))
+		if x.Tick() == 0 {
+			return joinErrs(x.RewardAs("default", x.AgentID(), 0), x.RewardAs("", x.AgentID(), 1))
+		}
+		return nil
+	}}
+	rec := newRecorder()
+	c, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 3, MaxTicks: 6, Actors: map[string]runners.Actor{
+		maze.StrategyName: runners.Value(strategy), maze.MotionName: runners.Named("forward"),
+	}}, runners.WithSinks(rec))
+	require.NoError(t, err)
+	_, err = c.Run(t.Context())
+	require.NoError(t, err)
+	require.Len(t, strategy.errs, 1)
+	require.ErrorIs(t, strategy.errs[0], runners.ErrReward)
+	assert.Contains(t, strategy.errs[0].Error(), "empty source")
+	assert.Equal(t, "strategy Discrete(4)", specs[0])
+
+	var sources []string
+	for _, e := range rec.events("maze-0") {
+		if e.Kind == runners.KindStep && e.Step.AgentID == "strategy_0" && !e.Step.Start {
+			for _, s := range e.Step.Sources {
+				sources = append(sources, fmt.Sprintf("%s:%g", s.Source, s.Value))
+			}
+			break
+		}
+	}
+	assert.Equal(t, []string{"env:0", "default:0"}, sources, "the mark is on the step that scores the action")
+}

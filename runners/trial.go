@@ -100,9 +100,11 @@ type trial struct {
 	sink    Sink
 	success func(env.Turn) bool
 
-	feed  *feedback      // outside rewards; nil outside a controller
-	pos   *atomic.Uint64 // episode<<32 | tick, published for the controller; nil outside one
-	steps *atomic.Int64  // the campaign's step count; nil outside one
+	feed *feedback      // outside rewards; nil outside a controller
+	pos  *atomic.Uint64 // episode<<32 | tick, published for the controller; nil outside one
+	// onEpisode is told each complete episode, for the controller; nil outside one.
+	onEpisode func(EpisodeResult)
+	steps     *atomic.Int64 // the campaign's step count; nil outside one
 
 	episode int
 	tick    int // -1 before the episode's reset
@@ -496,6 +498,11 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	}
 	if err := t.flushRetro(); err != nil {
 		return err
+	}
+	if t.onEpisode != nil {
+		e := *er
+		e.Returns, e.Metrics = slices.Clone(t.ledger.returns(t.episode)), slices.Clone(er.Metrics)
+		t.onEpisode(e)
 	}
 	if t.learns {
 		if err := t.learnEnd(er.Ticks, cut); err != nil {

@@ -8,8 +8,11 @@
 //	baton inspect DIR sum up an activity log: rows, episodes, returns, success rate
 //	baton replay DIR  replay a log's trials and report every step that differs
 //	baton log recover DIR  rewrite the parts a killed writer left without a footer
-//	baton serve agent|env|trials  serve agents, environments or trials over gRPC
-//	                  (package remote; baton serve --help)
+//	baton serve agent|env|trials  serve agents, environments or trials over gRPC,
+//	                  and the same calls as JSON over HTTP/1.1 (package remote;
+//	                  baton serve --help)
+//	baton serve ui    serve trials and a page where people play, reward and watch
+//	                  them (package webui)
 //
 // The environments are those registered in a runners.Registry that the command builds
 // when it starts: maze (examples/maze), cartpole (examples/cartpole) and webtest

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/webui"
 	"github.com/spf13/cobra"
 )
 
@@ -85,7 +87,8 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 
 // serve listens on the flags' address, prints where to stdout, and serves s until
 // ctx is done (SIGINT or SIGTERM), shutting down gracefully.
-func (f *serveFlags) serve(ctx context.Context, s *remote.Server, what string, stdout io.Writer) error {
+// With page, it says where the page is too.
+func (f *serveFlags) serve(ctx context.Context, s *remote.Server, what string, page bool, stdout io.Writer) error {
 	var lc net.ListenConfig
 	lis, err := lc.Listen(ctx, "tcp", f.addr)
 	if err != nil {
@@ -95,19 +98,53 @@ func (f *serveFlags) serve(ctx context.Context, s *remote.Server, what string, s
 	if f.tlsCert != "" {
 		scheme = "grpcs"
 	}
-	if _, err := fmt.Fprintf(stdout, "serving %s on %s://%s\n", what, scheme, lis.Addr()); err != nil {
+	where := fmt.Sprintf("serving %s on %s://%s", what, scheme, lis.Addr())
+	if page {
+		web := "http"
+		if f.tlsCert != "" {
+			web = "https"
+		}
+		where += fmt.Sprintf(", the page on %s://%s/", web, lis.Addr())
+	}
+	if _, err := fmt.Fprintln(stdout, where); err != nil {
 		_ = lis.Close()
 		return err
 	}
 	return s.Serve(ctx, lis)
 }
 
+const trialsLong = `serve trials serves a controller of the registered environments: a client starts trials
+or campaigns (a spec as baton run's flags), watches their state changes, stops and
+rewards them, and lists them. At most --workers trials run at once. With
+--allow-remote-actors, a trial's agent may be played by an agent server elsewhere
+(grpc://HOST:PORT), which this server dials with the key --actor-key-file gives for the
+agent. A trial may name an agent as played by a client ("client" actor): the client
+reads the agent's turn and acts through TrialService.Pending and ClientAct. With
+--key-file, calls need the key of the trials' environment. The same address answers
+gRPC and, over HTTP/1.1, the same calls as Connect JSON (POST
+/baton.v1.TrialService/METHOD), so that curl can act in a trial.
+
+Environments:
+`
+
+const uiLong = `serve ui serves trials as serve trials does, and on the same address a page for people
+(http://ADDR/, https:// with --tls-cert): start a trial with a policy, a remote agent or
+"human" per agent; play the human agents (the environment drawn, a button per action,
+masked ones disabled, keys 1-9 and the arrows); reward them now or for a past turn;
+send messages; and watch every trial live with each agent's return per episode. The
+page calls the server's TrialService with the key typed in its "API key" field.
+
+Environments:
+`
+
 const serveLong = `serve puts baton on the network with gRPC (the contract: remote/proto/baton/v1/baton.proto):
 "serve agent" serves policies of an environment's agents (AgentService), so that trials
 elsewhere, or learners in any language, ask them for actions; "serve env" serves the
 registered environments (EnvService), so that a trainer in any language makes, resets
 and steps them; "serve trials" serves a trial controller (TrialService): start trials
-and campaigns, watch, stop and reward them.
+and campaigns, watch, stop and reward them; "serve ui" serves trials and a page where
+people play, reward and watch them. Every server answers the same calls as Connect
+JSON over HTTP/1.1 on its address.
 
 Every server has gRPC health checking and reflection (open without a key), listens on
 loopback unless --addr says otherwise, takes API keys with --key-file (NAME=KEY lines,
@@ -118,18 +155,18 @@ line on stdout says where it listens.`
 
 func newServe(envs *environments) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "serve agent|env|trials",
+		Use:   "serve agent|env|trials|ui",
 		Short: "Serve agents, environments or trials over gRPC",
 		Long:  serveLong,
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("serve needs what to serve (choices: agent, env, trials)")
+				return usagef("serve needs what to serve (choices: agent, env, trials, ui)")
 			}
-			return usagef("unknown serve command %q (choices: agent, env, trials)", args[0])
+			return usagef("unknown serve command %q (choices: agent, env, trials, ui)", args[0])
 		},
 	}
-	cmd.AddCommand(newServeAgent(envs), newServeEnv(envs), newServeTrials(envs))
+	cmd.AddCommand(newServeAgent(envs), newServeEnv(envs), newServeTrials(envs), newServeUI(envs))
 	return cmd
 }
 
@@ -196,7 +233,7 @@ Environments:
 			for i, a := range served {
 				names[i] = a.Spec.Name
 			}
-			return sf.serve(cmd.Context(), s, "agents "+strings.Join(names, ", ")+" of "+envName, cmd.OutOrStdout())
+			return sf.serve(cmd.Context(), s, "agents "+strings.Join(names, ", ")+" of "+envName, false, cmd.OutOrStdout())
 		},
 	}
 	fl := cmd.Flags()
@@ -285,7 +322,7 @@ Environments:
 			if err := s.AddEnvs(envs.reg); err != nil {
 				return err
 			}
-			return sf.serve(cmd.Context(), s, "environments "+strings.Join(envs.names(), ", "), cmd.OutOrStdout())
+			return sf.serve(cmd.Context(), s, "environments "+strings.Join(envs.names(), ", "), false, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().SortFlags = false
@@ -295,26 +332,25 @@ Environments:
 	return cmd
 }
 
-func newServeTrials(envs *environments) *cobra.Command {
+func newServeTrials(envs *environments) *cobra.Command { return newTrialServer(envs, false) }
+
+// newServeUI is baton serve ui: serve trials with the page.
+func newServeUI(envs *environments) *cobra.Command { return newTrialServer(envs, true) }
+
+// newTrialServer is baton serve trials, and with ui baton serve ui.
+func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	var (
 		sf        serveFlags
 		workers   int
 		remoteOK  bool
 		actorKeys string
 		actorCA   string
+		logDir    string
 	)
 	cmd := &cobra.Command{
-		Use:   "trials",
-		Short: "Serve a trial controller (TrialService)",
-		Long: `serve trials serves a controller of the registered environments: a client starts trials
-or campaigns (a spec as baton run's flags), watches their state changes, stops and
-rewards them, and lists them. At most --workers trials run at once. With
---allow-remote-actors, a trial's agent may be played by an agent server elsewhere
-(grpc://HOST:PORT), which this server dials with the key --actor-key-file gives for the
-agent. With --key-file, calls need the key of the trials' environment.
-
-Environments:
-` + envHelp(envs),
+		Use:     "trials",
+		Short:   "Serve a trial controller (TrialService)",
+		Long:    trialsLong + envHelp(envs),
 		Example: "  baton serve trials --workers 4\n  baton serve trials --allow-remote-actors --actor-key-file agent-keys",
 		Args:    noArgs("serve trials"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -342,9 +378,30 @@ Environments:
 					opts = append(opts, remote.WithRemoteActorKeys(keys))
 				}
 			}
-			c, err := runners.NewController(envs.reg, runners.WithWorkers(workers))
+			copts := []runners.ControllerOption{runners.WithWorkers(workers)}
+			if logDir != "" {
+				if err := newLogDir(logDir); err != nil {
+					return err
+				}
+				ds, err := datalog.NewDataset(logDir)
+				if err != nil {
+					return fmt.Errorf("--log %s: %w", logDir, err)
+				}
+				// Closed when the server has stopped (its trials with it), so that
+				// every part gets its footer.
+				defer ds.Close() // a second Close does nothing
+				w, err := ds.NewWriter()
+				if err != nil {
+					return fmt.Errorf("--log %s: %w", logDir, err)
+				}
+				copts = append(copts, runners.WithSinks(datalog.NewLocked(w)))
+			}
+			c, err := runners.NewController(envs.reg, copts...)
 			if err != nil {
 				return err
+			}
+			if ui {
+				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg)))
 			}
 			s, err := remote.NewServer(opts...)
 			if err != nil {
@@ -353,12 +410,18 @@ Environments:
 			if err := s.AddTrials(c); err != nil {
 				return err
 			}
-			return sf.serve(cmd.Context(), s, "trials of "+strings.Join(envs.names(), ", "), cmd.OutOrStdout())
+			return sf.serve(cmd.Context(), s, "trials of "+strings.Join(envs.names(), ", "), ui, cmd.OutOrStdout())
 		},
+	}
+	if ui {
+		cmd.Use, cmd.Short, cmd.Long = "ui", "Serve trials and the page where people play and watch them", uiLong+envHelp(envs)
+		cmd.Example = "  baton serve ui --addr 127.0.0.1:8080\n  baton serve ui --key-file keys --tls-cert cert.pem --tls-key key.pem"
+		cmd.Args = noArgs("serve ui")
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.IntVar(&workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU")
+	fl.StringVar(&logDir, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet), complete when the server stops")
 	fl.BoolVar(&remoteOK, "allow-remote-actors", false, "let trials name agents served elsewhere (grpc://HOST:PORT[/AGENT])")
 	fl.StringVar(&actorKeys, "actor-key-file", "", "the keys this server presents to remote actors, from `FILE` (NAME=KEY lines, or one bare key)")
 	fl.StringVar(&actorCA, "actor-tls-ca", "", "trust the PEM certificates of `FILE` for grpcs:// remote actors")

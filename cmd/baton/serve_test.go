@@ -78,7 +78,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-var listening = regexp.MustCompile(`^serving .* on grpcs?://(\S+)$`)
+var listening = regexp.MustCompile(`^serving .* on grpcs?://([^\s,]+)(, the page on https?://\S+)?$`)
 
 // startServe runs `baton serve ARGS --addr 127.0.0.1:0` in a process of its own and
 // returns once it listens; the process is killed at the end of the test if still
@@ -285,7 +285,7 @@ func TestServeUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"serve"}, 2, "serve needs what to serve (choices: agent, env, trials)"},
+		{[]string{"serve"}, 2, "serve needs what to serve (choices: agent, env, trials, ui)"},
 		{[]string{"serve", "agents"}, 2, `unknown serve command "agents"`},
 		{[]string{"serve", "agent"}, 2, "serve agent needs --env (choices: maze, maze-flat, cartpole"},
 		{[]string{"serve", "agent", "--env", "nowhere"}, 2, `unknown environment "nowhere"`},

@@ -468,12 +468,14 @@ class Turn(_message.Message):
     def __init__(self, reports: _Optional[_Iterable[_Union[Report, _Mapping]]] = ..., next: _Optional[str] = ..., over: _Optional[bool] = ..., tick: _Optional[int] = ..., info_json: _Optional[str] = ...) -> None: ...
 
 class Actor(_message.Message):
-    __slots__ = ("policy", "remote")
+    __slots__ = ("policy", "remote", "client")
     POLICY_FIELD_NUMBER: _ClassVar[int]
     REMOTE_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
     policy: str
     remote: str
-    def __init__(self, policy: _Optional[str] = ..., remote: _Optional[str] = ...) -> None: ...
+    client: ClientActor
+    def __init__(self, policy: _Optional[str] = ..., remote: _Optional[str] = ..., client: _Optional[_Union[ClientActor, _Mapping]] = ...) -> None: ...
 
 class TrialSpec(_message.Message):
     __slots__ = ("id", "env", "config", "actors", "seed", "episodes", "max_ticks")
@@ -617,3 +619,113 @@ class RewardRequest(_message.Message):
 class RewardResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class ClientActor(_message.Message):
+    __slots__ = ("timeout_ms", "default_action", "default_policy")
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_ACTION_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    timeout_ms: int
+    default_action: int
+    default_policy: str
+    def __init__(self, timeout_ms: _Optional[int] = ..., default_action: _Optional[int] = ..., default_policy: _Optional[str] = ...) -> None: ...
+
+class PendingRequest(_message.Message):
+    __slots__ = ("trial", "agent", "wait_ms")
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    trial: str
+    agent: str
+    wait_ms: int
+    def __init__(self, trial: _Optional[str] = ..., agent: _Optional[str] = ..., wait_ms: _Optional[int] = ...) -> None: ...
+
+class ActionChoice(_message.Message):
+    __slots__ = ("raw", "name", "allowed")
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    raw: int
+    name: str
+    allowed: bool
+    def __init__(self, raw: _Optional[int] = ..., name: _Optional[str] = ..., allowed: _Optional[bool] = ...) -> None: ...
+
+class Frame(_message.Message):
+    __slots__ = ("text", "scene_json", "svg")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SCENE_JSON_FIELD_NUMBER: _ClassVar[int]
+    SVG_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    scene_json: str
+    svg: str
+    def __init__(self, text: _Optional[str] = ..., scene_json: _Optional[str] = ..., svg: _Optional[str] = ...) -> None: ...
+
+class ClientMessage(_message.Message):
+    __slots__ = ("to", "payload")
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    to: str
+    payload: str
+    def __init__(self, to: _Optional[str] = ..., payload: _Optional[str] = ..., **kwargs) -> None: ...
+
+class PendingResponse(_message.Message):
+    __slots__ = ("state", "acting", "agent_id", "episode", "tick", "observation", "frame", "actions", "remaining_ms", "inbox", "error")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ACTING_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EPISODE_FIELD_NUMBER: _ClassVar[int]
+    TICK_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
+    INBOX_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    state: TrialState
+    acting: bool
+    agent_id: str
+    episode: int
+    tick: int
+    observation: _containers.RepeatedScalarFieldContainer[float]
+    frame: Frame
+    actions: _containers.RepeatedCompositeFieldContainer[ActionChoice]
+    remaining_ms: int
+    inbox: _containers.RepeatedCompositeFieldContainer[ClientMessage]
+    error: str
+    def __init__(self, state: _Optional[_Union[TrialState, str]] = ..., acting: _Optional[bool] = ..., agent_id: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., observation: _Optional[_Iterable[float]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[ActionChoice, _Mapping]]] = ..., remaining_ms: _Optional[int] = ..., inbox: _Optional[_Iterable[_Union[ClientMessage, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class ClientActRequest(_message.Message):
+    __slots__ = ("trial", "agent", "tick", "name", "raw", "messages")
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    TICK_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    trial: str
+    agent: str
+    tick: int
+    name: str
+    raw: int
+    messages: _containers.RepeatedCompositeFieldContainer[ClientMessage]
+    def __init__(self, trial: _Optional[str] = ..., agent: _Optional[str] = ..., tick: _Optional[int] = ..., name: _Optional[str] = ..., raw: _Optional[int] = ..., messages: _Optional[_Iterable[_Union[ClientMessage, _Mapping]]] = ...) -> None: ...
+
+class ClientActResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class EpisodesRequest(_message.Message):
+    __slots__ = ("trial",)
+    TRIAL_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    trial: str
+    def __init__(self, trial: _Optional[str] = ..., **kwargs) -> None: ...
+
+class EpisodesResponse(_message.Message):
+    __slots__ = ("agents", "episodes")
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    EPISODES_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedScalarFieldContainer[str]
+    episodes: _containers.RepeatedCompositeFieldContainer[EpisodeResult]
+    def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ...) -> None: ...

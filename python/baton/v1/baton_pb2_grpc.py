@@ -905,6 +905,21 @@ class TrialServiceStub:
                 request_serializer=baton_dot_v1_dot_baton__pb2.RewardRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_baton__pb2.RewardResponse.FromString,
                 _registered_method=True)
+        self.Pending = channel.unary_unary(
+                '/baton.v1.TrialService/Pending',
+                request_serializer=baton_dot_v1_dot_baton__pb2.PendingRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.PendingResponse.FromString,
+                _registered_method=True)
+        self.ClientAct = channel.unary_unary(
+                '/baton.v1.TrialService/ClientAct',
+                request_serializer=baton_dot_v1_dot_baton__pb2.ClientActRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.ClientActResponse.FromString,
+                _registered_method=True)
+        self.Episodes = channel.unary_unary(
+                '/baton.v1.TrialService/Episodes',
+                request_serializer=baton_dot_v1_dot_baton__pb2.EpisodesRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.EpisodesResponse.FromString,
+                _registered_method=True)
 
 
 class TrialServiceServicer:
@@ -953,6 +968,31 @@ class TrialServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Pending(self, request, context):
+        """Pending shows a client actor's agent its turn: the observation, the environment
+        drawn, the actions by name with the mask, the messages delivered, and the
+        trial's state. With wait_ms it waits that long for the agent's turn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClientAct(self, request, context):
+        """ClientAct chooses a client actor's action for the turn Pending showed. An action out of
+        the agent's space or masked is INVALID_ARGUMENT, and the trial goes on waiting.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Episodes(self, request, context):
+        """Episodes shows a trial's complete episodes, while it runs and after, each with
+        its returns at its end: a chart follows a long trial with it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TrialServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -980,6 +1020,21 @@ def add_TrialServiceServicer_to_server(servicer, server):
                     servicer.Reward,
                     request_deserializer=baton_dot_v1_dot_baton__pb2.RewardRequest.FromString,
                     response_serializer=baton_dot_v1_dot_baton__pb2.RewardResponse.SerializeToString,
+            ),
+            'Pending': grpc.unary_unary_rpc_method_handler(
+                    servicer.Pending,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.PendingRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.PendingResponse.SerializeToString,
+            ),
+            'ClientAct': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClientAct,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.ClientActRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.ClientActResponse.SerializeToString,
+            ),
+            'Episodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.Episodes,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.EpisodesRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.EpisodesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1123,6 +1178,87 @@ class TrialService:
             '/baton.v1.TrialService/Reward',
             baton_dot_v1_dot_baton__pb2.RewardRequest.SerializeToString,
             baton_dot_v1_dot_baton__pb2.RewardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Pending(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.TrialService/Pending',
+            baton_dot_v1_dot_baton__pb2.PendingRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.PendingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClientAct(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.TrialService/ClientAct',
+            baton_dot_v1_dot_baton__pb2.ClientActRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.ClientActResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Episodes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.TrialService/Episodes',
+            baton_dot_v1_dot_baton__pb2.EpisodesRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.EpisodesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -3034,6 +3034,7 @@ type Actor struct {
 	//
 	//	*Actor_Policy
 	//	*Actor_Remote
+	//	*Actor_Client
 	Choice        isActor_Choice `protobuf_oneof:"choice"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3094,6 +3095,15 @@ func (x *Actor) GetRemote() string {
 	return ""
 }
 
+func (x *Actor) GetClient() *ClientActor {
+	if x != nil {
+		if x, ok := x.Choice.(*Actor_Client); ok {
+			return x.Client
+		}
+	}
+	return nil
+}
+
 type isActor_Choice interface {
 	isActor_Choice()
 }
@@ -3110,9 +3120,17 @@ type Actor_Remote struct {
 	Remote string `protobuf:"bytes,2,opt,name=remote,proto3,oneof"`
 }
 
+type Actor_Client struct {
+	// A client plays the agent: a person in the browser or any program, through
+	// TrialService's Pending and Act.
+	Client *ClientActor `protobuf:"bytes,3,opt,name=client,proto3,oneof"`
+}
+
 func (*Actor_Policy) isActor_Choice() {}
 
 func (*Actor_Remote) isActor_Choice() {}
+
+func (*Actor_Client) isActor_Choice() {}
 
 // TrialSpec describes a trial, as baton run's flags do.
 type TrialSpec struct {
@@ -3972,6 +3990,718 @@ func (*RewardResponse) Descriptor() ([]byte, []int) {
 	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
 }
 
+// ClientActor is an agent played by a client of TrialService. Its agent must act in
+// a Discrete space. A trial with client actors is started one at a time (trials 0
+// or 1).
+type ClientActor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long the trial waits for each action, in milliseconds; 0 waits until the
+	// action comes or the trial stops.
+	TimeoutMs int64 `protobuf:"varint,1,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// The raw action the agent takes when the client does not act in time (the first
+	// allowed action when the mask forbids it). The step that scores it has the reward
+	// source "default" (value 0) in the activity log.
+	DefaultAction int64 `protobuf:"varint,2,opt,name=default_action,json=defaultAction,proto3" json:"default_action,omitempty"`
+	// One of the agent's registered policies, by name, that acts instead of
+	// default_action when the client does not act in time; "" for none.
+	DefaultPolicy string `protobuf:"bytes,3,opt,name=default_policy,json=defaultPolicy,proto3" json:"default_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientActor) Reset() {
+	*x = ClientActor{}
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientActor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientActor) ProtoMessage() {}
+
+func (x *ClientActor) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientActor.ProtoReflect.Descriptor instead.
+func (*ClientActor) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ClientActor) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *ClientActor) GetDefaultAction() int64 {
+	if x != nil {
+		return x.DefaultAction
+	}
+	return 0
+}
+
+func (x *ClientActor) GetDefaultPolicy() string {
+	if x != nil {
+		return x.DefaultPolicy
+	}
+	return ""
+}
+
+type PendingRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Trial string                 `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
+	// The agent's name ("strategy").
+	Agent string `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Wait up to this many milliseconds for the agent's turn (at most 60000); 0 answers
+	// at once.
+	WaitMs        int64 `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingRequest) Reset() {
+	*x = PendingRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingRequest) ProtoMessage() {}
+
+func (x *PendingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingRequest.ProtoReflect.Descriptor instead.
+func (*PendingRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *PendingRequest) GetTrial() string {
+	if x != nil {
+		return x.Trial
+	}
+	return ""
+}
+
+func (x *PendingRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *PendingRequest) GetWaitMs() int64 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// ActionChoice is one action of a Discrete space, as people read it.
+type ActionChoice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Raw   int64                  `protobuf:"varint,1,opt,name=raw,proto3" json:"raw,omitempty"`
+	// Its name ("LEFT"), as the environment names it.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The mask allows it.
+	Allowed       bool `protobuf:"varint,3,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActionChoice) Reset() {
+	*x = ActionChoice{}
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActionChoice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActionChoice) ProtoMessage() {}
+
+func (x *ActionChoice) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActionChoice.ProtoReflect.Descriptor instead.
+func (*ActionChoice) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *ActionChoice) GetRaw() int64 {
+	if x != nil {
+		return x.Raw
+	}
+	return 0
+}
+
+func (x *ActionChoice) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ActionChoice) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+// Frame is the environment drawn for people, any of its forms.
+type Frame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// The scene as JSON, with its "kind"; "" when there is none.
+	SceneJson string `protobuf:"bytes,2,opt,name=scene_json,json=sceneJson,proto3" json:"scene_json,omitempty"`
+	// A standalone SVG document; "" when there is none.
+	Svg           string `protobuf:"bytes,3,opt,name=svg,proto3" json:"svg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Frame) Reset() {
+	*x = Frame{}
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Frame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Frame) ProtoMessage() {}
+
+func (x *Frame) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Frame.ProtoReflect.Descriptor instead.
+func (*Frame) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *Frame) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Frame) GetSceneJson() string {
+	if x != nil {
+		return x.SceneJson
+	}
+	return ""
+}
+
+func (x *Frame) GetSvg() string {
+	if x != nil {
+		return x.Svg
+	}
+	return ""
+}
+
+// ClientMessage is a message to or from an actor of a trial.
+type ClientMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sender's agent id (in an inbox) or "" (in a request).
+	From string `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	// The receiving agent's name, or "env" (the environment); "" in an inbox.
+	To            string `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	Payload       string `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientMessage) Reset() {
+	*x = ClientMessage{}
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientMessage) ProtoMessage() {}
+
+func (x *ClientMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientMessage.ProtoReflect.Descriptor instead.
+func (*ClientMessage) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ClientMessage) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ClientMessage) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *ClientMessage) GetPayload() string {
+	if x != nil {
+		return x.Payload
+	}
+	return ""
+}
+
+type PendingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	State TrialState             `protobuf:"varint,1,opt,name=state,proto3,enum=baton.v1.TrialState" json:"state,omitempty"`
+	// The agent is to act: the fields below describe its turn.
+	Acting      bool            `protobuf:"varint,2,opt,name=acting,proto3" json:"acting,omitempty"`
+	AgentId     string          `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Episode     int64           `protobuf:"varint,4,opt,name=episode,proto3" json:"episode,omitempty"`
+	Tick        int64           `protobuf:"varint,5,opt,name=tick,proto3" json:"tick,omitempty"`
+	Observation []float32       `protobuf:"fixed32,6,rep,packed,name=observation,proto3" json:"observation,omitempty"`
+	Frame       *Frame          `protobuf:"bytes,7,opt,name=frame,proto3" json:"frame,omitempty"`
+	Actions     []*ActionChoice `protobuf:"bytes,8,rep,name=actions,proto3" json:"actions,omitempty"`
+	// Milliseconds left before the default acts; 0 without a timeout.
+	RemainingMs int64 `protobuf:"varint,9,opt,name=remaining_ms,json=remainingMs,proto3" json:"remaining_ms,omitempty"`
+	// Messages delivered to the agent since its previous turn.
+	Inbox []*ClientMessage `protobuf:"bytes,10,rep,name=inbox,proto3" json:"inbox,omitempty"`
+	// Why the trial failed or stopped; "" otherwise.
+	Error         string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingResponse) Reset() {
+	*x = PendingResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingResponse) ProtoMessage() {}
+
+func (x *PendingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingResponse.ProtoReflect.Descriptor instead.
+func (*PendingResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *PendingResponse) GetState() TrialState {
+	if x != nil {
+		return x.State
+	}
+	return TrialState_TRIAL_STATE_UNSPECIFIED
+}
+
+func (x *PendingResponse) GetActing() bool {
+	if x != nil {
+		return x.Acting
+	}
+	return false
+}
+
+func (x *PendingResponse) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *PendingResponse) GetEpisode() int64 {
+	if x != nil {
+		return x.Episode
+	}
+	return 0
+}
+
+func (x *PendingResponse) GetTick() int64 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+func (x *PendingResponse) GetObservation() []float32 {
+	if x != nil {
+		return x.Observation
+	}
+	return nil
+}
+
+func (x *PendingResponse) GetFrame() *Frame {
+	if x != nil {
+		return x.Frame
+	}
+	return nil
+}
+
+func (x *PendingResponse) GetActions() []*ActionChoice {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+func (x *PendingResponse) GetRemainingMs() int64 {
+	if x != nil {
+		return x.RemainingMs
+	}
+	return 0
+}
+
+func (x *PendingResponse) GetInbox() []*ClientMessage {
+	if x != nil {
+		return x.Inbox
+	}
+	return nil
+}
+
+func (x *PendingResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type ClientActRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Trial string                 `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
+	Agent string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The tick of the turn the action is for (PendingResponse.tick): an action for
+	// another turn is FAILED_PRECONDITION.
+	Tick int64 `protobuf:"varint,3,opt,name=tick,proto3" json:"tick,omitempty"`
+	// The action by name (as ActionChoice.name, in any case) or by raw value.
+	//
+	// Types that are valid to be assigned to Action:
+	//
+	//	*ClientActRequest_Name
+	//	*ClientActRequest_Raw
+	Action isClientActRequest_Action `protobuf_oneof:"action"`
+	// Messages sent with the action, delivered at the next tick.
+	Messages      []*ClientMessage `protobuf:"bytes,6,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientActRequest) Reset() {
+	*x = ClientActRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientActRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientActRequest) ProtoMessage() {}
+
+func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientActRequest.ProtoReflect.Descriptor instead.
+func (*ClientActRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ClientActRequest) GetTrial() string {
+	if x != nil {
+		return x.Trial
+	}
+	return ""
+}
+
+func (x *ClientActRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *ClientActRequest) GetTick() int64 {
+	if x != nil {
+		return x.Tick
+	}
+	return 0
+}
+
+func (x *ClientActRequest) GetAction() isClientActRequest_Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *ClientActRequest) GetName() string {
+	if x != nil {
+		if x, ok := x.Action.(*ClientActRequest_Name); ok {
+			return x.Name
+		}
+	}
+	return ""
+}
+
+func (x *ClientActRequest) GetRaw() int64 {
+	if x != nil {
+		if x, ok := x.Action.(*ClientActRequest_Raw); ok {
+			return x.Raw
+		}
+	}
+	return 0
+}
+
+func (x *ClientActRequest) GetMessages() []*ClientMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+type isClientActRequest_Action interface {
+	isClientActRequest_Action()
+}
+
+type ClientActRequest_Name struct {
+	Name string `protobuf:"bytes,4,opt,name=name,proto3,oneof"`
+}
+
+type ClientActRequest_Raw struct {
+	Raw int64 `protobuf:"varint,5,opt,name=raw,proto3,oneof"`
+}
+
+func (*ClientActRequest_Name) isClientActRequest_Action() {}
+
+func (*ClientActRequest_Raw) isClientActRequest_Action() {}
+
+type ClientActResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientActResponse) Reset() {
+	*x = ClientActResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientActResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientActResponse) ProtoMessage() {}
+
+func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientActResponse.ProtoReflect.Descriptor instead.
+func (*ClientActResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
+}
+
+type EpisodesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Trial string                 `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
+	// The first episode to show (the count of those already seen); 0 for all.
+	From          int64 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpisodesRequest) Reset() {
+	*x = EpisodesRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpisodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpisodesRequest) ProtoMessage() {}
+
+func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpisodesRequest.ProtoReflect.Descriptor instead.
+func (*EpisodesRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *EpisodesRequest) GetTrial() string {
+	if x != nil {
+		return x.Trial
+	}
+	return ""
+}
+
+func (x *EpisodesRequest) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+type EpisodesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The environment's agents, the order of EpisodeResult.returns.
+	Agents []string `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Episodes from, from + 1, ... that are complete.
+	Episodes      []*EpisodeResult `protobuf:"bytes,2,rep,name=episodes,proto3" json:"episodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpisodesResponse) Reset() {
+	*x = EpisodesResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpisodesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpisodesResponse) ProtoMessage() {}
+
+func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpisodesResponse.ProtoReflect.Descriptor instead.
+func (*EpisodesResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *EpisodesResponse) GetAgents() []string {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+func (x *EpisodesResponse) GetEpisodes() []*EpisodeResult {
+	if x != nil {
+		return x.Episodes
+	}
+	return nil
+}
+
 var File_baton_v1_baton_proto protoreflect.FileDescriptor
 
 const file_baton_v1_baton_proto_rawDesc = "" +
@@ -4167,10 +4897,11 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04next\x18\x02 \x01(\tR\x04next\x12\x12\n" +
 	"\x04over\x18\x03 \x01(\bR\x04over\x12\x12\n" +
 	"\x04tick\x18\x04 \x01(\x03R\x04tick\x12\x1b\n" +
-	"\tinfo_json\x18\x05 \x01(\tR\binfoJson\"E\n" +
+	"\tinfo_json\x18\x05 \x01(\tR\binfoJson\"v\n" +
 	"\x05Actor\x12\x18\n" +
 	"\x06policy\x18\x01 \x01(\tH\x00R\x06policy\x12\x18\n" +
-	"\x06remote\x18\x02 \x01(\tH\x00R\x06remoteB\b\n" +
+	"\x06remote\x18\x02 \x01(\tH\x00R\x06remote\x12/\n" +
+	"\x06client\x18\x03 \x01(\v2\x15.baton.v1.ClientActorH\x00R\x06clientB\b\n" +
 	"\x06choice\"\x97\x02\n" +
 	"\tTrialSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
@@ -4228,7 +4959,57 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04tick\x18\x05 \x01(\x03R\x04tick\x12\x14\n" +
 	"\x05value\x18\x06 \x01(\x01R\x05value\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\"\x10\n" +
-	"\x0eRewardResponse*e\n" +
+	"\x0eRewardResponse\"z\n" +
+	"\vClientActor\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x01 \x01(\x03R\ttimeoutMs\x12%\n" +
+	"\x0edefault_action\x18\x02 \x01(\x03R\rdefaultAction\x12%\n" +
+	"\x0edefault_policy\x18\x03 \x01(\tR\rdefaultPolicy\"U\n" +
+	"\x0ePendingRequest\x12\x14\n" +
+	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x17\n" +
+	"\await_ms\x18\x03 \x01(\x03R\x06waitMs\"N\n" +
+	"\fActionChoice\x12\x10\n" +
+	"\x03raw\x18\x01 \x01(\x03R\x03raw\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
+	"\aallowed\x18\x03 \x01(\bR\aallowed\"L\n" +
+	"\x05Frame\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"scene_json\x18\x02 \x01(\tR\tsceneJson\x12\x10\n" +
+	"\x03svg\x18\x03 \x01(\tR\x03svg\"M\n" +
+	"\rClientMessage\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x18\n" +
+	"\apayload\x18\x03 \x01(\tR\apayload\"\x81\x03\n" +
+	"\x0fPendingResponse\x12*\n" +
+	"\x05state\x18\x01 \x01(\x0e2\x14.baton.v1.TrialStateR\x05state\x12\x16\n" +
+	"\x06acting\x18\x02 \x01(\bR\x06acting\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\x12\x18\n" +
+	"\aepisode\x18\x04 \x01(\x03R\aepisode\x12\x12\n" +
+	"\x04tick\x18\x05 \x01(\x03R\x04tick\x12 \n" +
+	"\vobservation\x18\x06 \x03(\x02R\vobservation\x12%\n" +
+	"\x05frame\x18\a \x01(\v2\x0f.baton.v1.FrameR\x05frame\x120\n" +
+	"\aactions\x18\b \x03(\v2\x16.baton.v1.ActionChoiceR\aactions\x12!\n" +
+	"\fremaining_ms\x18\t \x01(\x03R\vremainingMs\x12-\n" +
+	"\x05inbox\x18\n" +
+	" \x03(\v2\x17.baton.v1.ClientMessageR\x05inbox\x12\x14\n" +
+	"\x05error\x18\v \x01(\tR\x05error\"\xbb\x01\n" +
+	"\x10ClientActRequest\x12\x14\n" +
+	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
+	"\x04tick\x18\x03 \x01(\x03R\x04tick\x12\x14\n" +
+	"\x04name\x18\x04 \x01(\tH\x00R\x04name\x12\x12\n" +
+	"\x03raw\x18\x05 \x01(\x03H\x00R\x03raw\x123\n" +
+	"\bmessages\x18\x06 \x03(\v2\x17.baton.v1.ClientMessageR\bmessagesB\b\n" +
+	"\x06action\"\x13\n" +
+	"\x11ClientActResponse\";\n" +
+	"\x0fEpisodesRequest\x12\x14\n" +
+	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x03R\x04from\"_\n" +
+	"\x10EpisodesResponse\x12\x16\n" +
+	"\x06agents\x18\x01 \x03(\tR\x06agents\x123\n" +
+	"\bepisodes\x18\x02 \x03(\v2\x17.baton.v1.EpisodeResultR\bepisodes*e\n" +
 	"\x05DType\x12\x15\n" +
 	"\x11DTYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDTYPE_FLOAT32\x10\x01\x12\x0f\n" +
@@ -4261,13 +5042,16 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\tMakeBatch\x12\x1a.baton.v1.MakeBatchRequest\x1a\x1b.baton.v1.MakeBatchResponse\x12>\n" +
 	"\n" +
 	"ResetBatch\x12\x1b.baton.v1.ResetBatchRequest\x1a\x13.baton.v1.BatchTurn\x12<\n" +
-	"\tStepBatch\x12\x1a.baton.v1.StepBatchRequest\x1a\x13.baton.v1.BatchTurn2\xb2\x02\n" +
+	"\tStepBatch\x12\x1a.baton.v1.StepBatchRequest\x1a\x13.baton.v1.BatchTurn2\xfb\x03\n" +
 	"\fTrialService\x128\n" +
 	"\x05Start\x12\x16.baton.v1.StartRequest\x1a\x17.baton.v1.StartResponse\x12=\n" +
 	"\x05Watch\x12\x16.baton.v1.WatchRequest\x1a\x1a.baton.v1.TrialStateChange0\x01\x125\n" +
 	"\x04Stop\x12\x15.baton.v1.StopRequest\x1a\x16.baton.v1.StopResponse\x125\n" +
 	"\x04List\x12\x15.baton.v1.ListRequest\x1a\x16.baton.v1.ListResponse\x12;\n" +
-	"\x06Reward\x12\x17.baton.v1.RewardRequest\x1a\x18.baton.v1.RewardResponseB8Z6github.com/batonrl/baton/remote/proto/baton/v1;batonv1b\x06proto3"
+	"\x06Reward\x12\x17.baton.v1.RewardRequest\x1a\x18.baton.v1.RewardResponse\x12>\n" +
+	"\aPending\x12\x18.baton.v1.PendingRequest\x1a\x19.baton.v1.PendingResponse\x12D\n" +
+	"\tClientAct\x12\x1a.baton.v1.ClientActRequest\x1a\x1b.baton.v1.ClientActResponse\x12A\n" +
+	"\bEpisodes\x12\x19.baton.v1.EpisodesRequest\x1a\x1a.baton.v1.EpisodesResponseB8Z6github.com/batonrl/baton/remote/proto/baton/v1;batonv1b\x06proto3"
 
 var (
 	file_baton_v1_baton_proto_rawDescOnce sync.Once
@@ -4282,7 +5066,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -4344,7 +5128,17 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*ListResponse)(nil),       // 57: baton.v1.ListResponse
 	(*RewardRequest)(nil),      // 58: baton.v1.RewardRequest
 	(*RewardResponse)(nil),     // 59: baton.v1.RewardResponse
-	nil,                        // 60: baton.v1.TrialSpec.ActorsEntry
+	(*ClientActor)(nil),        // 60: baton.v1.ClientActor
+	(*PendingRequest)(nil),     // 61: baton.v1.PendingRequest
+	(*ActionChoice)(nil),       // 62: baton.v1.ActionChoice
+	(*Frame)(nil),              // 63: baton.v1.Frame
+	(*ClientMessage)(nil),      // 64: baton.v1.ClientMessage
+	(*PendingResponse)(nil),    // 65: baton.v1.PendingResponse
+	(*ClientActRequest)(nil),   // 66: baton.v1.ClientActRequest
+	(*ClientActResponse)(nil),  // 67: baton.v1.ClientActResponse
+	(*EpisodesRequest)(nil),    // 68: baton.v1.EpisodesRequest
+	(*EpisodesResponse)(nil),   // 69: baton.v1.EpisodesResponse
+	nil,                        // 70: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -4391,57 +5185,70 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	2,  // 41: baton.v1.Report.mask:type_name -> baton.v1.Tensor
 	42, // 42: baton.v1.Report.clock:type_name -> baton.v1.Clock
 	43, // 43: baton.v1.Turn.reports:type_name -> baton.v1.Report
-	60, // 44: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
-	46, // 45: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
-	50, // 46: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
-	1,  // 47: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
-	51, // 48: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
-	1,  // 49: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
-	56, // 50: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
-	45, // 51: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 52: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 53: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 54: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	24, // 55: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 56: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	26, // 57: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	29, // 58: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	31, // 59: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	33, // 60: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	34, // 61: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	35, // 62: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	37, // 63: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	39, // 64: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	40, // 65: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	47, // 66: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	49, // 67: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	53, // 68: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	55, // 69: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	58, // 70: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	12, // 71: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	23, // 72: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	23, // 73: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	25, // 74: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 75: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	27, // 76: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	30, // 77: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	32, // 78: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	44, // 79: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	44, // 80: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	36, // 81: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	38, // 82: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	41, // 83: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	41, // 84: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	48, // 85: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	52, // 86: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	54, // 87: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	57, // 88: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	59, // 89: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	71, // [71:90] is the sub-list for method output_type
-	52, // [52:71] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	60, // 44: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
+	70, // 45: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	46, // 46: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
+	50, // 47: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
+	1,  // 48: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
+	51, // 49: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
+	1,  // 50: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
+	56, // 51: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
+	1,  // 52: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
+	63, // 53: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
+	62, // 54: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
+	64, // 55: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
+	64, // 56: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
+	50, // 57: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
+	45, // 58: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 59: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 60: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 61: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	24, // 62: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 63: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	26, // 64: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	29, // 65: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	31, // 66: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	33, // 67: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	34, // 68: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	35, // 69: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	37, // 70: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	39, // 71: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	40, // 72: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	47, // 73: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	49, // 74: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	53, // 75: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	55, // 76: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	58, // 77: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	61, // 78: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
+	66, // 79: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
+	68, // 80: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
+	12, // 81: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	23, // 82: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	23, // 83: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	25, // 84: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 85: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	27, // 86: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	30, // 87: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	32, // 88: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	44, // 89: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	44, // 90: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	36, // 91: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	38, // 92: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	41, // 93: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	41, // 94: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	48, // 95: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	52, // 96: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	54, // 97: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	57, // 98: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	59, // 99: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	65, // 100: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
+	67, // 101: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
+	69, // 102: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
+	81, // [81:103] is the sub-list for method output_type
+	59, // [59:81] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -4466,6 +5273,11 @@ func file_baton_v1_baton_proto_init() {
 	file_baton_v1_baton_proto_msgTypes[43].OneofWrappers = []any{
 		(*Actor_Policy)(nil),
 		(*Actor_Remote)(nil),
+		(*Actor_Client)(nil),
+	}
+	file_baton_v1_baton_proto_msgTypes[64].OneofWrappers = []any{
+		(*ClientActRequest_Name)(nil),
+		(*ClientActRequest_Raw)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -4473,7 +5285,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   59,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

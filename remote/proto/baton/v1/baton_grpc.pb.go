@@ -736,11 +736,14 @@ var EnvService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	TrialService_Start_FullMethodName  = "/baton.v1.TrialService/Start"
-	TrialService_Watch_FullMethodName  = "/baton.v1.TrialService/Watch"
-	TrialService_Stop_FullMethodName   = "/baton.v1.TrialService/Stop"
-	TrialService_List_FullMethodName   = "/baton.v1.TrialService/List"
-	TrialService_Reward_FullMethodName = "/baton.v1.TrialService/Reward"
+	TrialService_Start_FullMethodName     = "/baton.v1.TrialService/Start"
+	TrialService_Watch_FullMethodName     = "/baton.v1.TrialService/Watch"
+	TrialService_Stop_FullMethodName      = "/baton.v1.TrialService/Stop"
+	TrialService_List_FullMethodName      = "/baton.v1.TrialService/List"
+	TrialService_Reward_FullMethodName    = "/baton.v1.TrialService/Reward"
+	TrialService_Pending_FullMethodName   = "/baton.v1.TrialService/Pending"
+	TrialService_ClientAct_FullMethodName = "/baton.v1.TrialService/ClientAct"
+	TrialService_Episodes_FullMethodName  = "/baton.v1.TrialService/Episodes"
 )
 
 // TrialServiceClient is the client API for TrialService service.
@@ -759,6 +762,16 @@ type TrialServiceClient interface {
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
 	// Reward gives a running trial a reward from outside (a person, a script).
 	Reward(ctx context.Context, in *RewardRequest, opts ...grpc.CallOption) (*RewardResponse, error)
+	// Pending shows a client actor's agent its turn: the observation, the environment
+	// drawn, the actions by name with the mask, the messages delivered, and the
+	// trial's state. With wait_ms it waits that long for the agent's turn.
+	Pending(ctx context.Context, in *PendingRequest, opts ...grpc.CallOption) (*PendingResponse, error)
+	// ClientAct chooses a client actor's action for the turn Pending showed. An action out of
+	// the agent's space or masked is INVALID_ARGUMENT, and the trial goes on waiting.
+	ClientAct(ctx context.Context, in *ClientActRequest, opts ...grpc.CallOption) (*ClientActResponse, error)
+	// Episodes shows a trial's complete episodes, while it runs and after, each with
+	// its returns at its end: a chart follows a long trial with it.
+	Episodes(ctx context.Context, in *EpisodesRequest, opts ...grpc.CallOption) (*EpisodesResponse, error)
 }
 
 type trialServiceClient struct {
@@ -828,6 +841,36 @@ func (c *trialServiceClient) Reward(ctx context.Context, in *RewardRequest, opts
 	return out, nil
 }
 
+func (c *trialServiceClient) Pending(ctx context.Context, in *PendingRequest, opts ...grpc.CallOption) (*PendingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PendingResponse)
+	err := c.cc.Invoke(ctx, TrialService_Pending_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *trialServiceClient) ClientAct(ctx context.Context, in *ClientActRequest, opts ...grpc.CallOption) (*ClientActResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClientActResponse)
+	err := c.cc.Invoke(ctx, TrialService_ClientAct_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *trialServiceClient) Episodes(ctx context.Context, in *EpisodesRequest, opts ...grpc.CallOption) (*EpisodesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EpisodesResponse)
+	err := c.cc.Invoke(ctx, TrialService_Episodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TrialServiceServer is the server API for TrialService service.
 // All implementations must embed UnimplementedTrialServiceServer
 // for forward compatibility.
@@ -844,6 +887,16 @@ type TrialServiceServer interface {
 	List(context.Context, *ListRequest) (*ListResponse, error)
 	// Reward gives a running trial a reward from outside (a person, a script).
 	Reward(context.Context, *RewardRequest) (*RewardResponse, error)
+	// Pending shows a client actor's agent its turn: the observation, the environment
+	// drawn, the actions by name with the mask, the messages delivered, and the
+	// trial's state. With wait_ms it waits that long for the agent's turn.
+	Pending(context.Context, *PendingRequest) (*PendingResponse, error)
+	// ClientAct chooses a client actor's action for the turn Pending showed. An action out of
+	// the agent's space or masked is INVALID_ARGUMENT, and the trial goes on waiting.
+	ClientAct(context.Context, *ClientActRequest) (*ClientActResponse, error)
+	// Episodes shows a trial's complete episodes, while it runs and after, each with
+	// its returns at its end: a chart follows a long trial with it.
+	Episodes(context.Context, *EpisodesRequest) (*EpisodesResponse, error)
 	mustEmbedUnimplementedTrialServiceServer()
 }
 
@@ -868,6 +921,15 @@ func (UnimplementedTrialServiceServer) List(context.Context, *ListRequest) (*Lis
 }
 func (UnimplementedTrialServiceServer) Reward(context.Context, *RewardRequest) (*RewardResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Reward not implemented")
+}
+func (UnimplementedTrialServiceServer) Pending(context.Context, *PendingRequest) (*PendingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Pending not implemented")
+}
+func (UnimplementedTrialServiceServer) ClientAct(context.Context, *ClientActRequest) (*ClientActResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClientAct not implemented")
+}
+func (UnimplementedTrialServiceServer) Episodes(context.Context, *EpisodesRequest) (*EpisodesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Episodes not implemented")
 }
 func (UnimplementedTrialServiceServer) mustEmbedUnimplementedTrialServiceServer() {}
 func (UnimplementedTrialServiceServer) testEmbeddedByValue()                      {}
@@ -973,6 +1035,60 @@ func _TrialService_Reward_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TrialService_Pending_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PendingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TrialServiceServer).Pending(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TrialService_Pending_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TrialServiceServer).Pending(ctx, req.(*PendingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TrialService_ClientAct_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClientActRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TrialServiceServer).ClientAct(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TrialService_ClientAct_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TrialServiceServer).ClientAct(ctx, req.(*ClientActRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TrialService_Episodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EpisodesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TrialServiceServer).Episodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TrialService_Episodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TrialServiceServer).Episodes(ctx, req.(*EpisodesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TrialService_ServiceDesc is the grpc.ServiceDesc for TrialService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -995,6 +1111,18 @@ var TrialService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reward",
 			Handler:    _TrialService_Reward_Handler,
+		},
+		{
+			MethodName: "Pending",
+			Handler:    _TrialService_Pending_Handler,
+		},
+		{
+			MethodName: "ClientAct",
+			Handler:    _TrialService_ClientAct_Handler,
+		},
+		{
+			MethodName: "Episodes",
+			Handler:    _TrialService_Episodes_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,73 @@
+package remote_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/remote"
+	"github.com/batonrl/baton/runners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTrialClientClientActor plays the maze's strategy agent from a Go TrialClient
+// over gRPC: Pending shows each turn, ClientAct plays the oracle's choice (after a
+// masked action is refused), Episodes and Wait see the goal reached.
+func TestTrialClientClientActor(t *testing.T) {
+	srv, _ := serveTrials(t, registry(t))
+	c := dialTrials(t, srv)
+	oa := oracleAgent(t)
+	oracle, err := oa.New()
+	require.NoError(t, err)
+
+	id, err := c.Start(t.Context(), runners.Spec{ID: "go", Env: "maze", Seed: 3, Actors: map[string]runners.Actor{
+		maze.StrategyName: remote.ClientActor(time.Minute, 0, ""), maze.MotionName: runners.Named("forward"),
+	}})
+	require.NoError(t, err)
+	turns := 0
+	for {
+		turn, err := c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
+		require.NoError(t, err)
+		if !turn.Acting {
+			assert.Equal(t, runners.Ended, turn.State)
+			break
+		}
+		turns++
+		assert.Equal(t, "strategy_0", turn.AgentID)
+		assert.Positive(t, turn.Remaining)
+		assert.Contains(t, turn.Frame.Text, "goal")
+		assert.True(t, json.Valid(turn.Frame.Scene.(json.RawMessage)))
+		mask := make([]bool, len(turn.Actions))
+		for i, a := range turn.Actions {
+			mask[i] = a.Allowed
+			if !a.Allowed && turns == 1 {
+				err := c.ClientAct(t.Context(), id, maze.StrategyName, turn.Tick, a.Raw)
+				require.ErrorIs(t, err, remote.ErrInvalidArgument)
+				var ce *remote.CallError
+				require.True(t, errors.As(err, &ce))
+				assert.Contains(t, err.Error(), "is masked at tick 0")
+			}
+		}
+		raw, err := oracle.Act(t.Context(), turn.Obs, mask)
+		require.NoError(t, err)
+		require.NoError(t, c.ClientAct(t.Context(), id, maze.StrategyName, turn.Tick, raw.Int))
+	}
+	assert.Equal(t, 7, turns)
+	res, err := c.Wait(t.Context(), id)
+	require.NoError(t, err)
+	eps, err := c.Episodes(t.Context(), id, 0)
+	require.NoError(t, err)
+	require.Len(t, eps, 1)
+	assert.True(t, eps[0].Success)
+	assert.Equal(t, res.Episodes, eps)
+
+	_, err = c.Start(t.Context(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{
+		maze.StrategyName: runners.Named("client://?timeout_ms=soon"),
+	}})
+	require.ErrorIs(t, err, remote.ErrConfig)
+	_, err = c.Pending(t.Context(), id, maze.MotionName, 0)
+	require.ErrorIs(t, err, remote.ErrNotFound)
+}

@@ -1,0 +1,406 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// handshakeTimeout bounds a connection's TLS handshake and its first bytes, by which
+// the server tells gRPC from HTTP/1.1.
+const handshakeTimeout = 10 * time.Second
+
+// httpMethod is a method of a served service that the JSON gateway calls.
+type httpMethod struct {
+	impl   any
+	full   string // "/baton.v1.TrialService/Start"
+	unary  *grpc.MethodDesc
+	stream *grpc.StreamDesc // server streaming only
+}
+
+// expose records the unary and server-streaming methods of a service for the JSON
+// gateway. Methods with a client stream (ActStream) are gRPC only.
+func (s *Server) expose(desc *grpc.ServiceDesc, impl any) {
+	if s.methods == nil {
+		s.methods = map[string]httpMethod{}
+	}
+	for i := range desc.Methods {
+		m := &desc.Methods[i]
+		full := "/" + desc.ServiceName + "/" + m.MethodName
+		s.methods[full] = httpMethod{impl: impl, full: full, unary: m}
+	}
+	for i := range desc.Streams {
+		sd := &desc.Streams[i]
+		if sd.ClientStreams {
+			continue
+		}
+		full := "/" + desc.ServiceName + "/" + sd.StreamName
+		s.methods[full] = httpMethod{impl: impl, full: full, stream: sd}
+	}
+}
+
+// ServeHTTP serves the JSON gateway: the unary and server-streaming methods of the
+// server's services in the Connect protocol's JSON forms (POST /baton.v1.SERVICE/METHOD;
+// application/json for unary calls, application/connect+json for streams), the key in
+// the "Authorization: Bearer KEY" or "X-Baton-Key" header. Other paths go to the
+// handler of WithHTTPHandler (404 without one). Serve serves it on the same listener
+// as gRPC; ServeHTTP lets it be mounted elsewhere too.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	m, ok := s.methods[r.URL.Path]
+	s.mu.Unlock()
+	if !ok {
+		if s.cfg.httpHandler != nil && !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
+			s.cfg.httpHandler.ServeHTTP(w, r)
+			return
+		}
+		if !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
+			http.NotFound(w, r)
+			return
+		}
+		writeHTTPError(w, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeHTTPErrorStatus(w, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
+		return
+	}
+	ctx := r.Context()
+	md := metadata.MD{}
+	if v := r.Header.Values("Authorization"); len(v) > 0 {
+		md.Set(authorizationHeader, v...)
+	}
+	if v := r.Header.Values("X-Baton-Key"); len(v) > 0 {
+		md.Set(keyHeader, v...)
+	}
+	ctx = metadata.NewIncomingContext(ctx, md)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.maxMsg)+5))
+	if err != nil {
+		writeHTTPError(w, status.Errorf(codes.ResourceExhausted, "request body: %v", err))
+		return
+	}
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	ct = strings.TrimSpace(strings.ToLower(ct))
+	if m.unary != nil {
+		if ct != "application/json" {
+			writeHTTPErrorStatus(w, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: send application/json", ct))
+			return
+		}
+		s.serveUnary(ctx, w, m, body)
+		return
+	}
+	if ct != "application/connect+json" {
+		writeHTTPErrorStatus(w, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s is a stream: send application/connect+json", ct, m.full))
+		return
+	}
+	s.serveStream(ctx, w, m, body)
+}
+
+var (
+	jsonIn = protojson.UnmarshalOptions{}
+	// jsonOut writes every field, zero values too ("tick": "0"), for people who read
+	// the answers; Connect clients accept both forms.
+	jsonOut = protojson.MarshalOptions{EmitUnpopulated: true}
+)
+
+func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMethod, body []byte) {
+	dec := func(v any) error {
+		msg, ok := v.(proto.Message)
+		if !ok {
+			return status.Errorf(codes.Internal, "%s: request is not a protobuf message", m.full)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return nil
+		}
+		if err := jsonIn.Unmarshal(body, msg); err != nil {
+			return status.Errorf(codes.InvalidArgument, "request JSON: %v", err)
+		}
+		return nil
+	}
+	resp, err := m.unary.Handler(m.impl, ctx, dec, s.unaryInterceptor)
+	if err != nil {
+		writeHTTPError(w, err)
+		return
+	}
+	out, err := jsonOut.Marshal(resp.(proto.Message))
+	if err != nil {
+		writeHTTPError(w, status.Errorf(codes.Internal, "response JSON: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, m httpMethod, body []byte) {
+	w.Header().Set("Content-Type", "application/connect+json")
+	st := &httpStream{ctx: ctx, w: w}
+	if f, ok := w.(http.Flusher); ok {
+		st.flush = f.Flush
+	}
+	if len(body) < 5 || body[0]&1 != 0 || int(binary.BigEndian.Uint32(body[1:5])) != len(body)-5 {
+		st.end(status.Error(codes.InvalidArgument, "request: want one enveloped JSON message (flags byte 0, 4-byte big-endian length, the JSON)"))
+		return
+	}
+	st.req = body[5:]
+	info := &grpc.StreamServerInfo{FullMethod: m.full, IsServerStream: true}
+	err := s.streamInterceptor(m.impl, st, info, m.stream.Handler)
+	st.end(err)
+}
+
+// httpStream is a server stream over a Connect streaming response.
+type httpStream struct {
+	ctx   context.Context
+	w     http.ResponseWriter
+	flush func()
+	req   []byte
+	read  bool
+}
+
+func (h *httpStream) SetHeader(metadata.MD) error  { return nil }
+func (h *httpStream) SendHeader(metadata.MD) error { return nil }
+func (h *httpStream) SetTrailer(metadata.MD)       {}
+func (h *httpStream) Context() context.Context     { return h.ctx }
+
+func (h *httpStream) RecvMsg(v any) error {
+	if h.read {
+		return io.EOF
+	}
+	h.read = true
+	if err := jsonIn.Unmarshal(h.req, v.(proto.Message)); err != nil {
+		return status.Errorf(codes.InvalidArgument, "request JSON: %v", err)
+	}
+	return nil
+}
+
+func (h *httpStream) SendMsg(v any) error {
+	b, err := jsonOut.Marshal(v.(proto.Message))
+	if err != nil {
+		return status.Errorf(codes.Internal, "response JSON: %v", err)
+	}
+	return h.frame(0, b)
+}
+
+func (h *httpStream) frame(flags byte, b []byte) error {
+	var hdr [5]byte
+	hdr[0] = flags
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(b)))
+	if _, err := h.w.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := h.w.Write(b); err != nil {
+		return err
+	}
+	if h.flush != nil {
+		h.flush()
+	}
+	return nil
+}
+
+// end writes the end-of-stream message, with the error if any.
+func (h *httpStream) end(err error) {
+	b := []byte("{}")
+	if err != nil {
+		b = errorJSON(err)
+		b = append(append([]byte(`{"error":`), b...), '}')
+	}
+	_ = h.frame(2, b)
+}
+
+// connectCodes are the Connect protocol's names of gRPC codes, and their HTTP status.
+var connectCodes = map[codes.Code]struct {
+	name string
+	http int
+}{
+	codes.Canceled:           {"canceled", 499},
+	codes.Unknown:            {"unknown", 500},
+	codes.InvalidArgument:    {"invalid_argument", 400},
+	codes.DeadlineExceeded:   {"deadline_exceeded", 504},
+	codes.NotFound:           {"not_found", 404},
+	codes.AlreadyExists:      {"already_exists", 409},
+	codes.PermissionDenied:   {"permission_denied", 403},
+	codes.ResourceExhausted:  {"resource_exhausted", 429},
+	codes.FailedPrecondition: {"failed_precondition", 400},
+	codes.Aborted:            {"aborted", 409},
+	codes.OutOfRange:         {"out_of_range", 400},
+	codes.Unimplemented:      {"unimplemented", 501},
+	codes.Internal:           {"internal", 500},
+	codes.Unavailable:        {"unavailable", 503},
+	codes.DataLoss:           {"data_loss", 500},
+	codes.Unauthenticated:    {"unauthenticated", 401},
+}
+
+// errorJSON is the Connect error object of err: {"code": "invalid_argument", "message": ...}.
+func errorJSON(err error) []byte {
+	st := status.Convert(err)
+	c, ok := connectCodes[st.Code()]
+	if !ok {
+		c = connectCodes[codes.Unknown]
+	}
+	msg, _ := json.Marshal(st.Message())
+	return fmt.Appendf(nil, `{"code":%q,"message":%s}`, c.name, msg)
+}
+
+func writeHTTPError(w http.ResponseWriter, err error) {
+	c, ok := connectCodes[status.Code(err)]
+	if !ok {
+		c = connectCodes[codes.Unknown]
+	}
+	writeHTTPErrorStatus(w, c.http, err)
+}
+
+func writeHTTPErrorStatus(w http.ResponseWriter, code int, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(errorJSON(err))
+}
+
+// split divides the connections of a listener between gRPC (HTTP/2 with prior
+// knowledge, or TLS with ALPN h2 to a client that offers no HTTP/1.1) and HTTP/1.1
+// (the JSON gateway and the handler of WithHTTPHandler).
+type split struct {
+	lis        net.Listener
+	tls        *tls.Config
+	grpc, http *chanListener
+	wg         sync.WaitGroup
+}
+
+func newSplit(lis net.Listener, cfg *tls.Config) *split {
+	done := make(chan struct{})
+	var once sync.Once
+	closeAll := func() { once.Do(func() { close(done) }) }
+	sp := &split{lis: lis, grpc: newChanListener(lis.Addr(), done, closeAll), http: newChanListener(lis.Addr(), done, closeAll)}
+	if cfg != nil {
+		sp.tls = cfg.Clone()
+		base := sp.tls
+		sp.tls.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c := base.Clone()
+			c.GetConfigForClient = nil
+			// gRPC clients offer h2 alone; browsers and curl offer http/1.1 too, and
+			// get it.
+			if slices.Contains(hello.SupportedProtos, "http/1.1") {
+				c.NextProtos = []string{"http/1.1"}
+			} else {
+				c.NextProtos = []string{"h2"}
+			}
+			return c, nil
+		}
+	}
+	return sp
+}
+
+// run accepts connections until the listener is closed, then closes both halves.
+func (sp *split) run() {
+	defer sp.grpc.closeAll()
+	for {
+		c, err := sp.lis.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			sp.wg.Wait()
+			return
+		}
+		sp.wg.Go(func() { sp.route(c) })
+	}
+}
+
+// route reads a connection's first bytes (after its TLS handshake) and hands it on.
+func (sp *split) route(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	if sp.tls != nil {
+		tc := tls.Server(c, sp.tls)
+		if err := tc.Handshake(); err != nil {
+			_ = c.Close()
+			return
+		}
+		c = tc
+	}
+	br := bufio.NewReader(c)
+	head, err := br.Peek(3)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	pc := &peekedConn{Conn: c, r: br}
+	to := sp.http
+	if string(head) == "PRI" {
+		to = sp.grpc
+	}
+	if !to.put(pc) {
+		_ = c.Close()
+	}
+}
+
+// peekedConn is a connection whose first bytes were read into r.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+// Read reads what was peeked, then straight from the connection.
+func (p *peekedConn) Read(b []byte) (int, error) {
+	if p.r != nil && p.r.Buffered() > 0 {
+		return p.r.Read(b)
+	}
+	return p.Conn.Read(b)
+}
+
+// chanListener is a listener whose connections another goroutine hands it.
+type chanListener struct {
+	addr     net.Addr
+	conns    chan net.Conn
+	done     chan struct{}
+	closeAll func()
+}
+
+func newChanListener(addr net.Addr, done chan struct{}, closeAll func()) *chanListener {
+	return &chanListener{addr: addr, conns: make(chan net.Conn), done: done, closeAll: closeAll}
+}
+
+func (l *chanListener) put(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close closes both halves of the split (the server stops taking connections).
+func (l *chanListener) Close() error {
+	l.closeAll()
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }

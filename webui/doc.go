@@ -1,0 +1,45 @@
+// Package webui is baton's page for people: in a browser, a person starts trials,
+// plays agents, rewards them and watches trials live. `baton serve ui` serves it
+// next to the trial service, on the same address.
+//
+// # What the page does
+//
+// The page starts a trial of a registered environment, with its JSON configuration,
+// seed, episodes and tick limit, and for each agent one of its registered policies,
+// an agent served elsewhere (grpc://HOST:PORT, when the server allows remote actors)
+// or "human": the agent is then a client actor of the trial (TrialService.Pending and
+// ClientAct), played in the page, with a timeout after which one of its policies or
+// a default action plays the turn. For a human agent it shows the environment drawn
+// (its SVG, else its scene as JSON, else its text), a button per action with the
+// masked ones disabled, keyboard shortcuts (1-9 by position, the arrow keys for
+// actions named UP, RIGHT, DOWN and LEFT), the time left before the default action,
+// and the messages delivered to the agent. A timeline lists the turns played; a
+// reward goes to the agent's next step or, with a turn chosen in the timeline, to
+// the step of that tick (TrialService.Reward, source "human"). Messages to other
+// agents or to the environment go with the next action. A list follows every trial
+// live (TrialService.Watch for its states; List and Episodes every 2 s for the episode
+// and tick of running ones and the episodes they completed), with each agent's return
+// per episode drawn as a small SVG chart.
+//
+// # How it talks to the server
+//
+// Only through the baton.v1 services, as any client does: the page calls the
+// server's JSON gateway (the Connect protocol's JSON form; see package remote) with
+// fetch, the key the person types in the "Authorization: Bearer KEY" header. The one
+// other path, /ui/envs.json, lists the registered environments, their agents and the
+// agents' policies, as `baton serve ui --help` does: the start form needs them and
+// baton.v1 does not carry policy names.
+//
+// # Why plain files
+//
+// The page is one HTML file, one stylesheet and one script, written for today's
+// browsers (ES2020 modules, fetch streams) and embedded in the binary with go:embed.
+// There is no build step, no Node toolchain and no dependency to keep up to date:
+// the files served are the files in the repository, `go build` is all it takes, and
+// anyone can read and change them. The page is small enough that a framework would
+// cost more than it saves.
+//
+// # Concurrency
+//
+// The handler of Handler is safe for concurrent use.
+package webui
