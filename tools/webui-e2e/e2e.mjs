@@ -7,8 +7,9 @@
 // the goal with the mouse and the keyboard, rewards a past turn chosen in the
 // timeline, and sees the trial end with the agents' returns charted; then a trial of
 // six episodes played by policies, charted per episode; then one whose person does
-// not act, played by the default policy; then one stopped from the list. The page
-// polls once an hour here, so every state and chart it shows came through Watch.
+// not act, played by the default policy; then one stopped from the list; then it
+// loads the page again and finds the finished trials charted. The page polls once an
+// hour here, so every state and chart it shows came through Watch.
 // checklog.mjs then finds the reward in the activity log.
 //
 // Usage: node e2e.mjs --base http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
@@ -219,6 +220,17 @@ try {
   await page.locator('#play-state', { hasText: 'stopped' }).waitFor();
   assert.equal(calls.List, lists, 'the page polled List: the states above may not have come through Watch');
   step('a trial stopped from the list shows stopped; no poll since the page loaded, all of it through Watch');
+
+  // The page loaded again (the key from the browser's storage) shows the finished
+  // trials with their results, which Watch replays.
+  await page.reload();
+  assert.equal(await page.inputValue('#key'), opts.key);
+  const again = page.locator('#trials tr', { hasText: 'trial-2' });
+  await again.locator('td', { hasText: /^ended$/ }).waitFor();
+  await again.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
+  assert.deepEqual(await again.locator('svg.chart title').allTextContents(), lines);
+  await page.locator('#trials tr', { hasText: 'trial-4' }).locator('td', { hasText: /^stopped/ }).waitFor();
+  step('loaded again, the page shows the finished trials with their returns');
 
   assert.deepEqual(errors, [], 'the page logged errors');
   if (shots) {

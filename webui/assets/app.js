@@ -367,7 +367,7 @@ const finished = (t) => ['TRIAL_STATE_ENDED', 'TRIAL_STATE_STOPPED', 'TRIAL_STAT
 
 // The page follows every trial it knows of with one Watch stream (a browser keeps few
 // HTTP/1.1 connections per server, and a stream holds one): following another trial
-// replaces the stream by one that watches all the unfinished ones. Watch replays each
+// replaces the stream by one that watches all those whose result the page lacks. Watch replays each
 // trial's changes from its first, so the page skips the ones it has seen.
 const watched = new Set();
 let watchAbort = null;
@@ -382,7 +382,8 @@ function follow(ids) {
 function rewatch() {
   if (watchAbort) watchAbort.abort();
   watchAbort = null;
-  const ids = [...watched].filter((id) => !finished(trials.get(id) || {}));
+  // A trial that finished before the page knew it is watched for its result.
+  const ids = [...watched].filter((id) => !(trials.get(id) || {}).result);
   if (!ids.length) return;
   const abort = new AbortController();
   watchAbort = abort;
