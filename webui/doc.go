@@ -33,7 +33,8 @@
 // page's address sets the period; ?poll=0 never polls) the page calls List, for the
 // trials others started and the tick of running ones, and Episodes, for the episodes
 // a running trial completed, which Watch does not carry; a poll also opens the stream
-// again after it broke.
+// again after it broke, and reads the episodes of a trial that finished meanwhile,
+// whose result the stream did not bring.
 //
 // # How it talks to the server
 //

@@ -9,7 +9,8 @@
 // six episodes played by policies, charted per episode; then one whose person does
 // not act, played by the default policy; then one stopped from the list; then it
 // loads the page again and finds the finished trials charted. The page polls once an
-// hour here, so every state and chart it shows came through Watch.
+// hour there, so every state and chart it shows came through Watch. Last, with Watch
+// refused, a page that polls sees a trial end, charted.
 // checklog.mjs then finds the reward in the activity log.
 //
 // Usage: node e2e.mjs --base http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
@@ -47,10 +48,15 @@ try {
   const page = context.pages()[0] || await context.newPage();
   const errors = [];
   let refusals = false; // the browser logs the 4xx answers the test asks for as errors
+  let watchRefused = 0; // and the Watch calls the test makes fail, counted once it does
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     if (refusals && /status of 40[01]/.test(m.text())) return;
+    if (watchRefused && /net::ERR_FAILED/.test(m.text())) {
+      watchRefused++;
+      return;
+    }
     errors.push(m.text());
   });
   const calls = { List: 0, ClientAct: 0 };
@@ -231,6 +237,24 @@ try {
   assert.deepEqual(await again.locator('svg.chart title').allTextContents(), lines);
   await page.locator('#trials tr', { hasText: 'trial-4' }).locator('td', { hasText: /^stopped/ }).waitFor();
   step('loaded again, the page shows the finished trials with their returns');
+
+  // Polling is the fallback: with Watch refused by the network, a page that polls
+  // every 300 ms still sees a trial end, charted.
+  await page.route('**/baton.v1.TrialService/Watch', (r) => r.abort());
+  watchRefused = 1;
+  await page.goto(`${opts.base}?poll=300`);
+  await page.locator('#env option[value=maze]').waitFor({ state: 'attached' });
+  await page.selectOption('#env', 'maze');
+  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'policy:oracle');
+  await page.selectOption('.actor[data-agent=motion] select[name=choice]', 'policy:random');
+  await page.fill('#episodes', '3');
+  await page.click('#start button[type=submit]');
+  const fifth = page.locator('#trials tr', { hasText: 'trial-5' });
+  await fifth.locator('td', { hasText: /^ended$/ }).waitFor();
+  await fifth.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
+  assert.equal((await fifth.locator('svg.chart title').allTextContents()).length, 2);
+  assert.ok(watchRefused > 1, 'the page did not call Watch');
+  step('with Watch refused, polling shows a trial end and its returns');
 
   assert.deepEqual(errors, [], 'the page logged errors');
   if (shots) {

@@ -361,7 +361,7 @@ document.addEventListener('keydown', (ev) => {
 
 // --- Trials ------------------------------------------------------------------------
 
-const trials = new Map(); // id -> { id, env, state, episode, tick, error, result, live, agents, changes }
+const trials = new Map(); // id -> { id, env, state, episode, tick, error, result, live, agents, changes, lastRead }
 
 const finished = (t) => ['TRIAL_STATE_ENDED', 'TRIAL_STATE_STOPPED', 'TRIAL_STATE_FAILED'].includes(t.state);
 
@@ -447,7 +447,12 @@ async function refresh() {
       Object.assign(t, { env: s.env, episode: s.episode || 0, tick: s.tick || 0 });
       if (!t.result) Object.assign(t, { state: s.state, error: s.error || '' });
       trials.set(s.id, t);
-      if (s.state === 'TRIAL_STATE_RUNNING' && !t.result) await episodes(t);
+      // Without Watch's result (the stream broke), a finished trial's episodes are
+      // read once more, for its chart.
+      if (!t.result && !t.lastRead && (s.state === 'TRIAL_STATE_RUNNING' || finished(s))) {
+        await episodes(t);
+        t.lastRead = finished(s);
+      }
     }
     if (watchAbort) follow(list.map((s) => s.id));
     else {
