@@ -237,6 +237,10 @@ try {
   assert.deepEqual(await again.locator('svg.chart title').allTextContents(), lines);
   await page.locator('#trials tr', { hasText: 'trial-4' }).locator('td', { hasText: /^stopped/ }).waitFor();
   step('loaded again, the page shows the finished trials with their returns');
+  if (shots) {
+    await page.locator('#trials-panel').evaluate((e) => e.scrollIntoView());
+    await page.screenshot({ path: join(shots, 'webui-trials.png') });
+  }
 
   // Polling is the fallback: with Watch refused by the network, a page that polls
   // every 300 ms still sees a trial end, charted.
@@ -257,10 +261,6 @@ try {
   step('with Watch refused, polling shows a trial end and its returns');
 
   assert.deepEqual(errors, [], 'the page logged errors');
-  if (shots) {
-    await page.locator('#trials-panel').evaluate((e) => e.scrollIntoView());
-    await page.screenshot({ path: join(shots, 'webui-trials.png') });
-  }
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });
