@@ -361,14 +361,15 @@ document.addEventListener('keydown', (ev) => {
 
 // --- Trials ------------------------------------------------------------------------
 
-const trials = new Map(); // id -> { id, env, state, episode, tick, error, result, live, agents, changes, lastRead }
+const trials = new Map(); // id -> { id, env, state, episode, tick, error, result, live, agents, changes, lastRead, reading }
 
 const finished = (t) => ['TRIAL_STATE_ENDED', 'TRIAL_STATE_STOPPED', 'TRIAL_STATE_FAILED'].includes(t.state);
 
 // The page follows every trial it knows of with one Watch stream (a browser keeps few
 // HTTP/1.1 connections per server, and a stream holds one): following another trial
-// replaces the stream by one that watches all those whose result the page lacks. Watch replays each
-// trial's changes from its first, so the page skips the ones it has seen.
+// replaces the stream by one that watches all those whose result the page lacks.
+// Watch replays each trial's changes from its first, so the page skips the ones it
+// has seen.
 const watched = new Set();
 let watchAbort = null;
 
@@ -429,12 +430,17 @@ async function changed(t, ch) {
   }
 }
 
-// episodes reads the episodes a trial completed since the last look.
-async function episodes(t) {
-  t.live = t.live || [];
-  const eps = await call('Episodes', { trial: t.id, from: t.live.length });
-  t.agents = eps.agents || [];
-  t.live.push(...(eps.episodes || []));
+// episodes reads the episodes a trial completed since the last look, one read of a
+// trial at a time (Watch and the polls both ask), so that none is counted twice.
+function episodes(t) {
+  const read = async () => {
+    t.live = t.live || [];
+    const eps = await call('Episodes', { trial: t.id, from: t.live.length });
+    t.agents = eps.agents || [];
+    t.live.push(...(eps.episodes || []));
+  };
+  t.reading = (t.reading || Promise.resolve()).catch(() => {}).then(read);
+  return t.reading;
 }
 
 // refresh polls every trial's state (List) and the episodes that running trials
