@@ -11,21 +11,40 @@
 // ClientAct), played in the page, with a timeout after which one of its policies or
 // a default action plays the turn. For a human agent it shows the environment drawn
 // (its SVG, else its scene as JSON, else its text), a button per action with the
-// masked ones disabled, keyboard shortcuts (1-9 by position, the arrow keys for
+// masked ones disabled (a masked action is never sent, however its button is
+// clicked), keyboard shortcuts (1-9 by position, the arrow keys for
 // actions named UP, RIGHT, DOWN and LEFT), the time left before the default action,
 // and the messages delivered to the agent. A timeline lists the turns played; a
 // reward goes to the agent's next step or, with a turn chosen in the timeline, to
 // the step of that tick (TrialService.Reward, source "human"). Messages to other
 // agents or to the environment go with the next action. A list follows every trial
-// live (TrialService.Watch for its states; List and Episodes every 2 s for the episode
-// and tick of running ones and the episodes they completed), with each agent's return
-// per episode drawn as a small SVG chart.
+// live, with each agent's return per episode drawn as a small SVG chart.
+//
+// # Following trials
+//
+// The page follows the trials it knows of with one TrialService.Watch stream, read
+// with fetch's streaming body reader as Connect envelopes (application/connect+json):
+// a change of state shows at once, the final one with the trial's result and its
+// returns per episode, and on a change to running the page reads the episodes the
+// trial completed so far (Episodes). One stream for all trials, replaced by a wider one when the page learns
+// of another trial, because a browser keeps only a few HTTP/1.1 connections to a
+// server and each stream holds one. A trial that finishes while its person is to act
+// ends the game in the page. Polling is the fallback: every 2 s (?poll=MS in the
+// page's address sets the period; ?poll=0 never polls) the page calls List, for the
+// trials others started and the tick of running ones, and Episodes, for the episodes
+// a running trial completed, which Watch does not carry; a poll also opens the stream
+// again after it broke, and reads the episodes of a trial that finished meanwhile,
+// whose result the stream did not bring.
 //
 // # How it talks to the server
 //
 // Only through the baton.v1 services, as any client does: the page calls the
 // server's JSON gateway (the Connect protocol's JSON form; see package remote) with
-// fetch, the key the person types in the "Authorization: Bearer KEY" header. The one
+// fetch, the API key in the "Authorization: Bearer KEY" header. The person types the
+// key in the page's key field, or follows a link that carries it in its fragment
+// (http://HOST:PORT/#key=KEY; a fragment never goes to the server); the page keeps
+// it in the browser's local storage and takes it out of the address bar. Without
+// the key a server that has keys refuses every call (401) and the page says so. The one
 // other path, /ui/envs.json, lists the registered environments, their agents and the
 // agents' policies, as `baton serve ui --help` does: the start form needs them and
 // baton.v1 does not carry policy names.

@@ -132,7 +132,9 @@ const uiLong = `serve ui serves trials as serve trials does, and on the same add
 "human" per agent; play the human agents (the environment drawn, a button per action,
 masked ones disabled, keys 1-9 and the arrows); reward them now or for a past turn;
 send messages; and watch every trial live with each agent's return per episode. The
-page calls the server's TrialService with the key typed in its "API key" field.
+page calls the server's TrialService with the key typed in its "API key" field, or
+given in the link's fragment (http://ADDR/#key=KEY); ?poll=MS sets how often it polls
+besides following the trials with Watch (2000 by default, 0 never).
 
 Environments:
 `

@@ -2,10 +2,29 @@
 const $ = (id) => document.getElementById(id);
 const keyInput = $('key');
 keyInput.value = localStorage.getItem('baton.key') || '';
+// A link may carry the key in its fragment (#key=KEY), which browsers never send to
+// the server: the page takes it, keeps it like a typed one, and drops it from the
+// address bar.
+{
+  const key = new URLSearchParams(location.hash.slice(1)).get('key');
+  if (key) {
+    keyInput.value = key;
+    localStorage.setItem('baton.key', key);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+}
+// ?poll=MS sets how often the page polls List and Episodes (2000 by default; 0 never):
+// Watch brings the trials' states and results at once, the polls what it does not
+// carry (the tick of running trials, the episodes they complete, trials started
+// elsewhere) and cover for a Watch stream that broke.
+const pollMs = (() => {
+  const v = new URLSearchParams(location.search).get('poll');
+  return v !== null && /^\d+$/.test(v) ? Number(v) : 2000;
+})();
 
 class CallError extends Error {
   constructor(code, message) {
-    super(`${code}: ${message}`);
+    super(`${code}: ${message}${code === 'unauthenticated' ? ' (enter the API key above)' : ''}`);
     this.code = code;
   }
 }
@@ -144,10 +163,8 @@ $('start').onsubmit = async (ev) => {
   try {
     const { ids } = await call('Start', { spec });
     say(`started ${ids.join(', ')}`);
-    for (const id of ids) {
-      trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING', live: [] });
-      follow(id);
-    }
+    for (const id of ids) trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING', live: [] });
+    follow(ids);
     renderTrials();
     if (humans.length) play(ids[0], humans);
   } catch (e) {
@@ -196,6 +213,19 @@ async function play(trial, agents) {
   } catch (e) {
     if (e.name !== 'AbortError') say(e.message, true);
   }
+}
+
+// stopPlaying takes back the turn of a trial that finished while the page waited for
+// its person (stopped from the list, or failed): the game asks Pending once more,
+// which says how the trial finished.
+function stopPlaying() {
+  const g = game;
+  if (!g.turn) return;
+  g.turn = null;
+  clearInterval(timer);
+  $('countdown').textContent = '';
+  $('actions').replaceChildren();
+  if (g.next) g.next();
 }
 
 function showTurn(t) {
@@ -251,7 +281,7 @@ function countdown(t) {
 async function act(a) {
   const g = game;
   const t = g && g.turn;
-  if (!t) return;
+  if (!t || !a.allowed) return; // a masked action is not sent, however it was clicked
   try {
     await call('ClientAct', { trial: g.trial, agent: t.agent, tick: t.tick || '0', name: a.name, messages: g.queued });
   } catch (e) {
@@ -331,48 +361,109 @@ document.addEventListener('keydown', (ev) => {
 
 // --- Trials ------------------------------------------------------------------------
 
-const trials = new Map(); // id -> { id, env, state, episode, tick, error, result }
+const trials = new Map(); // id -> { id, env, state, episode, tick, error, result, live, agents, changes, lastRead, reading }
 
-async function watch(ids) {
-  try {
-    for await (const ch of stream('Watch', { ids })) {
-      const t = trials.get(ch.trial) || { id: ch.trial };
-      t.state = ch.state;
-      t.error = ch.error || '';
-      if (ch.result) t.result = ch.result;
-      trials.set(ch.trial, t);
-      renderTrials();
+const finished = (t) => ['TRIAL_STATE_ENDED', 'TRIAL_STATE_STOPPED', 'TRIAL_STATE_FAILED'].includes(t.state);
+
+// The page follows every trial it knows of with one Watch stream (a browser keeps few
+// HTTP/1.1 connections per server, and a stream holds one): following another trial
+// replaces the stream by one that watches all those whose result the page lacks.
+// Watch replays each trial's changes from its first, so the page skips the ones it
+// has seen.
+const watched = new Set();
+let watchAbort = null;
+
+function follow(ids) {
+  const fresh = ids.filter((id) => !watched.has(id));
+  if (!fresh.length) return;
+  for (const id of fresh) watched.add(id);
+  rewatch();
+}
+
+function rewatch() {
+  if (watchAbort) watchAbort.abort();
+  watchAbort = null;
+  // A trial that finished before the page knew it is watched for its result.
+  const ids = [...watched].filter((id) => !(trials.get(id) || {}).result);
+  if (!ids.length) return;
+  const abort = new AbortController();
+  watchAbort = abort;
+  const seen = new Map(); // id -> changes of this stream
+  (async () => {
+    try {
+      for await (const ch of stream('Watch', { ids }, abort.signal)) {
+        const t = trials.get(ch.trial) || { id: ch.trial, live: [] };
+        trials.set(ch.trial, t);
+        const n = (seen.get(ch.trial) || 0) + 1;
+        seen.set(ch.trial, n);
+        if (n <= (t.changes || 0)) continue; // replayed
+        t.changes = n;
+        changed(t, ch);
+      }
+      if (watchAbort === abort) watchAbort = null;
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      if (watchAbort === abort) watchAbort = null; // the next poll watches again
+      say(`watching trials: ${e.message}`, true);
     }
-  } catch (e) {
-    say(e.message, true);
+  })();
+}
+
+// changed applies a change Watch reported, and reads the returns it changed.
+async function changed(t, ch) {
+  t.state = ch.state;
+  t.error = ch.error || '';
+  if (ch.result) {
+    t.result = ch.result;
+    const eps = ch.result.episodes || [];
+    if (eps.length) Object.assign(t, { episode: eps.length - 1, tick: Number(eps.at(-1).ticks || 0) });
+  }
+  renderTrials();
+  if (finished(t) && game && game.trial === t.id) stopPlaying();
+  if (t.state === 'TRIAL_STATE_RUNNING' && !t.result) {
+    try {
+      await episodes(t);
+      renderTrials();
+    } catch (e) {
+      say(e.message, true);
+    }
   }
 }
 
-const watched = new Set();
-
-// follow watches a trial once.
-function follow(id) {
-  if (watched.has(id)) return;
-  watched.add(id);
-  watch([id]);
+// episodes reads the episodes a trial completed since the last look, one read of a
+// trial at a time (Watch and the polls both ask), so that none is counted twice.
+function episodes(t) {
+  const read = async () => {
+    t.live = t.live || [];
+    const eps = await call('Episodes', { trial: t.id, from: t.live.length });
+    t.agents = eps.agents || [];
+    t.live.push(...(eps.episodes || []));
+  };
+  t.reading = (t.reading || Promise.resolve()).catch(() => {}).then(read);
+  return t.reading;
 }
 
-// refresh reads every trial's state (List) and the episodes that running trials
-// completed since the last look (Episodes).
+// refresh polls every trial's state (List) and the episodes that running trials
+// completed since the last look (Episodes), and follows the trials it did not know.
 async function refresh() {
   try {
     const { trials: list = [] } = await call('List', {});
     for (const s of list) {
       const t = trials.get(s.id) || { id: s.id, live: [] };
-      Object.assign(t, { env: s.env, state: s.state, episode: s.episode || 0, tick: s.tick || 0, error: s.error || '' });
+      Object.assign(t, { env: s.env, episode: s.episode || 0, tick: s.tick || 0 });
+      if (!t.result) Object.assign(t, { state: s.state, error: s.error || '' });
       trials.set(s.id, t);
-      follow(s.id);
-      if (s.state === 'TRIAL_STATE_RUNNING' && !t.result) {
-        t.live = t.live || [];
-        const eps = await call('Episodes', { trial: s.id, from: t.live.length });
-        t.agents = eps.agents || [];
-        t.live.push(...(eps.episodes || []));
+      // Without Watch's result (the stream broke), a finished trial's episodes are
+      // read once more, for its chart.
+      if (!t.result && !t.lastRead && (s.state === 'TRIAL_STATE_RUNNING' || finished(s))) {
+        await episodes(t);
+        t.lastRead = finished(s);
       }
+    }
+    if (watchAbort) follow(list.map((s) => s.id));
+    else {
+      for (const s of list) watched.add(s.id);
+      rewatch();
     }
     renderTrials();
   } catch (e) {
@@ -443,4 +534,4 @@ keyInput.onchange = () => {
 
 loadEnvs().catch((e) => say(e.message, true));
 refresh();
-setInterval(refresh, 2000);
+if (pollMs > 0) setInterval(refresh, pollMs);
