@@ -66,8 +66,10 @@ def test_spaces(maze):
     sp = masked.observation_spaces["motion_1"]
     assert set(sp.spaces) == {"observations", "action_mask"} and sp["action_mask"].shape == (2,)
     obs, _ = masked.reset(seed=3)
-    assert sp.contains(obs["strategy_0"]["observations"]) is False  # strategy's, not motion's
     assert masked.observation_spaces["strategy_0"].contains(obs["strategy_0"])
+    _, infos = maze.reset(seed=3)
+    np.testing.assert_array_equal(obs["strategy_0"]["action_mask"], infos["strategy_0"]["action_mask"].astype(np.float32))
+    assert 0 < obs["strategy_0"]["action_mask"].sum() < 4
     masked.close()
 
 
