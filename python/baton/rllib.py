@@ -296,7 +296,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         for r in reports:
             self._last[r.id] = r
         if over or nxt is None:
-            raise _vector.StateError(2, f"{self.env_name}: the episode ended at its reset: no agent acts", [])
+            raise _vector.StateError(5, f"{self.env_name}: the episode ended at its reset: no agent acts", [])
         self._check_id(nxt)
         self._next = nxt
         self._observed.add(nxt)
@@ -309,7 +309,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         """The acting agent's raw action, checked against its space and mask."""
         aid = self._next
         if aid is None:
-            raise _vector.StateError(2, f"{self.env_name}: the episode is over: call reset()", [])
+            raise _vector.StateError(5, f"{self.env_name}: the episode is over: call reset()", [])
         extra = sorted(set(action_dict) - {aid})
         if aid not in action_dict or extra:
             raise _vector.ActionError(3, f"agent {aid} acts now: want one action, for it alone (got actions for "
