@@ -12,6 +12,9 @@ Agent ids are per invocation (``strategy_0``, ``motion_0``, ``motion_1``, ...) a
 ``baton.rllib.policy_mapping_fn`` maps them to two RLModules, "strategy" and "motion":
 RLlib's ``ActionMaskingTorchRLModule`` (PPO's default MLP, masked logits), fed the
 Dict observations ``{"observations", "action_mask"}`` of ``"action_masking": True``.
+The copies take ``"invalid_action": "terminate"``: each env runner checks its env with
+RLlib's ``check_multiagent_environments``, which steps an action sampled without the
+mask; the masked modules never choose an invalid one.
 
 Training runs ``--iterations`` PPO iterations (``--batch`` env steps each) or until
 the success rate, evaluated after every ``--eval-every`` iterations, reaches
