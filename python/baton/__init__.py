@@ -25,6 +25,9 @@ is installed (editable) with every extra of python/pyproject.toml:
   ``baton/Webtest-strategy-v0`` for ``gymnasium.make``.
 - ``baton.pettingzoo`` (import it by name): PettingZoo AEC and parallel environments
   on the fast lane, agent names as PettingZoo's agents.
+- ``baton.rllib`` (import it by name): an RLlib ``MultiAgentEnv`` for RLlib's new API
+  stack, per-invocation agent ids (``strategy_0``, ``motion_3``) mapped to one module
+  per agent name, on the fast lane or over gRPC.
 - ``baton.schedule`` (import it by name): schedules of tasks (curricula) in the JSON
   of ``baton run --schedule``, driven from a training loop with Go's rules.
 - ``baton.vector`` (import it by name): the fast lane, N copies of a registered

@@ -1,0 +1,422 @@
+"""RLlib adapter: a baton environment as an RLlib ``MultiAgentEnv`` for RLlib's new API
+stack (RLModules, env runners, ``MultiAgentEpisode``).
+
+    import baton.rllib
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    baton.rllib.register()                       # ray.tune.register_env("baton", ...)
+    config = (
+        PPOConfig()
+        .environment("baton", env_config={"env": "maze", "seed": 1, "action_masking": True})
+        .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=baton.rllib.policy_mapping_fn)
+    )
+
+    env = baton.rllib.BatonMultiAgentEnv({"env": "maze"})
+    obs, infos = env.reset(seed=0)               # {"strategy_0": array([...])}
+    obs, rewards, terminateds, truncateds, infos = env.step({"strategy_0": 1})
+
+Agents. A hierarchy invokes its agents many times an episode, each sub-episode under
+an id of its own: ``strategy_0``, ``motion_0``, ``motion_1``, ... These ids are RLlib's
+agent ids, as in RLlib's hierarchical examples: each sub-episode is an agent of its
+own that terminates when the sub-episode ends (an RLlib agent id cannot come back after
+it is done), and ``policy_mapping_fn`` maps every id to the module of its agent name
+(``agent_name("motion_3") == "motion"``). ``possible_agents`` lists ``<name>_<k>`` for
+k below ``ids_per_agent`` (config key, default 64) per agent name, since RLlib
+builds its spaces from that list; an episode that would invoke an agent more often
+raises ``IdError``. ``agents`` are the ids of the episode that were observed and had
+not ended before the last step (those that ended in it included, as RLlib's checks
+want every id of a returned dict among them).
+
+Steps. ``reset`` and ``step`` return an observation for the agent that acts next,
+and the final observation of every agent whose sub-episode ended in the step
+(``terminateds``/``truncateds`` True for it); ``rewards`` hold what the step reported
+to each agent already observed (a parent's reward arrives when control returns to
+it, for its whole decision). ``step`` takes exactly one action, for the acting agent.
+At the end of the episode ``terminateds["__all__"]`` (the top agent, the first of the
+environment, terminated) or ``truncateds["__all__"]`` (otherwise) is True, and every
+agent still live ends with it. ``infos[id]`` for each observed id holds ``agent``
+(the name), ``span_ticks`` (the environment ticks of the decision rewarded: discount
+by ``gamma ** span_ticks``), ``action_mask`` (bool; without ``action_masking``),
+and at the end of the episode ``success`` (the top agent terminated).
+
+Masks. With ``"action_masking": True`` an agent with a mask observes a Dict
+``{"observations": Box, "action_mask": Box(0, 1, (n,), float32)}``, as RLlib's
+action-masking example (``ActionMaskingTorchRLModule``) takes it; agents without one
+observe their Box alone. An action outside the agent's space or forbidden by its mask
+raises ``baton.vector.ActionError`` naming the agent id, before anything steps
+(``"invalid_action": "raise"``, the default), or, with ``"invalid_action":
+"terminate"``, ends the episode with ``invalid_reward`` (default 0) for that agent and
+``infos[id]["invalid_action"]`` True, for samplers that do not read masks (RLlib's
+``check_multiagent_environments`` samples actions from the spaces).
+
+Config keys (a dict, or RLlib's ``EnvContext``): ``env`` (registered environment,
+default "maze"), ``config`` (its JSON configuration: dict or text), ``seed`` (the
+seed of the first unseeded reset's draw; each env runner and vector index draws
+from its own stream), ``address`` ("HOST:PORT" or "grpc://HOST:PORT": step the
+environment on a ``baton serve env`` server through ``baton.remote`` instead of the
+fast lane; ``key`` its API key), ``action_masking``, ``invalid_action``,
+``invalid_reward``, ``ids_per_agent``.
+
+Processes. On the fast lane each copy is one environment stepped turn by turn by Go in
+the process that makes it (as ``baton.pettingzoo``): RLlib makes env copies in its
+env runners, Ray worker processes of their own that load their own Go library, so the
+driver may make one too (see ``baton.vector``, Processes). Not safe for concurrent use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from . import vector as _vector
+from .gym import _obs_space
+
+__all__ = [
+    "ENV_NAME",
+    "BatonMultiAgentEnv",
+    "IdError",
+    "agent_name",
+    "make",
+    "policy_mapping_fn",
+    "register",
+]
+
+ENV_NAME = "baton"
+_ID = re.compile(r"^(.+)_(\d+)$")
+_KEYS = {"env", "config", "seed", "address", "key", "action_masking", "invalid_action", "invalid_reward", "ids_per_agent"}
+_INVALID = ("raise", "terminate")
+
+
+class IdError(_vector.VectorError, RuntimeError):
+    """An agent id outside ``possible_agents``: the episode invoked an agent more than
+    ``ids_per_agent`` times."""
+
+
+def agent_name(agent_id: str) -> str:
+    """The agent name of a per-invocation agent id ("motion_3" -> "motion"); an id
+    without a numeric suffix is its own name.
+
+    >>> agent_name("motion_3")
+    'motion'
+    """
+    m = _ID.match(agent_id)
+    return m.group(1) if m else agent_id
+
+
+def policy_mapping_fn(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
+    """RLlib's ``policy_mapping_fn``: every invocation of an agent to the module named
+    for the agent ("motion_0", "motion_1", ... -> "motion")."""
+    return agent_name(agent_id)
+
+
+@dataclass(frozen=True)
+class _Report:
+    """One agent id's part of a step."""
+
+    id: str
+    name: str
+    obs: np.ndarray
+    mask: np.ndarray | None
+    reward: float
+    span: int
+    terminated: bool
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class _Agent:
+    name: str
+    obs_dim: int
+    mask_len: int
+    actions: int
+    start: int
+    observation_space: gym.spaces.Box
+    action_space: gym.Space
+
+
+class _Local:
+    """One copy on the fast lane, stepped turn by turn (baton._turns)."""
+
+    def __init__(self, name: str, config):
+        from ._turns import Turns
+
+        self._t = Turns(name, config)
+        self.agents = [
+            _Agent(a.name, a.obs_dim, a.mask_len, a.actions, a.start, _obs_space(a.observation_space, a.obs_dim), a.action_space)
+            for a in self._t.agents
+        ]
+
+    def _turn(self) -> tuple[list[_Report], str | None, bool]:
+        t = self._t
+        out = []
+        for j, a in enumerate(self.agents):
+            if t.reported[j]:
+                m = t.masks[j]
+                out.append(_Report(f"{a.name}_{int(t.ids[j])}", a.name, t.obs[j].copy(), None if m is None else m.copy(),
+                                   float(t.rewards[j]), int(t.spans[j]), bool(t.terminated[j]), bool(t.truncated[j])))
+        nxt = None
+        if not t.over and t.next >= 0:
+            j = t.next
+            nxt = f"{self.agents[j].name}_{int(t.ids[j])}"
+            if not any(r.id == nxt for r in out):  # acting on its latest report
+                m = t.masks[j]
+                out.append(_Report(nxt, self.agents[j].name, t.obs[j].copy(), None if m is None else m.copy(), 0.0, 0, False, False))
+        return out, nxt, t.over
+
+    def reset(self, seed: int):
+        self._t.reset(seed)
+        return self._turn()
+
+    def step(self, action: int):
+        self._t.step(action)
+        return self._turn()
+
+    def close(self) -> None:
+        self._t.close()
+
+
+class _Remote:
+    """One copy on an EnvService server (baton.remote.RemoteMultiAgentEnv)."""
+
+    def __init__(self, address: str, name: str, config, key: str | None):
+        from .remote import RemoteMultiAgentEnv
+
+        self._e = RemoteMultiAgentEnv(address, env=name, config=config, key=key, gymnasium=True)
+        self.agents = []
+        for s in self._e.spec:
+            act = self._e.action_spaces[s.name]
+            if not isinstance(act, gym.spaces.Discrete):
+                self._e.close()
+                raise _vector.ConfigError(1, f"agent {s.name}: action space {act}; baton.rllib takes Discrete actions", [])
+            obs = _obs_space(self._e.observation_spaces[s.name], s.observation.flat_dim)
+            self.agents.append(_Agent(s.name, s.observation.flat_dim, s.mask_len, int(act.n), int(act.start), obs, act))
+
+    def _turn(self, turn) -> tuple[list[_Report], str | None, bool]:
+        out = [
+            _Report(r.agent_id, r.agent, r.observation, r.mask, r.reward, r.span_ticks, r.terminated, r.truncated)
+            for r in turn.reports.values()
+        ]
+        return out, turn.next, turn.over
+
+    def reset(self, seed: int):
+        return self._turn(self._e.reset(seed=seed))
+
+    def step(self, action: int):
+        return self._turn(self._e.step(action))
+
+    def close(self) -> None:
+        self._e.close()
+
+
+class BatonMultiAgentEnv(MultiAgentEnv):
+    """A registered baton environment as an RLlib ``MultiAgentEnv`` (see the module's
+    documentation for the config keys, agent ids, steps and masks).
+
+    >>> env = BatonMultiAgentEnv({"env": "maze", "action_masking": True})  # doctest: +SKIP
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None):
+        super().__init__()
+        # Each env runner (worker_index) and sub-env (vector_index) draws its own seeds.
+        self._where = (int(getattr(config, "worker_index", 0)), int(getattr(config, "vector_index", 0)))
+        config = dict(config or {})
+        unknown = sorted(set(config) - _KEYS)
+        if unknown:
+            raise _vector.ConfigError(1, f"unknown config keys {unknown} (want some of {sorted(_KEYS)})", [])
+        self.env_name = str(config.get("env", "maze"))
+        self.masking = bool(config.get("action_masking", False))
+        self.invalid_action = config.get("invalid_action", "raise")
+        if self.invalid_action not in _INVALID:
+            raise _vector.ConfigError(1, f"invalid_action {self.invalid_action!r}; want one of {_INVALID}", [])
+        self.invalid_reward = float(config.get("invalid_reward", 0.0))
+        self.ids_per_agent = config.get("ids_per_agent", 64)
+        if isinstance(self.ids_per_agent, bool) or not isinstance(self.ids_per_agent, int) or self.ids_per_agent < 1:
+            raise _vector.ConfigError(1, f"ids_per_agent {self.ids_per_agent!r}; want an integer >= 1", [])
+        seed = config.get("seed")
+        self._rng = np.random.default_rng(None if seed is None else [int(seed), *self._where])
+        address = config.get("address")
+        if address:
+            self._e = _Remote(str(address), self.env_name, config.get("config"), config.get("key"))
+        else:
+            self._e = _Local(self.env_name, config.get("config"))
+        self._by_name = {a.name: a for a in self._e.agents}
+        self._top = self._e.agents[0].name
+        self.possible_agents = [f"{a.name}_{k}" for a in self._e.agents for k in range(self.ids_per_agent)]
+        spaces = {a.name: self._space(a) for a in self._e.agents}
+        self.observation_spaces = {i: spaces[agent_name(i)] for i in self.possible_agents}
+        self.action_spaces = {i: self._by_name[agent_name(i)].action_space for i in self.possible_agents}
+        self.agents = []
+        self._next: str | None = None
+        self._last: dict[str, _Report] = {}
+        self._observed: set[str] = set()
+        self._live: list[str] = []
+
+    def _space(self, a: _Agent) -> gym.Space:
+        if self.masking and a.mask_len:
+            return gym.spaces.Dict({
+                "observations": a.observation_space,
+                "action_mask": gym.spaces.Box(0.0, 1.0, (a.mask_len,), np.float32),
+            })
+        return a.observation_space
+
+    def _obs(self, r: _Report, final: bool = False):
+        a = self._by_name[r.name]
+        x = r.obs.reshape(a.observation_space.shape).astype(np.float32, copy=True)
+        if self.masking and a.mask_len:
+            m = np.zeros(a.mask_len, np.float32) if final or r.mask is None else r.mask.astype(np.float32)
+            return {"observations": x, "action_mask": m}
+        return x
+
+    def _info(self, r: _Report, final: bool = False) -> dict[str, Any]:
+        info: dict[str, Any] = {"agent": r.name, "span_ticks": r.span}
+        a = self._by_name[r.name]
+        if a.mask_len and not self.masking:
+            info["action_mask"] = np.zeros(a.mask_len, np.bool_) if final or r.mask is None else r.mask.astype(np.bool_)
+        return info
+
+    def _check_id(self, agent_id: str) -> None:
+        if agent_id not in self.observation_spaces:
+            raise IdError(1, f"agent id {agent_id} is outside possible_agents: raise ids_per_agent "
+                             f"(now {self.ids_per_agent})", [])
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng([int(seed), *self._where])
+            s = int(seed)
+        else:
+            s = int(self._rng.integers(0, 2**63))
+        reports, nxt, over = self._e.reset(s)
+        self._last, self._observed, self._live = {}, set(), []
+        for r in reports:
+            self._last[r.id] = r
+        if over or nxt is None:
+            raise _vector.StateError(5, f"{self.env_name}: the episode ended at its reset: no agent acts", [])
+        self._check_id(nxt)
+        self._next = nxt
+        self._observed.add(nxt)
+        self._live = [nxt]
+        self.agents = [nxt]
+        r = self._last[nxt]
+        return {nxt: self._obs(r)}, {nxt: self._info(r)}
+
+    def _action(self, action_dict: Mapping[str, Any]) -> int:
+        """The acting agent's raw action, checked against its space and mask."""
+        aid = self._next
+        if aid is None:
+            raise _vector.StateError(5, f"{self.env_name}: the episode is over: call reset()", [])
+        extra = sorted(set(action_dict) - {aid})
+        if aid not in action_dict or extra:
+            raise _vector.ActionError(3, f"agent {aid} acts now: want one action, for it alone (got actions for "
+                                         f"{sorted(action_dict)})", [])
+        x = action_dict[aid]
+        try:
+            return int(x)
+        except (TypeError, ValueError):
+            raise _vector.ActionError(3, f"agent {aid}: action {x!r} is not an integer", []) from None
+
+    def _bad(self, aid: str, v: int) -> str | None:
+        a = self._by_name[agent_name(aid)]
+        if not a.start <= v < a.start + a.actions:
+            return f"agent {aid}: action {v} outside Discrete({a.actions}, start={a.start})"
+        m = self._last[aid].mask
+        if m is not None and not m[v - a.start]:
+            return f"agent {aid}: action {v} masked (the action mask forbids it)"
+        return None
+
+    def step(self, action_dict: Mapping[str, Any]):
+        aid = self._next
+        v = self._action(action_dict)
+        why = self._bad(aid, v)
+        if why is not None:
+            if self.invalid_action == "raise":
+                raise _vector.ActionError(3, why, [])
+            return self._invalid(aid)
+        reports, nxt, over = self._e.step(v)
+        obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
+        ended = []
+        for r in reports:
+            self._last[r.id] = r
+            if r.id not in self._observed:
+                continue  # started in this step: observed when it acts
+            rewards[r.id] = rewards.get(r.id, 0.0) + r.reward
+            if r.terminated or r.truncated:
+                obs[r.id], infos[r.id] = self._obs(r, final=True), self._info(r, final=True)
+                terms[r.id], truncs[r.id] = r.terminated, r.truncated and not r.terminated
+                ended.append(r.id)
+        before = list(self._live)
+        self._live = [i for i in self._live if i not in ended]
+        if over:
+            top = next((r for r in reports if r.name == self._top), None)
+            success = top is not None and top.terminated
+            for i in self._live:  # cut by the episode's end
+                r = self._last[i]
+                obs[i], infos[i] = self._obs(r, final=True), self._info(r, final=True)
+                rewards.setdefault(i, 0.0)
+                terms[i], truncs[i] = False, True
+            self._live, self._next = [], None
+            terms["__all__"], truncs["__all__"] = success, not success
+            for i in infos:
+                infos[i]["success"] = success
+            self.agents = before
+            return obs, rewards, terms, truncs, infos
+        self._check_id(nxt)
+        r = self._last[nxt]
+        obs[nxt], infos[nxt] = self._obs(r), self._info(r)
+        if nxt not in self._observed:
+            self._observed.add(nxt)
+            self._live.append(nxt)
+        terms[nxt], truncs[nxt] = False, False
+        self._next = nxt
+        terms["__all__"], truncs["__all__"] = False, False
+        self.agents = before + [nxt] if nxt not in before else before
+        return obs, rewards, terms, truncs, infos
+
+    def _invalid(self, aid: str):
+        """Ends the episode for an invalid action (``invalid_action="terminate"``)."""
+        obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
+        for i in self._live:
+            r = self._last[i]
+            obs[i], infos[i] = self._obs(r, final=True), self._info(r, final=True)
+            rewards[i] = self.invalid_reward if i == aid else 0.0
+            terms[i], truncs[i] = i == aid, i != aid
+            infos[i]["success"] = False
+        infos[aid]["invalid_action"] = True
+        self.agents = list(self._live)
+        self._live, self._next = [], None
+        terms["__all__"], truncs["__all__"] = True, False
+        return obs, rewards, terms, truncs, infos
+
+    def get_observation_space(self, agent_id: str) -> gym.Space:
+        return self.observation_spaces[agent_id]
+
+    def get_action_space(self, agent_id: str) -> gym.Space:
+        return self.action_spaces[agent_id]
+
+    def close(self) -> None:
+        self._e.close()
+
+
+def make(config: Mapping[str, Any] | None = None) -> BatonMultiAgentEnv:
+    """The env creator that ``register`` registers: ``BatonMultiAgentEnv(config)``."""
+    return BatonMultiAgentEnv(config)
+
+
+def register(name: str = ENV_NAME) -> str:
+    """Registers ``BatonMultiAgentEnv`` with ``ray.tune.register_env`` as ``name``
+    (default "baton") and returns the name, for ``config.environment(name,
+    env_config={...})``. Env runners are Ray workers: the driver's registration
+    reaches them through Ray's function registry.
+
+    >>> baton.rllib.register()  # doctest: +SKIP
+    'baton'
+    """
+    from ray.tune.registry import register_env
+
+    register_env(name, make)
+    return name

@@ -1,0 +1,221 @@
+"""baton.rllib: the maze as an RLlib MultiAgentEnv, checked by RLlib's own checker,
+against the fast lane (same seed and actions, same rewards), over gRPC against the
+fast lane, and trained for a few PPO iterations with two env runners."""
+
+import numpy as np
+import pytest
+import ray
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+import baton.rllib as br
+import baton.vector
+from test_remote_go import baton_bin, serve  # noqa: F401  (fixtures)
+
+MAZE_SEED = 7
+
+
+def play(env, seed, rng, limit=10_000):
+    """One episode with uniformly drawn allowed actions: the per-step (actions, obs,
+    rewards, terminateds, truncateds, infos, env.agents), the first entry the reset's."""
+    obs, infos = env.reset(seed=seed)
+    steps = [(None, obs, {}, {}, {}, infos, list(env.agents))]
+    for _ in range(limit):
+        aid = env._next
+        m = obs[aid]["action_mask"].astype(bool) if isinstance(obs[aid], dict) else infos[aid]["action_mask"]
+        a = int(rng.choice(np.flatnonzero(m)))
+        obs, rewards, terms, truncs, infos = env.step({aid: a})
+        steps.append(({aid: a}, obs, rewards, terms, truncs, infos, list(env.agents)))
+        if terms["__all__"] or truncs["__all__"]:
+            return steps
+    raise AssertionError("the episode did not end")
+
+
+@pytest.fixture
+def maze():
+    env = br.BatonMultiAgentEnv({"env": "maze"})
+    yield env
+    env.close()
+
+
+def test_names_and_mapping():
+    assert br.agent_name("motion_3") == "motion"
+    assert br.agent_name("strategy_0") == "strategy"
+    assert br.agent_name("player") == "player"
+    assert br.policy_mapping_fn("motion_12", None) == "motion"
+    assert br.policy_mapping_fn("strategy_0", None, worker=None) == "strategy"
+
+
+@pytest.mark.parametrize("masking", [False, True])
+def test_rllib_checks_the_env(masking):
+    # RLlib's checker steps an action sampled from the space, without the mask.
+    env = br.BatonMultiAgentEnv({"env": "maze", "action_masking": masking, "invalid_action": "terminate"})
+    check_multiagent_environments(env)
+    for aid in env.possible_agents:
+        assert env.get_observation_space(aid) is env.observation_spaces[br.agent_name(aid) + "_0"]
+    env.close()
+
+
+def test_spaces(maze):
+    assert maze.possible_agents[0] == "strategy_0"
+    assert {"strategy_63", "motion_0", "motion_63"} <= set(maze.possible_agents)
+    assert len(maze.possible_agents) == 2 * 64
+    assert maze.observation_spaces["strategy_0"].shape == (106,)
+    assert maze.observation_spaces["motion_5"].shape == (104,)
+    assert maze.action_spaces["strategy_0"].n == 4 and maze.action_spaces["motion_9"].n == 2
+    masked = br.BatonMultiAgentEnv({"env": "maze", "action_masking": True})
+    sp = masked.observation_spaces["motion_1"]
+    assert set(sp.spaces) == {"observations", "action_mask"} and sp["action_mask"].shape == (2,)
+    obs, _ = masked.reset(seed=3)
+    assert masked.observation_spaces["strategy_0"].contains(obs["strategy_0"])
+    _, infos = maze.reset(seed=3)
+    np.testing.assert_array_equal(obs["strategy_0"]["action_mask"], infos["strategy_0"]["action_mask"].astype(np.float32))
+    assert 0 < obs["strategy_0"]["action_mask"].sum() < 4
+    masked.close()
+
+
+def test_ids_invocations_and_episode_end(maze):
+    steps = play(maze, MAZE_SEED, np.random.default_rng(1))
+    _, obs0, *_ = steps[0]
+    assert list(obs0) == ["strategy_0"]
+    acted = [next(iter(s[0])) for s in steps[1:]]
+    motions = [a for a in dict.fromkeys(acted) if a.startswith("motion_")]
+    assert motions == [f"motion_{k}" for k in range(len(motions))]
+    assert set(a for a in acted if a.startswith("strategy")) == {"strategy_0"}
+    ended = set()
+    for actions, obs, rewards, terms, truncs, infos, agents in steps[1:]:
+        (aid,) = actions
+        assert aid not in ended, f"{aid} acted after its end"
+        for i in obs:
+            assert i in maze.possible_agents and infos[i]["agent"] == br.agent_name(i)
+            if terms.get(i) or truncs.get(i):
+                ended.add(i)
+        assert set(rewards) <= set(agents) and set(obs) <= set(agents)
+        live = [i for i in obs if not (terms.get(i) or truncs.get(i))]
+        assert len(live) <= 1  # the agent acting next, alone
+    *_, last = steps
+    _, obs, rewards, terms, truncs, infos, _ = last
+    assert terms["__all__"] != truncs["__all__"]
+    assert all(terms[i] or truncs[i] for i in obs)
+    assert infos["strategy_0"]["success"] == terms["__all__"]
+    # A strategy's decision lasts its motion's sub-episode: its span is that many ticks + 1.
+    spans = [s[5]["strategy_0"]["span_ticks"] for s in steps[1:] if "strategy_0" in s[1]]
+    assert spans and all(s >= 2 for s in spans)
+    with pytest.raises(baton.vector.StateError):
+        maze.step({"strategy_0": 0})
+
+
+@pytest.mark.parametrize("seed", [MAZE_SEED, 11])
+def test_rewards_equal_the_fast_lane(maze, seed):
+    """The same seed and actions on baton.vector.make("maze", num_envs=1): the same
+    observations of the acting agent and the same rewards per agent name, step by step."""
+    steps = play(maze, seed, np.random.default_rng(seed))
+    v = baton.vector.make("maze", num_envs=1)
+    groups = v.reset(seed)
+    names = v.agent_names
+    np.testing.assert_array_equal(groups["strategy"].obs[0], steps[0][1]["strategy_0"])
+    for actions, obs, rewards, terms, truncs, infos, _ in steps[1:]:
+        ((aid, a),) = actions.items()
+        name = br.agent_name(aid)
+        assert len(groups[name]) == 1
+        groups, vrew, vterm, vtrunc, ended = v.step({name: np.array([a])})
+        got = {n: 0.0 for n in names}
+        for i, r in rewards.items():
+            got[br.agent_name(i)] += r
+        assert got == {n: float(vrew[0, j]) for j, n in enumerate(names)}
+        if ended[0]:
+            assert terms["__all__"] == bool(vterm[0, 0])
+            break
+        (nxt,) = [i for i in obs if not (terms.get(i) or truncs.get(i))]
+        np.testing.assert_array_equal(groups[br.agent_name(nxt)].obs[0], obs[nxt])
+    else:
+        raise AssertionError("the fast lane's episode did not end with the env's")
+    v.close()
+
+
+def test_bad_actions_name_the_agent_and_change_nothing(maze):
+    obs, infos = maze.reset(seed=MAZE_SEED)
+    mask = infos["strategy_0"]["action_mask"]
+    bad, good = int(np.flatnonzero(~mask)[0]), int(np.flatnonzero(mask)[0])
+    cases = {
+        "masked": ({"strategy_0": bad}, "strategy_0: action .* masked"),
+        "outside": ({"strategy_0": 9}, r"strategy_0: action 9 outside Discrete\(4"),
+        "not acting": ({"motion_0": 0}, "agent strategy_0 acts now"),
+        "two": ({"strategy_0": good, "motion_0": 0}, "agent strategy_0 acts now"),
+        "not an int": ({"strategy_0": "up"}, "not an integer"),
+    }
+    for name, (actions, match) in cases.items():
+        with pytest.raises(baton.vector.ActionError, match=match):
+            maze.step(actions)
+    obs, rewards, terms, truncs, infos = maze.step({"strategy_0": good})
+    assert list(obs) == ["motion_0"] and not terms["__all__"]
+
+
+def test_invalid_action_terminate():
+    env = br.BatonMultiAgentEnv({"env": "maze", "invalid_action": "terminate", "invalid_reward": -1.0})
+    obs, infos = env.reset(seed=MAZE_SEED)
+    bad = int(np.flatnonzero(~infos["strategy_0"]["action_mask"])[0])
+    obs, rewards, terms, truncs, infos = env.step({"strategy_0": bad})
+    assert rewards == {"strategy_0": -1.0} and terms == {"strategy_0": True, "__all__": True}
+    assert infos["strategy_0"]["invalid_action"] and not infos["strategy_0"]["success"]
+    env.close()
+
+
+def test_config_errors_and_id_limit():
+    for cfg, match in [({"env": "maze", "bogus": 1}, "unknown config keys"),
+                       ({"invalid_action": "ignore"}, "invalid_action"),
+                       ({"ids_per_agent": 0}, "ids_per_agent")]:
+        with pytest.raises(baton.vector.ConfigError, match=match):
+            br.BatonMultiAgentEnv(cfg)
+    with pytest.raises(baton.vector.ConfigError):
+        br.BatonMultiAgentEnv({"env": "no-such-env"})
+    env = br.BatonMultiAgentEnv({"env": "maze", "ids_per_agent": 2})
+    with pytest.raises(br.IdError, match="motion_2 is outside possible_agents"):
+        play(env, MAZE_SEED, np.random.default_rng(0))
+    env.close()
+
+
+def test_remote_equals_the_fast_lane(serve):  # noqa: F811
+    addr = serve("env", "--addr", "127.0.0.1:0").addr
+    remote = br.BatonMultiAgentEnv({"env": "maze", "address": addr, "action_masking": True})
+    local = br.BatonMultiAgentEnv({"env": "maze", "action_masking": True})
+    assert remote.possible_agents == local.possible_agents
+    assert remote.observation_spaces["motion_3"] == local.observation_spaces["motion_3"]
+    got = play(remote, MAZE_SEED, np.random.default_rng(5))
+    want = play(local, MAZE_SEED, np.random.default_rng(5))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g[0] == w[0] and g[2:5] == w[2:5]
+        assert g[1].keys() == w[1].keys()
+        for i in g[1]:
+            for k in ("observations", "action_mask"):
+                np.testing.assert_array_equal(g[1][i][k], w[1][i][k])
+    remote.close()
+    local.close()
+
+
+@pytest.fixture
+def ray_two_cpus():
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.go
+def test_ppo_trains_with_two_env_runners(ray_two_cpus):
+    """A few PPO iterations of examples/python/rllib_maze.py's config: both modules
+    learn from both agents' steps, sampled by two env runner processes."""
+    import rllib_maze
+
+    algo = rllib_maze.ppo_config({"env": "maze", "seed": 1}, env_runners=2, envs_per_runner=2,
+                                 batch=400, minibatch=100, epochs=2, seed=1).build_algo()
+    try:
+        for _ in range(2):
+            res = algo.train()
+        runners = res["env_runners"]
+        assert runners["num_env_steps_sampled_lifetime"] >= 800
+        assert set(res["learners"]) >= {"strategy", "motion"}
+        modules = {m: algo.get_module(m) for m in ("strategy", "motion")}
+        ev = rllib_maze.evaluate(modules, {"env": "maze"}, episodes=3)
+        assert 0.0 <= ev["success"] <= 1.0 and ev["episode_ticks"] > 0
+    finally:
+        algo.stop()
