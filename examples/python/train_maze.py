@@ -19,7 +19,8 @@ Features: the map is the same in every episode of a run (the reference map, or t
 one ``--config``'s map or generate gives), so each agent sees its position one-hot
 and its action mask, derived from the observation the environment gives. Where each
 episode draws its own map (``"generate": {..., "per_episode": true}``), the agents
-see the map too, centred on their position (``Features``).
+see the map too (``Features``), and the strategy (an agent that picks one of the
+four directions) plans on it with a value-iteration network (``PlanNet``).
 
 Curricula: ``--schedule FILE`` (a ``baton.schedule`` JSON, e.g.
 examples/python/maze_curriculum.json) trains on generated mazes of growing sizes,
@@ -57,10 +58,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
+from torch import nn
 
 import baton.vector
 from baton.schedule import Schedule, Scheduler, Task, derive_seed
-from ppo import ActorCritic, AgentBuffer, PPOConfig, ppo_update
+from ppo import ActorCritic, AgentBuffer, MaskedCategorical, PPOConfig, _layer, ppo_update
 
 HIERARCHY, FLAT = "maze", "maze-flat"
 GOAL = 3  # a goal tile in the maze's map
@@ -152,43 +154,86 @@ def open_env(flat: bool, num_envs: int, seed: int, config=None, **vector_kwargs)
 class Features:
     """An agent's features, from an observation laid out as the maze's are (the map,
     row and column, the mask): its position one-hot and its action mask; with
-    ``with_map``, the map as the agent sees it around itself instead of the position:
-    a window of 2N - 1 by 2N - 1 tiles centred on it (N the observed map's side, so
-    that the whole map is in view wherever the agent is; wall beyond the map), as two
-    planes, walkable and goal, and the mask. A fixed map needs only the position;
-    generated maps need the map, and centring it on the agent lets what is learned
-    about a corridor or the goal's direction hold wherever they are."""
+    ``with_map``, the (padded, square) map's tiles as two planes, walkable and goal,
+    ahead of them. A fixed map needs only the position; generated maps need the map."""
 
     def __init__(self, layout: baton.vector.AgentLayout, with_map: bool = False):
         self.cells = layout.obs_dim - 2 - layout.mask_len
         self.cols = int(np.asarray(layout.observation_space.high)[self.cells + 1]) + 1
         self.with_map = with_map
-        if with_map:
-            self.side = int(round(self.cells ** 0.5))
-            if self.side * self.side != self.cells:
-                raise ValueError(f"train_maze: the map of {self.cells} tiles is not square; give the config an obs_side")
-            self.view = 2 * self.side - 1
-            self.dim = 2 * self.view * self.view + layout.mask_len
-        else:
-            self.dim = self.cells + layout.mask_len
+        self.side = int(round(self.cells ** 0.5))
+        if with_map and (self.side * self.side != self.cells or self.cols != self.side):
+            raise ValueError(f"train_maze: a map of {self.cells} tiles, {self.cols} a row, is not square; give the config an obs_side")
+        self.off = 2 * self.cells if with_map else 0
+        self.dim = self.off + self.cells + layout.mask_len
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         k, c = len(obs), self.cells
         x = np.zeros((k, self.dim), np.float32)
-        row, col = obs[:, c].astype(np.int64), obs[:, c + 1].astype(np.int64)
         if self.with_map:
-            n, w = self.side, self.view
-            padded = np.zeros((k, n + 2 * (n - 1), n + 2 * (n - 1)), np.float32)
-            padded[:, n - 1:2 * n - 1, n - 1:2 * n - 1] = obs[:, :c].reshape(k, n, n)
-            r = np.arange(w)
-            view = padded[np.arange(k)[:, None, None], row[:, None, None] + r[None, :, None], col[:, None, None] + r[None, None, :]]
-            x[:, :w * w] = (view > 0).reshape(k, -1)
-            x[:, w * w:2 * w * w] = (view == GOAL).reshape(k, -1)
-            x[:, 2 * w * w:] = obs[:, c + 2:]
-        else:
-            x[np.arange(k), row * self.cols + col] = 1
-            x[:, c:] = obs[:, c + 2:]
+            tiles = obs[:, :c]
+            x[:, :c] = tiles > 0
+            x[:, c:2 * c] = tiles == GOAL
+        pos = obs[:, c].astype(np.int64) * self.cols + obs[:, c + 1].astype(np.int64)
+        x[np.arange(k), self.off + pos] = 1
+        x[:, self.off + c:] = obs[:, c + 2:]
         return x
+
+
+MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # the maze's directions: up, right, down, left
+
+
+class PlanNet(nn.Module):
+    """A policy and value for an agent that picks one of the four directions on a map
+    it sees whole (``Features`` with the map), after value iteration networks (Tamar et
+    al., 2016): a 3x3 convolution of the walkable and goal planes, then ``iters``
+    times a 3x3 convolution of its own output plus that input, through a ReLU and
+    zeroed on walls, so that what the goal sends spreads along the corridors a tile
+    an iteration; the logit of a direction is a linear read-out of the state at the
+    neighbouring tile in that direction, and the value an MLP of the state at the
+    agent's tile and the best neighbour's. The convolutions are shared over the map,
+    so what is learned on one map holds on another, and a network of a few hundred
+    weights plays maps of every size the padding allows. Its methods are
+    ``ppo.ActorCritic``'s."""
+
+    def __init__(self, side: int, channels: int = 8, iters: int = 24, hidden: int = 64):
+        super().__init__()
+        self.side, self.iters = side, iters
+        self.inp = nn.Conv2d(2, channels, 3, padding=1)
+        self.rec = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.head = nn.Linear(channels, 1)
+        nn.init.zeros_(self.head.weight)  # uniform over the allowed directions to start
+        nn.init.zeros_(self.head.bias)
+        self.v = nn.Sequential(_layer(2 * channels, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
+
+    def _plan(self, x: torch.Tensor):
+        n = self.side
+        c = n * n
+        walk = x[:, :c].reshape(-1, 1, n, n)
+        x0 = self.inp(torch.cat([walk, x[:, c:2 * c].reshape(-1, 1, n, n)], 1))
+        h = torch.relu(x0) * walk
+        for _ in range(self.iters):
+            h = torch.relu(self.rec(h) + x0) * walk
+        pos = x[:, 2 * c:3 * c].argmax(1)
+        r, col = pos // n + 1, pos % n + 1
+        hp = nn.functional.pad(h, (1, 1, 1, 1))  # wall beyond the map
+        b = torch.arange(len(x))
+        near = torch.stack([hp[b, :, r + dr, col + dc] for dr, dc in MOVES], 1)
+        value = self.v(torch.cat([hp[b, :, r, col], near.max(1).values], 1)).squeeze(-1)
+        return self.head(near).squeeze(-1), value
+
+    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
+        return MaskedCategorical(self._plan(x)[0], mask)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self._plan(x)[1]
+
+    @torch.no_grad()
+    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
+        logits, value = self._plan(torch.from_numpy(x))
+        d = MaskedCategorical(logits, None if mask is None else torch.from_numpy(mask))
+        a = d.greedy() if greedy else d.sample(generator)
+        return a.numpy(), d.log_prob(a).numpy(), value.numpy()
 
 
 def map_keys(obs: np.ndarray, cells: int) -> list[bytes]:
@@ -206,11 +251,16 @@ class Agent:
     buf: AgentBuffer | None = None
 
 
-def make_agents(env, hidden: int, lr: float, with_map: bool = False) -> dict[str, Agent]:
+def make_agents(env, hidden: int, lr: float, with_map: bool = False, planner: bool = True) -> dict[str, Agent]:
+    """An agent per agent name: an MLP ``ActorCritic``, or with the map (``with_map``)
+    and ``planner`` a ``PlanNet`` for an agent that picks one of the four directions."""
     agents = {}
     for layout in env.agents:
         f = Features(layout, with_map)
-        net = ActorCritic(f.dim, layout.actions, hidden)
+        if with_map and planner and layout.actions == len(MOVES):
+            net = PlanNet(f.side)
+        else:
+            net = ActorCritic(f.dim, layout.actions, hidden)
         agents[layout.name] = Agent(layout.name, f, net, torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5))
     return agents
 
@@ -248,7 +298,7 @@ def train(
     *, flat: bool = False, seed: int = 1, env_steps: int = 300_000, num_envs: int = 128, rollout: int = 32,
     hidden: int = 64, cfg: PPOConfig | None = None, config=None, target: float | None = None,
     curve_every: int = 1, curve_episodes: int = 200, log=None, vector_kwargs: dict | None = None,
-    schedule: Scheduler | None = None, with_map: bool = False, eval_config=None,
+    schedule: Scheduler | None = None, with_map: bool = False, eval_config=None, planner: bool = True,
 ) -> Result:
     """Trains with PPO for ``env_steps`` env steps (whole rollouts of ``rollout`` ticks
     of ``num_envs`` copies), or until the curve's success rate reaches ``target``.
@@ -268,7 +318,8 @@ def train(
     vector's ``derive_seed(seed, k)``), and the rollouts start afresh: decisions still
     open are dropped. A curve point then evaluates on the current task and, as
     ``final_success``, on ``eval_config`` (e.g. the last task's). ``with_map`` gives
-    the agents the map among their features (``Features``), which generated maps need.
+    the agents the map among their features (``Features``), which generated maps need,
+    and the strategy a ``PlanNet`` (an MLP with ``planner`` False).
 
     >>> res = train(seed=3, env_steps=100_000)  # doctest: +SKIP
     >>> evaluate(res.agents)["success"]  # doctest: +SKIP
@@ -283,7 +334,7 @@ def train(
         config = task.config
     makes = 0
     env = open_env(flat, num_envs, seed, config, **(vector_kwargs_for(vector_kwargs, task)))
-    agents = make_agents(env, hidden, cfg.lr, with_map)
+    agents = make_agents(env, hidden, cfg.lr, with_map, planner)
     names = [a.name for a in env.agents]
     track = with_map and not flat
     cells = agents[names[0]].features.cells
@@ -448,12 +499,13 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
     return out
 
 
-def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False) -> dict[str, Agent]:
+def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False,
+              planner: bool = True) -> dict[str, Agent]:
     """The agents ``train`` starts from with this seed."""
     torch.manual_seed(seed)
     env = open_env(flat, 1, seed, config)
     try:
-        return make_agents(env, hidden, PPOConfig().lr, with_map)
+        return make_agents(env, hidden, PPOConfig().lr, with_map, planner)
     finally:
         env.close()
 
@@ -539,6 +591,8 @@ def parse_args(argv=None):
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--png", help="draw the learning curve into this PNG file")
     p.add_argument("--schedule", help="train on a curriculum: a baton.schedule JSON file whose tasks are maze configurations")
+    p.add_argument("--planner", action=argparse.BooleanOptionalAction, default=True,
+                   help="with the map, the strategy plans with a value-iteration network (default on; off: an MLP)")
     p.add_argument("--log", help="record the training episodes into an activity log in this directory (baton inspect DIR --plot)")
     p.add_argument("--quiet", action="store_true", help="no per-rollout lines")
     return p.parse_args(argv)
@@ -569,13 +623,13 @@ def main(argv=None) -> int:
     eval_seed = derive_seed(args.seed ^ EVAL_SEED, 1)
     cfg = PPOConfig(lr=args.lr, gamma=args.gamma, ent_coef=args.ent_coef, smdp=args.smdp)
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr if args.json else sys.stdout, flush=True))
-    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map), flat=args.flat,
+    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner), flat=args.flat,
                       episodes=args.eval_episodes, config=final, seed=eval_seed)
     vector_kwargs = {"log": args.log, "policy": "ppo"} if args.log else None
     res = train(flat=args.flat, seed=args.seed, env_steps=args.env_steps, num_envs=args.num_envs, rollout=args.rollout,
                 hidden=args.hidden, cfg=cfg, config=config, target=args.target,
                 curve_every=args.curve_every, curve_episodes=args.curve_episodes, log=log,
-                vector_kwargs=vector_kwargs, schedule=scheduler, with_map=with_map,
+                vector_kwargs=vector_kwargs, schedule=scheduler, with_map=with_map, planner=args.planner,
                 eval_config=final if scheduler else None)
     exclude = res.maps if with_map else None
     after = {mode: evaluate(res.agents, flat=args.flat, episodes=args.eval_episodes, greedy=mode == "greedy",

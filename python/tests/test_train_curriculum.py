@@ -40,44 +40,56 @@ def one_thread():
 
 @pytest.mark.go
 def test_curriculum_promotes_and_beats_the_untrained_policy_on_unseen_maps(one_thread):
+    """With MLPs (``planner=False``), the cheaper networks: a few seconds of CPU."""
     sched = Schedule.from_json(SCHEDULE).start(seed=2)
     final = maze(7)
     eval_seed = 987_654_321
-    before = train_maze.evaluate(train_maze.untrained(seed=2, hidden=128, config=final, with_map=True),
+    before = train_maze.evaluate(train_maze.untrained(seed=2, hidden=128, config=final, with_map=True, planner=False),
                                  config=final, episodes=300, seed=eval_seed)
     res = train_maze.train(seed=2, env_steps=49_152, num_envs=64, rollout=32, hidden=128, schedule=sched,
-                           with_map=True, curve_every=0)
+                           with_map=True, planner=False, curve_every=0)
     assert [p["task"] for p in res.promotions] == ["7x7"]
     assert sched.runs()[0][0] == "5x5" and sched.runs()[-1][0] == "7x7"
     assert res.maps, "the training episodes' maps are remembered"
     after = train_maze.evaluate(res.agents, config=final, episodes=300, seed=eval_seed, exclude=res.maps)
     assert after["episodes"] + after["excluded"] == 300
     assert after["episodes"] >= 50, after  # 7x7 mazes are few: many a map comes back
-    print(before, after)
     assert after["success"] >= before["success"] + 0.2, (before, after)
 
 
-def test_features_centre_the_map_on_the_agent():
-    """A 3x3 map: the window is 5x5, the agent's tile at its centre, wall beyond."""
+def test_features_and_plan_net_read_the_map():
+    """A 3x3 map: the features are the walkable and goal planes, the position one-hot
+    and the mask; PlanNet reads a direction's logit at the neighbour in it, so a
+    network whose read-out favours the goal's signal points at the goal's side."""
 
     class Layout:
         obs_dim, mask_len = 9 + 2 + 4, 4
         observation_space = type("Box", (), {"high": np.array([3.0] * 9 + [2, 2] + [1] * 4)})
 
     f = train_maze.Features(Layout(), with_map=True)
-    assert f.dim == 2 * 25 + 4
+    assert f.dim == 3 * 9 + 4 and f.side == 3
     tiles = [1, 1, 3,
              0, 1, 0,
              2, 1, 0]
-    obs = np.array([tiles + [1, 1] + [1, 0, 1, 0]], np.float32)
+    obs = np.array([tiles + [0, 1] + [0, 1, 1, 1]], np.float32)  # at the top middle
     x = f(obs)[0]
-    walk, goal, mask = x[:25].reshape(5, 5), x[25:50].reshape(5, 5), x[50:]
-    assert walk[1:4, 1:4].tolist() == (np.array(tiles).reshape(3, 3) > 0).tolist()
-    assert walk.sum() == 6 and goal[1, 3] == 1 and goal.sum() == 1
-    assert mask.tolist() == [1, 0, 1, 0]
-    obs[0, 9:11] = [0, 2]  # on the goal, at the top right: the map moves down and left
-    walk = f(obs)[0][:25].reshape(5, 5)
-    assert walk[2:5, 0:3].tolist() == (np.array(tiles).reshape(3, 3) > 0).tolist()
+    assert x[:9].tolist() == [float(t > 0) for t in tiles]
+    assert x[9:18].tolist() == [float(t == 3) for t in tiles]
+    assert x[18:27].tolist() == [0, 1, 0, 0, 0, 0, 0, 0, 0]
+    assert x[27:].tolist() == [0, 1, 1, 1]
+
+    torch.manual_seed(0)
+    net = train_maze.PlanNet(3, channels=2, iters=2)
+    with torch.no_grad():
+        net.inp.weight.zero_()
+        net.inp.bias.zero_()
+        net.inp.weight[0, 1, 1, 1] = 1  # channel 0: the goal tile
+        net.rec.weight.zero_()
+        net.head.weight[:] = torch.tensor([[1.0, 0.0]])
+    d = net.dist(torch.from_numpy(f(obs)), torch.tensor([[False, True, True, True]]))
+    assert d.greedy().item() == 1, "right, towards the goal"
+    assert d.logp_all[0, 0].item() == float("-inf"), "up is masked"
+    assert net.value(torch.from_numpy(f(obs))).shape == (1,)
 
 
 @pytest.mark.go
@@ -107,7 +119,8 @@ def test_log_under_a_schedule_names_the_trials_after_their_task(tmp_path, one_th
     path.write_text(json.dumps({**SCHEDULE, "promotion": {"window": 20, "threshold": 0.8}}))
     d = str(tmp_path / "log")
     rc = train_maze.main(["--schedule", str(path), "--env-steps", "8192", "--num-envs", "32", "--rollout", "32",
-                          "--curve-every", "0", "--eval-episodes", "20", "--log", d, "--json", "--quiet", "--seed", "2"])
+                          "--curve-every", "0", "--eval-episodes", "20", "--log", d, "--json", "--quiet", "--seed", "2",
+                          "--no-planner"])
     assert rc == 0
     report = json.loads(capsys.readouterr().out)
     assert [p["task"] for p in report["promotions"]] == ["7x7"]
