@@ -187,8 +187,9 @@ class PlanNet(nn.Module):
     """A policy and value for an agent that picks one of the four directions on a map
     it sees whole (``Features`` with the map), after value iteration networks (Tamar et
     al., 2016): a 3x3 convolution of the walkable and goal planes, then ``iters``
-    times a 3x3 convolution of its own output plus that input, through a ReLU and
-    zeroed on walls, so that what the goal sends spreads along the corridors a tile
+    times a 3x3 convolution of its own output plus that input, through a tanh (which
+    keeps the state bounded however many iterations: with a ReLU it can grow
+    without bound, and the policy's entropy collapsed in training) and zeroed on walls, so that what the goal sends spreads along the corridors a tile
     an iteration; the logit of a direction is a linear read-out of the state at the
     neighbouring tile in that direction, and the value an MLP of the state at the
     agent's tile and the best neighbour's. The convolutions are shared over the map,
@@ -211,9 +212,9 @@ class PlanNet(nn.Module):
         c = n * n
         walk = x[:, :c].reshape(-1, 1, n, n)
         x0 = self.inp(torch.cat([walk, x[:, c:2 * c].reshape(-1, 1, n, n)], 1))
-        h = torch.relu(x0) * walk
+        h = torch.tanh(x0) * walk
         for _ in range(self.iters):
-            h = torch.relu(self.rec(h) + x0) * walk
+            h = torch.tanh(self.rec(h) + x0) * walk
         pos = x[:, 2 * c:3 * c].argmax(1)
         r, col = pos // n + 1, pos % n + 1
         hp = nn.functional.pad(h, (1, 1, 1, 1))  # wall beyond the map
