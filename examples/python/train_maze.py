@@ -5,6 +5,7 @@ one agent moving a tile a tick) with the same PPO, and evaluates the result.
     scripts/python examples/python/train_maze.py --json
     scripts/python examples/python/train_maze.py --flat --json
     scripts/python examples/python/train_maze.py --png curve.png --env-steps 500000
+    scripts/python examples/python/train_maze.py --schedule examples/python/maze_curriculum.json --json
 
 Each agent name has its own small MLP policy and value (``ppo.ActorCritic``) and its
 own rollout (``ppo.AgentBuffer``), filled a tick at a time with the rows of its group:
@@ -16,7 +17,27 @@ decision). Masked actions get logit -inf.
 
 Features: the map is the same in every episode of a run (the reference map, or the
 one ``--config``'s map or generate gives), so each agent sees its position one-hot
-and its action mask, derived from the observation the environment gives.
+and its action mask, derived from the observation the environment gives. Where each
+episode draws its own map (``"generate": {..., "per_episode": true}``), the agents
+see the map too (``Features``), and the strategy (an agent that picks one of the
+four directions) plans on it with a value-iteration network (``PlanNet``).
+
+Curricula: ``--schedule FILE`` (a ``baton.schedule`` JSON, e.g.
+examples/python/maze_curriculum.json) trains on generated mazes of growing sizes,
+one observed size (``obs_side``) for all, so that one network plays them all; each
+training episode is a trial of the schedule, and the vector is remade with the next
+task's configuration when the schedule promotes (``train``). The evaluation is then
+on the last task, on a vector seed of its own, and leaves out the episodes whose map
+(start and goal included) a training episode had: the success rate is on maps never
+seen in training.
+
+    scripts/python examples/python/train_maze.py --schedule examples/python/maze_curriculum.json \
+        --env-steps 320000 --curve-every 8 --hidden 128 --lr 2e-3 --ent-coef 0.02 --json --png curve.png
+
+``--log DIR`` records the training vectors' episodes into an activity log
+(``baton.vector.make(..., log=DIR, policy="ppo")``; under a schedule each task's
+trials are named after it), which ``baton inspect DIR --plot`` draws and
+``baton.load(DIR)`` reads.
 
 ``--json`` prints the evaluation of the policy learned (success rate over
 ``--eval-episodes`` episodes, each copy's first, with actions sampled from the
@@ -37,11 +58,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
+from torch import nn
 
 import baton.vector
-from ppo import ActorCritic, AgentBuffer, PPOConfig, ppo_update
+from baton.schedule import Schedule, Scheduler, Task, derive_seed
+from ppo import ActorCritic, AgentBuffer, MaskedCategorical, PPOConfig, _layer, ppo_update
 
 HIERARCHY, FLAT = "maze", "maze-flat"
+GOAL = 3  # a goal tile in the maze's map
 
 
 @dataclass
@@ -128,21 +152,95 @@ def open_env(flat: bool, num_envs: int, seed: int, config=None, **vector_kwargs)
 
 
 class Features:
-    """An agent's features: its position one-hot and its action mask, from an
-    observation laid out as the maze's are (the map, row and column, the mask)."""
+    """An agent's features, from an observation laid out as the maze's are (the map,
+    row and column, the mask): its position one-hot and its action mask; with
+    ``with_map``, the (padded, square) map's tiles as two planes, walkable and goal,
+    ahead of them. A fixed map needs only the position; generated maps need the map."""
 
-    def __init__(self, layout: baton.vector.AgentLayout):
+    def __init__(self, layout: baton.vector.AgentLayout, with_map: bool = False):
         self.cells = layout.obs_dim - 2 - layout.mask_len
         self.cols = int(np.asarray(layout.observation_space.high)[self.cells + 1]) + 1
-        self.dim = self.cells + layout.mask_len
+        self.with_map = with_map
+        self.side = int(round(self.cells ** 0.5))
+        if with_map and (self.side * self.side != self.cells or self.cols != self.side):
+            raise ValueError(f"train_maze: a map of {self.cells} tiles, {self.cols} a row, is not square; give the config an obs_side")
+        self.off = 2 * self.cells if with_map else 0
+        self.dim = self.off + self.cells + layout.mask_len
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        k = len(obs)
+        k, c = len(obs), self.cells
         x = np.zeros((k, self.dim), np.float32)
-        pos = obs[:, self.cells].astype(np.int64) * self.cols + obs[:, self.cells + 1].astype(np.int64)
-        x[np.arange(k), pos] = 1
-        x[:, self.cells:] = obs[:, self.cells + 2:]
+        if self.with_map:
+            tiles = obs[:, :c]
+            x[:, :c] = tiles > 0
+            x[:, c:2 * c] = tiles == GOAL
+        pos = obs[:, c].astype(np.int64) * self.cols + obs[:, c + 1].astype(np.int64)
+        x[np.arange(k), self.off + pos] = 1
+        x[:, self.off + c:] = obs[:, c + 2:]
         return x
+
+
+MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # the maze's directions: up, right, down, left
+
+
+class PlanNet(nn.Module):
+    """A policy and value for an agent that picks one of the four directions on a map
+    it sees whole (``Features`` with the map), after value iteration networks (Tamar et
+    al., 2016): a 3x3 convolution of the walkable and goal planes, then ``iters``
+    times a 3x3 convolution of its own output plus that input, through a tanh (which
+    keeps the state bounded however many iterations: with a ReLU it can grow
+    without bound, and the policy's entropy collapsed in training) and zeroed on walls, so that what the goal sends spreads along the corridors a tile
+    an iteration; the logit of a direction is a linear read-out of the state at the
+    neighbouring tile in that direction, and the value an MLP of the state at the
+    agent's tile and the best neighbour's. The convolutions are shared over the map,
+    so what is learned on one map holds on another, and a network of a few hundred
+    weights plays maps of every size the padding allows. Its methods are
+    ``ppo.ActorCritic``'s."""
+
+    def __init__(self, side: int, channels: int = 8, iters: int = 24, hidden: int = 64):
+        super().__init__()
+        self.side, self.iters = side, iters
+        self.inp = nn.Conv2d(2, channels, 3, padding=1)
+        self.rec = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.head = nn.Linear(channels, 1)
+        nn.init.zeros_(self.head.weight)  # uniform over the allowed directions to start
+        nn.init.zeros_(self.head.bias)
+        self.v = nn.Sequential(_layer(2 * channels, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
+
+    def _plan(self, x: torch.Tensor):
+        n = self.side
+        c = n * n
+        walk = x[:, :c].reshape(-1, 1, n, n)
+        x0 = self.inp(torch.cat([walk, x[:, c:2 * c].reshape(-1, 1, n, n)], 1))
+        h = torch.tanh(x0) * walk
+        for _ in range(self.iters):
+            h = torch.tanh(self.rec(h) + x0) * walk
+        pos = x[:, 2 * c:3 * c].argmax(1)
+        r, col = pos // n + 1, pos % n + 1
+        hp = nn.functional.pad(h, (1, 1, 1, 1))  # wall beyond the map
+        b = torch.arange(len(x))
+        near = torch.stack([hp[b, :, r + dr, col + dc] for dr, dc in MOVES], 1)
+        value = self.v(torch.cat([hp[b, :, r, col], near.max(1).values], 1)).squeeze(-1)
+        return self.head(near).squeeze(-1), value
+
+    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
+        return MaskedCategorical(self._plan(x)[0], mask)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self._plan(x)[1]
+
+    @torch.no_grad()
+    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
+        logits, value = self._plan(torch.from_numpy(x))
+        d = MaskedCategorical(logits, None if mask is None else torch.from_numpy(mask))
+        a = d.greedy() if greedy else d.sample(generator)
+        return a.numpy(), d.log_prob(a).numpy(), value.numpy()
+
+
+def map_keys(obs: np.ndarray, cells: int) -> list[bytes]:
+    """The maps of observations (rows), as bytes: a map with its start and goal tiles
+    names its episode's layout (the dynamics are deterministic)."""
+    return [row.tobytes() for row in obs[:, :cells].astype(np.uint8)]
 
 
 @dataclass
@@ -154,11 +252,16 @@ class Agent:
     buf: AgentBuffer | None = None
 
 
-def make_agents(env, hidden: int, lr: float) -> dict[str, Agent]:
+def make_agents(env, hidden: int, lr: float, with_map: bool = False, planner: bool = True) -> dict[str, Agent]:
+    """An agent per agent name: an MLP ``ActorCritic``, or with the map (``with_map``)
+    and ``planner`` a ``PlanNet`` for an agent that picks one of the four directions."""
     agents = {}
     for layout in env.agents:
-        f = Features(layout)
-        net = ActorCritic(f.dim, layout.actions, hidden)
+        f = Features(layout, with_map)
+        if with_map and planner and layout.actions == len(MOVES):
+            net = PlanNet(f.side)
+        else:
+            net = ActorCritic(f.dim, layout.actions, hidden)
         agents[layout.name] = Agent(layout.name, f, net, torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5))
     return agents
 
@@ -179,19 +282,24 @@ def act(agents: dict[str, Agent], rows: dict[str, Rows], generator: torch.Genera
 
 @dataclass
 class Result:
-    """What ``train`` returns: the agents, the learning curve, env steps, seconds."""
+    """What ``train`` returns: the agents, the learning curve, env steps, seconds; with
+    a schedule, the task changes (``promotions``: the env steps and the task taken) and
+    the maps of the training episodes (``maps``, see ``map_keys``)."""
 
     agents: dict[str, Agent]
     curve: list[dict] = field(default_factory=list)
     env_steps: int = 0
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    promotions: list[dict] = field(default_factory=list)
+    maps: set[bytes] = field(default_factory=set)
 
 
 def train(
     *, flat: bool = False, seed: int = 1, env_steps: int = 300_000, num_envs: int = 128, rollout: int = 32,
     hidden: int = 64, cfg: PPOConfig | None = None, config=None, target: float | None = None,
     curve_every: int = 1, curve_episodes: int = 200, log=None, vector_kwargs: dict | None = None,
+    schedule: Scheduler | None = None, with_map: bool = False, eval_config=None, planner: bool = True,
 ) -> Result:
     """Trains with PPO for ``env_steps`` env steps (whole rollouts of ``rollout`` ticks
     of ``num_envs`` copies), or until the curve's success rate reaches ``target``.
@@ -202,6 +310,18 @@ def train(
     (``train_success``), which favours short episodes early on: those are the ones
     that end within a rollout. ``vector_kwargs`` go to ``baton.vector.make``.
 
+    With ``schedule`` (a ``baton.schedule.Scheduler`` whose tasks are maze
+    configurations), the environment's configuration is the schedule's task, and each
+    training episode that ends is a trial recorded with its success, in the order
+    they end. When the schedule moves to another task, the episodes still ending in
+    that rollout are not recorded, and after the rollout's update the vector is
+    remade with the new task's configuration (a new vector seed each time, the k-th
+    vector's ``derive_seed(seed, k)``), and the rollouts start afresh: decisions still
+    open are dropped. A curve point then evaluates on the current task and, as
+    ``final_success``, on ``eval_config`` (e.g. the last task's). ``with_map`` gives
+    the agents the map among their features (``Features``), which generated maps need,
+    and the strategy a ``PlanNet`` (an MLP with ``planner`` False).
+
     >>> res = train(seed=3, env_steps=100_000)  # doctest: +SKIP
     >>> evaluate(res.agents)["success"]  # doctest: +SKIP
     1.0
@@ -210,11 +330,28 @@ def train(
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    env = open_env(flat, num_envs, seed, config, **(vector_kwargs or {}))
-    agents = make_agents(env, hidden, cfg.lr)
+    task = schedule.task if schedule is not None else None
+    if task is not None:
+        config = task.config
+    makes = 0
+    env = open_env(flat, num_envs, seed, config, **(vector_kwargs_for(vector_kwargs, task)))
+    agents = make_agents(env, hidden, cfg.lr, with_map, planner)
     names = [a.name for a in env.agents]
-    for layout in env.agents:
-        agents[layout.name].buf = AgentBuffer(rollout, num_envs, agents[layout.name].features.dim, layout.mask_len)
+    track = with_map and not flat
+    cells = agents[names[0]].features.cells
+
+    def fresh_buffers():
+        for layout in env.agents:
+            agents[layout.name].buf = AgentBuffer(rollout, num_envs, agents[layout.name].features.dim, layout.mask_len)
+
+    def remember(rows, copies=None):
+        if not track:
+            return
+        r = rows[names[0]]
+        obs = r.obs if copies is None else r.obs[np.isin(r.copies, copies)]
+        res.maps.update(map_keys(obs, cells))
+
+    fresh_buffers()
     res = Result(agents)
     eval_wall = eval_cpu = 0.0
     rollouts = 0
@@ -222,8 +359,10 @@ def train(
     ep_ticks = np.zeros(num_envs, np.int64)
     try:
         rows = env.reset()
+        remember(rows)
         while res.env_steps < env_steps:
             succ, rets, ticks = [], [], []
+            switch = False
             for t in range(rollout):
                 act(agents, rows, gen, t=t)
                 rows, out = env.step()
@@ -238,6 +377,12 @@ def train(
                     ticks.append(ep_ticks[e])
                     ep_ret[e] = 0
                     ep_ticks[e] = 0
+                    remember(rows, e)
+                    if schedule is not None:
+                        for won in out.success[e]:
+                            if switch or schedule.done:
+                                break
+                            switch = schedule.record(bool(won))
             res.env_steps += rollout * num_envs
             losses = {}
             for name in names:
@@ -249,13 +394,23 @@ def train(
                 losses[name] = ppo_update(ag.net, ag.opt, ag.buf.batch(adv, ret), cfg, gen)
                 ag.buf.carry(r.copies)
             rollouts += 1
+            if switch:
+                env.close()
+                task, config, makes = schedule.task, schedule.task.config, makes + 1
+                env = open_env(flat, num_envs, derive_seed(seed, makes), config, **vector_kwargs_for(vector_kwargs, task))
+                fresh_buffers()
+                ep_ret[:] = 0
+                ep_ticks[:] = 0
+                rows = env.reset()
+                remember(rows)
+                res.promotions.append({"env_steps": res.env_steps, "trial": schedule.index, "task": task.name})
+                if log:
+                    log(f"env steps {res.env_steps:>9,}  trial {schedule.index}: now on task {task.name}")
             if not curve_every or rollouts % curve_every:
                 continue
             s = np.concatenate(succ) if succ else np.zeros(0, np.bool_)
             w, c = time.perf_counter(), time.process_time()
             e = evaluate(agents, flat=flat, episodes=curve_episodes, seed=seed + 7919 * rollouts, config=config)
-            eval_wall += time.perf_counter() - w
-            eval_cpu += time.process_time() - c
             point = {
                 "env_steps": res.env_steps,
                 "success": e["success"],
@@ -264,12 +419,22 @@ def train(
                 "train_episodes": int(len(s)),
                 "train_success": float(s.mean()) if len(s) else 0.0,
             }
+            if task is not None:
+                point["task"] = task.name
+            if eval_config is not None:
+                point["final_success"] = evaluate(agents, flat=flat, episodes=curve_episodes,
+                                                  seed=seed + 7919 * rollouts + 1, config=eval_config)["success"]
+            eval_wall += time.perf_counter() - w
+            eval_cpu += time.process_time() - c
             res.curve.append(point)
             if log:
                 ent = " ".join(f"{n}_entropy {losses[n].get('entropy', 0):.3f}" for n in names)
-                log(f"env steps {point['env_steps']:>9,}  success {point['success']:.3f}  return {point['return']:.3f}  "
+                on = f"[{task.name}] " if task is not None else ""
+                fin = f"  final task {point['final_success']:.3f}" if "final_success" in point else ""
+                log(f"env steps {point['env_steps']:>9,}  {on}success {point['success']:.3f}{fin}  return {point['return']:.3f}  "
                     f"ticks {point['episode_ticks']:.1f}  (training episodes {len(s)}, success {point['train_success']:.3f})  {ent}")
-            if target is not None and point["success"] >= target:
+            goal = point.get("final_success", point["success"])
+            if target is not None and goal >= target:
                 break
     finally:
         env.close()
@@ -278,11 +443,22 @@ def train(
     return res
 
 
+def vector_kwargs_for(vector_kwargs: dict | None, task: Task | None) -> dict:
+    """``vector_kwargs`` for a vector of ``task``: a recording one (``log=``) names its
+    trials after the task (``run=``), unless the caller named them."""
+    kw = dict(vector_kwargs or {})
+    if task is not None and kw.get("log") is not None:
+        kw.setdefault("run", task.name)
+    return kw
+
+
 def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 1000, seed: int = 12345,
-             greedy: bool = False, config=None) -> dict:
+             greedy: bool = False, config=None, exclude: set[bytes] | None = None) -> dict:
     """The success rate, mean return and mean ticks of the first episode of each of
     ``episodes`` copies, with actions sampled from the policies (``greedy``: their
-    most likely actions).
+    most likely actions). With ``exclude`` (maps, as ``map_keys`` gives them, e.g. the
+    training episodes' ``Result.maps``), the episodes on those maps are left out of
+    the rates: ``episodes`` counts those left, ``excluded`` the others.
 
     >>> evaluate(untrained(flat=True), flat=True, episodes=300)["success"]  # doctest: +SKIP
     0.30333333333333334
@@ -293,8 +469,14 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
     success = np.zeros(episodes, np.bool_)
     ret = np.zeros(episodes)
     ticks = np.zeros(episodes, np.int64)
+    keep = np.ones(episodes, np.bool_)
     try:
         rows = env.reset()
+        if exclude is not None:
+            r = rows[env.agents[env.top].name]
+            cells = agents[env.agents[env.top].name].features.cells
+            seen = np.array([k in exclude for k in map_keys(r.obs, cells)], np.bool_)
+            keep[r.copies[seen]] = False
         while not first.all():
             act(agents, rows, gen, greedy)
             rows, out = env.step()
@@ -306,21 +488,25 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
             first |= out.ended
     finally:
         env.close()
-    return {
-        "episodes": episodes,
+    out = {
+        "episodes": int(keep.sum()),
         "policy": "greedy" if greedy else "sampled",
-        "success": float(success.mean()),
-        "return": float(ret.mean()),
-        "episode_ticks": float(ticks.mean()),
+        "success": float(success[keep].mean()) if keep.any() else 0.0,
+        "return": float(ret[keep].mean()) if keep.any() else 0.0,
+        "episode_ticks": float(ticks[keep].mean()) if keep.any() else 0.0,
     }
+    if exclude is not None:
+        out["excluded"] = int((~keep).sum())
+    return out
 
 
-def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None) -> dict[str, Agent]:
+def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False,
+              planner: bool = True) -> dict[str, Agent]:
     """The agents ``train`` starts from with this seed."""
     torch.manual_seed(seed)
     env = open_env(flat, 1, seed, config)
     try:
-        return make_agents(env, hidden, PPOConfig().lr)
+        return make_agents(env, hidden, PPOConfig().lr, with_map, planner)
     finally:
         env.close()
 
@@ -348,6 +534,30 @@ def plot(curves: dict[str, list[dict]], path: str, title: str = "maze: PPO") -> 
         ax.grid(alpha=0.3)
         ax.legend()
         ax.xaxis.set_major_formatter(thousands())
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_curriculum(res: Result, path: str, title: str = "maze curriculum: PPO") -> None:
+    """Draws a curriculum's learning curve: the success rate on the task being trained
+    and on the last task against env steps, a dashed line where the task changed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    x = [p["env_steps"] for p in res.curve]
+    ax.plot(x, [p["success"] for p in res.curve], label="the task trained on")
+    ax.plot(x, [p.get("final_success", p["success"]) for p in res.curve], label="the last task")
+    for p in res.promotions:
+        ax.axvline(p["env_steps"], color="grey", ls="--", lw=0.8)
+        ax.text(p["env_steps"], 0.03, " " + p["task"], color="grey", fontsize=8)
+    ax.set(xlabel="env steps", ylabel="success rate (sampled policy)", ylim=(0, 1.02), title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    ax.xaxis.set_major_formatter(thousands())
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -381,22 +591,50 @@ def parse_args(argv=None):
     p.add_argument("--ent-coef", type=float, default=PPOConfig.ent_coef)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--png", help="draw the learning curve into this PNG file")
+    p.add_argument("--schedule", help="train on a curriculum: a baton.schedule JSON file whose tasks are maze configurations")
+    p.add_argument("--planner", action=argparse.BooleanOptionalAction, default=True,
+                   help="with the map, the strategy plans with a value-iteration network (default on; off: an MLP)")
+    p.add_argument("--log", help="record the training episodes into an activity log in this directory (baton inspect DIR --plot)")
     p.add_argument("--quiet", action="store_true", help="no per-rollout lines")
     return p.parse_args(argv)
+
+
+EVAL_SEED = 0x6576616C  # the final evaluation's vector seed ("eval"), before derive_seed
+
+
+def per_episode(config) -> bool:
+    """Whether a maze configuration draws a new map every episode."""
+    return isinstance(config, dict) and bool((config.get("generate") or {}).get("per_episode"))
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     config = json.loads(args.config) if args.config else None
+    scheduler = None
+    if args.schedule:
+        if args.flat or config is not None:
+            raise SystemExit("train_maze: --schedule gives the configurations; leave out --flat and --config")
+        scheduler = Schedule.load(args.schedule).start(args.seed)
+    # The final evaluation: the last task's configuration (the largest maze) under a
+    # schedule, on a vector seed of its own; episodes on a map seen in training are
+    # left out.
+    final = scheduler.schedule.tasks[-1].config if scheduler else config
+    with_map = scheduler is not None or per_episode(config)
+    eval_seed = derive_seed(args.seed ^ EVAL_SEED, 1)
     cfg = PPOConfig(lr=args.lr, gamma=args.gamma, ent_coef=args.ent_coef, smdp=args.smdp)
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr if args.json else sys.stdout, flush=True))
-    before = evaluate(untrained(args.flat, args.seed, args.hidden, config), flat=args.flat,
-                      episodes=args.eval_episodes, config=config)
+    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner), flat=args.flat,
+                      episodes=args.eval_episodes, config=final, seed=eval_seed)
+    vector_kwargs = {"log": args.log, "policy": "ppo"} if args.log else None
     res = train(flat=args.flat, seed=args.seed, env_steps=args.env_steps, num_envs=args.num_envs, rollout=args.rollout,
                 hidden=args.hidden, cfg=cfg, config=config, target=args.target,
-                curve_every=args.curve_every, curve_episodes=args.curve_episodes, log=log)
-    after = {mode: evaluate(res.agents, flat=args.flat, episodes=args.eval_episodes, greedy=mode == "greedy", config=config)
+                curve_every=args.curve_every, curve_episodes=args.curve_episodes, log=log,
+                vector_kwargs=vector_kwargs, schedule=scheduler, with_map=with_map, planner=args.planner,
+                eval_config=final if scheduler else None)
+    exclude = res.maps if with_map else None
+    after = {mode: evaluate(res.agents, flat=args.flat, episodes=args.eval_episodes, greedy=mode == "greedy",
+                            config=final, seed=eval_seed, exclude=exclude)
              for mode in ("sampled", "greedy")}
     report = {
         "env": FLAT if args.flat else HIERARCHY,
@@ -414,13 +652,28 @@ def main(argv=None) -> int:
         "ppo": asdict(cfg),
         "curve": res.curve,
     }
-    if args.png:
+    if scheduler:
+        report["schedule"] = args.schedule
+        report["evaluated_on"] = scheduler.schedule.tasks[-1].name
+        report["env_steps_to_90"] = steps_to([{"env_steps": p["env_steps"], "success": p["final_success"]}
+                                              for p in res.curve if "final_success" in p], 0.9)
+        report["promotions"] = res.promotions
+        report["trials"] = scheduler.index
+        report["runs"] = scheduler.runs()
+    if with_map:
+        report["training_maps"] = len(res.maps)
+    if args.log:
+        report["log"] = args.log
+    if args.png and scheduler:
+        plot_curriculum(res, args.png, title=f"maze curriculum: PPO, seed {args.seed}")
+    elif args.png:
         plot({report["env"]: res.curve}, args.png, title=f"{report['env']}: PPO, seed {args.seed}")
     if args.json:
         print(json.dumps(report))
     else:
         e = report["evaluation"]
-        print(f"{report['env']}: success {e['success']:.3f} ({e['policy']}, {e['episodes']} episodes; greedy "
+        on = f" on {report['evaluated_on']} maps not seen in training" if scheduler else ""
+        print(f"{report['env']}: success {e['success']:.3f}{on} ({e['policy']}, {e['episodes']} episodes; greedy "
               f"{report['evaluation_greedy']['success']:.3f}; untrained {report['untrained']['success']:.3f}) "
               f"after {res.env_steps:,} env steps, {res.wall_seconds:.1f} s wall, {res.cpu_seconds:.1f} s CPU")
     return 0
