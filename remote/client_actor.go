@@ -112,7 +112,12 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 		timeout = t.C
 	}
 	c.publish(turn)
-	defer c.publish(nil)
+	withdrawn := false
+	defer func() {
+		if !withdrawn {
+			c.publish(nil)
+		}
+	}()
 	for {
 		select {
 		case a := <-c.acts:
@@ -124,6 +129,10 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 				a.reply <- err
 				continue
 			}
+			// The turn is withdrawn before the client hears its action was taken, so
+			// a Pending that follows the answer never sees the taken turn again.
+			c.publish(nil)
+			withdrawn = true
 			a.reply <- nil
 			return agent.Discrete(a.raw), nil
 		case <-timeout:

@@ -71,3 +71,44 @@ func TestTrialClientClientActor(t *testing.T) {
 	_, err = c.Pending(t.Context(), id, maze.MotionName, 0)
 	require.ErrorIs(t, err, remote.ErrNotFound)
 }
+
+// TestClientActorTurnWithdrawn checks that a turn is gone once ClientAct has answered:
+// a Pending sent right after the answer shows the next turn or none, never the turn
+// just played (a client that saw it again would act on a tick that has passed).
+func TestClientActorTurnWithdrawn(t *testing.T) {
+	srv, _ := serveTrials(t, registry(t))
+	c := dialTrials(t, srv)
+	oa := oracleAgent(t)
+	oracle, err := oa.New()
+	require.NoError(t, err)
+	const episodes = 30
+	id, err := c.Start(t.Context(), runners.Spec{ID: "again", Env: "maze", Seed: 5, Episodes: episodes, Actors: map[string]runners.Actor{
+		maze.StrategyName: remote.ClientActor(time.Minute, 0, ""), maze.MotionName: runners.Named("forward"),
+	}})
+	require.NoError(t, err)
+	turn, err := c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
+	require.NoError(t, err)
+	plays := 0
+	for turn.Acting {
+		mask := make([]bool, len(turn.Actions))
+		for i, a := range turn.Actions {
+			mask[i] = a.Allowed
+		}
+		raw, err := oracle.Act(t.Context(), turn.Obs, mask)
+		require.NoError(t, err)
+		require.NoError(t, c.ClientAct(t.Context(), id, maze.StrategyName, turn.Tick, raw.Int))
+		plays++
+		now, err := c.Pending(t.Context(), id, maze.StrategyName, 0)
+		require.NoError(t, err)
+		if now.Acting {
+			require.False(t, now.Episode == turn.Episode && now.Tick == turn.Tick,
+				"play %d: Pending after ClientAct shows the turn just played (episode %d, tick %d)", plays, turn.Episode, turn.Tick)
+		}
+		turn, err = c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 7*episodes, plays)
+	res, err := c.Wait(t.Context(), id)
+	require.NoError(t, err)
+	assert.Len(t, res.Episodes, episodes)
+}
