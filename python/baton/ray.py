@@ -93,7 +93,11 @@ def shard_ranges(trials: int, shards: int) -> list[tuple[int, int]]:
 
 def binary() -> Path:
     """The ``baton`` binary of this checkout's Go sources, built if its cache entry is
-    missing (``$BATON_CACHE_DIR/baton-<key>``); ``BATON_BINARY`` names one instead."""
+    missing (``$BATON_CACHE_DIR/baton-<key>``); ``BATON_BINARY`` names one instead.
+
+    >>> exe = binary()  # doctest: +SKIP
+    >>> subprocess.run([exe, "run", "maze", "--trials", "10", "--json"])  # doctest: +SKIP
+    """
     env = os.environ.get("BATON_BINARY")
     if env:
         return Path(env)
@@ -229,19 +233,25 @@ def run_campaign(
     object of ``baton run --json``. Each task asks for ``cpus_per_shard`` CPUs and runs
     as many baton workers. ``hook(stage, shard)``, for tests, runs in the task at
     ``"start"`` and once the first part of the shard has moved into the log
-    (``"committing"``). See the module's documentation."""
-    if not ray.is_initialized():
-        raise RuntimeError("baton.ray.run_campaign: call ray.init first (main() does)")
+    (``"committing"``). See the module's documentation.
+
+    >>> ray.init(address="auto")  # doctest: +SKIP
+    >>> s = run_campaign("maze", 20000, 8, "/shared/runs/maze", seed=3)  # doctest: +SKIP
+    >>> s["trials"], s["success_rate"]  # doctest: +SKIP
+    """
     ranges = shard_ranges(trials, shards)
     args = _campaign_args(env, seed, policies, env_config, episodes, max_ticks)
     shard_args = [*args, "--workers", str(cpus_per_shard)]
     logdir = None
     if log is not None:
         logdir = Path(log).resolve()
-        if logdir.exists() and any(logdir.iterdir()):
-            raise ShardError(f"baton.ray: --log {logdir}: not empty (give a new folder)")
-        logdir.mkdir(parents=True, exist_ok=True)
+        if logdir.exists() and (not logdir.is_dir() or any(logdir.iterdir())):
+            raise ShardError(f"baton.ray: --log {log}: not an empty folder (give a new one)")
         shard_args += ["--log-compression", log_compression]
+    if not ray.is_initialized():
+        raise RuntimeError("baton.ray.run_campaign: call ray.init first (main() does)")
+    if logdir is not None:
+        logdir.mkdir(parents=True, exist_ok=True)
     exe = binary()
     ref = ray.put(exe.read_bytes())
     start = time.perf_counter()
@@ -301,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--max-retries", type=int, default=3)
     r.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     a = p.parse_args(argv)
+    try:
+        shard_ranges(a.trials, a.shards)
+    except ValueError as e:
+        p.error(str(e))
     if a.address:
         ray.init(address=a.address)
     else:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 
@@ -16,8 +17,6 @@ from ray.cluster_utils import Cluster
 
 import baton
 import baton.ray
-
-pytestmark = pytest.mark.go
 
 TRIALS, SEED = 60, 7
 # The fields of the summary that depend on the clock, or on how the log is cut into parts.
@@ -70,6 +69,7 @@ def cluster():
         shutil.rmtree(temp, ignore_errors=True)
 
 
+@pytest.mark.go
 def test_node_removed_mid_commit(cluster, tmp_path):
     c, nodes = cluster
     exe = baton.ray.binary()
@@ -123,3 +123,49 @@ def test_node_removed_mid_commit(cluster, tmp_path):
     assert sum(loaded[name].table.num_rows for name in loaded) == want["log"]["rows"]
     assert loaded.trials.num_rows == 2 * TRIALS  # a row when each trial starts, one when it ends
     assert not (tmp_path / ".log.shards").exists()
+
+
+@pytest.mark.parametrize(
+    "trials, shards, want",
+    [(10, 3, [(0, 4), (4, 3), (7, 3)]), (4, 4, [(0, 1), (1, 1), (2, 1), (3, 1)]), (3, 5, [(0, 1), (1, 1), (2, 1)]),
+     (7, 1, [(0, 7)])],
+)
+def test_shard_ranges(trials, shards, want):
+    assert baton.ray.shard_ranges(trials, shards) == want
+
+
+@pytest.mark.parametrize("trials, shards", [(0, 2), (5, 0), (-1, -1)])
+def test_shard_ranges_bad(trials, shards):
+    with pytest.raises(ValueError, match=f"trials {trials}, shards {shards}: want 1 or more of each"):
+        baton.ray.shard_ranges(trials, shards)
+
+
+def test_log_not_empty(tmp_path):
+    (tmp_path / "x").write_text("")
+    with pytest.raises(baton.ray.ShardError, match="not an empty folder"):
+        baton.ray.run_campaign("maze", 10, 2, tmp_path)
+    assert not ray.is_initialized()
+
+
+@pytest.mark.go
+def test_command_line(tmp_path):
+    """python -m baton.ray run on a local Ray instance of its own: the JSON summary is
+    baton run's, apart from the timing and how the log is cut into parts."""
+    exe = baton.ray.binary()
+    flags = ["--seed", "3", "--policy", "motion=forward", "--env-config", '{"generate": {"rows": 15, "cols": 21, "seed": 4}}']
+    r = subprocess.run([sys.executable, "-m", "baton.ray", "run", "maze", "--trials", "25", "--shards", "3",
+                        "--log", str(tmp_path / "log"), "--json", *flags], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    one = subprocess.run([str(exe), "run", "maze", "--trials", "25", "--json", "--log", str(tmp_path / "one"), *flags],
+                         capture_output=True, text=True)
+    assert one.returncode == 0, one.stderr
+    want = json.loads(one.stdout)
+    assert set(got) == set(want)
+    for key in set(want) - TIMING - {"log"}:
+        assert got[key] == want[key], key
+    assert {k: v for k, v in got["log"].items() if k not in LAYOUT} == {k: v for k, v in want["log"].items() if k not in LAYOUT}
+    assert got["log"]["parts"] == len(list((tmp_path / "log").rglob("part-s0000[0-2]-*.arrow")))
+    bad = subprocess.run([sys.executable, "-m", "baton.ray", "run", "maze", "--shards", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "trials 1000, shards 0: want 1 or more of each" in bad.stderr
