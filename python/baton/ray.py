@@ -34,9 +34,12 @@ Only when the run has ended is the shard committed: first any part of this shard
 already in DIR is deleted (left by an attempt that died while committing), then each
 part is renamed into DIR (a rename is atomic on one file system). A task retried after
 its node died thus never leaves a part twice, and an attempt killed before its commit
-leaves nothing in DIR; the driver deletes the folders aside at the end, and checks with
-``baton inspect DIR --json`` that the log holds the N trials. The merged log reads as
-one: ``baton inspect DIR``, ``baton replay DIR``, ``baton.load(DIR)``, pyarrow.
+leaves nothing in DIR (its ``baton run`` dies with the task's worker, on Linux); the
+driver deletes the folders aside at the end, and checks with
+``baton inspect DIR --json`` that the log holds the N trials. The commit assumes that
+an attempt Ray gave up on is dead: a node cut off by the network but still running
+could commit its shard again beside the retry's. The merged log reads as one: ``baton
+inspect DIR``, ``baton replay DIR``, ``baton.load(DIR)``, pyarrow.
 
 Tasks are retried on node failure (``max_retries``, 3 by default); a shard whose
 ``baton run`` fails (an exit status other than 0, or 1 with failed trials summed up)
@@ -46,9 +49,11 @@ raises ``ShardError`` and fails the campaign.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -133,6 +138,13 @@ def _local_binary(name: str, data: bytes) -> str:
     return str(path)
 
 
+def _die_with_parent() -> None:
+    """Run in the child before exec: on Linux, the shard's baton run is killed when the
+    Ray worker that started it dies (its node removed), instead of running on alone."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _aside(log: Path) -> Path:
     """The folder beside the log that holds the shards being written."""
     return log.parent / f".{log.name}.shards"
@@ -178,7 +190,7 @@ def _run_shard(
             aside.mkdir(parents=True, exist_ok=True)
             tmp_log = aside / f"shard-{index}-{uuid.uuid4().hex}"
             cmd += ["--log", str(tmp_log), "--log-shard", shard]
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        res = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=_die_with_parent)
         if res.returncode not in (0, _EXIT_FAILED_TRIALS) or not res.stdout.strip():
             raise ShardError(f"shard {index} ({' '.join(cmd[1:])}) exited with {res.returncode}:\n{res.stderr}")
         summary = json.loads(res.stdout)
