@@ -64,6 +64,9 @@ func NewCampaign(reg *Registry, spec Spec, opts ...CampaignOption) (*Campaign, e
 		return nil, err
 	}
 	if c.opts.schedule != nil {
+		if c.opts.first != 0 {
+			return nil, fmt.Errorf("%w: WithFirstTrial(%d) with WithSchedule: a schedule's trials start at 0", ErrInvalidSpec, c.opts.first)
+		}
 		if err := c.openSchedule(); err != nil {
 			return nil, err
 		}
@@ -278,7 +281,7 @@ func (c *Campaign) Run(ctx context.Context) (Summary, error) {
 		})
 	}
 	wg.Wait()
-	s := c.summarize(r.results, r.ran, time.Since(start))
+	s := summarize(c.spec.Env, c.opts.first, r.results, r.ran, time.Since(start))
 	if sc := c.opts.schedule; sc != nil {
 		s.Tasks, s.Runs = sc.summarizeTasks(r.results, r.ran, r.tasks, r.wins)
 	}
@@ -341,7 +344,7 @@ func (r *campaignRun) work(ctx context.Context, index int) (err error) {
 		if i >= len(r.results) {
 			return nil
 		}
-		r.results[i] = r.trial(ctx, i, sink, we)
+		r.results[i] = r.trial(ctx, c.opts.first+i, sink, we)
 		r.ran[i] = true
 		if r.sched != nil {
 			r.wins[i] = c.opts.schedule.Success.Succeeded(&r.results[i])
@@ -364,7 +367,7 @@ func (r *campaignRun) report(i int) {
 		r.stopped++
 	}
 	if f := r.c.opts.progress; f != nil {
-		f(Progress{Done: r.done, Total: len(r.results), Failed: r.failed, Stopped: r.stopped, Steps: r.steps.Load(), Index: i, Result: res})
+		f(Progress{Done: r.done, Total: len(r.results), Failed: r.failed, Stopped: r.stopped, Steps: r.steps.Load(), Index: r.c.opts.first + i, Result: res})
 	}
 }
 
@@ -459,9 +462,22 @@ func reject(ctx context.Context, id string, err error, sink Sink) Result {
 	return Result{ID: id, State: Failed, Err: err}
 }
 
-// summarize sums up the results of the trials run, in trial order.
-func (c *Campaign) summarize(results []Result, ran []bool, wall time.Duration) Summary {
-	s := Summary{Env: c.spec.Env, Wall: wall, WallSeconds: wall.Seconds()}
+// Summarize sums up the results of a campaign of the environment name as Run does:
+// results[i] is trial i's, in trial order, all of them run; wall is the time they
+// took. The results of the trial ranges of one campaign run apart (WithFirstTrial),
+// put back in trial order, sum up as the campaign run at once does, timing aside.
+func Summarize(name string, results []Result, wall time.Duration) Summary {
+	ran := make([]bool, len(results))
+	for i := range ran {
+		ran[i] = true
+	}
+	return summarize(name, 0, results, ran, wall)
+}
+
+// summarize sums up the results of the trials run, in trial order; results[i] is the
+// result of trial first+i.
+func summarize(name string, first int, results []Result, ran []bool, wall time.Duration) Summary {
+	s := Summary{Env: name, Wall: wall, WallSeconds: wall.Seconds()}
 	var order, metricOrder []string
 	returns, metrics := map[string][]float64{}, map[string][]float64{}
 	defined, successes, judged := false, 0, 0
@@ -482,7 +498,7 @@ func (c *Campaign) summarize(results []Result, ran []bool, wall time.Duration) S
 			if res.Err != nil {
 				reason = res.Err.Error()
 			}
-			s.Failures = append(s.Failures, Failure{Index: i, Trial: res.ID, Err: res.Err, Reason: reason})
+			s.Failures = append(s.Failures, Failure{Index: first + i, Trial: res.ID, Err: res.Err, Reason: reason})
 		}
 		s.EnvSteps += res.Steps
 		if res.Info == nil {

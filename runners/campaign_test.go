@@ -472,3 +472,56 @@ func TestCampaignPreTrialConfigs(t *testing.T) {
 		require.ErrorIs(t, f.Err, errCounter)
 	}
 }
+
+// Campaigns of ranges of trial indices (WithFirstTrial) run the trials of the whole
+// campaign, each as in it, and their results, put back in trial order, sum up
+// (Summarize) as the whole campaign's do.
+func TestCampaignFirstTrial(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := registry(t)
+	spec := runners.Spec{Env: "maze", Seed: 5, Episodes: 2}
+	run := func(first, trials int) map[int]runners.Result {
+		got := map[int]runners.Result{}
+		c, err := runners.NewCampaign(reg, spec, runners.WithTrials(trials), runners.WithWorkers(2), runners.WithFirstTrial(first),
+			runners.WithProgress(func(p runners.Progress) { got[p.Index] = *p.Result }))
+		require.NoError(t, err)
+		_, err = c.Run(t.Context())
+		require.NoError(t, err)
+		return got
+	}
+	whole := run(0, 10)
+	c, err := runners.NewCampaign(reg, spec, runners.WithTrials(10), runners.WithWorkers(3))
+	require.NoError(t, err)
+	want, err := c.Run(t.Context())
+	require.NoError(t, err)
+	for _, ranges := range [][][2]int{{{0, 10}}, {{0, 4}, {4, 6}}, {{7, 3}, {0, 1}, {1, 6}}} {
+		t.Run(fmt.Sprint(ranges), func(t *testing.T) {
+			results := make([]runners.Result, 10)
+			for _, r := range ranges {
+				got := run(r[0], r[1])
+				require.Len(t, got, r[1])
+				for i, res := range got {
+					require.GreaterOrEqual(t, i, r[0])
+					require.Less(t, i, r[0]+r[1])
+					assert.Equal(t, fmt.Sprintf("maze-%d", i), res.ID)
+					assert.Equal(t, i, res.Info.Index)
+					assert.Equal(t, env.DeriveSeed(5, i), res.Info.Seed)
+					assert.Equal(t, whole[i].Episodes, res.Episodes, "trial %d", i)
+					results[i] = res
+				}
+			}
+			assert.Equal(t, untimed(want), untimed(runners.Summarize("maze", results, 0)))
+		})
+	}
+}
+
+func TestCampaignFirstTrialBad(t *testing.T) {
+	reg := registry(t)
+	_, err := runners.NewCampaign(reg, runners.Spec{Env: "maze"}, runners.WithFirstTrial(-1))
+	require.ErrorIs(t, err, runners.ErrInvalidSpec)
+	assert.ErrorContains(t, err, "WithFirstTrial(-1): want 0 or more")
+	sched := runners.Schedule{Tasks: []runners.Task{{Name: "a", Env: "maze", Trials: 1}}, Order: runners.InOrder}
+	_, err = runners.NewCampaign(reg, runners.Spec{Seed: 1}, runners.WithFirstTrial(3), runners.WithSchedule(sched), runners.WithTrials(2))
+	require.ErrorIs(t, err, runners.ErrInvalidSpec)
+	assert.ErrorContains(t, err, "a schedule's trials start at 0")
+}

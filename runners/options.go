@@ -42,6 +42,7 @@ func (c *commonOptions) workerCount() int {
 type campaignOptions struct {
 	commonOptions
 	trials      int
+	first       int
 	hooks       []Hook
 	progress    func(Progress)
 	workerSinks func(worker int) (Sink, error)
@@ -87,6 +88,20 @@ func WithTrials(k int) CampaignOption {
 			c.err = fmt.Errorf("%w: WithTrials(%d): want 0 (for 1) or more", ErrInvalidSpec, k)
 		}
 		c.trials = k
+	})
+}
+
+// WithFirstTrial makes the campaign run the trials of indices first, first+1, ...
+// (WithTrials of them) instead of 0, 1, ...: trial i keeps the id, seed and
+// everything else it has in a campaign from 0, so that processes running disjoint
+// ranges of one campaign's indices run its trials between them, each once. Not with
+// WithSchedule, whose orders depend on the trials before.
+func WithFirstTrial(first int) CampaignOption {
+	return campaignOption(func(c *campaignOptions) {
+		if first < 0 {
+			c.err = fmt.Errorf("%w: WithFirstTrial(%d): want 0 or more", ErrInvalidSpec, first)
+		}
+		c.first = first
 	})
 }
 

@@ -33,7 +33,8 @@
 //
 //	baton run ENV [--trials N] [--workers N] [--episodes N] [--seed N]
 //	              [--policy AGENT=POLICY]... [--max-ticks N] [--env-config JSON|@FILE] [--json]
-//	              [--log DIR [--log-compression none|lz4|zstd]]
+//	              [--log DIR [--log-compression none|lz4|zstd] [--log-shard NAME]]
+//	              [--first K] [--results FILE] [--from-results FILE]...
 //	baton run --schedule FILE [--trials N] [--workers N] [--episodes N] [--seed N]
 //	              [--max-ticks N] [--json] [--log DIR ...]
 //
@@ -100,6 +101,14 @@
 // has its footer; the text summary then ends with the line
 //
 //	log            DIR: 25,631 rows in 8 parts, 468.3 KiB (compression lz4)
+//
+// A campaign can be shared out by ranges of trial indices (python -m baton.ray does, on
+// a Ray cluster): --first K runs trials K to K+N-1 (N from --trials), each exactly as
+// in the whole campaign (not with --schedule); --log-shard NAME names the parts
+// part-NAME-NNNNN.arrow, apart from other runs' in one log; --results FILE writes each
+// trial's result, a JSON object a line. `baton run ENV --trials N --from-results FILE
+// ...`, with the campaign's flags, runs no trial and sums the files up, which must hold
+// each of the N trials once, to the summary of the whole campaign, timing aside.
 //
 // # Schedules
 //

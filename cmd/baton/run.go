@@ -36,6 +36,13 @@ type runFlags struct {
 	// keyFile holds the keys presented to remote agents (--policy AGENT=grpc://...),
 	// tlsCA the certificates trusted for grpcs:// ones.
 	keyFile, tlsCA string
+	// first is the index of the first trial run (--first); logShard names the log's
+	// parts (--log-shard); results is the file of the trials' results (--results);
+	// fromResults the files to sum up instead of running trials (--from-results).
+	first       int
+	logShard    string
+	results     string
+	fromResults []string
 }
 
 func newRun(envs *environments) *cobra.Command {
@@ -64,6 +71,14 @@ and --policy are then left out, and --trials counts the trials of the random and
 success orders when the file gives none; the summary sums up each task and lists the tasks in
 the order the trials took them, and the log's trials table names each trial's task.
 See examples/maze/curriculum.json and the runners package's documentation.
+
+With --first K, the run plays trials K to K+N-1 of the campaign (N from --trials),
+each exactly as in the whole campaign, so that processes share a campaign out by
+ranges of trial indices (python -m baton.ray does, on a Ray cluster): --log-shard
+NAME names their parts apart in one log, --results FILE writes each trial's result,
+and "baton run ENV --trials N --from-results FILE ..." with the campaign's flags sums
+the files up, with no trial run, to the summary of the campaign run at once, timing
+aside.
 
 Progress goes to stderr: a bar on a terminal, otherwise a line at every tenth of the
 trials. The same flags give the same summary, apart from the timing, whatever the
@@ -107,6 +122,10 @@ Environments:
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fl.StringVar(&f.log, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet)")
 	fl.StringVar(&f.logCompression, "log-compression", datalog.DefaultCompression.String(), "compress the log's record batches with `KIND`: lz4 (fast, the default), zstd (smaller) or none")
+	fl.IntVar(&f.first, "first", 0, "run the trials of indices `K` to K+N-1 (N from --trials) of the campaign, each as in the whole campaign; not with --schedule")
+	fl.StringVar(&f.logShard, "log-shard", "", "name the log's parts part-`NAME`-NNNNN.arrow (letters, digits, '_'), so that several runs can fill one log")
+	fl.StringVar(&f.results, "results", "", "write each trial's result to `FILE`, one JSON object a line, for --from-results")
+	fl.StringArrayVar(&f.fromResults, "from-results", nil, "sum up the results of `FILE` (written by --results; repeatable) instead of running trials: they must hold each of the --trials trials once")
 	return cmd
 }
 
@@ -132,6 +151,18 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		bad = append(bad, fmt.Sprintf("--log-compression %q: want none, lz4 or zstd", f.logCompression))
 	case f.log == "" && comp != datalog.DefaultCompression:
 		bad = append(bad, fmt.Sprintf("--log-compression %s: needs --log DIR", f.logCompression))
+	}
+	if f.first < 0 {
+		bad = append(bad, fmt.Sprintf("--first %d: want 0 or more", f.first))
+	}
+	if f.first != 0 && f.schedule != "" {
+		bad = append(bad, fmt.Sprintf("--first %d: not with --schedule, whose trials start at 0", f.first))
+	}
+	if f.logShard != "" && f.log == "" {
+		bad = append(bad, fmt.Sprintf("--log-shard %s: needs --log DIR", f.logShard))
+	}
+	if len(f.fromResults) > 0 && (f.log != "" || f.results != "" || f.first != 0) {
+		bad = append(bad, "--from-results runs no trial: not with --log, --results or --first")
 	}
 	if len(bad) > 0 {
 		return usagef("%s", strings.Join(bad, "; "))
@@ -179,7 +210,7 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 			spec.Actors[a.Name], policies[i] = runners.Value(c), remotes.targets[a.Name]
 		}
 	}
-	opts := []runners.CampaignOption{runners.WithTrials(f.trials), runners.WithWorkers(f.workers)}
+	opts := []runners.CampaignOption{runners.WithTrials(f.trials), runners.WithWorkers(f.workers), runners.WithFirstTrial(f.first)}
 	if sched != nil {
 		spec.Env, spec.Config, spec.Actors = "", nil, nil
 		opts = append(opts, runners.WithSchedule(*sched))
@@ -190,7 +221,11 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		if err := newLogDir(f.log); err != nil {
 			return err
 		}
-		if ds, err = datalog.NewDataset(f.log, datalog.WithCompression(comp)); err != nil {
+		wopts := []datalog.WriteOption{datalog.WithCompression(comp)}
+		if f.logShard != "" {
+			wopts = append(wopts, datalog.WithShard(f.logShard))
+		}
+		if ds, err = datalog.NewDataset(f.log, wopts...); err != nil {
 			return fmt.Errorf("--log %s: %w", f.log, err)
 		}
 		// Closed on every path, an interrupt included, so that the log stays readable
@@ -199,7 +234,15 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		opts = append(opts, runners.WithWorkerSinks(ds.WorkerSinks()))
 	}
 	prog := newProgress(stderr, name, f.trials)
-	c, err := runners.NewCampaign(envs.reg, spec, append(opts, runners.WithProgress(prog.update))...)
+	var recs []trialRecord
+	update := prog.update
+	if f.results != "" {
+		update = func(p runners.Progress) { // called under the campaign's lock
+			prog.update(p)
+			recs = append(recs, newTrialRecord(p.Index, p.Result))
+		}
+	}
+	c, err := runners.NewCampaign(envs.reg, spec, append(opts, runners.WithProgress(update))...)
 	if err != nil {
 		var ne *runners.NameError
 		if errors.Is(err, runners.ErrSchedule) {
@@ -210,9 +253,23 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		}
 		return err
 	}
-	s, err := c.Run(ctx)
+	var s runners.Summary
+	if len(f.fromResults) > 0 {
+		results, rerr := readResults(f.fromResults, f.trials)
+		if rerr != nil {
+			return rerr
+		}
+		s = runners.Summarize(spec.Env, results, 0)
+	} else {
+		s, err = c.Run(ctx)
+	}
 	interrupted := ctx.Err() != nil
 	prog.finish(interrupted)
+	if f.results != "" {
+		if werr := writeResults(f.results, recs); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
 
 	sum := newRunSummary(s, f.seed, o, policies, interrupted)
 	if sched != nil {

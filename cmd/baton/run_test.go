@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -314,7 +316,7 @@ func TestRunBadInput(t *testing.T) {
 		{"trials not a number", []string{"maze", "--trials", "many"},
 			`invalid argument "many" for "--trials" flag: strconv.ParseInt: parsing "many": invalid syntax (--trials: run N trials)`},
 		{"unknown flag", []string{"maze", "--trial", "3"},
-			"unknown flag: --trial (flags of baton run: --env-config, --episodes, --help, --json, --key-file, --log, --log-compression, --max-ticks, --policy, --schedule, --seed, --tls-ca, --trials, --workers)"},
+			"unknown flag: --trial (flags of baton run: --env-config, --episodes, --first, --from-results, --help, --json, --key-file, --log, --log-compression, --log-shard, --max-ticks, --policy, --results, --schedule, --seed, --tls-ca, --trials, --workers)"},
 		{"unknown agent", []string{"maze", "--policy", "walker=random"}, `--policy walker=random: unknown agent "walker" of maze (choices: strategy, motion)`},
 		{"unknown policy", []string{"maze", "--policy", "motion=teleport"}, `--policy motion=teleport: unknown policy "teleport" for agent motion of maze (choices: forward, random)`},
 		{"policy without =", []string{"cartpole", "--policy", "balance"}, `--policy "balance": want AGENT=POLICY (agents of cartpole: cartpole)`},
@@ -404,4 +406,70 @@ func TestRunCancelled(t *testing.T) {
 	assert.Equal(t, s.Trials, s.Ended+s.Stopped+s.Failed)
 	assert.Positive(t, s.Stopped, "the trial that was running when the interrupt came stopped")
 	assert.Regexp(t, `^baton: interrupted: \d+ of 1000 trials finished, [12] stopped: context canceled$`, lastLine(r.stderr))
+}
+
+// Runs of ranges of a campaign's trials (--first, --trials) with --results sum up
+// (--from-results) to the summary of the campaign run at once, timing aside.
+func TestRunShardsFromResults(t *testing.T) {
+	withMetrics := append(slices.Clone(summaryKeys), "metrics")
+	for _, tt := range []struct {
+		args, keys []string
+	}{
+		{[]string{"maze", "--episodes", "2", "--seed", "7"}, summaryKeys},
+		{[]string{"webtest", "--policy", "motion=random", "--seed", "3"}, withMetrics},
+	} {
+		args, keys := tt.args, tt.keys
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			whole := runArgs(t, append([]string{"run", "--json", "--trials", "9"}, args...)...)
+			require.Equal(t, 0, whole.code, whole.stderr)
+			_, want := decodeSummary(t, whole.stdout, keys)
+			merge := []string{"run", "--json", "--trials", "9"}
+			for k, r := range [][2]int{{5, 4}, {0, 2}, {2, 3}} {
+				res := filepath.Join(dir, fmt.Sprintf("r%d.jsonl", k))
+				out := runArgs(t, append([]string{"run", "--json", "--first", strconv.Itoa(r[0]), "--trials", strconv.Itoa(r[1]),
+					"--results", res, "--log", filepath.Join(dir, fmt.Sprintf("log%d", k)), "--log-shard", fmt.Sprintf("s%d", k)}, args...)...)
+				require.Equal(t, 0, out.code, out.stderr)
+				merge = append(merge, "--from-results", res)
+			}
+			got := runArgs(t, append(merge, args...)...)
+			require.Equal(t, 0, got.code, got.stderr)
+			_, obj := decodeSummary(t, got.stdout, keys)
+			for _, m := range []map[string]json.RawMessage{want, obj} {
+				delete(m, "wall_seconds")
+				delete(m, "steps_per_second")
+			}
+			assert.Equal(t, want, obj)
+		})
+	}
+}
+
+func TestRunFromResultsBad(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "r.jsonl")
+	r := runArgs(t, "run", "maze", "--first", "1", "--trials", "2", "--results", res)
+	require.Equal(t, 0, r.code, r.stderr)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a trial missing", []string{"--trials", "3", "--from-results", res}, "--from-results: 2 of 3 trials found; trial 0 is missing"},
+		{"a trial twice", []string{"--trials", "3", "--from-results", res, "--from-results", res}, "--from-results " + res + ": trial 1: found twice"},
+		{"a trial outside", []string{"--trials", "2", "--from-results", res}, "--from-results " + res + ": trial 2: outside the campaign's 2 trials"},
+		{"no file", []string{"--from-results", filepath.Join(dir, "none")}, "--from-results " + filepath.Join(dir, "none") + ": no such file or directory"},
+		{"with --log", []string{"--from-results", res, "--log", dir}, "--from-results runs no trial: not with --log, --results or --first"},
+		{"negative first", []string{"--first", "-1"}, "--first -1: want 0 or more"},
+		{"first with a schedule", []string{"--first", "2", "--schedule", "x.json"}, "--first 2: not with --schedule, whose trials start at 0"},
+		{"shard without a log", []string{"--log-shard", "a"}, "--log-shard a: needs --log DIR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run"}, tt.args...)
+			if !slices.Contains(tt.args, "--schedule") {
+				args = append(args, "maze")
+			}
+			checkBadInput(t, runArgs(t, args...), tt.want)
+		})
+	}
 }
