@@ -185,42 +185,47 @@ MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # the maze's directions: up, right, 
 
 class PlanNet(nn.Module):
     """A policy and value for an agent that picks one of the four directions on a map
-    it sees whole (``Features`` with the map), after value iteration networks (Tamar et
-    al., 2016): a 3x3 convolution of the walkable and goal planes, then ``iters``
-    times a 3x3 convolution of its own output plus that input, through a tanh (which
-    keeps the state bounded however many iterations: with a ReLU it can grow
-    without bound, and the policy's entropy collapsed in training) and zeroed on walls, so that what the goal sends spreads along the corridors a tile
-    an iteration; the logit of a direction is a linear read-out of the state at the
-    neighbouring tile in that direction, and the value an MLP of the state at the
-    agent's tile and the best neighbour's. The convolutions are shared over the map,
-    so what is learned on one map holds on another, and a network of a few hundred
-    weights plays maps of every size the padding allows. Its methods are
-    ``ppo.ActorCritic``'s."""
+    it sees whole (``Features`` with the map): a value iteration network (Tamar et al.,
+    2016). A small convolution of the walkable and goal planes gives a reward map R;
+    then ``iters`` times Q = conv(R, V), a 3x3 convolution with ``actions`` output
+    channels, and V = the maximum of Q over its channels, zeroed on walls, starting
+    from V = 0. The maximum makes each iteration a Bellman backup over the
+    neighbouring tiles, so that values spread from the goal along the corridors a
+    tile an iteration (``iters`` defaults to three times the side). The logit of a
+    direction is a linear read-out of Q and V at the neighbouring tile in that
+    direction, and the value an MLP of them at the agent's tile and the best
+    neighbour's. The convolutions are shared over the map, so what is learned on one
+    map holds on another, and a network of a few hundred weights plays maps of every
+    size the padding allows. Its methods are ``ppo.ActorCritic``'s."""
 
-    def __init__(self, side: int, channels: int = 8, iters: int = 24, hidden: int = 64):
+    def __init__(self, side: int, actions: int = 8, iters: int | None = None, hidden: int = 64):
         super().__init__()
-        self.side, self.iters = side, iters
-        self.inp = nn.Conv2d(2, channels, 3, padding=1)
-        self.rec = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
-        self.head = nn.Linear(channels, 1)
+        self.side = side
+        self.iters = 3 * side if iters is None else iters
+        self.r = nn.Sequential(nn.Conv2d(2, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 1, 1))
+        self.q = nn.Conv2d(2, actions, 3, padding=1, bias=False)  # of R and V
+        nn.init.normal_(self.q.weight, std=0.1)  # V stays bounded over the iterations to start
+        self.head = nn.Linear(actions + 1, 1)
         nn.init.zeros_(self.head.weight)  # uniform over the allowed directions to start
         nn.init.zeros_(self.head.bias)
-        self.v = nn.Sequential(_layer(2 * channels, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
+        self.v = nn.Sequential(_layer(2 * actions + 2, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
 
     def _plan(self, x: torch.Tensor):
         n = self.side
         c = n * n
         walk = x[:, :c].reshape(-1, 1, n, n)
-        x0 = self.inp(torch.cat([walk, x[:, c:2 * c].reshape(-1, 1, n, n)], 1))
-        h = torch.tanh(x0) * walk
-        for _ in range(self.iters):
-            h = torch.tanh(self.rec(h) + x0) * walk
+        r = self.r(torch.cat([walk, x[:, c:2 * c].reshape(-1, 1, n, n)], 1))
+        v = torch.zeros_like(r)
+        for _ in range(max(self.iters, 1)):
+            q = self.q(torch.cat([r, v], 1))
+            v = q.max(1, keepdim=True).values * walk  # zero on walls
+        h = torch.cat([q, v], 1)
         pos = x[:, 2 * c:3 * c].argmax(1)
-        r, col = pos // n + 1, pos % n + 1
-        hp = nn.functional.pad(h, (1, 1, 1, 1))  # wall beyond the map
+        row, col = pos // n + 1, pos % n + 1
+        hp = nn.functional.pad(h, (1, 1, 1, 1))  # beyond the map
         b = torch.arange(len(x))
-        near = torch.stack([hp[b, :, r + dr, col + dc] for dr, dc in MOVES], 1)
-        value = self.v(torch.cat([hp[b, :, r, col], near.max(1).values], 1)).squeeze(-1)
+        near = torch.stack([hp[b, :, row + dr, col + dc] for dr, dc in MOVES], 1)
+        value = self.v(torch.cat([hp[b, :, row, col], near.max(1).values], 1)).squeeze(-1)
         return self.head(near).squeeze(-1), value
 
     def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:

@@ -59,8 +59,9 @@ def test_curriculum_promotes_and_beats_the_untrained_policy_on_unseen_maps(one_t
 
 def test_features_and_plan_net_read_the_map():
     """A 3x3 map: the features are the walkable and goal planes, the position one-hot
-    and the mask; PlanNet reads a direction's logit at the neighbour in it, so a
-    network whose read-out favours the goal's signal points at the goal's side."""
+    and the mask; PlanNet's iterations are Bellman backups, so a network whose weights
+    discount the neighbours' values has 0.9^d at a tile d steps from the goal, and
+    reading a direction's logit at the neighbour in it points at the goal's side."""
 
     class Layout:
         obs_dim, mask_len = 9 + 2 + 4, 4
@@ -79,13 +80,19 @@ def test_features_and_plan_net_read_the_map():
     assert x[27:].tolist() == [0, 1, 1, 1]
 
     torch.manual_seed(0)
-    net = train_maze.PlanNet(3, channels=2, iters=2)
+    net = train_maze.PlanNet(3, actions=5, iters=4)
     with torch.no_grad():
-        net.inp.weight.zero_()
-        net.inp.bias.zero_()
-        net.inp.weight[0, 1, 1, 1] = 1  # channel 0: the goal tile
-        net.rec.weight.zero_()
-        net.head.weight[:] = torch.tensor([[1.0, 0.0]])
+        for p in net.r.parameters():
+            p.zero_()
+        net.r[0].weight[0, 1, 1, 1] = 1  # R: 1 on the goal tile
+        net.r[2].weight[0, 0] = 1
+        net.q.weight.zero_()
+        net.q.weight[0, 0, 1, 1] = 1  # Q_0: the reward where it is
+        for a, (dr, dc) in enumerate(train_maze.MOVES):
+            net.q.weight[1 + a, 1, 1 + dr, 1 + dc] = 0.9  # Q_1+a: 0.9 the value of the neighbour
+        net.head.weight[:] = torch.tensor([[0.0] * 5 + [1.0]])  # the value at the neighbour
+    logits, _ = net._plan(torch.from_numpy(f(obs)))
+    assert logits[0, 1:].tolist() == pytest.approx([1, 0.81, 0.81]), "right: the goal; down, left: 2 steps away"
     d = net.dist(torch.from_numpy(f(obs)), torch.tensor([[False, True, True, True]]))
     assert d.greedy().item() == 1, "right, towards the goal"
     assert d.logp_all[0, 0].item() == float("-inf"), "up is masked"
