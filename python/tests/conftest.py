@@ -11,6 +11,12 @@ import subprocess
 
 import pytest
 
+# Ray's nodes take their address from the machine's network interface on Linux, and then
+# listen there. Ray's own switch for single-machine clusters makes every node, driver and
+# worker of these tests use 127.0.0.1 instead: the tests send traffic to loopback only.
+# It is read when ray is first imported, and the processes Ray starts inherit it.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(PYTHON_DIR)
 

@@ -3,7 +3,9 @@ removed while a shard commits; the shard is retried on the other node, the log h
 every trial once and the summary is that of one baton run."""
 
 import asyncio
+import ipaddress
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import tempfile
 import threading
 
 import pyarrow.dataset as pads
+import psutil
 import pytest
 import ray
 from ray.cluster_utils import Cluster
@@ -19,6 +22,7 @@ import baton
 import baton.ray
 
 TRIALS, SEED = 60, 7
+LOOPBACK = "127.0.0.1"
 # The fields of the summary that depend on the clock, or on how the log is cut into parts.
 TIMING = {"wall_seconds", "steps_per_second"}
 LAYOUT = {"dir", "parts", "bytes"}
@@ -54,12 +58,16 @@ def _hook(gate):
 
 
 @pytest.fixture
-def cluster():
-    # Ray's sockets live under its temp dir, whose path must stay short (AF_UNIX).
+def cluster(monkeypatch):
+    # Ray's sockets live under its temp dir, whose path must stay short (AF_UNIX). Every
+    # node's files go under temp/ray, and so does the cluster's address file, which Ray
+    # writes under $RAY_TMPDIR/ray: nothing depends on a /tmp/ray left by an earlier run.
     temp = tempfile.mkdtemp(prefix="bray", dir="/tmp")
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "resources": {"head": 1}, "temp_dir": temp})
+    monkeypatch.setenv("RAY_TMPDIR", temp)
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "resources": {"head": 1}, "include_dashboard": False,
+                                                       "node_ip_address": LOOPBACK, "temp_dir": os.path.join(temp, "ray")})
     try:
-        nodes = [c.add_node(num_cpus=1) for _ in range(2)]
+        nodes = [c.add_node(num_cpus=1, node_ip_address=LOOPBACK) for _ in range(2)]
         ray.init(address=c.address)
         c.wait_for_nodes()
         yield c, nodes
@@ -67,6 +75,32 @@ def cluster():
         ray.shutdown()
         c.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _listening(pids):
+    """The addresses the processes pids listen on over TCP."""
+    return {(con.laddr.ip, con.pid) for con in psutil.net_connections("tcp")
+            if con.status == psutil.CONN_LISTEN and con.pid in pids}
+
+
+def _loopback(ip):
+    a = ipaddress.ip_address(ip)
+    return (getattr(a, "ipv4_mapped", None) or a).is_loopback
+
+
+@pytest.mark.go
+def test_cluster_on_loopback(cluster):
+    """Every node of the test cluster announces 127.0.0.1, and every process Ray started
+    listens on loopback only."""
+    c, _ = cluster
+    assert c.address.startswith(LOOPBACK + ":")
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {LOOPBACK}
+    me = psutil.Process()
+    pids = {p.pid for p in me.children(recursive=True)}
+    seen = _listening(pids)
+    assert seen, "Ray's processes listen nowhere"
+    outside = {(ip, psutil.Process(pid).name()) for ip, pid in seen if not _loopback(ip)}
+    assert not outside, f"Ray listens beyond loopback: {sorted(outside)}"
 
 
 @pytest.mark.go
