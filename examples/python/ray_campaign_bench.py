@@ -8,16 +8,21 @@ sharded one, and the ratio is taken against their mean.
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-import ray
-from ray.cluster_utils import Cluster
+# The cluster lives on this machine: its nodes on 127.0.0.1 (Ray's single-machine switch,
+# read when ray is imported), not on the machine's network address.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
-import baton.ray
+import ray  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+import baton.ray  # noqa: E402
 
 
 def one_process(exe: Path, trials: int, log: Path) -> float:
@@ -35,11 +40,15 @@ def main() -> None:
     p.add_argument("--trials", type=int, default=20000)
     a = p.parse_args()
     exe = baton.ray.binary()
+    # Ray's files (its sockets want a short path) and the cluster's address file, which
+    # Ray writes under $RAY_TMPDIR/ray, all in a fresh folder.
     temp = Path(tempfile.mkdtemp(prefix="bray", dir="/tmp"))
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": str(temp / "r")})
+    os.environ["RAY_TMPDIR"] = str(temp)
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "node_ip_address": "127.0.0.1",
+                                                       "include_dashboard": False, "temp_dir": str(temp / "ray")})
     try:
         for _ in range(2):
-            c.add_node(num_cpus=1)
+            c.add_node(num_cpus=1, node_ip_address="127.0.0.1")
         ray.init(address=c.address)
         c.wait_for_nodes()
         before = one_process(exe, a.trials, temp / "one")
