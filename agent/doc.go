@@ -33,13 +33,15 @@
 // the maze never meets it: its strategy hands over only directions the motion agent can
 // walk. Two remedies, whichever says what the environment means:
 //
-//   - the parent refuses or masks the action that would hand control to an agent that
-//     is done (its DecodeAction returns an error, its Masker rules the action out);
+//   - the parent refuses the action that would hand control to an agent that is done:
+//     its DecodeAction returns an error, and its Masker rules the action out so that
+//     policies do not pick it (a mask alone is advice);
 //   - the child implements AtOnceReturner: the runtime then asks its Done as it takes
 //     control and, if it is done, hands control back in the same step, with no action
 //     and a span of zero ticks.
 //
-// hrltest.Check reports an agent that is done when it takes control without either.
+// hrltest.Check (package hrl/hrltest) reports an agent that is done when it takes
+// control and acts.
 //
 // # Raw actions and policies
 //

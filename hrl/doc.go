@@ -40,8 +40,9 @@
 // the detour. There are two remedies:
 //
 //   - the parent does not hand control to a child that is done: its DecodeAction
-//     refuses the action (the step fails with ErrInvalidAction and nothing changes) or
-//     its action mask rules it out;
+//     refuses the action (the step fails with ErrInvalidAction and nothing changes), and
+//     its action mask rules the action out so that policies do not pick it (a mask
+//     alone is advice: a policy may still play the action);
 //   - the child implements agent.AtOnceReturner. The runtime then asks its Done in its
 //     first view, after its OnTakesControl, whenever a trigger or the on-done table
 //     hands it control, and if it is done ends its sub-episode at once: in the same
