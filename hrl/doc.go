@@ -30,6 +30,10 @@
 // The episode is over when every agent reported in a step is done. Config.MaxTicks
 // truncates episodes: every agent in control is reported truncated.
 //
+// Agent ids are "<name>_<k>", k counting the sub-episodes of that agent ended in this
+// episode: a maze strategy agent stays strategy_0 while its motion agent is motion_0,
+// motion_1, and so on.
+//
 // # A sub-episode takes at least one action
 //
 // The runtime asks an agent's Done after each of its actions, never before the first:
@@ -49,7 +53,8 @@
 //     step, it is reported once (Start set, done, reward 0, SpanTicks 0), gives control
 //     (OnGivesControl), counts as a sub-episode in its agent ids, and the on-done table
 //     passes control on. A parent that handed control to it is settled in the same step
-//     with SpanTicks 1, the tick of its own action, and acts next: a parent that picks
+//     with SpanTicks 1, the tick of its own action (its Reward sees its view when it
+//     acted and its view after the child gave control), and acts next: a parent that picks
 //     the same child again does so at its next decision, in a new step. An agent
 //     returns at once at most once a step (the second time the on-done table hands it
 //     control in the same step, it acts), so an on-done cycle of such agents ends; the
@@ -57,10 +62,6 @@
 //
 // hrltest.Check reports an agent that is done when it takes control and does not return
 // at once, naming the agent, the tick and the action that handed it control.
-//
-// Agent ids are "<name>_<k>", k counting the sub-episodes of that agent ended in this
-// episode: a maze strategy agent stays strategy_0 while its motion agent is motion_0,
-// motion_1, and so on.
 //
 // # Errors
 //

@@ -155,7 +155,8 @@ type Runtime[S, A any] struct {
 	stack   []frame[S, A]
 	subEp   []int
 	// returned[i] is the tick of agent i's latest return at once in this episode, 0 for
-	// none: the step's tick while the step runs (ticks count from 1 in a step).
+	// none (a step's tick is at least 1), so that returned[i] == tick within a step
+	// tells that the agent returned at once in that step.
 	returned []int
 	res      Result
 	src      *source         // for the results, made once
