@@ -41,7 +41,9 @@ type Agent[S, AS, O any, R Raw, A any] interface {
 	// this state (a direction into a wall, say). The runtime checks the space first.
 	DecodeAction(as AS, raw R) (A, error)
 	// Done reports whether the agent's sub-episode is over: terminated when it
-	// reached a natural end, truncated when a limit cut it short.
+	// reached a natural end, truncated when a limit cut it short. The runtime asks it
+	// after each of the agent's actions, not before the first: a sub-episode takes at
+	// least one action unless the agent implements AtOnceReturner.
 	Done(as AS) (terminated, truncated bool)
 	// Reward scores one decision: prev is the agent's view when it acted, a the
 	// decoded action, next its view when control came back to it. For an action that

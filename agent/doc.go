@@ -18,10 +18,30 @@
 // # Optional hooks
 //
 // An agent may implement any of ResetHook, TakesControlHook, StepHook, GivesControlHook,
-// Masker and Informer, each a one-method interface. The runtime finds them once, when the
+// Masker, ViewEncoder, Informer and AtOnceReturner, each a one-method interface. The runtime finds them once, when the
 // agent is bound (as database/sql finds optional driver features), and never
 // type-asserts on the step path. TakesControlHook receives a Switch: why the agent takes
 // control (Cause), the rule that fired, the agent that handed over and its action.
+//
+// # A sub-episode takes at least one action
+//
+// When an agent takes control, the runtime reports its first observation and waits for
+// its action; it asks Done after each action, never before the first. So an agent that
+// is already done as it takes control (a walker sent to the tile it stands on) acts
+// once anyway, and is done again only after a detour: the walker steps away and back,
+// and its parent's reward scores that detour. This is the reference maze's rule, and
+// the maze never meets it: its strategy hands over only directions the motion agent can
+// walk. Two remedies, whichever says what the environment means:
+//
+//   - the parent refuses the action that would hand control to an agent that is done:
+//     its DecodeAction returns an error, and its Masker rules the action out so that
+//     policies do not pick it (a mask alone is advice);
+//   - the child implements AtOnceReturner: the runtime then asks its Done as it takes
+//     control and, if it is done, hands control back in the same step, with no action
+//     and a span of zero ticks.
+//
+// hrltest.Check (package hrl/hrltest) reports an agent that is done when it takes
+// control and acts.
 //
 // # Raw actions and policies
 //

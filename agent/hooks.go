@@ -31,6 +31,33 @@ type GivesControlHook[S any] interface {
 	OnGivesControl(s S) S
 }
 
+// AtOnceReturner is implemented by agents whose sub-episode may be over the moment it
+// starts: a walker sent to the tile it stands on, a login agent handed control on a page
+// where the session is already open.
+//
+// By default a sub-episode takes at least one action, as in the reference maze: the
+// runtime asks Done after each of the agent's actions and never before the first one.
+// An agent that is done as it takes control therefore acts once anyway, and its Done is
+// asked again only after that action: a walker on its target must step away and back.
+// The parent's reward then scores a detour its action did not ask for.
+//
+// When ReturnsAtOnce reports true, the runtime asks Done in the agent's first view of
+// every sub-episode begun by a trigger or by the on-done table. If the agent is done,
+// its sub-episode ends there, in the same environment step, without an action: it is
+// reported once, with Start set, its Done flags, reward 0 and SpanTicks 0; it gives
+// control (GivesControlHook) right after taking it (TakesControlHook), its id's k
+// counts the sub-episode, and the on-done table passes control on as for any other end:
+// a parent waiting for it is settled, its span being the tick of its own action. An
+// agent that returns at once cannot return at once again in the same step (an on-done
+// cycle of such agents would not end): the second time, it acts. The initial agent's
+// sub-episode begun by a reset always takes an action, so that an episode is never over
+// when it starts.
+//
+// The runtime asks ReturnsAtOnce once, when the agent is bound; false keeps the default.
+type AtOnceReturner interface {
+	ReturnsAtOnce() bool
+}
+
 // Masker is implemented by agents with a Discrete action space that tell policies which
 // actions are valid in a state. ActionMask writes one entry per action into dst
 // (len N of the space); dst[i] refers to the action Start+i.

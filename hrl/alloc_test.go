@@ -67,6 +67,14 @@ func TestStepDoesNotAllocate(t *testing.T) {
 		{"lateral", func(t *testing.T) (func() error, int) {
 			return replayer(t, newRuntime(t, lateralEnv(), hrl.Config{}))
 		}},
+		{"returns at once", func(t *testing.T) (func() error, int) {
+			return replayer(t, newRuntime(t, stayEnv(true)(), hrl.Config{}))
+		}},
+		{"an on-done cycle returning at once", func(t *testing.T) (func() error, int) {
+			e := cycleEnv()
+			e.agents[1], e.agents[2] = hrl.Bind(returner{newWalker("a", 5)}), hrl.Bind(returner{newWalker("b", 5)}) // no trace
+			return replayer(t, newRuntime(t, e, hrl.Config{MaxTicks: 200}))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

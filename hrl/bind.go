@@ -21,9 +21,11 @@ type Binding[S, A any] interface {
 	check() error
 	hooks() hooks[S, A]
 	masked() int // length of the action mask, 0 without one
+	returnsAtOnce() bool
 	instance() instance[S, A]
 	typedObservation(s S, c agent.Clock) any
 	info(s S, c agent.Clock) any
+	done(s S, c agent.Clock) (terminated, truncated bool)
 }
 
 // hooks holds an agent's optional hooks, found once at bind time; nil when absent.
@@ -37,7 +39,8 @@ type hooks[S, A any] struct {
 }
 
 // Bind erases an agent's types so that agents of different types share one
-// environment. It finds the agent's optional hooks (agent.ResetHook and the others) once.
+// environment. It finds the agent's optional hooks (agent.ResetHook and the others) once,
+// and asks an agent.AtOnceReturner's ReturnsAtOnce once.
 // Problems with the agent (a raw action type that does not fit its action space, a mask
 // on a space that is not Discrete) are reported by New.
 func Bind[S, AS, O any, R agent.Raw, A any](a agent.Agent[S, AS, O, R, A]) Binding[S, A] {
@@ -68,6 +71,9 @@ func Bind[S, AS, O any, R agent.Raw, A any](a agent.Agent[S, AS, O, R, A]) Bindi
 	if e, ok := a.(agent.ViewEncoder[AS]); ok {
 		b.encodeView = e
 	}
+	if r, ok := a.(agent.AtOnceReturner); ok {
+		b.atOnce = r.ReturnsAtOnce()
+	}
 	return b
 }
 
@@ -79,12 +85,14 @@ type binding[S, AS, O any, R agent.Raw, A any] struct {
 	mask       agent.Masker[AS]
 	inform     agent.Informer[AS]
 	encodeView agent.ViewEncoder[AS]
+	atOnce     bool // the agent returns control at once when it is done as it takes it
 }
 
 func (b *binding[S, AS, O, R, A]) Name() string                   { return b.name }
 func (b *binding[S, AS, O, R, A]) ObservationSpace() spaces.Space { return b.obs }
 func (b *binding[S, AS, O, R, A]) ActionSpace() spaces.Space      { return b.act }
 func (b *binding[S, AS, O, R, A]) hooks() hooks[S, A]             { return b.h }
+func (b *binding[S, AS, O, R, A]) returnsAtOnce() bool            { return b.atOnce }
 
 func (b *binding[S, AS, O, R, A]) check() error {
 	if b.obs == nil || b.act == nil {
@@ -145,6 +153,8 @@ type instance[S, A any] interface {
 	// was a, and writes the reward, the end of the sub-episode and the observation
 	// into rep.
 	settle(a *A, s *S, rep *Report)
+	// doneNow reports what Done says in the view of the agent's latest report.
+	doneNow() (terminated, truncated bool)
 }
 
 type bound[S, AS, O any, R agent.Raw, A any] struct {
@@ -158,6 +168,8 @@ func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
 	b.pending = b.view
 	return a, err
 }
+
+func (b *bound[S, AS, O, R, A]) doneNow() (bool, bool) { return b.a.Done(b.view) }
 
 // observe and settle keep the view they translate only after the calls that read it:
 // the view comes back in registers and is spilled to the stack, and a copy made at once
@@ -196,6 +208,10 @@ func (b *binding[S, AS, O, R, A]) encode(as *AS, obs []float32, mask []bool) {
 
 func (b *binding[S, AS, O, R, A]) typedObservation(s S, c agent.Clock) any {
 	return b.a.Observe(b.a.TranslateState(s, c))
+}
+
+func (b *binding[S, AS, O, R, A]) done(s S, c agent.Clock) (bool, bool) {
+	return b.a.Done(b.a.TranslateState(s, c))
 }
 
 func (b *binding[S, AS, O, R, A]) info(s S, c agent.Clock) any {

@@ -23,7 +23,9 @@
 //   - when a sub-episode ends, the finishing agent, then the agent that takes control:
 //     the parent, settled with the reward for its whole decision (its view when it
 //     acted, its action, its view now) and SpanTicks, the length of that decision in
-//     environment steps, so a trainer can discount by gamma^SpanTicks.
+//     environment steps, so a trainer can discount by gamma^SpanTicks;
+//   - when a child returns control at once (see below), its one report, Start and
+//     done, then the agent that takes control after it.
 //
 // The episode is over when every agent reported in a step is done. Config.MaxTicks
 // truncates episodes: every agent in control is reported truncated.
@@ -31,6 +33,35 @@
 // Agent ids are "<name>_<k>", k counting the sub-episodes of that agent ended in this
 // episode: a maze strategy agent stays strategy_0 while its motion agent is motion_0,
 // motion_1, and so on.
+//
+// # A sub-episode takes at least one action
+//
+// The runtime asks an agent's Done after each of its actions, never before the first:
+// a sub-episode takes at least one action, as in the reference maze. A child that is
+// already done when it takes control (a walker sent to the tile it stands on) is
+// reported with its first observation, not done, and acts; its Done is asked again only
+// after that action, so the walker steps away and back and its parent's reward scores
+// the detour. There are two remedies:
+//
+//   - the parent does not hand control to a child that is done: its DecodeAction
+//     refuses the action (the step fails with ErrInvalidAction and nothing changes), and
+//     its action mask rules the action out so that policies do not pick it (a mask
+//     alone is advice: a policy may still play the action);
+//   - the child implements agent.AtOnceReturner. The runtime then asks its Done in its
+//     first view, after its OnTakesControl, whenever a trigger or the on-done table
+//     hands it control, and if it is done ends its sub-episode at once: in the same
+//     step, it is reported once (Start set, done, reward 0, SpanTicks 0), gives control
+//     (OnGivesControl), counts as a sub-episode in its agent ids, and the on-done table
+//     passes control on. A parent that handed control to it is settled in the same step
+//     with SpanTicks 1, the tick of its own action (its Reward sees its view when it
+//     acted and its view after the child gave control), and acts next: a parent that picks
+//     the same child again does so at its next decision, in a new step. An agent
+//     returns at once at most once a step (the second time the on-done table hands it
+//     control in the same step, it acts), so an on-done cycle of such agents ends; the
+//     initial agent always acts after a reset, so an episode is never over at its start.
+//
+// hrltest.Check reports an agent that is done when it takes control and does not return
+// at once, naming the agent, the tick and the action that handed it control.
 //
 // # Errors
 //

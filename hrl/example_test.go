@@ -105,3 +105,34 @@ func Example() {
 	// tick 8 walker_1  reward -0.1 span 1 done true
 	// tick 8 planner_0 reward  1.0 span 4 done true
 }
+
+// AgentDone asks an agent's Done in the view it is reported in: here, whether each
+// walker is already done as it takes control, the check hrltest makes.
+func ExampleRuntime_AgentDone() {
+	rt, err := hrl.New(hrl.HierarchicalEnv[corridor, leg](env{}), hrl.Config{})
+	if err != nil {
+		panic(err)
+	}
+	res, _ := rt.Reset(1)
+	for !res.Over {
+		a := agent.Discrete(0)
+		if res.Next == "planner_0" {
+			a = agent.Discrete(2)
+		}
+		if res, err = rt.Step(res.Next, a); err != nil {
+			panic(err)
+		}
+		for _, r := range res.Reports {
+			if r.Start {
+				term, trunc, _ := rt.AgentDone(r.AgentID)
+				fmt.Printf("tick %d %s takes control, done: %v\n", res.Tick, r.AgentID, term || trunc)
+			}
+		}
+	}
+	term, _, ok := rt.AgentDone("planner_0")
+	fmt.Println("planner_0 terminated at the end:", term, ok)
+	// Output:
+	// tick 1 walker_0 takes control, done: false
+	// tick 5 walker_1 takes control, done: false
+	// planner_0 terminated at the end: true true
+}

@@ -40,6 +40,8 @@ type Report struct {
 	// Terminated and Truncated report the end of the agent's sub-episode, apart.
 	Terminated, Truncated bool
 	// Start marks the first observation of a sub-episode: the agent has not acted yet.
+	// A Start report is done when the sub-episode ended before the agent acted: the
+	// agent returned control at once (agent.AtOnceReturner), or the tick limit fell.
 	Start bool
 	// SpanTicks is how many environment steps the decision scored by Reward took: 1 for
 	// a plain action, the length of the child's sub-episode for an action that handed
@@ -58,7 +60,9 @@ func (r *Report) Done() bool { return r.Terminated || r.Truncated }
 // until its next Step or Reset.
 type Result struct {
 	// Reports lists every agent reported in the step: normally one; when a sub-episode
-	// ends, the finishing agent and then the agent that takes control.
+	// ends, the finishing agent and then the agent that takes control; when an agent
+	// returns control at once, its one report (Start and done) before the agent that
+	// takes control after it.
 	Reports []Report
 	// Next is the id of the agent that acts next, "" when the episode is over.
 	Next string
@@ -124,6 +128,9 @@ type AgentSpec struct {
 	ActionSpace      spaces.Space
 	// MaskLen is the length of the agent's action mask, 0 without one.
 	MaskLen int
+	// ReturnsAtOnce tells whether the agent returns control at once when it is done as
+	// it takes control (agent.AtOnceReturner).
+	ReturnsAtOnce bool
 }
 
 // Runtime steps a HierarchicalEnv. It is pure and deterministic: the same seed and the
@@ -147,11 +154,15 @@ type Runtime[S, A any] struct {
 	tick    int
 	stack   []frame[S, A]
 	subEp   []int
-	res     Result
-	src     *source         // for the results, made once
-	slots   []reportSlot[S] // one per report slot
-	maxObs  int
-	maxMask int
+	// returned[i] is the tick of agent i's latest return at once in this episode, 0 for
+	// none (a step's tick is at least 1), so that returned[i] == tick within a step
+	// tells that the agent returned at once in that step.
+	returned []int
+	res      Result
+	src      *source         // for the results, made once
+	slots    []reportSlot[S] // one per report slot
+	maxObs   int
+	maxMask  int
 }
 
 // reportSlot holds a report's buffers: its observation and mask, sized for the largest
@@ -169,11 +180,12 @@ type boundAgent[S, A any] struct {
 	hooks hooks[S, A]
 	fast  discreteRange // for the check on the step path
 	// triggers tells whether any trigger leaves the agent (else the step path does not
-	// look for one), switching whether every action of the agent must fire one.
-	triggers, switching bool
-	name                string
-	obsDim              int
-	maskLen             int
+	// look for one), switching whether every action of the agent must fire one, atOnce
+	// whether the agent returns control at once when it is done as it takes control.
+	triggers, switching, atOnce bool
+	name                        string
+	obsDim                      int
+	maskLen                     int
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
@@ -227,14 +239,15 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	}
 	pcg := rand.NewPCG(0, 0)
 	r := &Runtime[S, A]{
-		env:    env,
-		table:  table,
-		agents: agents,
-		cfg:    cfg,
-		pcg:    pcg,
-		rng:    rand.New(pcg),
-		ids:    make([][]string, len(agents)),
-		subEp:  make([]int, len(agents)),
+		env:      env,
+		table:    table,
+		agents:   agents,
+		cfg:      cfg,
+		pcg:      pcg,
+		rng:      rand.New(pcg),
+		ids:      make([][]string, len(agents)),
+		subEp:    make([]int, len(agents)),
+		returned: make([]int, len(agents)),
 	}
 	if in, ok := env.(Informer[S]); ok {
 		r.info = in.Info
@@ -252,9 +265,11 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			name:    b.Name(),
 			obsDim:  b.ObservationSpace().FlatDim(),
 			maskLen: b.masked(),
+			atOnce:  b.returnsAtOnce(),
 		}
 		r.bound[i].switching = table.Switching(i)
-		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(), MaskLen: b.masked()})
+		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(),
+			MaskLen: b.masked(), ReturnsAtOnce: b.returnsAtOnce()})
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
 	}
@@ -313,6 +328,24 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 	return nil
 }
 
+// AgentDone reports what the Done of the agent reported with id in the latest result
+// says in the view that report was built from: its state (before any hook that ran
+// later in the same step) and its clock. For a Start report it tells whether the agent
+// was already done as it took control, which hrltest checks: unless the agent returns
+// at once (agent.AtOnceReturner), it then acts once anyway. The flags may differ from
+// the report's, which also carry the runtime's cuts (a tick limit, a parent cut short).
+// ok is false when no agent with id is reported. It translates the state again and is
+// meant for checks and tools, not the step path.
+func (r *Runtime[S, A]) AgentDone(id string) (terminated, truncated, ok bool) {
+	for slot := range r.res.Reports {
+		if rep := &r.res.Reports[slot]; rep.AgentID == id {
+			terminated, truncated = r.agents[rep.agent].done(r.slots[slot].state, rep.Clock)
+			return terminated, truncated, true
+		}
+	}
+	return false, false, false
+}
+
 // typedObservation rebuilds the typed observation of agent i reported in the given slot
 // of the latest result, from the state its flat observation was built from: a hook that
 // ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
@@ -337,6 +370,7 @@ func (r *Runtime[S, A]) Reset(seed uint64) (res Result, err error) {
 	r.started, r.over, r.tick = true, false, 0
 	r.stack = r.stack[:0]
 	clear(r.subEp)
+	clear(r.returned)
 	r.res.Reports = r.res.Reports[:0]
 	r.begin(r.table.Initial(), "", &agent.Switch[A]{Cause: agent.ByReset})
 	r.result(&res)
@@ -401,7 +435,9 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	top.action = a
 	if matched && to >= 0 {
 		top.actedTick = r.tick - 1
-		r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a})
+		if r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a}) {
+			r.finish()
+		}
 	} else {
 		top.steps++
 		if r.settle(len(r.stack)-1, 1) {
@@ -469,8 +505,10 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	return rep
 }
 
-// begin starts a sub-episode of agent i and reports its first observation.
-func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) {
+// begin starts a sub-episode of agent i and reports its first observation. It returns
+// whether the sub-episode is over at once: the agent returns control at once and is
+// done in its first view. The caller then ends it with finish.
+func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool {
 	if len(r.stack) < cap(r.stack) {
 		r.stack = r.stack[:len(r.stack)+1]
 	} else {
@@ -483,7 +521,19 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) {
 	}
 	rep := r.slot(i, f)
 	rep.Start = true
-	r.bound[i].inst.observe(&r.state, rep)
+	ag := &r.bound[i]
+	ag.inst.observe(&r.state, rep)
+	// A reset's agent always acts, and an agent returns at once at most once a step, so
+	// that an on-done cycle of such agents ends.
+	if !ag.atOnce || sw.Cause == agent.ByReset || r.returned[i] == r.tick {
+		return false
+	}
+	rep.Terminated, rep.Truncated = ag.inst.doneNow()
+	if !rep.Done() {
+		return false
+	}
+	r.returned[i] = r.tick
+	return true
 }
 
 // settle scores the pending decision of the agent at stack level n, whose action is in
@@ -514,8 +564,10 @@ func (r *Runtime[S, A]) finish() {
 		}
 		n := r.level(next)
 		if n < 0 {
-			r.begin(next, parentID, &agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: id})
-			return
+			if !r.begin(next, parentID, &agent.Switch[A]{Cause: agent.ByDone, Rule: "on-done", From: id}) {
+				return
+			}
+			continue // it returned at once: its sub-episode ends too
 		}
 		// Control returns to an agent already waiting in the stack; the agents between
 		// are cut short.

@@ -46,6 +46,7 @@ type act struct {
 	By   string // the name of the agent that acted
 	Move int    // tiles to move (negative: back)
 	Leg  int    // a planning decision: the length of the next leg; 0 for none
+	Here bool   // a planning decision of a leg of 0 tiles: the target is where the walker stands
 }
 
 // The errors the test environments reject actions with.
@@ -191,7 +192,7 @@ func (e *testEnv) InitialState(rng *rand.Rand) world        { return world{Roll:
 // is rejected, and the state returned with the error is changed on purpose: the runtime
 // must ignore it.
 func (e *testEnv) Step(w world, a act) (world, error) {
-	if a.Leg > 0 {
+	if a.Leg > 0 || a.Here {
 		w.Target = w.Pos + a.Leg
 	}
 	w.Trace += "!"

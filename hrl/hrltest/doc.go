@@ -15,6 +15,16 @@
 // change nothing. The switching machine must validate. A panic in the environment's
 // code is recovered and reported with its stack, and ends the check.
 //
+// An agent must not take control already done: a sub-episode takes at least one
+// action, so such an agent acts once anyway and its Done is asked again only after that
+// action (a walker sent to the tile it stands on steps away and back). Run reports it,
+// with Runtime.AgentDone, naming the agent, the tick and the action that handed it
+// control, and the remedies: the parent refuses that action in its DecodeAction (and
+// masks it), or the agent returns control at once (agent.AtOnceReturner). The initial
+// agent done at reset is reported too; it always acts, whatever it implements. Like
+// every check here, this one sees only the states the random policies reach: give it
+// enough episodes (the zero Options play 20).
+//
 // # Using it
 //
 // Check runs Run from a test and reports its problems as test errors:

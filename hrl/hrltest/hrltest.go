@@ -168,6 +168,9 @@ func compare[S, A any](a, b *player[S, A], probe bool) error {
 	if err := a.check(ra, ""); err != nil {
 		return fmt.Errorf("reset: %w", err)
 	}
+	if err := a.checkEntry(ra, "", agent.RawAction{}); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
 	if sa, sb := snap(ra), snap(rb); !equalSnapshots(sa, sb) {
 		return fmt.Errorf("reset: two resets with the same seed differ:\n  %s\n  %s", sa, sb)
 	}
@@ -209,6 +212,9 @@ func compare[S, A any](a, b *player[S, A], probe bool) error {
 			return fmt.Errorf("tick %d: the same action was accepted once and rejected once: %w", a.rt.Tick(), err)
 		}
 		if err := a.check(ra, id); err != nil {
+			return fmt.Errorf("tick %d: %w", ra.Tick, err)
+		}
+		if err := a.checkEntry(ra, id, raw); err != nil {
 			return fmt.Errorf("tick %d: %w", ra.Tick, err)
 		}
 		if sa, sb := snap(ra), snap(rb); !equalSnapshots(sa, sb) {
@@ -300,6 +306,48 @@ func outside(s spaces.Space) (agent.RawAction, bool) {
 func clone(r agent.RawAction) agent.RawAction {
 	r.Ints, r.Floats = slices.Clone(r.Ints), slices.Clone(r.Floats)
 	return r
+}
+
+// checkEntry reports an agent that takes control in res, the runtime's latest result,
+// already done by its own Done and yet acts: it will act once before its Done is asked
+// again (a walker on its target steps away and back). actor played raw ("" at reset).
+func (p *player[S, A]) checkEntry(res hrl.Result, actor string, raw agent.RawAction) error {
+	for i := range res.Reports {
+		r := &res.Reports[i]
+		if !r.Start || r.Done() {
+			continue // not taking control, or returned at once, or cut by the tick limit
+		}
+		term, trunc, ok := p.rt.AgentDone(r.AgentID)
+		if !ok {
+			return fmt.Errorf("agent %s is reported but Runtime.AgentDone does not find it", r.AgentID)
+		}
+		if !term && !trunc {
+			continue
+		}
+		how := "terminated"
+		if !term {
+			how = "truncated"
+		}
+		what := fmt.Sprintf("agent %s is already done (%s by its Done) when it takes control", r.AgentID, how)
+		const acts = "it acts at least once before its Done is asked again, so a walker on its target steps away and back"
+		switch {
+		case actor == "":
+			return fmt.Errorf("%s at reset: %s; the initial agent always acts after a reset, even one that returns at once (agent.AtOnceReturner): "+
+				"start episodes where it is not done (InitialState, OnReset)", what, acts)
+		case p.specs[r.Agent].ReturnsAtOnce:
+			return fmt.Errorf("%s after %s played %v, and acts: it returned at once earlier in this step, and an agent returns at once "+
+				"only once a step, to end an on-done cycle of agents that return at once; break the cycle in the machine's OnDone", what, actor, raw)
+		case r.ParentID == actor:
+			parent := actor[:strings.LastIndexByte(actor, '_')]
+			return fmt.Errorf("%s after %s played %v: %s. Either refuse that action in %s's DecodeAction (and rule it out in its "+
+				"action mask) when %s would be done, or let %s return control at once (implement agent.AtOnceReturner)",
+				what, actor, raw, acts, parent, r.Agent, r.Agent)
+		default:
+			return fmt.Errorf("%s from the on-done table after %s played %v: %s. Either hand control to %s only when it is not done, "+
+				"or let it return control at once (implement agent.AtOnceReturner)", what, actor, raw, acts, r.Agent)
+		}
+	}
+	return nil
 }
 
 // check verifies one result on its own; actor is the id that acted ("" at reset).

@@ -368,3 +368,77 @@ func TestRunOtherActionSpaces(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCatchesAgentsDoneWhenTheyTakeControl: an agent that takes control already done
+// acts once anyway, so the key-and-door walker sent to the tile it stands on steps away
+// and back. Run reports it, with the remedies, unless the environment takes one.
+func TestRunCatchesAgentsDoneWhenTheyTakeControl(t *testing.T) {
+	tests := []struct {
+		name  string
+		knobs keyKnobs
+		want  []string // substrings of the error; none: no error
+	}{
+		{
+			name:  "a planner picks the tile the walker stands on",
+			knobs: keyKnobs{},
+			want: []string{
+				"agent walker_1 is already done (terminated by its Done) when it takes control after planner_0 played 0",
+				"it acts at least once before its Done is asked again",
+				"Either refuse that action in planner's DecodeAction (and rule it out in its action mask) when walker would be done,",
+				"or let walker return control at once (implement agent.AtOnceReturner)",
+			},
+		},
+		{name: "the walker returns at once", knobs: keyKnobs{atOnce: true}},
+		{name: "the planner refuses the tile the walker stands on", knobs: keyKnobs{refuseHere: true}},
+		{
+			name:  "the on-done table hands control to a relay that is done",
+			knobs: keyKnobs{relay: true},
+			want: []string{
+				"agent relay_0 is already done (terminated by its Done) when it takes control from the on-done table after walker_0 played 0",
+				"Either hand control to relay only when it is not done, or let it return control at once (implement agent.AtOnceReturner)",
+			},
+		},
+		{name: "the walker and the relay return at once", knobs: keyKnobs{relay: true, atOnce: true}},
+		{
+			name:  "an on-done cycle of agents that return at once",
+			knobs: keyKnobs{cycle: true, atOnce: true},
+			want:  []string{"and acts: it returned at once earlier in this step", "break the cycle in the machine's OnDone"},
+		},
+		{
+			name:  "the initial agent is done at reset",
+			knobs: keyKnobs{startAtExit: true, atOnce: true},
+			want: []string{
+				"hrltest: seed 0: reset: agent planner_0 is already done (terminated by its Done) when it takes control at reset",
+				"start episodes where it is not done (InitialState, OnReset)",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, cfg := range []hrl.Config{{}, {MaxTicks: 7}} {
+				err := hrltest.Run(newKeyEnv(tt.knobs), hrltest.Options{Config: cfg})
+				if len(tt.want) == 0 {
+					require.NoError(t, err, "MaxTicks %d", cfg.MaxTicks)
+					continue
+				}
+				require.Error(t, err, "MaxTicks %d", cfg.MaxTicks)
+				for _, w := range tt.want {
+					assert.Contains(t, err.Error(), w, "MaxTicks %d", cfg.MaxTicks)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckReportsAgentsDoneWhenTheyTakeControl: Check, which tests call, fails on the
+// trap, names the tick, and passes once the walker returns at once.
+func TestCheckReportsAgentsDoneWhenTheyTakeControl(t *testing.T) {
+	bad := &tb{TB: t}
+	hrltest.Check(bad, newKeyEnv(keyKnobs{}), hrltest.Options{})
+	require.Len(t, bad.errs, 1)
+	assert.Regexp(t, `^hrltest: seed \d+: tick \d+: agent walker_\d+ is already done .* after planner_0 played \d: `, bad.errs[0])
+
+	good := &tb{TB: t}
+	hrltest.Check(good, newKeyEnv(keyKnobs{atOnce: true}), hrltest.Options{})
+	assert.Empty(t, good.errs)
+}
