@@ -40,7 +40,8 @@
 //
 // runs a campaign (runners.Campaign) of --trials trials (default 1000) of --episodes
 // episodes each (default 1) on --workers goroutines (default 0: one per CPU, that is
-// GOMAXPROCS). Trial i has the seed env.DeriveSeed(seed, i) (--seed, default 1),
+// GOMAXPROCS; at most 4 per CPU, or 256 where that is more: a larger count is a usage
+// error, as it is for baton serve trials and ui). Trial i has the seed env.DeriveSeed(seed, i) (--seed, default 1),
 // from which its episodes' reset seeds and its policies' generators derive, so the
 // same flags give the same summary, apart from the timing, whatever the number of
 // workers; the first episode of trial 0 is `baton play ENV` with the same flags.
