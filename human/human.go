@@ -309,7 +309,6 @@ var arrows = map[byte]string{'A': "UP", 'B': "DOWN", 'C': "RIGHT", 'D': "LEFT"}
 // arrow key where actions are named for directions, or, when one action alone is
 // allowed, by an empty line. It returns the choice, or why the text is none.
 func (p *Policy) parse(text string) (choice, string) {
-	raw := text
 	text = strings.TrimSpace(text)
 	var found *choice
 	switch {
@@ -343,7 +342,7 @@ func (p *Policy) parse(text string) (choice, string) {
 	}
 	switch {
 	case found == nil:
-		return choice{}, fmt.Sprintf("%q is not a choice: type %s", strings.TrimSpace(raw), p.hint())
+		return choice{}, fmt.Sprintf("%q is not a choice: type %s", text, p.hint())
 	case !found.allowed:
 		return choice{}, fmt.Sprintf("%s is not allowed now (allowed: %s)", found.name, p.allowedNames())
 	}
