@@ -46,8 +46,12 @@ func (e *SizeError) Bytes() int64 {
 }
 
 func (e *SizeError) Error() string {
-	return fmt.Sprintf("%v: %d copies (num_envs) of %s take an estimated %s (%s a copy), over the limit of %s "+
-		"(max_bytes): make fewer copies, or raise the limit", ErrLimit, e.Copies, e.Env,
+	copies, take := "copies", "take"
+	if e.Copies == 1 {
+		copies, take = "copy", "takes"
+	}
+	return fmt.Sprintf("%v: %d %s (num_envs) of %s %s an estimated %s (%s a copy), over the limit of %s "+
+		"(max_bytes): make fewer copies, or raise the limit", ErrLimit, e.Copies, copies, e.Env, take,
 		byteSize(e.Bytes()), byteSize(e.CopyBytes), byteSize(e.Limit))
 }
 

@@ -69,6 +69,8 @@ func TestAdmit(t *testing.T) {
 		{name: "a raised limit", env: "maze", n: 10_000_000, maxBytes: 1 << 50},
 		{name: "a lowered limit", env: "cartpole", n: 10_000, maxBytes: 1 << 20, is: fastlane.ErrLimit, size: true,
 			says: []string{"over the limit of 1 MiB (max_bytes)"}},
+		{name: "one copy", env: "cartpole", n: 1, maxBytes: 100, is: fastlane.ErrLimit, size: true,
+			says: []string{"1 copy (num_envs) of cartpole takes an estimated ", "over the limit of 100 B (max_bytes)"}},
 		{name: "no overflow", env: "cartpole", n: 1 << 62, maxBytes: 1<<63 - 1, is: fastlane.ErrLimit, size: true},
 		{name: "a reset's allocations count", env: "heavy", n: 4200, is: fastlane.ErrLimit, size: true},
 		{name: "within, with them", env: "heavy", n: 3900},
