@@ -117,10 +117,12 @@ def _check_types(env: Any, agent: Any, config: Any, policies: Any) -> None:
 
 def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | None,
           num_envs: int, workers: int, described: tuple[str, list[_vector.AgentLayout]] | None = None,
-          max_bytes: int = 0) -> _vector.SingleVector:
-    """The fast-lane vector of the agent (a SingleVector or a ViewVector)."""
+          max_bytes: int | None = None) -> _vector.SingleVector:
+    """The fast-lane vector of the agent (a SingleVector or a ViewVector), within
+    max_bytes (None: BATON_MAX_BYTES, else Go's default)."""
     _check_types(env, agent, config, policies)
     cfg = _vector._config(config)
+    max_bytes = _vector._max_bytes(max_bytes)
     if described is None:
         described = _vector.describe(env, config)
     layout = _agent(env, agent, policies, described)
@@ -289,7 +291,7 @@ class BatonVectorEnv(VectorEnv):
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
         n, w = _vector._count(num_envs, "num_envs", 1), _vector._count(workers, "workers", 0)
-        self._adopt(_open(env, agent, config, policies, n, w, max_bytes=_vector._max_bytes(max_bytes)))
+        self._adopt(_open(env, agent, config, policies, n, w, max_bytes=max_bytes))
 
     @classmethod
     def from_vector(cls, vector: _vector.SingleVector) -> BatonVectorEnv:

@@ -103,6 +103,8 @@ def test_the_memory_limit_comes_from_max_bytes_then_the_environment(monkeypatch)
         assert v.num_envs == 1000
     with bv.make("cartpole", 4) as v:  # within the variable's limit
         assert v.num_envs == 4
+    monkeypatch.setenv("BATON_MAX_BYTES", "100")
+    _raises(lambda: baton.make("cartpole").reset(seed=0), bv.LimitError, "1 copy (num_envs) of cartpole takes")
     monkeypatch.setenv("BATON_MAX_BYTES", "lots")
     _raises(lambda: bv.make("cartpole", 4), ValueError, "BATON_MAX_BYTES='lots'")
     monkeypatch.delenv("BATON_MAX_BYTES")
