@@ -4,11 +4,16 @@
 //
 // Policy is an agent.Policy played by a person through text: at each turn of its
 // agent it writes to an io.Writer what the person needs to choose (the environment
-// drawn as text, by the registry entry's runners.Look, and the actions the mask
-// allows, numbered and named: UP, RIGHT, DOWN, LEFT for the maze's strategy agent), and
-// reads the choice from an io.Reader, one line: its number in the list or its name,
-// in any case. Bad
-// input writes why and the choices again and reads another line; it changes nothing.
+// drawn as text, by the registry entry's runners.Look, and every action of the agent,
+// numbered from 1 in the order of the raw actions, as the page of baton serve ui
+// numbers them, and named: 1) UP, 2) RIGHT, 3) DOWN, 4) LEFT for the maze's strategy
+// agent, those the mask forbids marked "(not allowed now)"), and reads the choice from
+// an io.Reader, one line: its number or its name, in any case; a terminal's arrow key
+// (ESC [ A to D, or ESC O A to D) for the action named UP, DOWN, RIGHT or LEFT; or,
+// when the mask allows one action alone, an empty line. Bad input writes why (an
+// action not allowed: "RIGHT is not allowed now (allowed: UP, LEFT)"; an arrow key
+// where no action is named for it: "the arrow keys are not actions here") and the
+// choices again, and reads another line; it changes nothing.
 // The trial cannot tell the person from any other policy: the actions go through the
 // trial runner, with its events, logs and rewards.
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,10 +113,13 @@ type Policy struct {
 	choices []choice // the current turn's, reused
 }
 
-// choice is an action offered to the person.
+// choice is an action offered to the person: every action of the space, numbered
+// from 1 in the order of the raw actions (the page of baton serve ui numbers them so),
+// allowed or not by the mask.
 type choice struct {
-	raw  int64
-	name string
+	raw     int64
+	name    string
+	allowed bool
 }
 
 // New returns the policy by which a person plays the agent of spec, reading choices
@@ -188,18 +192,20 @@ func (p *Policy) ask(ctx context.Context, x *runners.Exchange, obs []float32, ma
 		return agent.RawAction{}, fmt.Errorf("human: agent %s: mask of %d for %d actions: %w", p.spec.Name, len(mask), p.space.N, spaces.ErrMaskLength)
 	}
 	p.choices = p.choices[:0]
+	allowed := 0
 	for i := range p.space.N {
-		if mask != nil && !mask[i] {
-			continue
-		}
 		raw := p.space.Start + i
 		name := "action " + strconv.FormatInt(raw, 10)
 		if x != nil {
 			name = x.ActionName(agent.Discrete(raw))
 		}
-		p.choices = append(p.choices, choice{raw: raw, name: name})
+		ok := mask == nil || mask[i]
+		if ok {
+			allowed++
+		}
+		p.choices = append(p.choices, choice{raw: raw, name: name, allowed: ok})
 	}
-	if len(p.choices) == 0 {
+	if allowed == 0 {
 		return agent.RawAction{}, fmt.Errorf("%w (agent %s)", ErrNoAction, p.spec.Name)
 	}
 	var b strings.Builder
@@ -217,11 +223,12 @@ func (p *Policy) ask(ctx context.Context, x *runners.Exchange, obs []float32, ma
 		if l.err != nil {
 			return agent.RawAction{}, l.err
 		}
-		if c, ok := p.parse(l.text); ok {
+		c, why := p.parse(l.text)
+		if why == "" {
 			return agent.Discrete(c.raw), nil
 		}
 		b.Reset()
-		fmt.Fprintf(&b, "%q is not a choice: type a number from 1 to %d or an action's name\n", strings.TrimSpace(l.text), len(p.choices))
+		b.WriteString(why + "\n")
 		p.list(&b)
 	}
 }
@@ -229,27 +236,123 @@ func (p *Policy) ask(ctx context.Context, x *runners.Exchange, obs []float32, ma
 // list writes the choices and the prompt.
 func (p *Policy) list(b *strings.Builder) {
 	for i, c := range p.choices {
-		fmt.Fprintf(b, "  %d) %s\n", i+1, c.name)
+		fmt.Fprintf(b, "  %d) %s", i+1, c.name)
+		if !c.allowed {
+			b.WriteString(" (not allowed now)")
+		}
+		b.WriteString("\n")
 	}
-	fmt.Fprintf(b, "choice [1-%d]: ", len(p.choices))
+	if c, only := p.only(); only {
+		fmt.Fprintf(b, "press Enter (or type %d) for %s, the only allowed action: ", p.number(c), c.name)
+		return
+	}
+	fmt.Fprintf(b, "choice [%s]: ", p.numbers())
 }
 
-// parse reads a choice by its number in the list or by its name, in any case.
-func (p *Policy) parse(text string) (choice, bool) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return choice{}, false
-	}
-	if n, err := strconv.Atoi(text); err == nil {
-		if n >= 1 && n <= len(p.choices) {
-			return p.choices[n-1], true
-		}
-		return choice{}, false
-	}
+// only returns the allowed choice when there is exactly one.
+func (p *Policy) only() (choice, bool) {
+	var one choice
+	n := 0
 	for _, c := range p.choices {
-		if strings.EqualFold(c.name, text) {
-			return c, true
+		if c.allowed {
+			one, n = c, n+1
 		}
 	}
-	return choice{}, false
+	return one, n == 1
+}
+
+// number is c's number in the list.
+func (p *Policy) number(c choice) int64 { return c.raw - p.space.Start + 1 }
+
+// numbers lists the numbers of the allowed choices, runs of three or more as
+// ranges: "1-4", "1, 4", "2-4, 7".
+func (p *Policy) numbers() string {
+	var parts []string
+	for i := 0; i < len(p.choices); {
+		if !p.choices[i].allowed {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(p.choices) && p.choices[j+1].allowed {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			parts = append(parts, fmt.Sprintf("%d-%d", i+1, j+1))
+		case j == i+1:
+			parts = append(parts, strconv.Itoa(i+1), strconv.Itoa(j+1))
+		default:
+			parts = append(parts, strconv.Itoa(i+1))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// allowedNames lists the names of the allowed choices, for a refusal.
+func (p *Policy) allowedNames() string {
+	var names []string
+	for _, c := range p.choices {
+		if c.allowed {
+			names = append(names, c.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// arrows are the actions that a terminal's arrow keys stand for, by the last byte
+// of their escape sequence (ESC [ A, or ESC O A in a terminal's application mode).
+var arrows = map[byte]string{'A': "UP", 'B': "DOWN", 'C': "RIGHT", 'D': "LEFT"}
+
+// parse reads a choice by its number in the list, by its name in any case, by an
+// arrow key where actions are named for directions, or, when one action alone is
+// allowed, by an empty line. It returns the choice, or why the text is none.
+func (p *Policy) parse(text string) (choice, string) {
+	text = strings.TrimSpace(text)
+	var found *choice
+	switch {
+	case text == "":
+		if c, only := p.only(); only {
+			return c, ""
+		}
+	case strings.ContainsRune(text, '\x1b'):
+		dir, ok := "", len(text) == 3 && (text[1] == '[' || text[1] == 'O')
+		if ok {
+			dir, ok = arrows[text[2]]
+		}
+		if !ok {
+			return choice{}, fmt.Sprintf("that key is not a choice: type %s", p.hint())
+		}
+		i := slices.IndexFunc(p.choices, func(c choice) bool { return strings.EqualFold(c.name, dir) })
+		if i < 0 {
+			return choice{}, fmt.Sprintf("the arrow keys are not actions here: type %s", p.hint())
+		}
+		found = &p.choices[i]
+	default:
+		if n, err := strconv.Atoi(text); err == nil {
+			if n >= 1 && n <= len(p.choices) {
+				found = &p.choices[n-1]
+			}
+			break
+		}
+		if i := slices.IndexFunc(p.choices, func(c choice) bool { return strings.EqualFold(c.name, text) }); i >= 0 {
+			found = &p.choices[i]
+		}
+	}
+	switch {
+	case found == nil:
+		return choice{}, fmt.Sprintf("%q is not a choice: type %s", text, p.hint())
+	case !found.allowed:
+		return choice{}, fmt.Sprintf("%s is not allowed now (allowed: %s)", found.name, p.allowedNames())
+	}
+	return *found, ""
+}
+
+// hint says what the person may type.
+func (p *Policy) hint() string {
+	if c, only := p.only(); only {
+		return fmt.Sprintf("%d or %s (the only allowed action), or press Enter", p.number(c), c.name)
+	}
+	return fmt.Sprintf("a number of [%s] or an action's name", p.numbers())
 }

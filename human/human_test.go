@@ -72,21 +72,42 @@ func play(t *testing.T, ctx context.Context, in io.Reader) (runners.Result, stri
 	return res, out.String()
 }
 
+// prompts counts the times the choices are offered in out.
+func prompts(out string) int {
+	return strings.Count(out, "choice [") + strings.Count(out, "press Enter (or type ")
+}
+
+// refusals counts the lines refused in out.
+func refusals(out string) int {
+	return strings.Count(out, " is not a choice") + strings.Count(out, " is not allowed now") +
+		strings.Count(out, "arrow keys are not actions")
+}
+
 func TestPlay(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	// The first turn: UP and LEFT allowed.
+	first := "position [4 9] heading LEFT, goal [0 4]\n  1) UP\n  2) RIGHT (not allowed now)\n  3) DOWN (not allowed now)\n  4) LEFT\nchoice [1, 4]: "
+	blocked := "RIGHT is not allowed now (allowed: UP, LEFT)\n"
 	tests := []struct {
 		name  string
 		input string
 		state runners.State
-		// prompts counts the times the choices are offered; rejected the lines
-		// rejected.
-		prompts  int
-		rejected []string
+		// prompts counts the times the choices are offered, refused the lines
+		// refused; rejected holds reasons given.
+		prompts, refused int
+		rejected         []string
 	}{
 		{name: "by name", input: strings.Join(oracleWay, "\n") + "\n", state: runners.Ended, prompts: 7},
-		{name: "any case, numbers, blanks, no final newline", input: "left\n 2 \nLeft\nuP\n1\nleft\nup", state: runners.Ended, prompts: 7},
-		{name: "bad input re-prompts", input: "LEFT\n\n7\n0\nnorth\nUP\nDOWN\nLEFT\nUP\nUP\nLEFT\nUP\n", state: runners.Ended, prompts: 12,
-			rejected: []string{`"" is not a choice`, `"7" is not a choice`, `"0" is not a choice`, `"north" is not a choice`, `"UP" is not a choice`}},
+		{name: "any case, numbers as the page's, blanks, no final newline", input: "left\n 3 \nLeft\nuP\n1\nleft\nup", state: runners.Ended, prompts: 7},
+		{name: "arrow keys", input: "\x1b[D\n\x1b[B\n\x1bOD\n\x1b[A\n\x1b[A\n\x1b[D\n\x1b[A\n", state: runners.Ended, prompts: 7},
+		{name: "bad input re-prompts", input: "LEFT\n\n7\n0\nnorth\nUP\n1\n\x1b[H\nDOWN\nLEFT\nUP\nUP\nLEFT\nUP\n", state: runners.Ended, prompts: 14, refused: 7,
+			rejected: []string{
+				`"" is not a choice: type a number of [2-4] or an action's name`, `"7" is not a choice`, `"0" is not a choice`, `"north" is not a choice`,
+				"UP is not allowed now (allowed: RIGHT, DOWN, LEFT)\n  1) UP (not allowed now)\n  2) RIGHT\n  3) DOWN\n  4) LEFT\nchoice [2-4]: ",
+				"that key is not a choice: type a number of [2-4] or an action's name",
+			}},
+		{name: "blocked by name, number or arrow", input: "right\n2\n\x1b[C\n" + strings.Join(oracleWay, "\n") + "\n", state: runners.Ended, prompts: 10, refused: 3,
+			rejected: []string{"RIGHT is not allowed now (allowed: UP, LEFT)\n" + first[strings.Index(first, "  1)"):], blocked, blocked, blocked}},
 		{name: "end of input", input: "LEFT\nDOWN\n", state: runners.Stopped, prompts: 3},
 		{name: "no input", input: "", state: runners.Stopped, prompts: 1},
 	}
@@ -94,13 +115,15 @@ func TestPlay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res, out := play(t, t.Context(), strings.NewReader(tt.input))
 			assert.Equal(t, tt.state, res.State, "%v", res.Err)
-			assert.Equal(t, tt.prompts, strings.Count(out, "choice [1-"), out)
-			assert.Equal(t, len(tt.rejected), strings.Count(out, "is not a choice"))
+			assert.Equal(t, tt.prompts, prompts(out), out)
+			assert.Equal(t, tt.refused, refusals(out), out)
 			for _, r := range tt.rejected {
-				assert.Contains(t, out, r)
+				// A reason listed k times is given at least k times.
+				k := len(slices.DeleteFunc(slices.Clone(tt.rejected), func(x string) bool { return x != r }))
+				assert.GreaterOrEqual(t, strings.Count(out, r), k, r)
 			}
 			assert.Contains(t, out, "strategy_0 to act at tick 0:\n")
-			assert.Contains(t, out, "position [4 9] heading LEFT, goal [0 4]\n  1) UP\n  2) LEFT\nchoice [1-2]: ", "the map, then the walkable directions")
+			assert.Contains(t, out, first, "the map, then every direction numbered as the page numbers them")
 			require.Len(t, res.Episodes, 1)
 			if tt.state == runners.Ended {
 				assert.True(t, res.Episodes[0].Success)
@@ -131,7 +154,7 @@ func TestCancel(t *testing.T) {
 	res, out := play(t, ctx, r)
 	assert.Equal(t, runners.Stopped, res.State)
 	require.ErrorIs(t, res.Err, context.Canceled)
-	assert.Contains(t, out, "choice [1-2]: ")
+	assert.Contains(t, out, "choice [1, 4]: ")
 }
 
 func TestNew(t *testing.T) {
@@ -158,11 +181,23 @@ func TestAct(t *testing.T) {
 		mask  []bool
 		want  int64
 		err   error
+		// says is what the person is told.
+		says []string
 	}{
-		{name: "by number", input: "2\n", want: 11},
+		{name: "by number", input: "2\n", want: 11, says: []string{"  1) action 10\n  2) action 11\n  3) action 12\nchoice [1-3]: "}},
 		{name: "by raw name", input: "Action 12\n", want: 12},
-		{name: "masked offers the allowed", input: "1\n", mask: []bool{false, false, true}, want: 12},
-		{name: "masked name refused", input: "action 10\naction 12\n", mask: []bool{false, true, true}, want: 12},
+		{name: "numbered with the masked", input: "3\n", mask: []bool{true, false, true}, want: 12,
+			says: []string{"  1) action 10\n  2) action 11 (not allowed now)\n  3) action 12\nchoice [1, 3]: "}},
+		{name: "the only allowed, by Enter", input: "\n", mask: []bool{false, false, true}, want: 12,
+			says: []string{"  3) action 12\npress Enter (or type 3) for action 12, the only allowed action: "}},
+		{name: "the only allowed, by number", input: "1\n3\n", mask: []bool{false, false, true}, want: 12,
+			says: []string{"action 10 is not allowed now (allowed: action 12)\n"}},
+		{name: "the only allowed, bad input", input: "x\n \n", mask: []bool{false, false, true}, want: 12,
+			says: []string{`"x" is not a choice: type 3 or action 12 (the only allowed action), or press Enter`}},
+		{name: "masked name refused", input: "action 10\naction 12\n", mask: []bool{false, true, true}, want: 12,
+			says: []string{"action 10 is not allowed now (allowed: action 11, action 12)\n", "choice [2, 3]: "}},
+		{name: "arrow keys are not actions here", input: "\x1b[A\n1\n", want: 10,
+			says: []string{"the arrow keys are not actions here: type a number of [1-3] or an action's name\n"}},
 		{name: "nothing allowed", input: "1\n", mask: []bool{false, false, false}, err: human.ErrNoAction},
 		{name: "bad mask", input: "1\n", mask: []bool{true}, err: spaces.ErrMaskLength},
 		{name: "end of input", input: "x\n", err: human.ErrQuit},
@@ -182,6 +217,9 @@ func TestAct(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, agent.Discrete(tt.want), raw)
 			assert.Contains(t, out.String(), "d to act, observing [0.5]\n")
+			for _, s := range tt.says {
+				assert.Contains(t, out.String(), s)
+			}
 		})
 	}
 }
@@ -201,7 +239,7 @@ func (r *responder) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen.Write(p)
-	if !bytes.Contains(p, []byte("choice [")) {
+	if !bytes.Contains(p, []byte("choice [")) && !bytes.Contains(p, []byte("press Enter (or type ")) {
 		return len(p), nil
 	}
 	s := r.seen.String()
@@ -251,7 +289,7 @@ func TestBothAgents(t *testing.T) {
 	assert.Equal(t, 20, res.Episodes[0].Ticks)
 	assert.Empty(t, resp.way)
 	out := resp.seen.String()
-	assert.Equal(t, 20, strings.Count(out, "choice [1-"), "one prompt per tick")
+	assert.Equal(t, 20, prompts(out), "one prompt per tick")
 	assert.Contains(t, out, "motion_0 to act at tick 1:")
-	assert.Contains(t, out, "  1) FORWARD\n")
+	assert.Contains(t, out, "  1) BACKWARD (not allowed now)\n  2) FORWARD\npress Enter (or type 2) for FORWARD, the only allowed action: ")
 }

@@ -40,7 +40,8 @@
 //
 // runs a campaign (runners.Campaign) of --trials trials (default 1000) of --episodes
 // episodes each (default 1) on --workers goroutines (default 0: one per CPU, that is
-// GOMAXPROCS). Trial i has the seed env.DeriveSeed(seed, i) (--seed, default 1),
+// GOMAXPROCS; at most 4 per CPU, or 256 where that is more: a larger count is a usage
+// error, as it is for baton serve trials and ui). Trial i has the seed env.DeriveSeed(seed, i) (--seed, default 1),
 // from which its episodes' reset seeds and its policies' generators derive, so the
 // same flags give the same summary, apart from the timing, whatever the number of
 // workers; the first episode of trial 0 is `baton play ENV` with the same flags.
@@ -181,14 +182,19 @@
 // human), and the episode runs as a trial of package runners, the other agents
 // playing their policies. At each turn of the person's agent, play writes the
 // environment drawn for people (the registry entry's runners.Look: the maze's map
-// with the agent on it, the web tester's page) and the actions the mask allows,
-// numbered and named, and reads a line from stdin: a number or a name, in any case.
-// Bad input is answered with the choices again and changes nothing. After each of
+// with the agent on it, the web tester's page) and every action of the agent,
+// numbered from 1 in the order of the raw actions (as the page of baton serve ui
+// numbers them) and named, those the mask forbids marked "(not allowed now)", and
+// reads a line from stdin: a number or a name, in any case; an arrow key (ESC [ A, B,
+// C, D) for an action named UP, DOWN, RIGHT or LEFT; an empty line when one action
+// alone is allowed ("press Enter (or type 2) for RIGHT, the only allowed action").
+// Bad input is answered with why ("RIGHT is not allowed now (allowed: UP, LEFT)")
+// and the choices again, and changes nothing. After each of
 // the agent's steps it writes the reward. The episode ends with a line "trial ID
 // ended: episode over after N ticks[, success|no success]", or "trial ID stopped
 // after N ticks: the input ended|interrupted", and the return of each agent with its
 // policy. The end of the input (Ctrl-D) stops the trial, exit status 0; Ctrl-C stops
-// it too, exit status 130. --log DIR (only with --human) writes the trial to an
+// it too, exit status 130, with nothing written after that end. --log DIR (only with --human) writes the trial to an
 // activity log, closed and readable however the trial ends; play then ends with
 // "log: DIR, N rows". --json does not combine with --human.
 //

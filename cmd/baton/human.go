@@ -87,6 +87,11 @@ func playHuman(ctx context.Context, envs *environments, name string, f playFlags
 		return err
 	}
 	_, err = c.Run(ctx)
+	if ctx.Err() != nil {
+		// The end below says the trial was interrupted: the cancellation is no error
+		// to report again.
+		err = withoutCause(err, ctx.Err())
+	}
 	if ds != nil {
 		if cerr := ds.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("writing the log: %w", cerr))
@@ -99,7 +104,7 @@ func playHuman(ctx context.Context, envs *environments, name string, f playFlags
 	case err != nil:
 		return err
 	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted: %w", ctx.Err())
+		return &reportedError{err: fmt.Errorf("interrupted: %w", ctx.Err())}
 	case res != nil && res.State == runners.Failed:
 		return res.Err
 	}
@@ -161,4 +166,21 @@ func stopReason(err error) string {
 		return "interrupted"
 	}
 	return err.Error()
+}
+
+// withoutCause returns err less the errors, among those it joins, that are cause.
+func withoutCause(err, cause error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var rest []error
+		for _, e := range j.Unwrap() {
+			if e = withoutCause(e, cause); e != nil {
+				rest = append(rest, e)
+			}
+		}
+		return errors.Join(rest...)
+	}
+	if errors.Is(err, cause) {
+		return nil
+	}
+	return err
 }

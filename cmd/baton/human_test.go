@@ -90,6 +90,20 @@ func (tm *terminal) expect(s string) {
 	}
 }
 
+// rest waits for the command's side to close and returns what the command wrote
+// after what the last expect found.
+func (tm *terminal) rest() string {
+	tm.t.Helper()
+	select {
+	case <-tm.done:
+	case <-time.After(60 * time.Second):
+		tm.t.Fatal("the terminal stayed open a minute after the command")
+	}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.String()[tm.pos:]
+}
+
 // typ types keys at the terminal.
 func (tm *terminal) typ(keys string) {
 	tm.t.Helper()
@@ -129,17 +143,20 @@ func TestPlayHumanTerminal(t *testing.T) {
 		trials string
 	}{
 		{
+			// The directions numbered as the page numbers them, the blocked ones
+			// marked; arrow keys, names and numbers.
 			name: "to the goal",
 			turns: []turn{
-				{"position [4 9] heading LEFT, goal [0 4]\n  1) UP\n  2) LEFT\nchoice [1-2]: ", "west\r"},
-				{"\"west\" is not a choice: type a number from 1 to 2 or an action's name\n  1) UP\n  2) LEFT\nchoice [1-2]: ", "2\r"},
-				{"  1) RIGHT\n  2) DOWN\n  3) LEFT\nchoice [1-3]: ", "down\r"},
-				{"choice [1-", "Left\r"},
-				{"choice [1-", "UP\r"},
-				{"choice [1-", "\r"},
-				{"\"\" is not a choice", "up\r"},
-				{"choice [1-", "left\r"},
-				{"choice [1-", "up\r"},
+				{"position [4 9] heading LEFT, goal [0 4]\n  1) UP\n  2) RIGHT (not allowed now)\n  3) DOWN (not allowed now)\n  4) LEFT\nchoice [1, 4]: ", "west\r"},
+				{"\"west\" is not a choice: type a number of [1, 4] or an action's name\n  1) UP\n", "\x1b[D\r"},
+				{"  1) UP (not allowed now)\n  2) RIGHT\n  3) DOWN\n  4) LEFT\nchoice [2-4]: ", "up\r"},
+				{"UP is not allowed now (allowed: RIGHT, DOWN, LEFT)\n", "3\r"},
+				{"choice [1, 3, 4]: ", "Left\r"},
+				{"choice [1, 2, 4]: ", "UP\r"},
+				{"choice [1, 3, 4]: ", "\r"},
+				{"\"\" is not a choice", "\x1b[A\r"},
+				{"choice [2-4]: ", "left\r"},
+				{"choice [1, 2, 4]: ", "up\r"},
 			},
 			end:    "trial maze-0 ended: episode over after 20 ticks, success",
 			code:   0,
@@ -147,14 +164,14 @@ func TestPlayHumanTerminal(t *testing.T) {
 		},
 		{
 			name:   "ctrl-c",
-			turns:  []turn{{"choice [1-2]: ", "left\r"}, {"choice [1-3]: ", "\x03"}},
+			turns:  []turn{{"choice [1, 4]: ", "left\r"}, {"choice [2-4]: ", "\x03"}},
 			end:    "trial maze-0 stopped after 2 ticks: interrupted",
 			code:   exitInterrupted,
 			trials: "1 (0 ended, 1 stopped, 0 failed)",
 		},
 		{
 			name:   "ctrl-d",
-			turns:  []turn{{"choice [1-2]: ", "left\r"}, {"choice [1-3]: ", "\x04"}},
+			turns:  []turn{{"choice [1, 4]: ", "left\r"}, {"choice [2-4]: ", "\x04"}},
 			end:    "trial maze-0 stopped after 2 ticks: the input ended",
 			code:   0,
 			trials: "1 (0 ended, 1 stopped, 0 failed)",
@@ -173,7 +190,9 @@ func TestPlayHumanTerminal(t *testing.T) {
 			tm.expect("returns:\r\n  strategy ")
 			tm.expect("(human)\r\n  motion ")
 			tm.expect("(forward)\r\nlog: " + dir + ", ")
+			tm.expect(" rows\r\n")
 			assert.Equal(t, tt.code, exitCode(t, cmd))
+			assert.Empty(t, tm.rest(), "nothing after the summary: an interrupt is no error to report again")
 
 			out, err := exec.Command(bin, "inspect", dir).CombinedOutput()
 			require.NoError(t, err, "%s", out)

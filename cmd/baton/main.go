@@ -54,7 +54,9 @@ func runWithInput(ctx context.Context, envs *environments, args []string, stdin 
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "baton: "+oneLine(err.Error()))
+	if _, reported := errors.AsType[*reportedError](err); !reported {
+		fmt.Fprintln(stderr, "baton: "+oneLine(err.Error()))
+	}
 	switch {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return exitInterrupted
@@ -63,6 +65,14 @@ func runWithInput(ctx context.Context, envs *environments, args []string, stdin 
 	}
 	return 1
 }
+
+// reportedError is an error that the command has already told the person about (baton
+// play --human's summary says that the trial was interrupted): it sets the exit status
+// and prints nothing more.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
 
 // usageError is bad input: exit status 2.
 type usageError struct {

@@ -41,10 +41,12 @@ per line. The same flags print the same episode, which is also the first episode
 first trial of "baton run ENV" with the same flags.
 
 With --human AGENT (repeatable), a person plays the agent at the terminal: at each of
-its turns, play draws the environment and lists the allowed actions, numbered and
-named, and reads a choice (a number or a name, in any case) from stdin. The episode
-runs as a trial, with --log DIR writing it to an activity log; Ctrl-D or Ctrl-C stops
-it, the log closed and readable.
+its turns, play draws the environment and lists the agent's actions, numbered as the
+page of "baton serve ui" numbers them and named, those not allowed now marked, and
+reads a choice from stdin: a number or a name, in any case, an arrow key for an action
+named UP, DOWN, RIGHT or LEFT, or Enter alone when one action is allowed. The episode
+runs as a trial, with --log DIR writing it to an activity log; Ctrl-D or Ctrl-C (exit
+status 130) stops it, the log closed and readable.
 
 Environments:
 ` + envHelp(envs),

@@ -26,7 +26,8 @@ import (
 // with what the command prints now, keeping their "..." and their masked figures.
 //
 // A sample of baton play --human is a terminal session: what the person types follows
-// each prompt "choice [1-N]: " on its line. The command reads those answers, in order,
+// each prompt ("choice [1, 4]: ", or "press Enter (or type 2) for RIGHT, the only
+// allowed action: ") on its line. The command reads those answers, in order,
 // on stdin, and its output is compared with each answer put back after its prompt, as
 // a terminal echoes it.
 
@@ -436,7 +437,7 @@ func TestShellWords(t *testing.T) {
 }
 
 // prompt is how baton play --human asks the person for a choice.
-var prompt = regexp.MustCompile(`choice \[1-[0-9]+\]: `)
+var prompt = regexp.MustCompile(`choice \[[0-9, -]+\]: |press Enter \(or type [0-9]+\) for .*, the only allowed action: `)
 
 // typedAnswers returns what the person types in a sample of baton play --human: the
 // text after each prompt. typed is false for a sample of another command.

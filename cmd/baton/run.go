@@ -111,7 +111,7 @@ Environments:
 	fl.SortFlags = false
 	fl.IntVar(&f.trials, "trials", 1000, "run `N` trials")
 	fl.StringVar(&f.schedule, "schedule", "", "play the tasks of the schedule in `FILE` (JSON) instead of one environment")
-	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS)")
+	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS); at most 4 per CPU, or 256")
 	fl.IntVar(&f.episodes, "episodes", 1, "play `N` episodes per trial")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the campaign, from which every trial's seed derives, an integer `N` from 0 to 18446744073709551615")
 	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays, or AGENT=grpc://HOST:PORT for an agent served by baton serve agent; repeatable (the choices: baton run --help)")
@@ -136,8 +136,8 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	if f.trials < 1 {
 		bad = append(bad, fmt.Sprintf("--trials %d: want 1 or more", f.trials))
 	}
-	if f.workers < 0 {
-		bad = append(bad, fmt.Sprintf("--workers %d: want 0 (one per CPU) or more", f.workers))
+	if why := checkWorkers(f.workers); why != "" {
+		bad = append(bad, why)
 	}
 	if f.episodes < 1 {
 		bad = append(bad, fmt.Sprintf("--episodes %d: want 1 or more", f.episodes))
@@ -431,6 +431,25 @@ func newRunSummary(s runners.Summary, seed uint64, o *opened, policies []string,
 		r.Failures = append(r.Failures, failure{Index: fl.Index, Trial: fl.Trial, Reason: oneLine(fl.Reason)})
 	}
 	return r
+}
+
+// maxWorkers is the most trials a command runs at once (--workers): 4 per CPU
+// (GOMAXPROCS), or 256 where that is more. More trials at once than CPUs help only
+// while trials wait (on remote agents); past that, each costs its environment and,
+// with --log, its share of the log's buffers (half a megabyte each for the maze) for
+// nothing. A larger count is refused rather than lowered, so that a slip (10000 for
+// 10) is caught rather than quietly run.
+func maxWorkers() int { return max(256, 4*runtime.GOMAXPROCS(0)) }
+
+// checkWorkers says what is wrong with the --workers value n, or "" when nothing is.
+func checkWorkers(n int) string {
+	switch {
+	case n < 0:
+		return fmt.Sprintf("--workers %d: want 0 (one per CPU) or more", n)
+	case n > maxWorkers():
+		return fmt.Sprintf("--workers %d: at most %d (4 per CPU, or 256 where that is more)", n, maxWorkers())
+	}
+	return ""
 }
 
 // workers is how many workers a campaign of trials starts for the --workers flag.

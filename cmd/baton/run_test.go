@@ -310,6 +310,7 @@ func TestRunBadInput(t *testing.T) {
 		{"two environments", []string{"maze", "cartpole"}, `run takes one environment, got ["maze" "cartpole"] (choices: maze, maze-flat, cartpole, webtest, rps)`},
 		{"no trials", []string{"maze", "--trials", "0"}, "--trials 0: want 1 or more"},
 		{"negative workers", []string{"maze", "--workers", "-1"}, "--workers -1: want 0 (one per CPU) or more"},
+		{"too many workers", []string{"maze", "--workers", "10000"}, fmt.Sprintf("--workers 10000: at most %d (4 per CPU, or 256 where that is more)", maxWorkers())},
 		{"no episodes", []string{"maze", "--episodes", "0"}, "--episodes 0: want 1 or more"},
 		{"negative max ticks", []string{"maze", "--max-ticks", "-1"}, "--max-ticks -1: want 0 (no limit beyond the environment's own) or more"},
 		{"every bad number at once", []string{"maze", "--trials", "-3", "--episodes", "-1"}, "--trials -3: want 1 or more; --episodes -1: want 1 or more"},

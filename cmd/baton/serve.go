@@ -360,8 +360,8 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if workers < 0 {
-				return usagef("--workers %d: want 0 (one per CPU) or more", workers)
+			if why := checkWorkers(workers); why != "" {
+				return usagef("%s", why)
 			}
 			if !remoteOK && (actorKeys != "" || actorCA != "") {
 				return usagef("--actor-key-file and --actor-tls-ca need --allow-remote-actors")
@@ -422,7 +422,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.IntVar(&workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU")
+	fl.IntVar(&workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU; at most 4 per CPU, or 256")
 	fl.StringVar(&logDir, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet), complete when the server stops")
 	fl.BoolVar(&remoteOK, "allow-remote-actors", false, "let trials name agents served elsewhere (grpc://HOST:PORT[/AGENT])")
 	fl.StringVar(&actorKeys, "actor-key-file", "", "the keys this server presents to remote actors, from `FILE` (NAME=KEY lines, or one bare key)")

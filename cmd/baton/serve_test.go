@@ -298,6 +298,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "env", "--addr", "nowhere"}, 2, `--addr "nowhere": want HOST:PORT`},
 		{[]string{"serve", "env", "extra"}, 2, "serve env takes no arguments"},
 		{[]string{"serve", "trials", "--actor-key-file", keys}, 2, "need --allow-remote-actors"},
+		{[]string{"serve", "trials", "--workers", "10000"}, 2, "--workers 10000: at most "},
+		{[]string{"serve", "ui", "--workers", "10000"}, 2, "--workers 10000: at most "},
 		{[]string{"run", "maze", "--key-file", keys}, 2, "--key-file and --tls-ca are for remote agents"},
 		{[]string{"run", "maze", "--policy", "ghost=grpc://127.0.0.1:1"}, 2, `unknown agent "ghost" of maze`},
 		{[]string{"run", "maze", "--policy", "strategy=grpc://127.0.0.1:1", "--policy", "strategy=oracle"}, 1, "Unavailable"},

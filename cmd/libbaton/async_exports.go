@@ -18,11 +18,11 @@ import (
 // The asynchronous mode (internal/fastlane's Async, and AsyncMulti for hierarchical
 // environments, whose batch is laid out as its AsyncMultiBatch):
 //
-//	int32 baton_async_new(char *name, char *config, int64 n, int64 workers, int64 batch,
+//	int32 baton_async_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes, int64 batch,
 //	        int64 *ids, float *obs, float *final_obs, bool *masks, double *rewards,
 //	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
-//	int32 baton_async_multi_new(char *name, char *config, int64 n, int64 workers, int64 batch,
-//	        int64 agents, int64 *ids, int64 *acting, int64 *counts, int64 **copies,
+//	int32 baton_async_multi_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes,
+//	        int64 batch, int64 agents, int64 *ids, int64 *acting, int64 *counts, int64 **copies,
 //	        float **obs, bool **masks, double *rewards, int64 *spans, bool *terminated,
 //	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
 //	int32 baton_async_send(int64 handle, int64 *actions, int64 *ids, int64 k, char *err, int64 errlen)
@@ -52,7 +52,7 @@ func asyncOf(v fastlane.Vector, h C.int64_t) (asyncVector, error) {
 }
 
 //export baton_async_multi_new
-func baton_async_multi_new(name, config *C.char, n, workers, batch, agents C.int64_t,
+func baton_async_multi_new(name, config *C.char, n, workers, maxBytes, batch, agents C.int64_t,
 	ids, acting, counts *C.int64_t, copies, obs, masks *unsafe.Pointer,
 	rewards *C.double, spans *C.int64_t, term, trunc, ended *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
@@ -63,6 +63,9 @@ func baton_async_multi_new(name, config *C.char, n, workers, batch, agents C.int
 	}
 	if n < 1 || batch < 0 || batch > n || int(agents) != len(l.Agents) {
 		return fail(fmt.Errorf("%w: %d copies in batches of %d, and buffers of %d agents for %s, of %d agents", fastlane.ErrArgument, n, batch, agents, nm, len(l.Agents)), nil, errbuf, errlen)
+	}
+	if err := admit(name, config, n, workers, maxBytes); err != nil {
+		return fail(err, nil, errbuf, errlen)
 	}
 	b, na := int(batch), len(l.Agents)
 	if b == 0 {
@@ -88,7 +91,7 @@ func baton_async_multi_new(name, config *C.char, n, workers, batch, agents C.int
 }
 
 //export baton_async_new
-func baton_async_new(name, config *C.char, n, workers, batch C.int64_t,
+func baton_async_new(name, config *C.char, n, workers, maxBytes, batch C.int64_t,
 	ids *C.int64_t, obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
@@ -98,6 +101,9 @@ func baton_async_new(name, config *C.char, n, workers, batch C.int64_t,
 	}
 	if n < 1 || batch < 0 || batch > n || l.Kind != fastlane.KindSingle {
 		return fail(fmt.Errorf("%w: %d copies in batches of %d of %s, a %v environment", fastlane.ErrArgument, n, batch, nm, l.Kind), nil, errbuf, errlen)
+	}
+	if err := admit(name, config, n, workers, maxBytes); err != nil {
+		return fail(err, nil, errbuf, errlen)
 	}
 	b := int(batch)
 	if b == 0 {

@@ -8,15 +8,17 @@
 //
 // Its C ABI passes no Go pointer out: a vector is an int64 handle. Every function
 // returns 0 or an error code (internal/fastlane's Code: 1 configuration, 2 argument,
-// 3 action, 4 copy, 5 state, 6 internal, 7 log) and, on an error, writes a NUL-terminated
+// 3 action, 4 copy, 5 state, 6 internal, 7 log, 8 limit) and, on an error, writes a NUL-terminated
 // JSON report ({"message", "failures": [{"copy", "agent", "op", "reason", "panic"}]})
 // into the caller's buffer err of errlen bytes, cut to fit.
 //
 //	int32 baton_describe(char *name, char *config, char *out, int64 outlen, char *err, int64 errlen)
-//	int32 baton_single_new(char *name, char *config, int64 n, int64 workers,
+//	int32 baton_admit(char *name, char *config, int64 n, int64 workers, int64 max_bytes,
+//	        char *err, int64 errlen)
+//	int32 baton_single_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes,
 //	        float *obs, float *final_obs, bool *masks, double *rewards,
 //	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
-//	int32 baton_multi_new(char *name, char *config, int64 n, int64 workers, int64 agents,
+//	int32 baton_multi_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes, int64 agents,
 //	        int64 **copies, float **obs, bool **masks, int64 **actions,
 //	        int64 *counts, int64 *acting, double *rewards, int64 *spans, bool *terminated,
 //	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
@@ -24,7 +26,7 @@
 //	int32 baton_step_single(int64 handle, int64 *actions, char *err, int64 errlen)
 //	int32 baton_step_multi(int64 handle, char *err, int64 errlen)
 //	int32 baton_view_new(char *name, char *config, char *agent, char *policies, void *fn,
-//	        int64 n, int64 workers, float *obs, float *final_obs, bool *masks, double *rewards,
+//	        int64 n, int64 workers, int64 max_bytes, float *obs, float *final_obs, bool *masks, double *rewards,
 //	        bool *terminated, bool *truncated, int64 *spans, int64 *handle, char *err, int64 errlen)
 //	int32 baton_view_reset(int64 handle, uint64 seed, bool fresh, char *err, int64 errlen)
 //	int32 baton_view_step(int64 handle, int64 *actions, char *err, int64 errlen)
@@ -32,11 +34,11 @@
 //	        bool *reported, bool *started, double *rewards, int64 *spans, bool *terminated,
 //	        bool *truncated, int64 *ids, int64 *state, int64 *handle, char *err, int64 errlen)
 //	int32 baton_turns_step(int64 handle, int64 action, char *err, int64 errlen)
-//	int32 baton_async_new(char *name, char *config, int64 n, int64 workers, int64 batch,
+//	int32 baton_async_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes, int64 batch,
 //	        int64 *ids, float *obs, float *final_obs, bool *masks, double *rewards,
 //	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
-//	int32 baton_async_multi_new(char *name, char *config, int64 n, int64 workers, int64 batch,
-//	        int64 agents, int64 *ids, int64 *acting, int64 *counts, int64 **copies,
+//	int32 baton_async_multi_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes,
+//	        int64 batch, int64 agents, int64 *ids, int64 *acting, int64 *counts, int64 **copies,
 //	        float **obs, bool **masks, double *rewards, int64 *spans, bool *terminated,
 //	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
 //	int32 baton_async_send(int64 handle, int64 *actions, int64 *ids, int64 k, char *err, int64 errlen)
@@ -47,6 +49,14 @@
 //	int32 baton_close(int64 handle)
 //	int64 baton_live(void)
 //	int64 baton_goroutines(void)
+//
+// Limits. Every function that makes n copies (the _new functions but turns_new) first
+// checks them as baton_admit does (internal/fastlane's Admit), and the caller may ask
+// baton_admit itself before it allocates their buffers: workers must be at most 4 per
+// CPU, or 256 where that is more, and the copies' estimated memory (each copy's
+// environment, measured on probe environments, plus its rows of the buffers on both
+// sides) at most max_bytes, 0 meaning 4 GiB. Over a limit is code 8, with a message
+// that names the copies, the estimate and the limit.
 //
 // baton_view_new makes a vector of one agent of a multi-agent environment, the others
 // driven by named policies or by the caller's function fn (policies is JSON: agent

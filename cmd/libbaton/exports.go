@@ -95,8 +95,31 @@ func baton_describe(name, config, out *C.char, outlen C.int64_t, errbuf *C.char,
 	return 0
 }
 
+// admit checks n copies of the environment that name and config name against the
+// limits (fastlane.Admit), before anything is allocated for them.
+func admit(name, config *C.char, n, workers, maxBytes C.int64_t) error {
+	reg, nm, cfg, err := open(name, config)
+	if err != nil {
+		return err
+	}
+	return fastlane.Admit(reg, nm, cfg, int(n), int(workers), int64(maxBytes))
+}
+
+// baton_admit checks that n copies on workers workers stay within the limits, as
+// every _new function does before it makes them, so that the caller can ask before
+// it allocates their buffers.
+//
+//export baton_admit
+func baton_admit(name, config *C.char, n, workers, maxBytes C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
+	defer guard(&code, errbuf, errlen)
+	if err := admit(name, config, n, workers, maxBytes); err != nil {
+		return fail(err, nil, errbuf, errlen)
+	}
+	return 0
+}
+
 //export baton_single_new
-func baton_single_new(name, config *C.char, n, workers C.int64_t,
+func baton_single_new(name, config *C.char, n, workers, maxBytes C.int64_t,
 	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
@@ -106,6 +129,9 @@ func baton_single_new(name, config *C.char, n, workers C.int64_t,
 	}
 	if n < 1 || l.Kind != fastlane.KindSingle {
 		return fail(fmt.Errorf("%w: %d copies of %s, a %v environment", fastlane.ErrArgument, n, nm, l.Kind), nil, errbuf, errlen)
+	}
+	if err := admit(name, config, n, workers, maxBytes); err != nil {
+		return fail(err, nil, errbuf, errlen)
 	}
 	k, a := int(n), l.Agents[0]
 	b := vector.Buffers{
@@ -122,7 +148,7 @@ func baton_single_new(name, config *C.char, n, workers C.int64_t,
 }
 
 //export baton_multi_new
-func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
+func baton_multi_new(name, config *C.char, n, workers, maxBytes, agents C.int64_t,
 	copies, obs, masks, actions *unsafe.Pointer,
 	counts, acting *C.int64_t, rewards *C.double, spans *C.int64_t, term, trunc, ended *C.bool,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
@@ -133,6 +159,9 @@ func baton_multi_new(name, config *C.char, n, workers, agents C.int64_t,
 	}
 	if n < 1 || int(agents) != len(l.Agents) {
 		return fail(fmt.Errorf("%w: %d copies and buffers of %d agents for %s, of %d agents", fastlane.ErrArgument, n, agents, nm, len(l.Agents)), nil, errbuf, errlen)
+	}
+	if err := admit(name, config, n, workers, maxBytes); err != nil {
+		return fail(err, nil, errbuf, errlen)
 	}
 	k, na := int(n), len(l.Agents)
 	b := fastlane.MultiBuffers{

@@ -26,7 +26,7 @@ import (
 // a step). It is stepped with baton_view_step and reset with baton_view_reset.
 //
 //export baton_view_new
-func baton_view_new(name, config, agentName, policies *C.char, fn C.uintptr_t, n, workers C.int64_t,
+func baton_view_new(name, config, agentName, policies *C.char, fn C.uintptr_t, n, workers, maxBytes C.int64_t,
 	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool, spans *C.int64_t,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
@@ -67,6 +67,9 @@ func baton_view_new(name, config, agentName, policies *C.char, fn C.uintptr_t, n
 	}
 	if a == nil || n < 1 {
 		return fail(fmt.Errorf("%w: %d copies of agent %q of %s", fastlane.ErrConfig, n, an, nm), nil, errbuf, errlen)
+	}
+	if err := admit(name, config, n, workers, maxBytes); err != nil {
+		return fail(err, nil, errbuf, errlen)
 	}
 	k := int(n)
 	b := vector.Buffers{

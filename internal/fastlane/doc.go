@@ -74,6 +74,18 @@
 // stepped, and the vector needs a Reset); Failures lists each failed copy with its
 // agent and reason, for the caller to raise.
 //
+// # Limits
+//
+// Admit checks a vector before its caller allocates the buffers (cmd/libbaton calls
+// it first in every function that makes one): at most MaxWorkers workers, 4 per CPU
+// or 256 where that is more, and an estimated memory of at most the caller's limit
+// (DefaultMaxBytes, 4 GiB, when it names none). The estimate of a copy is what its
+// environment allocates when made and reset, measured on two probe environments with
+// runtime.ReadMemStats (the smaller, so that another goroutine's allocations count
+// only if they happen twice), plus its rows of the buffers on both sides: 5.7 KiB for
+// a maze, of which a million took 4.3 GB in a Python process. Over a limit is
+// ErrLimit (a *SizeError for the memory), CodeLimit for a C caller.
+//
 // # Handles
 //
 // Handles maps integer handles to vectors, for a C ABI in which no Go pointer may

@@ -114,6 +114,8 @@ const (
 	CodeInternal
 	// CodeLog: the vector's activity log could not be opened or written (ErrLog).
 	CodeLog
+	// CodeLimit: the vector would be over a limit: its memory or its workers (ErrLimit).
+	CodeLimit
 )
 
 // ErrHandle: no open vector has the handle.
@@ -129,6 +131,8 @@ func CodeOf(err error) Code {
 		return CodeLog
 	case errors.Is(err, ErrAction):
 		return CodeAction
+	case errors.Is(err, ErrLimit):
+		return CodeLimit
 	case errors.As(err, &ce):
 		return CodeCopy
 	case errors.Is(err, ErrConfig), errors.Is(err, ErrUnsupported):

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import vector as _vector
-from .vector import AgentLayout, ConfigError, SingleVector, _call, _ptr, _raise, _readonly, _Vector
+from .vector import AgentLayout, ConfigError, SingleVector, _admit, _call, _ptr, _raise, _readonly, _Vector
 
 # A policy of Python's: (obs [obs_dim] float32, mask [mask_len] bool or None) -> action.
 PolicyFn = Callable[[np.ndarray, "np.ndarray | None"], Any]
@@ -33,7 +33,7 @@ def _lib() -> ctypes.CDLL:
             c = ctypes
             i32, i64, u64, p, s = c.c_int32, c.c_int64, c.c_uint64, c.c_void_p, c.c_char_p
             sigs = {
-                "baton_view_new": (i32, [s, s, s, s, p, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
+                "baton_view_new": (i32, [s, s, s, s, p, i64, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
                 "baton_view_reset": (i32, [i64, u64, c.c_bool, p, i64]),
                 "baton_view_step": (i32, [i64, p, p, i64]),
             }
@@ -58,9 +58,10 @@ class ViewVector(SingleVector):
 
     def __init__(self, name: str, num_envs: int, layout: AgentLayout, *, agent: str,
                  policies: Mapping[str, str | PolicyFn] | None, seed: int | None, workers: int,
-                 config: bytes | None):
+                 config: bytes | None, max_bytes: int = 0):
         _Vector.__init__(self, name, num_envs, [layout], seed)
         self._lib = _lib()
+        _admit(self._lib, name, config, num_envs, workers, max_bytes)
         a = layout
         self.agent = a.name
         self.single_observation_space, self.single_action_space = a.observation_space, a.action_space
@@ -91,7 +92,7 @@ class ViewVector(SingleVector):
         cb = ctypes.cast(self._callback, ctypes.c_void_p) if self._callback is not None else None
         _call(
             self._lib.baton_view_new, name.encode(), config, agent.encode(), json.dumps(spec).encode(), cb,
-            n, workers, *(_ptr(b) for b in bufs), ctypes.byref(handle),
+            n, workers, max_bytes, *(_ptr(b) for b in bufs), ctypes.byref(handle),
         )
         self._actions = np.zeros(n, np.int64)
         self._done_w = np.zeros(n, np.bool_)
@@ -137,10 +138,7 @@ class ViewVector(SingleVector):
         h = self._handle
         if not h:
             self._live()
-        shape = np.shape(actions)
-        if shape != self._actions.shape:
-            raise ConfigError(2, f"actions have shape {shape}; want ({self.num_envs},)", [])
-        np.copyto(self._actions, actions, casting="same_kind")
+        _vector._copy_actions(self._actions, actions, self.single_action_space)
         code = self._step_native(h, self._actions_ptr, self._err, _vector._ERRLEN)
         self._check(code)
         info = self._info(True)

@@ -41,6 +41,12 @@ checkers that sample actions without masks).
 Seeds. ``reset(seed=s)`` seeds the Go environment (and the named policies of the
 other agents) with ``s``; ``reset()`` draws the seed from ``self.np_random``. The same
 seeds and actions give the same episodes.
+
+Bad input. A seed is None or an int from 0 to 2**64 - 1 (TypeError, ValueError
+otherwise, naming ``seed``); an action is an int, a numpy integer or a 0-d integer
+array, and anything else (``0.7``, ``1.0``, ``"1"``) raises ``baton.vector.ActionError``
+naming the action and the space; ``env``, ``agent``, ``config`` and ``policies`` of
+the wrong type raise TypeError naming them.
 """
 
 from __future__ import annotations
@@ -98,18 +104,33 @@ def _agent(env: str, agent: str | None, policies: Mapping[str, Policy] | None,
     return agents[names.index(agent)]
 
 
+def _check_types(env: Any, agent: Any, config: Any, policies: Any) -> None:
+    """TypeError, naming the argument, for an argument of BatonEnv and
+    BatonVectorEnv of the wrong type."""
+    _vector._name(env, "env")
+    _vector._config(config)
+    if agent is not None and not isinstance(agent, str):
+        raise TypeError(f"agent is {agent!r:.60} ({type(agent).__name__}); want an agent's name (a str) or None")
+    if policies is not None and not isinstance(policies, Mapping):
+        raise TypeError(f"policies is a {type(policies).__name__}; want a dict of agent name to a policy name or callable")
+
+
 def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | None,
           num_envs: int, workers: int, described: tuple[str, list[_vector.AgentLayout]] | None = None,
-          ) -> _vector.SingleVector:
-    """The fast-lane vector of the agent (a SingleVector or a ViewVector)."""
+          max_bytes: int | None = None) -> _vector.SingleVector:
+    """The fast-lane vector of the agent (a SingleVector or a ViewVector), within
+    max_bytes (None: BATON_MAX_BYTES, else Go's default)."""
+    _check_types(env, agent, config, policies)
     cfg = _vector._config(config)
+    max_bytes = _vector._max_bytes(max_bytes)
     if described is None:
         described = _vector.describe(env, config)
     layout = _agent(env, agent, policies, described)
     kind, agents = described
     if kind == "single":
-        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg)
-    return ViewVector(env, num_envs, layout, agent=layout.name, policies=policies, seed=None, workers=workers, config=cfg)
+        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg, max_bytes=max_bytes)
+    return ViewVector(env, num_envs, layout, agent=layout.name, policies=policies, seed=None, workers=workers, config=cfg,
+                      max_bytes=max_bytes)
 
 
 def _obs_space(space, dim: int):
@@ -152,6 +173,7 @@ class BatonEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
         if invalid_action not in _INVALID:
             raise ValueError(f"invalid_action {invalid_action!r}; want one of {_INVALID}")
+        _check_types(env, agent, config, policies)
         self.render_mode = render_mode
         self.invalid_action, self.invalid_reward = invalid_action, float(invalid_reward)
         if _vector._native.loaded():
@@ -195,6 +217,7 @@ class BatonEnv(gym.Env):
         return self._v
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = _vector._seed(seed)  # Gymnasium's rule, as TypeError and ValueError
         super().reset(seed=seed)
         self._open_vector()
         if seed is None and self._next is not None:
@@ -212,7 +235,7 @@ class BatonEnv(gym.Env):
     def step(self, action):
         if not self._active:
             raise gym.error.ResetNeeded("baton: the episode is over (or never started): call reset()")
-        a = int(action)
+        a = _vector._action(action, self.action_space)
         m = self._v.masks
         if self.invalid_action == "terminate" and m is not None:
             k = a - self._start
@@ -249,7 +272,8 @@ class BatonEnv(gym.Env):
 class BatonVectorEnv(VectorEnv):
     """``num_envs`` copies of a baton environment, or of one agent of a hierarchical
     one, as a ``gymnasium.vector.VectorEnv`` stepped by Go in one call (the arguments
-    are ``BatonEnv``'s, plus ``workers``: Go threads). Auto-reset is same-step
+    are ``BatonEnv``'s, plus ``workers``, Go threads, and ``max_bytes``, the memory
+    limit, both checked by Go as ``baton.vector.make`` says). Auto-reset is same-step
     (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): a copy whose
     episode ended is reset in the step that ended it, its row of the observations is
     the new episode's first, and ``info["final_obs"]`` (rows where
@@ -262,10 +286,12 @@ class BatonVectorEnv(VectorEnv):
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, env: str, num_envs: int = 1, agent: str | None = None, config=None,
-                 policies: Mapping[str, Policy] | None = None, *, workers: int = 1, render_mode: str | None = None):
+                 policies: Mapping[str, Policy] | None = None, *, workers: int = 1, render_mode: str | None = None,
+                 max_bytes: int | None = None):
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
-        self._adopt(_open(env, agent, config, policies, int(num_envs), int(workers)))
+        n, w = _vector._count(num_envs, "num_envs", 1), _vector._count(workers, "workers", 0)
+        self._adopt(_open(env, agent, config, policies, n, w, max_bytes=max_bytes))
 
     @classmethod
     def from_vector(cls, vector: _vector.SingleVector) -> BatonVectorEnv:
@@ -290,6 +316,7 @@ class BatonVectorEnv(VectorEnv):
         self._view = isinstance(self.vector, ViewVector)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = _vector._seed(seed)
         if seed is not None:
             self._np_random, _ = gym.utils.seeding.np_random(seed)
         else:
@@ -307,7 +334,9 @@ class BatonVectorEnv(VectorEnv):
         return obs.reshape(self._shape), rewards, term, trunc, info
 
     def close_extras(self, **kwargs: Any) -> None:
-        self.vector.close()
+        v = getattr(self, "vector", None)  # None when __init__ raised
+        if v is not None:
+            v.close()
 
 
 def make(env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None, **kw) -> BatonEnv:
@@ -320,9 +349,12 @@ def make(env: str, agent: str | None = None, config=None, policies: Mapping[str,
 
 
 def make_vec(env: str, num_envs: int, agent: str | None = None, config=None,
-             policies: Mapping[str, Policy] | None = None, *, workers: int = 1, **kw) -> BatonVectorEnv:
-    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` copies (see ``BatonVectorEnv``).
+             policies: Mapping[str, Policy] | None = None, *, workers: int = 1, max_bytes: int | None = None,
+             **kw) -> BatonVectorEnv:
+    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` copies (see ``BatonVectorEnv``),
+    within the fast lane's limits (``workers`` and ``max_bytes``, as
+    ``baton.vector.make`` checks them: ``baton.vector.LimitError``).
 
     >>> envs = baton.make_vec("cartpole", 64, workers=2)  # doctest: +SKIP
     """
-    return BatonVectorEnv(env, num_envs, agent, config, policies, workers=workers, **kw)
+    return BatonVectorEnv(env, num_envs, agent, config, policies, workers=workers, max_bytes=max_bytes, **kw)

@@ -48,11 +48,15 @@ advances: one round of a simultaneous-move environment (Go's env.Parallel throug
 env.Sequential, such as "rps").
 
 Seeds. ``reset(seed=s)`` starts the Go episode from ``s``; ``reset()`` draws the
-seed from a generator seeded by the last seeded reset.
+seed from a generator seeded by the last seeded reset. A seed is None or an int from
+0 to 2**64 - 1 (TypeError, ValueError otherwise); an action is an int, a numpy integer
+or a 0-d integer array (``baton.vector.ActionError`` for ``0.7``, naming the agent and
+its space).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -72,6 +76,8 @@ class _Common:
     def _setup(self, name: str, config, render_mode: str | None) -> None:
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
+        _vector._name(name, "name")
+        _vector._config(config)
         self.render_mode = None
         self.env_name = name
         self._t = Turns(name, config)
@@ -94,6 +100,7 @@ class _Common:
         return self._t.obs[j].reshape(self.observation_spaces[agent].shape).copy()
 
     def _go_reset(self, seed: int | None) -> None:
+        seed = _vector._seed(seed)  # Gymnasium's rule: None or an int >= 0
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             s = int(seed)
@@ -174,8 +181,9 @@ class AECEnv(_Common, pettingzoo.AECEnv):
             return
         if action is None:
             raise ValueError(f"agent {agent!r} is live: its action cannot be None")
+        x = _vector._action(action, self.action_spaces[agent], f"agent {agent}")
         self._cumulative_rewards[agent] = 0
-        self._t.step(int(action))
+        self._t.step(x)
         t = self._t
         self._note_ends()
         for a in self.agents:
@@ -207,12 +215,12 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
         if not self.agents:
             raise RuntimeError("baton: the episode is over: call reset()")
         live = self.agents
-        self._check(actions)
+        checked = self._check(actions)
         rewards = dict.fromkeys(live, 0.0)
         tick = t.tick
         while not t.over and t.tick == tick:
             a = self.possible_agents[t.next]
-            t.step(int(actions[a]))
+            t.step(checked[a])
             self._note_ends()
             for b in live:
                 rewards[b] += float(t.rewards[self._index[b]])
@@ -228,18 +236,24 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
         return obs, rewards, terms, truncs, infos
 
 
-    def _check(self, actions: dict[str, Any]) -> None:
-        """Raises, before anything steps, for a live agent without an action or with one
-        outside its Discrete space or masked: a round is applied whole or not at all."""
+    def _check(self, actions: dict[str, Any]) -> dict[str, int]:
+        """The live agents' actions as ints; raises, before anything steps, for a live
+        agent without an action or with one that is not an integer, outside its
+        Discrete space or masked: a round is applied whole or not at all."""
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"actions is a {type(actions).__name__}; want a dict of agent name to action")
+        checked = {}
         for a in self.agents:
             if actions.get(a) is None:
                 raise KeyError(f"no action for the live agent {a!r}")
-            j, x = self._index[a], int(actions[a])
+            j = self._index[a]
+            x = checked[a] = _vector._action(actions[a], self.action_spaces[a], f"agent {a}")
             lay, m = self._t.agents[j], self._t.masks[j]
             if not lay.start <= x < lay.start + lay.actions:
                 raise _vector.ActionError(3, f"agent {a}: action {x} outside Discrete({lay.actions}, start={lay.start})", [])
             if m is not None and not m[x - lay.start]:
                 raise _vector.ActionError(3, f"agent {a}: action {x} masked (the action mask forbids it)", [])
+        return checked
 
 
 def env(name: str, config=None, render_mode: str | None = None) -> AECEnv:

@@ -225,11 +225,15 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         super().__init__()
         # Each env runner (worker_index) and sub-env (vector_index) draws its own seeds.
         self._where = (int(getattr(config, "worker_index", 0)), int(getattr(config, "vector_index", 0)))
+        if config is not None and not isinstance(config, Mapping):
+            raise TypeError(f"config is a {type(config).__name__}; want a dict of the config keys (or RLlib's EnvContext)")
         config = dict(config or {})
         unknown = sorted(set(config) - _KEYS)
         if unknown:
             raise _vector.ConfigError(1, f"unknown config keys {unknown} (want some of {sorted(_KEYS)})", [])
-        self.env_name = str(config.get("env", "maze"))
+        self.env_name = config.get("env", "maze")
+        _vector._name(self.env_name, 'config["env"]')
+        _vector._config(config.get("config"), 'config["config"]')
         self.masking = bool(config.get("action_masking", False))
         self.invalid_action = config.get("invalid_action", "raise")
         if self.invalid_action not in _INVALID:
@@ -238,7 +242,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         self.ids_per_agent = config.get("ids_per_agent", 64)
         if isinstance(self.ids_per_agent, bool) or not isinstance(self.ids_per_agent, int) or self.ids_per_agent < 1:
             raise _vector.ConfigError(1, f"ids_per_agent {self.ids_per_agent!r}; want an integer >= 1", [])
-        seed = config.get("seed")
+        seed = _vector._seed(config.get("seed"), 'config["seed"]')
         self._rng = np.random.default_rng(None if seed is None else [int(seed), *self._where])
         address = config.get("address")
         if address:
@@ -286,6 +290,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
                              f"(now {self.ids_per_agent})", [])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        seed = _vector._seed(seed)  # Gymnasium's rule: None or an int >= 0
         if seed is not None:
             self._rng = np.random.default_rng([int(seed), *self._where])
             s = int(seed)
@@ -310,15 +315,13 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         aid = self._next
         if aid is None:
             raise _vector.StateError(5, f"{self.env_name}: the episode is over: call reset()", [])
+        if not isinstance(action_dict, Mapping):
+            raise TypeError(f"action_dict is a {type(action_dict).__name__}; want a dict of agent id to action")
         extra = sorted(set(action_dict) - {aid})
         if aid not in action_dict or extra:
             raise _vector.ActionError(3, f"agent {aid} acts now: want one action, for it alone (got actions for "
                                          f"{sorted(action_dict)})", [])
-        x = action_dict[aid]
-        try:
-            return int(x)
-        except (TypeError, ValueError):
-            raise _vector.ActionError(3, f"agent {aid}: action {x!r} is not an integer", []) from None
+        return _vector._action(action_dict[aid], self.action_spaces[aid], f"agent {aid}")
 
     def _bad(self, aid: str, v: int) -> str | None:
         a = self._by_name[agent_name(aid)]

@@ -72,6 +72,21 @@ environment fails or panics (recovered in Go) raises ``CopyError`` listing each 
 copy (``failures``: copy, agent, operation, reason, the Go stack of a panic); the
 other copies were stepped, and the vector needs ``reset()`` before the next step
 (``StateError`` until then). Bad names and configurations raise ``ConfigError``.
+Arguments of the wrong type raise TypeError naming the argument (a name that is not
+a str, a ``config`` that is neither a dict nor JSON text, float actions, a
+``MultiVector.step`` given a list rather than a dict by agent name), and bad values
+ValueError (``ConfigError``): seeds are None or ints from 0 to 2**64 - 1, as
+Gymnasium's.
+
+Limits. ``make`` asks Go (``baton_admit``, then again in the call that makes the
+vector) whether the vector stays within its limits before it allocates a buffer, and
+raises ``LimitError`` (a ``ConfigError``, so a ValueError) if not: ``workers`` at most
+4 per CPU (256 are always allowed), and the copies' estimated memory at most
+``max_bytes`` bytes (default: the environment variable ``BATON_MAX_BYTES``, else
+``DEFAULT_MAX_BYTES``, 4 GiB). A copy is estimated at what its environment allocates
+when made and reset, measured on probe environments, plus its rows of the buffers on
+both sides of the boundary: about 5.7 KiB for a maze (a million took 4.3 GB), 800
+bytes for a cart-pole.
 
 Interrupts. A step is short (tens of microseconds for a thousand cart-poles) and is
 not interrupted: a Ctrl-C during a loop of steps is raised as KeyboardInterrupt by
@@ -152,7 +167,7 @@ B copies ready, stepped by Go workers in the background; see ``baton.vector._asy
 Threads. A vector is not safe for concurrent use: one thread calls its methods.
 ``workers=w`` steps the copies on w Go threads (env/vector's WithWorkers), which
 spin between steps for a quarter of a millisecond and then sleep; ``close`` stops
-them. ``close`` is idempotent, and a vector left unclosed is closed when collected.
+them. More workers than cores buy nothing; more than 4 per CPU (and 256) are refused. ``close`` is idempotent, and a vector left unclosed is closed when collected.
 """
 
 from __future__ import annotations
@@ -246,7 +261,24 @@ class LogError(VectorError, RuntimeError):
     vector itself stepped."""
 
 
-_CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError, 7: LogError}
+class LimitError(ConfigError):
+    """A vector over a limit, refused before anything was allocated: its estimated
+    memory over ``max_bytes`` (the message names the copies, the estimate and the
+    limit), or more ``workers`` than the most allowed (4 per CPU, and at least 256)."""
+
+    def _text(self) -> str:
+        text = super()._text()
+        if "(max_bytes)" in text:
+            text += f" with max_bytes= or the environment variable {MAX_BYTES_ENV}"
+        return text
+
+
+_CLASSES = {1: ConfigError, 2: ConfigError, 3: ActionError, 4: CopyError, 5: StateError, 7: LogError, 8: LimitError}
+
+# The memory a vector may take when make names no max_bytes and the environment
+# variable MAX_BYTES_ENV is unset: Go's default (internal/fastlane's DefaultMaxBytes).
+DEFAULT_MAX_BYTES = 4 << 30
+MAX_BYTES_ENV = "BATON_MAX_BYTES"
 
 
 def _raise(code: int, buf: ctypes.Array | str) -> None:
@@ -269,12 +301,89 @@ def _call(fn, *args) -> None:
         _raise(code, buf)
 
 
-def _config(config: Mapping[str, Any] | str | bytes | None) -> bytes | None:
+def _config(config: Mapping[str, Any] | str | bytes | None, what: str = "config") -> bytes | None:
+    """The JSON of an environment's configuration: a mapping, JSON text, or None for
+    its defaults; anything else raises TypeError naming ``what``."""
     if config is None:
         return None
     if isinstance(config, (str, bytes)):
         return config.encode() if isinstance(config, str) else config
-    return json.dumps(dict(config)).encode()
+    if not isinstance(config, Mapping):
+        raise TypeError(f"{what} is {config!r:.60} ({type(config).__name__}); want a dict, JSON text, or None")
+    try:
+        return json.dumps(dict(config)).encode()
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what}: {e} (want a dict of JSON values)") from None
+
+
+def _name(name: Any, what: str = "name") -> bytes:
+    """A registered environment's name, encoded; anything but a str raises TypeError
+    naming ``what``."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what} is {name!r:.60} ({type(name).__name__}); want the name of a registered environment (a str)")
+    return name.encode()
+
+
+def _count(value: Any, what: str, least: int) -> int:
+    """An integer argument >= least: TypeError (naming ``what``) for a non-integer
+    (bools included), ConfigError (a ValueError) below least or past int64."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} is {value!r:.60} ({type(value).__name__}); want an int >= {least}")
+    if not least <= value < 1 << 63:
+        raise ConfigError(2, f"{what} is {value}; want an int from {least} to 2**63 - 1", [])
+    return int(value)
+
+
+def _seed(seed: Any, what: str = "seed") -> int | None:
+    """A seed as Gymnasium takes it: None, or an int >= 0 (numpy integers too; not a
+    bool); the fast lane's seeds are uint64, so it must be below 2**64. TypeError or
+    ValueError naming ``what`` otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{what} is {seed!r:.60} ({type(seed).__name__}); want None or an int >= 0")
+    if not 0 <= seed <= _MASK64:
+        raise ValueError(f"{what} is {seed}; want None or an int from 0 to 2**64 - 1")
+    return int(seed)
+
+
+def _action(action: Any, space: Any, who: str = "") -> int:
+    """One action of a Discrete space as an int: an int or numpy integer, or a 0-d
+    integer array, as Gymnasium's Discrete.contains takes them. Anything else (0.7,
+    1.0, "1", None, a list) raises ActionError naming the action and the space (the
+    action is checked against the space's range by the caller)."""
+    if isinstance(action, (int, np.integer)) and not isinstance(action, np.bool_):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return int(action)
+    prefix = f"{who}: " if who else ""
+    raise ActionError(3, f"{prefix}action {action!r:.60} ({type(action).__name__}) is not an integer: {space} takes ints", [])
+
+
+def _max_bytes(max_bytes: Any) -> int:
+    """The memory limit to pass to Go: ``max_bytes``, else the environment variable
+    BATON_MAX_BYTES, else 0 (Go's default, DEFAULT_MAX_BYTES)."""
+    if max_bytes is None:
+        raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+        if not raw:
+            return 0
+        try:
+            max_bytes = int(raw.replace("_", ""))
+        except ValueError:
+            raise ValueError(f"{MAX_BYTES_ENV}={raw!r}; want a number of bytes, such as 8589934592 for 8 GiB") from None
+        what = MAX_BYTES_ENV
+    else:
+        what = "max_bytes"
+    return _count(max_bytes, what, 1)
+
+
+def _admit(lib: ctypes.CDLL, name: str, config: bytes | None, num_envs: int, workers: int, max_bytes: int) -> None:
+    """Asks Go whether num_envs copies on workers workers stay within the limits,
+    before their buffers are allocated: LimitError if not."""
+    buf = ctypes.create_string_buffer(_ERRLEN)
+    code = lib.baton_admit(name.encode(), config, num_envs, workers, max_bytes, buf, _ERRLEN)
+    if code:
+        _raise(code, buf)
 
 
 @dataclass(frozen=True)
@@ -299,9 +408,10 @@ def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -
     >>> baton.vector.describe("cartpole")[0]  # doctest: +SKIP
     'single'
     """
+    nm, cfg = _name(name), _config(config)
     lib = _native.load()
     out = ctypes.create_string_buffer(_ERRLEN)
-    _call(lib.baton_describe, name.encode(), _config(config), out, _ERRLEN)
+    _call(lib.baton_describe, nm, cfg, out, _ERRLEN)
     return _layout(out.value)
 
 
@@ -311,7 +421,7 @@ def _describe_aside(
     """``describe`` without loading the Go library into this process (see
     ``_native.describe_aside``, and ``view`` there), so that the process may still
     fork and make vectors in its children."""
-    code, out, err = _native.describe_aside(name.encode(), _config(config), view)
+    code, out, err = _native.describe_aside(_name(name), _config(config), view)
     if code:
         _raise(code, err)
     return _layout(out)
@@ -341,6 +451,7 @@ def make(
     log: str | os.PathLike | None = None,
     policy: str | Mapping[str, str] | None = None,
     run: str | None = None,
+    max_bytes: int | None = None,
     **remote: Any,
 ) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
@@ -367,15 +478,29 @@ def make(
     the environment's name). Synchronous vectors only: with ``batch_size`` or
     ``address`` it raises ConfigError.
 
+    Limits, checked in Go before anything is allocated (``LimitError``, a ValueError,
+    names what is over): ``workers`` at most 4 per CPU (and 256 are always allowed),
+    and the copies' estimated memory at most ``max_bytes`` (an int of bytes; None:
+    the environment variable ``BATON_MAX_BYTES``, else 4 GiB). The estimate of a copy
+    is what its environment allocates when made and reset (measured on probe
+    environments) plus its rows of the buffers, on both sides: about 6 KiB for a maze,
+    so 4 GiB holds some 700,000 mazes.
+
+    Bad arguments raise before anything is made: TypeError for the wrong type (a
+    ``name`` that is not a str, a ``config`` that is not a dict or JSON text, a float
+    ``num_envs``), ValueError (ConfigError) for a bad value, such as a negative
+    ``seed``.
+
     >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
     >>> v = baton.vector.make("maze", num_envs=64, log="runs/ppo", policy="ppo")  # doctest: +SKIP
     >>> r = baton.vector.make("cartpole", num_envs=256, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
     >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     """
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ConfigError(2, f"num_envs is {num_envs!r}; want an int >= 1", [])
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 0:
-        raise ConfigError(2, f"workers is {workers!r}; want an int >= 0 (0 and 1: synchronous)", [])
+    _name(name)
+    cfg = _config(config)
+    seed = _seed(seed)
+    num_envs = _count(num_envs, "num_envs", 1)
+    workers = _count(workers, "workers", 0)
     if log is None and (policy is not None or run is not None):
         raise ConfigError(2, "policy and run name what a log records; give log=DIR too", [])
     if log is not None and (batch_size is not None or address is not None):
@@ -384,7 +509,10 @@ def make(
     if address is not None:
         if batch_size is not None:
             raise ConfigError(2, "batch_size: the asynchronous mode is in-process only (no address)", [])
-        return RemoteVector(name, int(num_envs), address=address, seed=seed, workers=int(workers), config=config, **remote)
+        if max_bytes is not None:
+            raise ConfigError(2, "max_bytes: a remote vector's memory is its server's to bound (baton serve env)", [])
+        return RemoteVector(name, num_envs, address=address, seed=seed, workers=workers, config=config, **remote)
+    limit = _max_bytes(max_bytes)
     if remote:
         raise ConfigError(2, f"{', '.join(sorted(remote))}: options of a remote vector, which needs an address", [])
     kind, agents = describe(name, config)
@@ -392,9 +520,9 @@ def make(
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
             raise ConfigError(2, f"batch_size is {batch_size!r}; want an int from 1 to num_envs ({num_envs})", [])
         acls = AsyncVector if kind == "single" else AsyncMultiVector
-        return acls(name, int(num_envs), agents, seed=seed, workers=int(workers), batch_size=int(batch_size), config=_config(config))
+        return acls(name, num_envs, agents, seed=seed, workers=workers, batch_size=int(batch_size), config=cfg, max_bytes=limit)
     cls = SingleVector if kind == "single" else MultiVector
-    v = cls(name, int(num_envs), agents, seed=seed, workers=int(workers), config=_config(config))
+    v = cls(name, num_envs, agents, seed=seed, workers=workers, config=cfg, max_bytes=limit)
     if log is not None:
         try:
             v._record(log, policy, run)
@@ -402,6 +530,18 @@ def make(
             v.close()
             raise
     return v
+
+
+def _copy_actions(dst: np.ndarray, actions: Any, space: Any, what: str = "actions", want: str = "") -> None:
+    """Copies integer actions into dst, of the same shape: ConfigError for another
+    shape, TypeError (naming the space) for actions that are not integers."""
+    shape = np.shape(actions)
+    if shape != dst.shape:
+        raise ConfigError(2, f"{what} have shape {shape}; {want or f'want {dst.shape}'}", [])
+    try:
+        np.copyto(dst, actions, casting="same_kind")
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} are {np.asarray(actions).dtype} values; {space} takes integers (any integer dtype)") from None
 
 
 def _ptr(a: np.ndarray | None) -> int | None:
@@ -426,7 +566,7 @@ class _Vector:
         self.name = name
         self.num_envs = num_envs
         self.agents = agents
-        self._seed = 0 if seed is None else int(seed)
+        self._seed = _seed(seed) or 0
         self._resets = 0
         self._handle = 0
         self._lib = _native.load()
@@ -466,10 +606,11 @@ class _Vector:
             _raise(code, self._err)
 
     def _next_seed(self, seed: int | None) -> int:
+        seed = _seed(seed)
         if seed is None:
             seed = self._seed + self._resets
         self._resets += 1
-        return int(seed) & _MASK64
+        return seed & _MASK64
 
     def _record(self, log: str | os.PathLike, policy: str | Mapping[str, str] | None, run: str | None) -> None:
         if isinstance(policy, str):
@@ -515,8 +656,9 @@ class SingleVector(_Vector):
     gymnasium is importable, as ``AgentLayout`` says).
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, config):
+    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0):
         super().__init__(name, num_envs, agents, seed)
+        _admit(self._lib, name, config, num_envs, workers, max_bytes)
         (a,) = agents
         self.agent = a.name
         self.single_observation_space, self.single_action_space = a.observation_space, a.action_space
@@ -529,7 +671,7 @@ class SingleVector(_Vector):
         bufs = (self.obs, self.final_obs, self.masks, self.rewards, self.terminated, self.truncated)
         handle = ctypes.c_int64()
         _call(
-            self._lib.baton_single_new, name.encode(), config, num_envs, workers,
+            self._lib.baton_single_new, name.encode(), config, num_envs, workers, max_bytes,
             *(_ptr(b) for b in bufs), ctypes.byref(handle),
         )
         # The actions are copied into _actions, whose address is known, rather than
@@ -569,10 +711,7 @@ class SingleVector(_Vector):
         h = self._handle
         if not h:
             self._live()
-        shape = np.shape(actions)
-        if shape != self._actions.shape:
-            raise ConfigError(2, f"actions have shape {shape}; want ({self.num_envs},)", [])
-        np.copyto(self._actions, actions, casting="same_kind")
+        _copy_actions(self._actions, actions, self.single_action_space)
         code = self._step_c(h, self._actions_ptr, self._err, _ERRLEN)
         if code:
             _raise(code, self._err)
@@ -633,8 +772,9 @@ class MultiVector(_Vector):
     were reset in the same step). All are buffers Go writes, read-only to Python.
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, config):
+    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0):
         super().__init__(name, num_envs, agents, seed)
+        _admit(self._lib, name, config, num_envs, workers, max_bytes)
         n, na = num_envs, len(agents)
         self.agent_names = [a.name for a in agents]
         self.observation_spaces = {a.name: a.observation_space for a in agents}
@@ -655,7 +795,7 @@ class MultiVector(_Vector):
         flat = (self.counts, self.acting, self.rewards, self.spans, self.terminated, self.truncated, self.ended)
         handle = ctypes.c_int64()
         _call(
-            self._lib.baton_multi_new, name.encode(), config, n, workers, na,
+            self._lib.baton_multi_new, name.encode(), config, n, workers, max_bytes, na,
             *(ctypes.cast(t, ctypes.c_void_p) for t in tables), *(_ptr(b) for b in flat), ctypes.byref(handle),
         )
         bufs = (*self._copies, *self._obs, *(m for m in self._masks if m is not None), *self._actions, *flat, *tables)
@@ -678,15 +818,15 @@ class MultiVector(_Vector):
         to the actions of their groups' rows; without it (or for a name it leaves out),
         the groups' ``actions`` arrays, filled by the caller, are used."""
         h = self._live()
+        if actions is not None and not isinstance(actions, Mapping):
+            raise TypeError(f"actions is a {type(actions).__name__}; want a dict of agent name to the actions of its "
+                            "group's rows, or None for the groups' own actions arrays")
         if actions and self.groups:  # before the first reset, Go says so
             for name, acts in actions.items():
                 g = self.groups.get(name)
                 if g is None:
                     raise ConfigError(2, f"no agent {name!r} (agents: {', '.join(self.agent_names)})", [])
-                a = np.asarray(acts)
-                if a.shape != (len(g),):
-                    raise ConfigError(2, f"actions of {name!r} have shape {a.shape}; its group has {len(g)} rows", [])
-                np.copyto(g.actions, a, casting="same_kind")  # floats raise TypeError
+                _copy_actions(g.actions, acts, self.action_spaces[name], f"actions of {name!r}", f"its group has {len(g)} rows")
         self._call(self._lib.baton_step_multi, h)
         return self._regroup(), self.rewards, self.terminated, self.truncated, self.ended
 

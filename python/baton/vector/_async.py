@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _ERRLEN, ConfigError, Group, _call, _groups, _ptr, _raise, _readonly, _Vector
+from . import _ERRLEN, ConfigError, Group, _admit, _call, _groups, _ptr, _raise, _readonly, _Vector
 
 # How long one call of recv waits in Go before returning to Python.
 _SLICE_US = 50_000
@@ -58,10 +58,10 @@ def declare(lib: ctypes.CDLL) -> None:
     c = ctypes
     i32, i64, p, s = c.c_int32, c.c_int64, c.c_void_p, c.c_char_p
     sigs = {
-        "baton_async_new": (i32, [s, s, i64, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
+        "baton_async_new": (i32, [s, s, i64, i64, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
         "baton_async_multi_new": (
             i32,
-            [s, s, i64, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
+            [s, s, i64, i64, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
         ),
         "baton_async_send": (i32, [i64, p, p, i64, p, i64]),
         "baton_async_reset_copies": (i32, [i64, p, i64, p, i64]),
@@ -98,6 +98,8 @@ class _Async(_Vector):
         a = np.asarray(values)
         if a.ndim != 1 or at + len(a) > self.num_envs:
             raise ConfigError(2, f"{what} have shape {a.shape}; want (k,) with k <= {self.num_envs}", [])
+        if a.dtype.kind not in "iub":
+            raise TypeError(f"{what} are {a.dtype} values; want integers (any integer dtype)")
         np.copyto(dst[at : at + len(a)], a, casting="same_kind")
         return len(a)
 
@@ -140,8 +142,9 @@ class AsyncVector(_Async):
     ``single_observation_space`` and ``single_action_space``.
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config):
+    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config, max_bytes=0):
         super().__init__(name, num_envs, agents, seed)
+        _admit(self._lib, name, config, num_envs, max(workers, 1), max_bytes)
         (a,) = agents
         b = int(batch_size)
         self.agent = a.name
@@ -157,7 +160,7 @@ class AsyncVector(_Async):
         self._setup(num_envs, b)
         handle = ctypes.c_int64()
         _call(
-            self._lib.baton_async_new, name.encode(), config, num_envs, max(workers, 1), b,
+            self._lib.baton_async_new, name.encode(), config, num_envs, max(workers, 1), max_bytes, b,
             *(_ptr(x) for x in bufs), ctypes.byref(handle),
         )
         self._done = np.zeros(b, np.bool_)
@@ -211,8 +214,9 @@ class AsyncMultiVector(_Async):
     episode ended then (and the copy was reset). All are read-only to Python.
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config):
+    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config, max_bytes=0):
         super().__init__(name, num_envs, agents, seed)
+        _admit(self._lib, name, config, num_envs, max(workers, 1), max_bytes)
         b, na = int(batch_size), len(agents)
         self.agent_names = [a.name for a in agents]
         self.observation_spaces = {a.name: a.observation_space for a in agents}
@@ -235,7 +239,7 @@ class AsyncMultiVector(_Async):
         flat = (self.rewards, self.spans, self.terminated, self.truncated, self.ended)
         handle = ctypes.c_int64()
         _call(
-            self._lib.baton_async_multi_new, name.encode(), config, num_envs, max(workers, 1), b, na,
+            self._lib.baton_async_multi_new, name.encode(), config, num_envs, max(workers, 1), max_bytes, b, na,
             _ptr(self.env_id), _ptr(self.acting), _ptr(self.counts),
             *(ctypes.cast(t, ctypes.c_void_p) for t in tables), *(_ptr(x) for x in flat), ctypes.byref(handle),
         )
@@ -262,6 +266,9 @@ class AsyncMultiVector(_Async):
         if env_ids is not None:
             self._send_flat(actions, env_ids)
             return
+        if actions is not None and not isinstance(actions, Mapping):
+            raise TypeError(f"actions is a {type(actions).__name__}; want a dict of agent name to the actions of its "
+                            "group's rows (or env_ids too, for actions by copy)")
         h = self._live()
         actions = dict(actions or {})
         k = 0

@@ -165,10 +165,11 @@ def _declare(lib: ctypes.CDLL) -> None:
     i32, i64, u64, p, s = c.c_int32, c.c_int64, c.c_uint64, c.c_void_p, c.c_char_p
     sigs = {
         "baton_describe": (i32, [s, s, p, i64, p, i64]),
-        "baton_single_new": (i32, [s, s, i64, i64, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
+        "baton_admit": (i32, [s, s, i64, i64, i64, p, i64]),
+        "baton_single_new": (i32, [s, s, i64, i64, i64, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
         "baton_multi_new": (
             i32,
-            [s, s, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
+            [s, s, i64, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
         ),
         "baton_reset": (i32, [i64, u64, p, i64]),
         "baton_step_single": (i32, [i64, p, p, i64]),
@@ -227,9 +228,9 @@ if layout is not None and view is not None and layout["kind"] != "single":
         handle = c.c_int64()
         g = lib.baton_view_new
         g.restype = c.c_int32
-        g.argtypes = [c.c_char_p] * 4 + [c.c_void_p, c.c_int64, c.c_int64] + [c.c_void_p] * 7 + [
+        g.argtypes = [c.c_char_p] * 4 + [c.c_void_p, c.c_int64, c.c_int64, c.c_int64] + [c.c_void_p] * 7 + [
             c.POINTER(c.c_int64), c.c_void_p, c.c_int64]
-        code = g(s(req["name"]), s(req["config"]), s(agent), s(view["policies"]), None, 1, 1,
+        code = g(s(req["name"]), s(req["config"]), s(agent), s(view["policies"]), None, 1, 1, 0,
                  *(None if b is None else c.cast(b, c.c_void_p) for b in bufs), c.byref(handle), err, n)
         if code == 0:
             lib.baton_close.restype, lib.baton_close.argtypes = c.c_int32, [c.c_int64]

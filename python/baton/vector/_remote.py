@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ActionError, ConfigError, CopyError, Failure, StateError, _readonly
+from . import ActionError, ConfigError, CopyError, Failure, StateError, _copy_actions, _readonly, _seed
 
 _MASK64 = (1 << 64) - 1
 _COPY = re.compile(r"copy (\d+)")
@@ -64,7 +64,7 @@ class RemoteVector:
         self._R, self._pb = R, pb
         self.name = name
         self.num_envs = int(num_envs)
-        self._seed = 0 if seed is None else int(seed)
+        self._seed = _seed(seed) or 0
         self._resets = 0
         self._session: str | None = None
         if config is None or isinstance(config, str):
@@ -177,6 +177,7 @@ class RemoteVector:
         """Resets every copy, copy i with EpisodeSeed(seed, i, 0) (seeds as
         ``SingleVector.reset``), and returns ``(obs, info)``."""
         session = self._live()
+        seed = _seed(seed)
         if seed is None:
             seed = self._seed + self._resets
         self._resets += 1
@@ -188,10 +189,7 @@ class RemoteVector:
         """Steps copy i with ``actions[i]`` and returns ``(obs, rewards, terminated,
         truncated, info)``, as ``SingleVector.step``."""
         self._live()
-        shape = np.shape(actions)
-        if shape != self._actions.shape:
-            raise ConfigError(2, f"actions have shape {shape}; want ({self.num_envs},)", [])
-        np.copyto(self._actions, actions, casting="same_kind")
+        _copy_actions(self._actions, actions, self.single_action_space)
         self._request.actions.data = self._actions.tobytes()
         t = self._call(self._stub.StepBatch, self._request, "StepBatch")
         self._read(t, True)
