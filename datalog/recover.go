@@ -210,7 +210,7 @@ func rewritePart(path, tmp string, cfg readConfig, rec *Recovered) (kept bool, e
 	if sk := r.msgs.Skipped(); len(sk) > 0 {
 		rec.Skipped = len(sk)
 		for _, s := range sk {
-			damage = append(damage, fmt.Sprintf("batch at offset %d skipped: %v", s.Offset, rootCause(s.Err)))
+			damage = append(damage, fmt.Sprintf("batch at offset %d skipped: %v", s.Offset, s.Err))
 		}
 	}
 	if stop != nil {
