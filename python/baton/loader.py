@@ -94,7 +94,9 @@ def _read_part(pa: Any, path: str) -> Any | None:
     the IPC stream that follows the leading magic, with a warning (``baton log
     recover DIR`` rewrites such parts as proper files). As the Go reader does, a part
     cut before its magic, its schema or its first batch reads as empty; a file that
-    does not start with the Arrow magic is an error (ValueError naming it)."""
+    does not start with the Arrow magic, a part of a format version later than
+    FORMAT_VERSION and a damaged part (a batch whose checksum differs) are errors
+    (ValueError naming it)."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(len(_MAGIC))
