@@ -186,10 +186,17 @@ func TestRecover(t *testing.T) {
 				assert.Empty(t, rec)
 			} else {
 				require.Len(t, rec, 1)
-				assert.Equal(t, Recovered{Path: path, Batches: tc.batches, Rows: int64(want), Removed: tc.removed, Cut: rec[0].Cut}, rec[0])
+				moved := ""
+				if tc.removed { // moved aside, never deleted
+					moved = filepath.Join(dir, DamagedDir, "agent=a", "part-00100.arrow")
+				}
+				assert.Equal(t, Recovered{Path: path, Batches: tc.batches, Rows: int64(want), Removed: tc.removed, Cut: rec[0].Cut, Moved: moved}, rec[0])
 			}
 			if tc.removed {
 				assert.NoFileExists(t, path)
+				got, err := os.ReadFile(filepath.Join(dir, DamagedDir, "agent=a", "part-00100.arrow"))
+				require.NoError(t, err)
+				assert.Equal(t, data[:tc.cut], got, "the part moved aside as it was")
 			} else {
 				r, err := openPart(path, mem)
 				require.NoError(t, err)

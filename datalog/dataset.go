@@ -29,6 +29,8 @@ type Dataset struct {
 
 	rows, batches, bytes, parts atomic.Int64
 
+	lock *dirLock // the directory's, for the dataset's shard
+
 	mu      sync.Mutex
 	writers map[*Writer]struct{}
 	closed  bool
@@ -36,8 +38,12 @@ type Dataset struct {
 
 // NewDataset creates dir (and its parents) if needed and returns a dataset that
 // writes its parts there. A directory that already holds parts keeps them: new parts
-// are numbered after the highest there, so a log can be appended to. Errors wrap
-// ErrOption for a bad option.
+// are numbered after the highest there, so a log can be appended to. The dataset
+// holds the directory's lock (a file in it, .baton-writer.lock, or
+// .baton-writer-SHARD.lock with WithShard) until Close: a second dataset of the same
+// directory and shard, in this process or another, fails with a *LockedError
+// (ErrLocked) that names the directory and the holder's process id, and so does
+// Recover. Errors wrap ErrOption for a bad option.
 func NewDataset(dir string, opts ...WriteOption) (*Dataset, error) {
 	cfg, err := newWriteConfig(opts)
 	if err != nil {
@@ -46,11 +52,16 @@ func NewDataset(dir string, opts ...WriteOption) (*Dataset, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("datalog: %w", err)
 	}
-	last, err := lastPartNumber(dir, cfg.shard)
+	lock, err := lockDir(dir, cfg.shard)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{dir: dir, cfg: cfg, writers: map[*Writer]struct{}{}}
+	last, err := lastPartNumber(dir, cfg.shard)
+	if err != nil {
+		_ = lock.unlock()
+		return nil, err
+	}
+	d := &Dataset{dir: dir, cfg: cfg, lock: lock, writers: map[*Writer]struct{}{}}
 	d.next.Store(last + 1)
 	d.base = map[string]string{
 		MetaFormatVersion: strconv.Itoa(FormatVersion),
@@ -94,10 +105,15 @@ func (d *Dataset) WorkerSinks() func(worker int) (runners.Sink, error) {
 	}
 }
 
-// Close closes the writers still open and then the dataset: NewWriter fails after
-// it. It returns the writers' errors; calling it again returns nil.
+// Close closes the writers still open and then the dataset, and lets go of the
+// directory's lock: NewWriter fails after it. It returns the writers' errors;
+// calling it again returns nil.
 func (d *Dataset) Close() error {
 	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
 	d.closed = true
 	ws := make([]*Writer, 0, len(d.writers))
 	for w := range d.writers {
@@ -108,6 +124,7 @@ func (d *Dataset) Close() error {
 	for _, w := range ws {
 		errs = append(errs, w.Close())
 	}
+	errs = append(errs, d.lock.unlock())
 	return errors.Join(errs...)
 }
 

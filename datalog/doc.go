@@ -158,7 +158,8 @@
 //
 // # Schema metadata
 //
-// Every part's schema carries baton.format_version (FormatVersion), baton.version
+// Every part's schema carries baton.format_version (FormatVersion: 2 since the
+// checksums; readers refuse a later version, in Go and in Python), baton.version
 // (the module's version), baton.table ("steps", "trials", "episodes" or "rewards")
 // and baton.compression, plus what WithMetadata adds. An agent's parts also carry
 // baton.agent, baton.observation_space and baton.action_space (the spaces JSON spec,
@@ -216,6 +217,29 @@
 // the operating system must copy; Zstandard makes files a third smaller again for
 // more CPU.
 //
+// # Checksums
+//
+// Every record batch and dictionary batch of a part of format version 2 carries, in
+// its message's custom metadata (Message.custom_metadata, which pyarrow exposes as a
+// batch's custom metadata and other readers ignore), the key baton.crc32: the
+// CRC-32 (IEEE, as Python's zlib.crc32 computes it) of the message's body as it is
+// in the file, compressed buffers and padding included, in 8 lower-case hex digits.
+// This package's reader and the Python loader check it on every read: a bit flipped
+// on disk in a batch is an error naming the part (ErrCorrupt), not other numbers.
+// Parts of format version 1 have no checksums and read as before.
+//
+// # Damaged parts
+//
+// This package reads every part as the stream after its magic, through a reader that
+// checks each length and offset before it trusts it; a part with a footer has its
+// footer checked first (every offset within the footer and the file), and its
+// batches and full dictionaries must be those its footer lists, so that what
+// pyarrow reads through the footer is what was checked. A damaged part (a footer
+// that does not check or does not match, a batch whose checksum differs, lengths
+// that do not hold together) is an error wrapping ErrCorrupt that names the file,
+// never a panic; a file named as a part that is not an Arrow file is ErrNotLog,
+// naming it. Log.Rows, Batches, Trials, Replay and Recover read the same way.
+//
 // # Crashes and Recover
 //
 // A batch is handed to the operating system as soon as it is written (by the
@@ -224,12 +248,33 @@
 // footer, and this package's reader reads it as the stream after the leading magic,
 // up to its last complete batch, without an error. Other readers need the footer:
 // Recover rewrites each such part as a proper file (through a temporary file and a
-// rename) and reports the batches and rows kept; a part with no complete batch is
-// removed. Rows still buffered when the process died are lost; Writer.Flush writes
-// them early. Such a part ends where its bytes stop making sense too: a message
-// whose lengths reach past the end of the file, or whose compressed buffers claim
-// more bytes than their frames hold, ends the part there (Recovered.Cut says why),
-// and takes no more memory than what its frames can hold.
+// rename) and reports the batches and rows kept. Rows still buffered when the
+// process died are lost; Writer.Flush writes them early. The batch the writer was
+// killed in (a message whose lengths reach past the end of the file) ends the part
+// there (Recovered.Cut says why).
+//
+// Recover also repairs damaged parts, and deletes nothing: it keeps every batch
+// that reads intact, skipping a damaged record batch and going on with the batches
+// after it while the stream's lengths hold (damage to them, or to a dictionary
+// batch, whose entries later batches use, ends the part there), rewrites the part
+// with those, and moves the original into the log's _damaged folder
+// (DIR/_damaged/agent=motion/part-00003.arrow; readers skip it), as it does a part
+// with no batch to keep and a file that is not an Arrow file. Recovered reports the
+// batches and rows kept, the batches skipped, the damage and where the original
+// went. A write that fails (a full disk) removes the temporary file and leaves the
+// part as it was.
+//
+// # One writer at a time
+//
+// A log has one writer at a time: a Dataset holds a lock on its directory, flock(2)
+// on the file .baton-writer.lock (.baton-writer-SHARD.lock with WithShard, so that
+// shards may write one directory side by side) that holds its process id, until
+// Close; the kernel lets go of it when the process ends, however it ends. A second
+// Dataset of the same directory and shard, in any process, fails with a
+// *LockedError (ErrLocked) naming the directory and the holder's process id, and so
+// does Recover while any writer holds the log. Where flock is missing (not Unix),
+// the lock file is created exclusively and removed at Close: a killed writer's
+// stays, and the error names it.
 //
 // # Reading
 //
@@ -259,6 +304,10 @@
 // a trial whose rows stop early (the writer's open batches were lost) or that lacks
 // its end record is incomplete (ReplayReport.Incomplete), replayed as far as its rows
 // go, which is no mismatch; a trial that differs is divergent (ReplayReport.Diverged).
+// A trial whose steps are in the log but that has no row in the trials table (a
+// truncated or lost _trials) cannot be replayed: Replay lists it
+// (ReplayReport.Unlisted) and fails with ErrUnlisted, as it does for a log that has
+// steps and no trials table.
 // Replay reads each part once, in order, an agent's parts side by side as the trials
 // need their rows (the parts that a campaign's workers write at the same time),
 // grouping rows by trial as they come, and replays each trial as its rows arrive.

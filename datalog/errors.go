@@ -18,8 +18,16 @@ var (
 	ErrNotLog = errors.New("datalog: not a baton log")
 	// ErrUnknownAgent: a log has no rows of the agent asked for.
 	ErrUnknownAgent = errors.New("datalog: unknown agent")
-	// ErrCorrupt: a part that has its footer cannot be read.
+	// ErrCorrupt: a part is damaged: its footer does not check or does not match its
+	// batches, a batch's checksum differs, a length or offset reaches outside its
+	// message. Its error names the file.
 	ErrCorrupt = errors.New("datalog: corrupt part")
+	// ErrLocked: the log's directory is being written by another writer (of the
+	// same shard), or Recover met a writer; the error is a *LockedError.
+	ErrLocked = errors.New("datalog: log is being written")
+	// ErrUnlisted: a log's steps name trials that its trials table lacks (it was
+	// truncated or lost), so Replay could not replay them.
+	ErrUnlisted = errors.New("datalog: trials missing from the trials table")
 	// ErrReplay: a trial of the log cannot be replayed (no environment of its name,
 	// no trial info).
 	ErrReplay = errors.New("datalog: cannot replay")

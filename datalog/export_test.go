@@ -1,6 +1,7 @@
 package datalog
 
 import (
+	"io"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,4 +48,13 @@ func RewritePart(path string, edit func(i int, rec arrow.RecordBatch) arrow.Reco
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+type readOptionFunc func(*readConfig)
+
+func (o readOptionFunc) applyRead(c *readConfig) { o(c) }
+
+// WithWriteWrapper makes Recover write its files through wrap(file).
+func WithWriteWrapper(wrap func(io.Writer) io.Writer) ReadOption {
+	return readOptionFunc(func(c *readConfig) { c.wrapWrite = wrap })
 }

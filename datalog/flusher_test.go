@@ -170,6 +170,7 @@ func TestFlusherFailure(t *testing.T) {
 	assert.Equal(t, err, w.Handle(ctx, running), "the error sticks")
 	assert.Equal(t, err, w.Close())
 	assert.NoError(t, w.Close())
+	require.NoError(t, ds.Close(), "lets go of the directory's lock")
 
 	rec, err := Recover(dir)
 	require.NoError(t, err)

@@ -90,6 +90,9 @@ type writeConfig struct {
 
 type readConfig struct {
 	mem memory.Allocator
+	// wrapWrite, when not nil, wraps the files that Recover writes (tests make their
+	// writes fail with it).
+	wrapWrite writeWrapper
 }
 
 func newWriteConfig(opts []WriteOption) (writeConfig, error) {

@@ -3,10 +3,13 @@ package datalog
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"os"
+	"slices"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -24,6 +27,7 @@ import (
 type partWriter struct {
 	path   string
 	f      *os.File
+	out    io.Writer // f, or what wraps it
 	bw     *bufio.Writer
 	pos    int64
 	w      *ipcfile.Writer
@@ -42,14 +46,24 @@ const partBuffer = 1 << 20
 // exists. Parts may share a buffer and an encoder when they are written one at a
 // time: each call that writes to a part takes the buffer, and leaves it empty.
 func createPart(path string, schema *arrow.Schema, bw *bufio.Writer, enc *ipcfile.Encoder) (*partWriter, error) {
+	return createPartWith(path, schema, bw, enc, nil)
+}
+
+// createPartWith is createPart whose file is written through wrap(file) when wrap is
+// not nil.
+func createPartWith(path string, schema *arrow.Schema, bw *bufio.Writer, enc *ipcfile.Encoder, wrap writeWrapper) (*partWriter, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if bw == nil {
-		bw = bufio.NewWriterSize(f, partBuffer)
+	var out io.Writer = f
+	if wrap != nil {
+		out = wrap(f)
 	}
-	p := &partWriter{path: path, f: f, bw: bw, schema: schema}
+	if bw == nil {
+		bw = bufio.NewWriterSize(out, partBuffer)
+	}
+	p := &partWriter{path: path, f: f, out: out, bw: bw, schema: schema}
 	p.take()
 	p.w, err = ipcfile.NewWriter(p, schema, enc)
 	if err == nil {
@@ -63,7 +77,7 @@ func createPart(path string, schema *arrow.Schema, bw *bufio.Writer, enc *ipcfil
 }
 
 // take points the buffer, empty, at the part's file.
-func (p *partWriter) take() { p.bw.Reset(p.f) }
+func (p *partWriter) take() { p.bw.Reset(p.out) }
 
 // directWrite is the size from which a buffer goes to the file in a write of its
 // own rather than through the part's buffer: copying it there would cost as much as
@@ -78,7 +92,7 @@ func (p *partWriter) Write(b []byte) (int, error) {
 		if err = p.bw.Flush(); err != nil {
 			return 0, err
 		}
-		n, err = p.f.Write(b)
+		n, err = p.out.Write(b)
 	} else {
 		n, err = p.bw.Write(b)
 	}
@@ -134,22 +148,44 @@ func (c Compression) codec() ipcfile.Codec {
 	return ipcfile.Uncompressed
 }
 
-// partReader reads one part: through its footer when it has one, else as the stream
-// that follows the magic, up to its last complete batch.
+// partReader reads one part, always as the stream that follows the magic, through
+// ipcfile's message reader, which checks every length before it trusts it and every
+// batch's checksum. A part that has a footer has it read and checked first
+// (ipcfile.ReadFooterAt), and the batches and full dictionaries of the stream must
+// be those the footer lists, so that a reader that follows the footer (pyarrow)
+// reads what this one does: a part whose footer is damaged, or does not match its
+// stream, is ErrCorrupt. A part without a footer ends at its last complete batch.
 type partReader struct {
-	path     string
-	ra       io.ReaderAt
-	size     int64
-	closer   io.Closer
-	complete bool
-	fr       *ipc.FileReader
-	sr       *ipc.Reader
-	schema   *arrow.Schema
+	path   string
+	ra     io.ReaderAt
+	size   int64
+	closer io.Closer
+	// complete reports a footer that was read and checked; footerErr why the
+	// footer that the part ends with could not be.
+	complete  bool
+	footer    ipcfile.Footer
+	footerErr error
+	msgs      *ipcfile.MessageReader
+	sr        *ipc.Reader
+	schema    *arrow.Schema
+	// read counts the batches yielded; cut says why a part without a footer ended
+	// before its end (its writer was killed in a batch), nil when it did not.
+	read int
+	cut  error
+	// skip: the reader skips damaged record batches (Recover), so the batches are
+	// not compared with the footer's.
+	skip bool
 }
 
 // openPart opens a part. A part without a footer whose stream has no readable
 // schema (its writer was killed at once) opens with a nil schema and no batches.
+// skip makes the reader skip the record batches whose bodies are damaged, as
+// Recover does (ipcfile.MessageReader.SkipDamaged).
 func openPart(path string, mem memory.Allocator) (*partReader, error) {
+	return openPartSkipping(path, mem, false)
+}
+
+func openPartSkipping(path string, mem memory.Allocator, skip bool) (*partReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -159,7 +195,7 @@ func openPart(path string, mem memory.Allocator) (*partReader, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	r, err := readPart(path, f, st.Size(), mem)
+	r, err := readPartSkipping(path, f, st.Size(), mem, skip)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -170,7 +206,11 @@ func openPart(path string, mem memory.Allocator) (*partReader, error) {
 
 // readPart reads the size bytes of ra as a part; path names it in errors.
 func readPart(path string, ra io.ReaderAt, size int64, mem memory.Allocator) (*partReader, error) {
-	r := &partReader{path: path, ra: ra, size: size}
+	return readPartSkipping(path, ra, size, mem, false)
+}
+
+func readPartSkipping(path string, ra io.ReaderAt, size int64, mem memory.Allocator, skip bool) (*partReader, error) {
+	r := &partReader{path: path, ra: ra, size: size, skip: skip}
 	head := make([]byte, len(ipcfile.Magic))
 	if n, _ := ra.ReadAt(head, 0); n < len(head) || !bytes.Equal(head, ipcfile.Magic) {
 		if size < int64(len(ipcfile.Magic)) && bytes.Equal(head[:n], ipcfile.Magic[:n]) {
@@ -179,24 +219,48 @@ func readPart(path string, ra io.ReaderAt, size int64, mem memory.Allocator) (*p
 		return nil, fmt.Errorf("%w: %s does not start with the Arrow magic", ErrNotLog, path)
 	}
 	if hasFooter(ra, size) {
-		fr, err := ipc.NewFileReader(io.NewSectionReader(ra, 0, size), ipc.WithAllocator(mem))
-		if err == nil {
-			r.fr, r.complete, r.schema = fr, true, fr.Schema()
-			return r, nil
-		}
-		// Bytes of a batch that happen to end with the magic: read it as a stream.
+		// A footer that does not check may also be the bytes of a batch of a part
+		// without one that happen to end with the magic: the stream tells.
+		r.footer, r.footerErr = ipcfile.ReadFooterAt(ra, size)
+		r.complete = r.footerErr == nil
 	}
 	// The stream's messages are read by ipcfile's reader, which refuses the lengths
 	// that arrow-go's would trust (a body past the end of a cut part, a compressed
 	// buffer that claims more than its frame holds) before they take memory.
 	stream := size - int64(len(ipcfile.Magic))
-	msgs := ipcfile.NewMessageReader(bufio.NewReaderSize(io.NewSectionReader(ra, int64(len(ipcfile.Magic)), stream), 1<<16), stream)
-	sr, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(mem))
+	if r.complete {
+		stream = r.footer.Start - int64(len(ipcfile.Magic))
+	}
+	r.msgs = ipcfile.NewMessageReader(bufio.NewReaderSize(io.NewSectionReader(ra, int64(len(ipcfile.Magic)), stream), 1<<16),
+		int64(len(ipcfile.Magic)), stream)
+	if skip {
+		r.msgs.SkipDamaged()
+	}
+	sr, err := ipc.NewReaderFromMessageReader(r.msgs, ipc.WithAllocator(mem))
 	if err != nil {
+		if r.complete || !r.wasCut(err) && !errors.Is(err, io.EOF) {
+			// A finished part, or a schema that is there and damaged.
+			return nil, fmt.Errorf("%w: %s: schema: %w", ErrCorrupt, path, err)
+		}
+		r.cut = err
 		return r, nil // no complete schema: no batches
 	}
 	r.sr, r.schema = sr, sr.Schema()
+	if v, ok := formatVersion(r.schema); ok && v >= checksumVersion {
+		r.msgs.RequireChecksums()
+	}
 	return r, nil
+}
+
+// formatVersion returns the format version of a part's schema, if it names one.
+func formatVersion(s *arrow.Schema) (int, bool) {
+	md := s.Metadata()
+	i := md.FindKey(MetaFormatVersion)
+	if i < 0 {
+		return 0, false
+	}
+	v, err := strconv.Atoi(md.Values()[i])
+	return v, err == nil
 }
 
 // hasFooter reports whether a file of size bytes ends with the file magic.
@@ -213,45 +277,82 @@ func hasFooter(f io.ReaderAt, size int64) bool {
 
 // batches yields the part's record batches in order; each is released when the
 // loop body returns (Retain it to keep it). A part without a footer ends at its last
-// complete batch, without an error.
+// complete batch, without an error; a damaged part ends with an error wrapping
+// ErrCorrupt that names it.
 func (r *partReader) batches() iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
-		switch {
-		case r.fr != nil:
-			for i := range r.fr.NumRecords() {
-				rec, err := r.fr.RecordBatchAt(i)
-				if err != nil {
-					yield(nil, fmt.Errorf("%w: %s: batch %d: %w", ErrCorrupt, r.path, i, err))
-					return
-				}
-				ok := yield(rec, nil)
-				rec.Release()
-				if !ok {
+		if r.sr == nil {
+			return
+		}
+		for r.sr.Next() {
+			if r.complete && !r.skip {
+				if k := r.read; k >= len(r.footer.Recs) || r.footer.Recs[k] != r.msgs.Last() {
+					yield(nil, fmt.Errorf("%w: %s: batch %d at offset %d is not the footer's", ErrCorrupt, r.path, k, r.msgs.Last().Offset))
 					return
 				}
 			}
-		case r.sr != nil:
-			for r.sr.Next() {
-				if !yield(r.sr.RecordBatch(), nil) {
-					return
-				}
+			r.read++
+			if !yield(r.sr.RecordBatch(), nil) {
+				return
 			}
+		}
+		if err := r.end(); err != nil {
+			yield(nil, err)
 		}
 	}
 }
 
+// end checks how the stream ended, once read: at the end-of-stream marker and the
+// footer's batches and dictionaries for a part with a footer, or cut within a
+// message for one without.
+func (r *partReader) end() error {
+	err := r.sr.Err()
+	switch {
+	case r.complete && err == nil && r.skip:
+		return nil
+	case r.complete && err == nil:
+		got, want := r.msgs.Trailing(), r.footer.Dicts
+		switch {
+		case !r.msgs.AtEOS() || r.msgs.Offset() != r.footer.Start:
+			return fmt.Errorf("%w: %s: the stream does not end where the footer begins", ErrCorrupt, r.path)
+		case r.read != len(r.footer.Recs):
+			return fmt.Errorf("%w: %s: %d batches, its footer lists %d", ErrCorrupt, r.path, r.read, len(r.footer.Recs))
+		case !slices.Equal(got, want):
+			return fmt.Errorf("%w: %s: its dictionaries are not those its footer lists", ErrCorrupt, r.path)
+		}
+		return nil
+	case r.complete:
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, r.path, err)
+	case r.footerErr != nil && r.msgs.AtEOS():
+		// A finished part, whose footer cannot be read.
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, r.path, r.footerErr)
+	case err == nil:
+		return nil
+	case r.wasCut(err):
+		r.cut = err // its writer was killed within this message
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %w", ErrCorrupt, r.path, err)
+}
+
+// wasCut reports whether the stream of a part without a footer ended at err because
+// its bytes stop within a message: its writer was killed there.
+func (r *partReader) wasCut(err error) bool {
+	if r.complete || r.msgs.AtEOS() || errors.Is(err, ipcfile.ErrCorrupt) {
+		return false
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || r.msgs.Offset() == r.size
+}
+
 // numBatches is the number of batches of a complete part, -1 for one without a footer.
 func (r *partReader) numBatches() int {
-	if r.fr != nil {
-		return r.fr.NumRecords()
+	if r.complete {
+		return len(r.footer.Recs)
 	}
 	return -1
 }
 
 func (r *partReader) Close() error {
-	if r.fr != nil {
-		_ = r.fr.Close()
-	}
 	if r.sr != nil {
 		r.sr.Release()
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -90,6 +91,10 @@ type ReplayReport struct {
 	Mismatches []Mismatch
 	// Diverged lists the trials with a mismatch, in the order of the replay.
 	Diverged []string
+	// Unlisted lists the trials that have step rows but no row in the trials table,
+	// in the order they were found: a trials table truncated or lost, which Replay
+	// reports as an error (ErrUnlisted) after replaying the trials it has.
+	Unlisted []string
 	// Incomplete lists the trials whose log is incomplete, in the order of the
 	// replay: their rows stop before the replay does, or they have no end record.
 	// Such a trial is compared as far as its rows go; that is no mismatch. A trial
@@ -162,8 +167,11 @@ var errNoAction = errors.New("datalog: no further action in the log")
 // trials need their rows, grouping the rows by trial as they come, and replays a
 // trial as its rows arrive; it keeps the batches that hold rows of trials not yet
 // replayed, so its memory grows with the trials in progress when the log was
-// written, not with the log. It fails for a log it cannot read, and for an
-// environment or configuration that reg cannot run (ErrReplay).
+// written, not with the log. It fails for a log it cannot read (a damaged part:
+// ErrCorrupt, a file that is not one: ErrNotLog, each naming the file), for an
+// environment or configuration that reg cannot run (ErrReplay), and for a log whose
+// steps name trials that its trials table lacks, or that has steps and no trials
+// table (ErrUnlisted, with the report of what could be replayed).
 func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...ReplayOption) (*ReplayReport, error) {
 	var cfg replayConfig
 	for _, o := range opts {
@@ -199,8 +207,15 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 		}
 	}
 	order := append(ended, open...)
+	if len(l.tables[TableTrials]) == 0 && len(l.names) > 0 {
+		return rep, fmt.Errorf("%w: %s has the steps of %s but no trials table (%s): its trials cannot be replayed",
+			ErrUnlisted, dir, strings.Join(l.names, ", "), "_"+TableTrials)
+	}
 	if len(order) == 0 {
-		return rep, nil
+		if err := l.unlisted(rep); err != nil {
+			return rep, err
+		}
+		return rep, unlistedError(dir, rep)
 	}
 	for _, i := range order {
 		if _, err := reg.Lookup(trials[i].Env); err != nil {
@@ -224,7 +239,56 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 		return rep, err
 	}
 	r.finish()
-	return rep, nil
+	if r.err != nil {
+		return rep, r.err
+	}
+	return rep, unlistedError(dir, rep)
+}
+
+// unlistedError is the error of the trials of rep.Unlisted, nil for none.
+func unlistedError(dir string, rep *ReplayReport) error {
+	n := len(rep.Unlisted)
+	if n == 0 {
+		return nil
+	}
+	some := rep.Unlisted[:min(n, 5)]
+	more := ""
+	if n > len(some) {
+		more = fmt.Sprintf(" and %d more", n-len(some))
+	}
+	return fmt.Errorf("%w: in %s, %d trials have step rows but no row in the trials table (%s%s): the trials table is truncated; %d trials replayed",
+		ErrUnlisted, dir, n, strings.Join(some, ", "), more, rep.Trials)
+}
+
+// unlisted adds to rep.Unlisted the trials that the steps of the log name, for a
+// log whose trials table lists none that can be replayed.
+func (l *Log) unlisted(rep *ReplayReport) error {
+	known := map[string]bool{}
+	for _, id := range rep.Skipped {
+		known[id] = true
+	}
+	for _, name := range l.names {
+		for rec, err := range l.Batches(name) {
+			if err != nil {
+				return err
+			}
+			var c dictColumn
+			idx := rec.Schema().FieldIndices("trial_id")
+			if len(idx) == 0 {
+				return fmt.Errorf("%w: agent %s: no trial_id column", ErrNotLog, name)
+			}
+			if err := c.reset(rec.Column(idx[0])); err != nil {
+				return err
+			}
+			for i := range int(rec.NumRows()) {
+				if id := c.value(i); !known[id] {
+					known[id] = true
+					rep.Unlisted = append(rep.Unlisted, id)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // rowBatch is a batch of an agent's rows, kept while a trial not yet replayed has
@@ -538,6 +602,9 @@ type replayer struct {
 	spare    []*trialRun // the maps and slices of trialRuns over, for the next
 	actors   map[string]runners.Actor
 	wg       sync.WaitGroup // the streams' goroutines
+	// listed holds the ids of the trials of the trials table that are not replayed
+	// (rejected before they ran), and those of rep.Unlisted.
+	listed map[string]bool
 }
 
 func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, order []int, cancel context.CancelCauseFunc) *replayer {
@@ -554,6 +621,10 @@ func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, o
 	}
 	for k, i := range order {
 		r.pos[trials[i].ID] = k
+	}
+	r.listed = map[string]bool{}
+	for _, id := range rep.Skipped {
+		r.listed[id] = true
 	}
 	return r
 }
@@ -688,9 +759,13 @@ func (r *replayer) read(s int, p *partStream) bool {
 		for j < n && b.d.trial.index(j) == x {
 			j++
 		}
-		if k, ok := r.pos[b.d.trial.value(i)]; ok {
+		id := b.d.trial.value(i)
+		if k, ok := r.pos[id]; ok {
 			p.last = max(p.last, k)
 			r.take(s, b, p.index, k, i, j)
+		} else if !r.listed[id] {
+			r.listed[id] = true
+			r.rep.Unlisted = append(r.rep.Unlisted, id)
 		}
 		i = j
 	}

@@ -14,8 +14,12 @@ import (
 
 // FormatVersion is the version of the log's layout, columns and metadata that this
 // package writes (metadata key MetaFormatVersion). Readers refuse logs of a later
-// version.
-const FormatVersion = 1
+// version. Version 2 added the checksum of every record batch and dictionary batch
+// (see "Checksums" in the package documentation); logs of version 1 read as before.
+const FormatVersion = 2
+
+// checksumVersion is the first format version whose batches all have checksums.
+const checksumVersion = 2
 
 // ModulePath is the module whose version the logs name (MetaVersion).
 const ModulePath = "github.com/batonrl/baton"

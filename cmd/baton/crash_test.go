@@ -198,7 +198,7 @@ func killedRun(t *testing.T, bin, comp string, batches int) {
 	assert.NotEmpty(t, replayed.Incomplete, "the trials running when the run was killed")
 	out, err = exec.Command(bin, "log", "recover", dir, "--json").Output()
 	require.NoError(t, err, "baton log recover: %s", stderrOf(err))
-	assert.JSONEq(t, `{"parts": [], "rows": 0}`, string(out), "nothing left to recover")
+	assert.JSONEq(t, `{"parts": [], "rows": 0, "moved": 0}`, string(out), "nothing left to recover")
 	t.Logf("killed after %d step rows in %d parts (%d without a footer)", stepRows, len(after), footless)
 }
 

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -255,7 +257,7 @@ func TestReplay(t *testing.T) {
 
 	r = runEnvs(t, envs, "replay", dir, "--json")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.JSONEq(t, `{"trials": 4, "steps": 595, "skipped": [], "diverged": [], "incomplete": [], "mismatches": []}`, r.stdout)
+	assert.JSONEq(t, `{"trials": 4, "steps": 595, "skipped": [], "diverged": [], "incomplete": [], "mismatches": [], "unlisted": []}`, r.stdout)
 
 	// Replayed with other rewards: the motion agent's rewards differ.
 	changed := mazeRewarding(t)
@@ -376,7 +378,7 @@ func TestLogRecover(t *testing.T) {
 
 	r := runEnvs(t, envs, "log", "recover", dir)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "nothing to recover: every part has its footer\n", r.stdout)
+	assert.Equal(t, "nothing to recover: every part is whole\n", r.stdout)
 
 	// Cut the part in its second batch, as a kill would.
 	st, err := os.Stat(parts[0])
@@ -401,11 +403,11 @@ func TestLogRecover(t *testing.T) {
 	assert.Equal(t, run.Log.Rows-motion+4096, after.Rows)
 	r = runEnvs(t, envs, "log", "recover", dir, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.JSONEq(t, `{"parts": [], "rows": 0}`, r.stdout)
+	assert.JSONEq(t, `{"parts": [], "rows": 0, "moved": 0}`, r.stdout)
 	r = runEnvs(t, envs, "inspect", dir)
 	assert.NotContains(t, r.stdout, "footer")
 
-	// A part with no complete batch is removed.
+	// A part with no complete batch is moved aside, never deleted.
 	require.NoError(t, os.Truncate(parts[0], 100))
 	r = runEnvs(t, envs, "log", "recover", dir, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -418,7 +420,9 @@ func TestLogRecover(t *testing.T) {
 	assert.Equal(t, rel, rep.Parts[0].Path)
 	assert.True(t, rep.Parts[0].Removed)
 	assert.Zero(t, rep.Parts[0].Rows)
+	assert.Equal(t, "_damaged/"+rel, rep.Parts[0].Moved)
 	assert.NoFileExists(t, parts[0])
+	assert.FileExists(t, filepath.Join(dir, "_damaged", rel))
 }
 
 func inspectJSON(t *testing.T, envs *environments, dir string) logSummary {
@@ -464,7 +468,7 @@ func TestRunLogInterrupted(t *testing.T) {
 	assert.Zero(t, in.Unfinished)
 	assert.Equal(t, s.Log.Rows, in.Rows)
 	r = runEnvs(t, envs, "log", "recover", dir)
-	assert.Equal(t, "nothing to recover: every part has its footer\n", r.stdout)
+	assert.Equal(t, "nothing to recover: every part is whole\n", r.stdout)
 }
 
 func TestLogBadInput(t *testing.T) {
@@ -504,4 +508,84 @@ func TestLogBadInput(t *testing.T) {
 		})
 	}
 	assert.NoDirExists(t, missing, "bad input writes no log")
+}
+
+// A log whose trials table lost rows, or all of it, does not replay as a success:
+// the trials that have steps but no trials row are listed and the exit status is 1.
+func TestReplayMissingTrials(t *testing.T) {
+	envs := shipped(t)
+	// One worker: one part of the trials table, of two batches (two rows a trial).
+	dir, _ := logRun(t, envs, "maze", "--trials", "2500", "--workers", "1")
+	trials, err := filepath.Glob(filepath.Join(dir, "_trials", "*.arrow"))
+	require.NoError(t, err)
+	require.Len(t, trials, 1)
+	st, err := os.Stat(trials[0])
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(trials[0], st.Size()*3/4)) // in its second batch
+
+	r := runEnvs(t, envs, "replay", dir)
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Regexp(t, `; \d+ trials not in the trials table, not replayed\n$`, r.stdout)
+	assert.Regexp(t, `^baton: replay `+regexp.QuoteMeta(dir)+`: trials missing from the trials table: in .*, \d+ trials have step rows but no row in the trials table \(maze-\d+, `, r.stderr)
+	r = runEnvs(t, envs, "replay", dir, "--json")
+	assert.Equal(t, 1, r.code, r.stderr)
+	var rep replayReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	assert.NotEmpty(t, rep.Unlisted)
+	assert.Greater(t, rep.Trials, 1000, "the trials of the first batch")
+	assert.Equal(t, 2500, rep.Trials+len(rep.Unlisted), "every trial replayed or listed")
+
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "_trials")))
+	r = runEnvs(t, envs, "replay", dir)
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "no trials table (_trials)")
+}
+
+// A file named as a part that is not an Arrow file is an error naming it for inspect
+// and replay alike, and log recover moves it aside.
+func TestLogStrayFile(t *testing.T) {
+	envs := shipped(t)
+	dir, _ := logRun(t, envs, "maze", "--trials", "3")
+	stray := filepath.Join(dir, "agent=motion", "part-99999.arrow")
+	require.NoError(t, os.WriteFile(stray, []byte("not an arrow file at all"), 0o644))
+	for _, cmd := range []string{"inspect", "replay"} {
+		r := runEnvs(t, envs, cmd, dir)
+		assert.NotEqual(t, 0, r.code, cmd)
+		assert.Contains(t, r.stderr, stray, cmd)
+		assert.Contains(t, r.stderr, "does not start with the Arrow magic", cmd)
+	}
+	r := runEnvs(t, envs, "log", "recover", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "agent=motion/part-99999.arrow: no batch to keep")
+	assert.Contains(t, r.stdout, "moved to _damaged/agent=motion/part-99999.arrow")
+	assert.NoFileExists(t, stray)
+	r = runEnvs(t, envs, "replay", dir)
+	assert.Equal(t, 0, r.code, r.stderr)
+}
+
+// A second writer of a log is refused while the first holds it, naming the
+// directory and the holder's process id; recover is refused too.
+func TestRunLogLocked(t *testing.T) {
+	envs := shipped(t)
+	dir := filepath.Join(t.TempDir(), "log")
+	ds, err := datalog.NewDataset(dir) // another writer, in this process
+	require.NoError(t, err)
+	r := runEnvs(t, envs, "run", "maze", "--trials", "3", "--log", dir)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, dir+" is being written by process "+strconv.Itoa(os.Getpid()))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, e.IsDir(), "no part written: %s", e.Name())
+	}
+	require.NoError(t, ds.Close())
+	r = runEnvs(t, envs, "run", "maze", "--trials", "3", "--log", dir)
+	assert.Equal(t, 0, r.code, r.stderr)
+
+	ds, err = datalog.NewDataset(dir)
+	require.NoError(t, err)
+	r = runEnvs(t, envs, "log", "recover", dir)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "is being written by process")
+	require.NoError(t, ds.Close())
 }

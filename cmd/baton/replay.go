@@ -29,7 +29,9 @@ line each (trial, episode, tick, agent id, field, the logged and the replayed va
 then the trials whose log is incomplete (a killed writer lost their last rows or their
 end record: each is replayed as far as its rows go, which is no difference), then the
 trials and steps compared. A deterministic environment replayed from an intact or a
-recovered log shows no difference; any difference makes the exit status 1.
+recovered log shows no difference; any difference makes the exit status 1, and so do
+trials that have step rows but no row in the log's trials table (a truncated or lost
+_trials: they cannot be replayed, and are listed), and a damaged part (named).
 
 The log's environments must be registered in this baton (` + strings.Join(envs.names(), ", ") + `).`,
 		Example: "  baton replay runs/maze\n  baton replay runs/maze --max-mismatches 5 --json",
@@ -57,6 +59,8 @@ type replayReport struct {
 	Diverged   []string           `json:"diverged"`
 	Incomplete []replayIncomplete `json:"incomplete"`
 	Mismatches []replayMismatch   `json:"mismatches"`
+	// Unlisted are the trials with step rows but no row in the trials table.
+	Unlisted []string `json:"unlisted"`
 }
 
 // replayIncomplete is a datalog.Incomplete in JSON.
@@ -86,9 +90,13 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		return err
 	}
 	rep, err := datalog.Replay(ctx, dir, envs.reg, datalog.WithMaxMismatches(most))
+	var unlisted error
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return err
+	case errors.Is(err, datalog.ErrUnlisted) && rep != nil:
+		// The report of what was replayed, then the error.
+		unlisted = fmt.Errorf("replay %s: %s", dir, strings.TrimPrefix(err.Error(), "datalog: "))
 	case errors.Is(err, datalog.ErrReplay):
 		return &usageError{msg: fmt.Sprintf("replay %s: %s (environments here: %s)", dir, strings.TrimPrefix(err.Error(), "datalog: "), strings.Join(envs.names(), ", ")), err: err}
 	case err != nil:
@@ -96,7 +104,8 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 	}
 
 	out := replayReport{Trials: rep.Trials, Steps: rep.Steps, Skipped: append([]string{}, rep.Skipped...),
-		Diverged: append([]string{}, rep.Diverged...), Incomplete: []replayIncomplete{}, Mismatches: []replayMismatch{}}
+		Diverged: append([]string{}, rep.Diverged...), Incomplete: []replayIncomplete{}, Mismatches: []replayMismatch{},
+		Unlisted: append([]string{}, rep.Unlisted...)}
 	for _, in := range rep.Incomplete {
 		ji := replayIncomplete{Trial: in.Trial, State: in.State.String(), AgentID: in.AgentID}
 		if in.Episode >= 0 {
@@ -141,13 +150,16 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		if n := len(out.Incomplete); n > 0 {
 			verdict += fmt.Sprintf("; %s incomplete", plural(n, "trial", "trials"))
 		}
+		if n := len(out.Unlisted); n > 0 {
+			verdict += fmt.Sprintf("; %s not in the trials table, not replayed", plural(n, "trial", "trials"))
+		}
 		fmt.Fprintf(&b, "replayed %s, %s steps: %s\n", plural(out.Trials, "trial", "trials"), group(out.Steps), verdict)
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
 	}
 	if n := len(out.Mismatches); n > 0 {
-		return fmt.Errorf("replay %s: %s in %d of %s", dir, plural(n, "mismatch", "mismatches"), len(out.Diverged), plural(out.Trials, "trial", "trials"))
+		return errors.Join(fmt.Errorf("replay %s: %s in %d of %s", dir, plural(n, "mismatch", "mismatches"), len(out.Diverged), plural(out.Trials, "trial", "trials")), unlisted)
 	}
-	return nil
+	return unlisted
 }

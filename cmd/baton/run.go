@@ -60,7 +60,9 @@ defects found). With --json the summary is one JSON object on stdout.
 With --log DIR, every step of every trial goes to an activity log in DIR: an Apache
 Arrow dataset, one folder of parts per agent, that "baton inspect DIR" sums up,
 "baton replay DIR" checks, and Python (pyarrow, polars) reads. The summary then ends
-with the log's directory and the rows written. DIR must not hold a log already.
+with the log's directory and the rows written. DIR must not hold a log already, and
+a log has one writer at a time: a second run given the same DIR while the first writes
+it fails, naming the process that holds it.
 
 With --schedule FILE, the trials play the tasks of a schedule (a curriculum) instead
 of one environment: a JSON file listing tasks (each an environment, its configuration,
@@ -120,7 +122,7 @@ Environments:
 	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate each episode after `N` environment steps; 0 keeps only the environment's own limits")
 	fl.StringVar(&f.envConfig, "env-config", "", "the environment's configuration as `JSON`, or @FILE to read it from a file")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
-	fl.StringVar(&f.log, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet)")
+	fl.StringVar(&f.log, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet, and no other run may be writing it)")
 	fl.StringVar(&f.logCompression, "log-compression", datalog.DefaultCompression.String(), "compress the log's record batches with `KIND`: lz4 (fast, the default), zstd (smaller) or none")
 	fl.IntVar(&f.first, "first", 0, "run the trials of indices `K` to K+N-1 (N from --trials) of the campaign, each as in the whole campaign; not with --schedule")
 	fl.StringVar(&f.logShard, "log-shard", "", "name the log's parts part-`NAME`-NNNNN.arrow (letters, digits, '_'), so that several runs can fill one log")
@@ -227,6 +229,12 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		}
 		if ds, err = datalog.NewDataset(f.log, wopts...); err != nil {
 			return fmt.Errorf("--log %s: %w", f.log, err)
+		}
+		// Again under the directory's lock, which the dataset holds: a run that
+		// wrote its log and ended between the check above and the lock.
+		if err := newLogDir(f.log); err != nil {
+			_ = ds.Close()
+			return err
 		}
 		// Closed on every path, an interrupt included, so that the log stays readable
 		// by every Arrow reader: each part gets its footer.

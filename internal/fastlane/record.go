@@ -23,13 +23,15 @@ var ErrLog = errors.New("fastlane: activity log")
 // Multi.Record). Its zero value but Dir is ready to use.
 type Recording struct {
 	// Dir is the log's directory, created if missing. A directory that holds a log
-	// already is appended to: the new trials are numbered after its trials of the
-	// same Run.
+	// of the same environment already is appended to: the new trials are numbered
+	// after its trials of the same Run; one that holds a log of another environment
+	// is refused (ErrLog). A log has one writer at a time: a directory that another
+	// vector or process is recording into is refused too (ErrLog wrapping
+	// datalog.ErrLocked, naming the holder's process id).
 	Dir string
 	// Run names the recording's trials, "RUN-K" for the K-th episode begun (K from 0,
 	// or after the trials of that name already in Dir); "" means the environment's
-	// name. Two vectors that record into one directory at the same time need runs of
-	// their own.
+	// name.
 	Run string
 	// Policies names, per agent name, what chose that agent's actions (a learner, a
 	// policy: "ppo"), for the log's trials table; an agent left out has "".
@@ -132,12 +134,14 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	}
 	info := runners.TrialInfo{Env: src.name, Config: config, Episodes: 1, Agents: specs, Policies: policies,
 		DefinesSuccess: entry.Success != nil, Metrics: names}
-	if r.next, err = nextIndex(rec.Dir, run); err != nil {
-		return nil, err
-	}
+	// The dataset holds the directory's lock: what the log holds is read under it.
 	ds, err := datalog.NewDataset(rec.Dir, rec.Options...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrLog, err)
+	}
+	if r.next, err = nextIndex(rec.Dir, run, src.name); err != nil {
+		ds.Close()
+		return nil, err
 	}
 	w, err := ds.NewWriter()
 	if err != nil {
@@ -309,8 +313,10 @@ func (r *recorder) afterStep(err error) {
 }
 
 // nextIndex returns the index after the highest of the trials "RUN-K" of the log in
-// dir, 0 if it has none (or there is no log).
-func nextIndex(dir, run string) (int, error) {
+// dir, 0 if it has none (or there is no log). A log whose trials are of another
+// environment than envName is an error: its agents and trials would mix with the
+// recording's.
+func nextIndex(dir, run, envName string) (int, error) {
 	l, err := datalog.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, datalog.ErrNotLog) {
 		return 0, nil
@@ -324,6 +330,10 @@ func nextIndex(dir, run string) (int, error) {
 	}
 	next := 0
 	for _, t := range trials {
+		if t.HasInfo && t.Env != envName {
+			return 0, fmt.Errorf("%w: %s holds a log of %s (trial %s), not of %s: record into a directory of its own",
+				ErrLog, dir, t.Env, t.ID, envName)
+		}
 		if k, ok := strings.CutPrefix(t.ID, run+"-"); ok {
 			if n, err := strconv.Atoi(k); err == nil && n >= next {
 				next = n + 1

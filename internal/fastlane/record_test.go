@@ -345,3 +345,38 @@ func TestRecordJudgesWithTypedObservations(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordRefusesAnotherLog: a recording refuses a directory that another vector
+// is recording into (the log's lock), and one that holds a log of another
+// environment, whose trials would mix with its own; the log is left as it was.
+func TestRecordRefusesAnotherLog(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, dir := registry(t), t.TempDir()
+	s, err := fastlane.NewSingle(reg, "cartpole", nil, 2, 1, buffers(2, 4, 0))
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Record(fastlane.Recording{Dir: dir}))
+	require.NoError(t, s.Reset(bg, 1))
+
+	other, err := fastlane.NewSingle(reg, "cartpole", nil, 2, 1, buffers(2, 4, 0))
+	require.NoError(t, err)
+	defer other.Close()
+	err = other.Record(fastlane.Recording{Dir: dir, Run: "other"})
+	require.ErrorIs(t, err, fastlane.ErrLog)
+	require.ErrorIs(t, err, datalog.ErrLocked, "a second writer")
+	assert.ErrorContains(t, err, dir)
+	assert.ErrorContains(t, err, fmt.Sprintf("process %d", os.Getpid()))
+	require.NoError(t, s.Close())
+
+	l, err := fastlane.Describe(reg, "maze", nil)
+	require.NoError(t, err)
+	x, err := fastlane.NewMulti(reg, "maze", nil, 2, 1, multiBuffers(2, l))
+	require.NoError(t, err)
+	defer x.Close()
+	err = x.Record(fastlane.Recording{Dir: dir})
+	require.ErrorIs(t, err, fastlane.ErrLog)
+	assert.ErrorContains(t, err, "holds a log of cartpole")
+	log, err := datalog.Open(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cartpole"}, log.Agents(), "no maze rows")
+}

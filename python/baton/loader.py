@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -27,7 +28,16 @@ import numpy as np
 from . import spaces as _spaces
 from .experience import Transitions, build_transitions
 
-__all__ = ["AgentData", "Log", "load", "read_table"]
+__all__ = ["FORMAT_VERSION", "AgentData", "Log", "load", "read_table"]
+
+#: The newest format version of a log that this loader reads (Go's datalog.FormatVersion):
+#: a part of a later version is refused, as the Go reader refuses it. Version 2 added a
+#: checksum to every record batch and dictionary batch.
+FORMAT_VERSION = 2
+_CHECKSUM_VERSION = 2
+#: The key of a batch message's custom metadata whose value is the CRC-32 (zlib's) of the
+#: message's body as it is in the file, in 8 lower-case hex digits.
+_CHECKSUM_KEY = b"baton.crc32"
 
 _NUMBER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.ParseInt(s, 10, 64) reads
 #: The 8 bytes that start an Arrow IPC file (the magic and its padding), and the magic
@@ -84,7 +94,9 @@ def _read_part(pa: Any, path: str) -> Any | None:
     the IPC stream that follows the leading magic, with a warning (``baton log
     recover DIR`` rewrites such parts as proper files). As the Go reader does, a part
     cut before its magic, its schema or its first batch reads as empty; a file that
-    does not start with the Arrow magic is an error (ValueError naming it)."""
+    does not start with the Arrow magic, a part of a format version later than
+    FORMAT_VERSION and a damaged part (a batch whose checksum differs) are errors
+    (ValueError naming it)."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(len(_MAGIC))
@@ -93,19 +105,17 @@ def _read_part(pa: Any, path: str) -> Any | None:
             _warn_cut(path, 0)
             return None  # killed before its magic was written
         raise ValueError(f"{path}: does not start with the Arrow magic: not a part of a baton log")
-    if size >= len(_MAGIC) + 4 + len(_FILE_MAGIC):
-        with open(path, "rb") as f:
-            f.seek(size - len(_FILE_MAGIC))
-            tail = f.read()
-        if tail == _FILE_MAGIC:
-            try:
-                return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
-            except pa.ArrowInvalid:
-                pass  # bytes of a batch that happen to end with the magic: read the stream
-    with open(path, "rb") as f:
-        data = f.read()
+    data = pa.memory_map(path, "r").read_buffer()
+    if size >= len(_MAGIC) + 4 + len(_FILE_MAGIC) and data[size - len(_FILE_MAGIC):].to_pybytes() == _FILE_MAGIC:
+        try:
+            table = pa.ipc.open_file(data).read_all()
+        except pa.ArrowInvalid:
+            pass  # bytes of a batch that happen to end with the magic: read the stream
+        else:
+            _check_part(pa, path, data, table.schema, complete=True)
+            return table
     try:
-        reader = pa.ipc.open_stream(pa.py_buffer(data[len(_MAGIC):]))
+        reader = pa.ipc.open_stream(data[len(_MAGIC):])
     except (pa.ArrowInvalid, OSError, EOFError):
         _warn_cut(path, 0)
         return None  # no complete schema: no batches
@@ -118,8 +128,101 @@ def _read_part(pa: Any, path: str) -> Any | None:
             break
         except (pa.ArrowInvalid, OSError, EOFError):
             break  # the incomplete batch the writer was killed in
+    _check_part(pa, path, data, schema, complete=False)
     _warn_cut(path, len(batches))
     return pa.Table.from_batches(batches, schema=schema)
+
+
+def _check_part(pa: Any, path: str, data: Any, schema: Any, complete: bool) -> None:
+    """Refuses a part of a format version this loader does not know, as the Go reader
+    does, and checks the checksum of every record batch and dictionary batch of a part
+    of version 2 or later (ValueError naming the part): a bit flipped on disk is an
+    error, not other numbers. A part cut by a killed writer is checked up to its cut."""
+    md = schema.metadata or {}
+    raw = md.get(b"baton.format_version")
+    if raw is None:
+        raise ValueError(f"{path}: no baton.format_version in its schema metadata: not a part of a baton log")
+    try:
+        version = int(raw)
+    except ValueError:
+        raise ValueError(f"{path}: baton.format_version {raw!r} is not a number: not a part of a baton log") from None
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"{path}: format version {version}; this reader knows up to {FORMAT_VERSION} (a newer baton wrote it: upgrade baton)"
+        )
+    reader = pa.ipc.MessageReader.open_stream(data[len(_MAGIC):])
+    n = 0
+    while True:
+        try:
+            msg = reader.read_next_message()
+        except StopIteration:
+            return
+        except (pa.ArrowInvalid, OSError, EOFError):
+            if complete:
+                raise ValueError(f"{path}: message {n} cannot be read: the part is damaged") from None
+            return  # the message the writer was killed in
+        n += 1
+        if msg.type not in ("record batch", "dictionary batch"):
+            continue
+        try:
+            want = _custom_value(msg.metadata.to_pybytes(), _CHECKSUM_KEY)
+        except (IndexError, ValueError):
+            raise ValueError(f"{path}: message {n - 1}: its metadata is damaged") from None
+        if want is None:
+            if version >= _CHECKSUM_VERSION:
+                raise ValueError(f"{path}: message {n - 1} ({msg.type}) has no checksum: the part is damaged")
+            continue
+        got = b"%08x" % zlib.crc32(msg.body)
+        if got != want:
+            raise ValueError(
+                f"{path}: message {n - 1} ({msg.type}) has CRC-32 {got.decode()}, its metadata says "
+                f"{want.decode(errors='replace')}: the part is damaged (`baton log recover` keeps its intact batches)"
+            )
+
+
+def _custom_value(meta: bytes, key: bytes) -> bytes | None:
+    """The value of key in the custom_metadata of the Message flatbuffer meta, None if
+    it has none; IndexError for offsets outside meta."""
+
+    def u32(o: int) -> int:
+        if o < 0 or o + 4 > len(meta):
+            raise IndexError(o)
+        return int.from_bytes(meta[o : o + 4], "little")
+
+    def u16(o: int) -> int:
+        if o < 0 or o + 2 > len(meta):
+            raise IndexError(o)
+        return int.from_bytes(meta[o : o + 2], "little")
+
+    def field(table: int, i: int) -> int:
+        """The offset of field i of the table at table, 0 when absent."""
+        vt = table - int.from_bytes(meta[table : table + 4], "little", signed=True)
+        if 4 + 2 * i + 2 > u16(vt):
+            return 0
+        o = u16(vt + 4 + 2 * i)
+        return table + o if o else 0
+
+    def string(at: int) -> bytes:
+        s = at + u32(at)
+        n = u32(s)
+        if s + 4 + n > len(meta):
+            raise IndexError(s)
+        return meta[s + 4 : s + 4 + n]
+
+    root = u32(0)
+    u32(root)
+    at = field(root, 4)  # Message.custom_metadata
+    if not at:
+        return None
+    vec = at + u32(at)
+    for i in range(u32(vec)):
+        e = vec + 4 + 4 * i
+        kv = e + u32(e)
+        u32(kv)
+        k, v = field(kv, 0), field(kv, 1)
+        if k and v and string(k) == key:
+            return string(v)
+    return None
 
 
 def _warn_cut(path: str, batches: int) -> None:

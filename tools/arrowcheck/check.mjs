@@ -339,7 +339,7 @@ function metadataOf(schema) {
 }
 
 function checkCommonMetadata(where, md, table, compression) {
-  expect(md['baton.format_version'] === '1', `${where}: baton.format_version is ${md['baton.format_version']}; want 1`);
+  expect(md['baton.format_version'] === '2', `${where}: baton.format_version is ${md['baton.format_version']}; want 2`);
   expect(typeof md['baton.version'] === 'string' && md['baton.version'] !== '', `${where}: no baton.version`);
   expect(md['baton.table'] === table, `${where}: baton.table is ${md['baton.table']}; want ${table}`);
   expect(['none', 'lz4', 'zstd'].includes(md['baton.compression']), `${where}: baton.compression is ${md['baton.compression']}`);

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,6 +47,9 @@ type Encoder struct {
 	from    []int // where the new values of each dictionary begin
 	rebased []int32
 	zero    []byte // zeroes, read only
+	// noSums leaves the checksums out of the messages (NoChecksums).
+	noSums bool
+	hex    [8]byte
 }
 
 // fieldNode is the length and null count of one array of a message (FieldNode).
@@ -94,6 +98,10 @@ var zeroPadding [ipcAlignment]byte
 func NewEncoder(c Codec) *Encoder {
 	return &Encoder{codec: c, fb: flatbuffers.NewBuilder(1024)}
 }
+
+// NoChecksums makes e write its messages without the checksums of their bodies, as
+// arrow-go's writer does, for the tests that compare the two; a log's parts have them.
+func (e *Encoder) NoChecksums() { e.noSums = true }
 
 // Close lets go of the compressors; the Encoder is not used afterwards.
 func (e *Encoder) Close() {
@@ -476,8 +484,12 @@ func (e *Encoder) writeMessage(w sink, header byte, length, id int64, delta bool
 		bodyLen = int64(len(e.body))
 	}
 
+	var sum []byte
+	if !e.noSums {
+		sum = e.checksum()
+	}
 	start := w.size()
-	padded, err := writeMeta(w, e.metadata(header, length, id, delta, bodyLen))
+	padded, err := writeMeta(w, e.metadata(header, length, id, delta, bodyLen, sum))
 	if err != nil {
 		return Block{}, err
 	}
@@ -497,6 +509,34 @@ func (e *Encoder) writeMessage(w sink, header byte, length, id int64, delta bool
 		return Block{}, err
 	}
 	return Block{Offset: start, Meta: padded, Body: bodyLen}, nil
+}
+
+// checksum returns the CRC-32 (IEEE) of the body of the message being written, as
+// ChecksumKey's value: 8 lower-case hex digits. The body is the compressed buffers,
+// or the buffers as they are with their padding.
+func (e *Encoder) checksum() []byte {
+	var crc uint32
+	if e.codec == Uncompressed {
+		for _, b := range e.bufs {
+			if len(b.raw) == 0 {
+				continue
+			}
+			crc = crc32.Update(crc, crc32.IEEETable, b.raw)
+			crc = crc32.Update(crc, crc32.IEEETable, zeroPadding[:paddedTo(len(b.raw), ipcAlignment)-len(b.raw)])
+		}
+	} else {
+		crc = crc32.Update(crc, crc32.IEEETable, e.body)
+	}
+	return appendHex(e.hex[:0], crc)
+}
+
+// appendHex appends v to b as 8 lower-case hex digits.
+func appendHex(b []byte, v uint32) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
 }
 
 // writeMeta writes the metadata of a message: the continuation token, the length of
@@ -604,10 +644,23 @@ func structVector(b *flatbuffers.Builder, n int, field func(i int) (int64, int64
 }
 
 // metadata builds the Message flatbuffer of the gathered nodes and buffers, with the
-// calls, in the order, of arrow-go's writer.
-func (e *Encoder) metadata(header byte, length, id int64, delta bool, bodyLen int64) []byte {
+// calls, in the order, of arrow-go's writer, and, when sum is not nil, the custom
+// metadata ChecksumKey: sum.
+func (e *Encoder) metadata(header byte, length, id int64, delta bool, bodyLen int64, sum []byte) []byte {
 	b := e.fb
 	b.Reset()
+	var custom flatbuffers.UOffsetT
+	if sum != nil {
+		k := b.CreateString(ChecksumKey)
+		v := b.CreateByteString(sum)
+		b.StartObject(2) // KeyValue
+		b.PrependUOffsetTSlot(0, k, 0)
+		b.PrependUOffsetTSlot(1, v, 0)
+		kv := b.EndObject()
+		b.StartVector(4, 1, 4)
+		b.PrependUOffsetT(kv)
+		custom = b.EndVector(1)
+	}
 	nodes := structVector(b, len(e.nodes), func(i int) (int64, int64) { return e.nodes[i].length, e.nodes[i].nulls })
 	buffers := structVector(b, len(e.bufs), func(i int) (int64, int64) { return e.bufs[i].offset, e.bufs[i].len })
 	var comp flatbuffers.UOffsetT
@@ -641,6 +694,9 @@ func (e *Encoder) metadata(header byte, length, id int64, delta bool, bodyLen in
 	b.PrependByteSlot(1, header, 0)
 	b.PrependUOffsetTSlot(2, hdr, 0)
 	b.PrependInt64Slot(3, bodyLen, 0)
+	if sum != nil {
+		b.PrependUOffsetTSlot(4, custom, 0)
+	}
 	b.Finish(b.EndObject())
 	return b.FinishedBytes()
 }

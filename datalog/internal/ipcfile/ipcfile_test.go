@@ -119,7 +119,7 @@ func TestMessageReader(t *testing.T) {
 			read := func(data []byte) (int, error) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
-				r, err := ipc.NewReaderFromMessageReader(NewMessageReader(bytes.NewReader(data), int64(len(data))), ipc.WithAllocator(mem))
+				r, err := ipc.NewReaderFromMessageReader(NewMessageReader(bytes.NewReader(data), 0, int64(len(data))), ipc.WithAllocator(mem))
 				require.NoError(t, err)
 				defer r.Release()
 				n := 0

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -16,38 +18,94 @@ import (
 )
 
 // ErrCorrupt is the error of a message that is not what a file's writer could have
-// written: lengths that do not hold together, or a compressed buffer that claims
-// more bytes than its frame can hold.
+// written: lengths that do not hold together, a compressed buffer that claims more
+// bytes than its frame can hold, a body whose checksum differs (ErrChecksum).
 var ErrCorrupt = errors.New("corrupt message")
+
+// ErrChecksum is the error of a message whose body does not have the checksum its
+// metadata says, or that lacks one where the reader requires it. It wraps ErrCorrupt.
+var ErrChecksum = fmt.Errorf("%w: checksum", ErrCorrupt)
+
+// ChecksumKey is the key of the custom metadata of a record batch or dictionary
+// batch message (Message.custom_metadata) whose value is the CRC-32 (IEEE, as zlib
+// computes it) of the message's body as it is in the file, compressed buffers and
+// padding included, in 8 lower-case hex digits.
+const ChecksumKey = "baton.crc32"
 
 // MessageReader reads the messages of the stream of a file, as arrow-go's own
 // message reader does, for ipc.NewReaderFromMessageReader. It checks first what
 // arrow-go's reader trusts: a message's metadata and body must lie within the size
 // bytes of the stream, else the stream is cut (an error that wraps
-// io.ErrUnexpectedEOF), the vectors of a schema must lie within its metadata, and
-// each compressed buffer of a batch must claim no more bytes, uncompressed, than its
-// frame can hold (ErrCorrupt), since the reader takes that much memory before it
-// decompresses. It decompresses the batches itself, and hands them on
+// io.ErrUnexpectedEOF), the vectors of a schema must lie within its metadata, the
+// buffers of a batch within its body, and each compressed buffer of a batch must
+// claim no more bytes, uncompressed, than its frame can hold (ErrCorrupt), since the
+// reader takes that much memory before it decompresses. A batch whose metadata has
+// a checksum (ChecksumKey) must have that body (ErrChecksum); RequireChecksums makes
+// one without an error too. It decompresses the batches itself, and hands them on
 // uncompressed: a frame that does not hold what it claims is ErrCorrupt, where
 // arrow-go's reader would keep the memory it took for it. The messages are in Go
 // memory. It is not safe for concurrent use.
 type MessageReader struct {
 	r    io.Reader
 	left int64
+	off  int64 // the offset in the file of the next byte
 	refs atomic.Int64
 	msg  *ipc.Message
 	// enc builds the metadata of the batches decompressed.
 	enc *Encoder
 	lz  *lz4.Reader
 	zs  *zstd.Decoder
+
+	last    Block   // the message returned last
+	trail   []Block // the dictionary batches since the last record batch
+	eos     bool    // the stream ended at its end-of-stream marker
+	require bool
+	skip    bool
+	skipped []Skipped
 }
 
-// NewMessageReader returns a MessageReader of the stream of size bytes that r reads.
-func NewMessageReader(r io.Reader, size int64) *MessageReader {
-	m := &MessageReader{r: r, left: size, enc: NewEncoder(Uncompressed)}
+// Skipped is a record batch that a MessageReader skipped (SkipDamaged).
+type Skipped struct {
+	Block
+	// Err is why.
+	Err error
+}
+
+// NewMessageReader returns a MessageReader of the stream of size bytes that r reads,
+// which begins at offset in its file (8 for a file's stream, after the magic).
+func NewMessageReader(r io.Reader, offset, size int64) *MessageReader {
+	m := &MessageReader{r: r, left: size, off: offset, enc: NewEncoder(Uncompressed)}
 	m.refs.Store(1)
 	return m
 }
+
+// RequireChecksums makes a record or dictionary batch without a checksum an error
+// (ErrChecksum), from the next message on.
+func (m *MessageReader) RequireChecksums() { m.require = true }
+
+// SkipDamaged makes the reader skip a record batch whose body is damaged (its
+// checksum or its frames) while the stream's framing holds (its lengths), and go on
+// with the next message; Skipped lists those skipped. A damaged dictionary batch is
+// still an error, since the batches after it may use its entries.
+func (m *MessageReader) SkipDamaged() { m.skip = true }
+
+// Skipped returns the record batches skipped so far.
+func (m *MessageReader) Skipped() []Skipped { return m.skipped }
+
+// Last returns the block of the message that Message returned last.
+func (m *MessageReader) Last() Block { return m.last }
+
+// Trailing returns the blocks of the dictionary batches read since the last record
+// batch (a finished file's full dictionaries, once the stream has ended).
+func (m *MessageReader) Trailing() []Block { return m.trail }
+
+// Offset returns the offset in the file of the byte after the last one read: after
+// the end-of-stream marker once AtEOS.
+func (m *MessageReader) Offset() int64 { return m.off }
+
+// AtEOS reports whether the stream ended at its end-of-stream marker, rather than
+// at the end of its bytes or at an error.
+func (m *MessageReader) AtEOS() bool { return m.eos }
 
 // Retain adds a reference.
 func (m *MessageReader) Retain() { m.refs.Add(1) }
@@ -73,6 +131,7 @@ func (m *MessageReader) read(b []byte) error {
 	}
 	n, err := io.ReadFull(m.r, b)
 	m.left -= int64(n)
+	m.off += int64(n)
 	if err == io.EOF && n == 0 && len(b) > 0 {
 		err = io.ErrUnexpectedEOF
 	}
@@ -86,53 +145,80 @@ func (m *MessageReader) Message() (*ipc.Message, error) {
 		m.msg.Release()
 		m.msg = nil
 	}
-	if m.left == 0 {
-		return nil, io.EOF
+	for {
+		msg, damaged, err := m.next()
+		if err != nil && damaged && m.skip {
+			m.skipped = append(m.skipped, Skipped{Block: m.last, Err: err})
+			m.trail = m.trail[:0]
+			continue
+		}
+		return msg, err
 	}
+}
+
+// next reads the next message; damaged reports an error of a record batch's
+// content whose framing holds, so that the next message can be read.
+func (m *MessageReader) next() (_ *ipc.Message, damaged bool, _ error) {
+	if m.left == 0 {
+		return nil, false, io.EOF
+	}
+	start := m.off
 	var prefix [8]byte
 	if err := m.read(prefix[:4]); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cont := binary.LittleEndian.Uint32(prefix[:])
 	if cont == 0 {
-		return nil, io.EOF
+		m.eos = true
+		return nil, false, io.EOF
 	}
 	if cont != 0xFFFFFFFF {
-		return nil, fmt.Errorf("%w: no continuation token", ErrCorrupt)
+		return nil, false, fmt.Errorf("%w: no continuation token at offset %d", ErrCorrupt, start)
 	}
 	if err := m.read(prefix[4:]); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	n := int64(binary.LittleEndian.Uint32(prefix[4:]))
 	if n == 0 {
-		return nil, io.EOF
+		m.eos = true
+		return nil, false, io.EOF
 	}
 	if n > m.left {
-		return nil, fmt.Errorf("metadata of %d bytes past the end of the stream: %w", n-m.left, io.ErrUnexpectedEOF)
+		return nil, false, fmt.Errorf("metadata of %d bytes past the end of the stream: %w", n-m.left, io.ErrUnexpectedEOF)
 	}
 	meta := make([]byte, n)
 	if err := m.read(meta); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	meta, body, err := m.body(meta)
+	meta, body, header, whole, err := m.body(meta)
+	m.last = Block{Offset: start, Meta: int32(8 + n), Body: m.off - start - 8 - n}
 	if err != nil {
-		return nil, err
+		// A record batch whose body was read whole: the next message starts after it.
+		damaged := whole && header == fbHeaderRecordBatch && errors.Is(err, ErrCorrupt)
+		return nil, damaged, fmt.Errorf("message at offset %d: %w", start, err)
+	}
+	if header == fbHeaderRecordBatch {
+		m.trail = m.trail[:0]
+	} else if header == fbHeaderDictionary {
+		m.trail = append(m.trail, m.last)
 	}
 	m.msg = ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
-	return m.msg, nil
+	return m.msg, false, nil
 }
 
 // body reads and checks the body of the message whose metadata is meta, and
-// returns the message's metadata and body, decompressed.
-func (m *MessageReader) body(meta []byte) (_, body []byte, err error) {
+// returns the message's metadata and body, decompressed, and its header type;
+// whole reports that the body was read whole, whatever its content.
+func (m *MessageReader) body(meta []byte) (_, body []byte, header byte, whole bool, err error) {
 	msg, err := table(meta)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, false, err
 	}
 	var bodyLen int64
-	var header byte
 	var hdr flatbuffers.Table
 	hasHdr := false
+	var sum []byte
+	hasSum := false
 	if err := guard(func() {
 		bodyLen = msg.GetInt64Slot(10, 0)
 		header = msg.GetByteSlot(6, 0)
@@ -140,20 +226,35 @@ func (m *MessageReader) body(meta []byte) (_, body []byte, err error) {
 			hdr.Bytes, hdr.Pos, hasHdr = meta, msg.Indirect(o+msg.Pos), true
 		}
 	}); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, false, err
+	}
+	if err := guard(func() { sum, hasSum, err = customValue(msg, ChecksumKey) }); err != nil {
+		return nil, nil, header, false, err
+	}
+	if err != nil {
+		return nil, nil, header, false, err
 	}
 	if bodyLen < 0 {
-		return nil, nil, fmt.Errorf("%w: a body of %d bytes", ErrCorrupt, bodyLen)
+		return nil, nil, header, false, fmt.Errorf("%w: a body of %d bytes", ErrCorrupt, bodyLen)
 	}
 	if bodyLen > m.left {
-		return nil, nil, fmt.Errorf("a body of %d bytes past the end of the stream: %w", bodyLen-m.left, io.ErrUnexpectedEOF)
+		return nil, nil, header, false, fmt.Errorf("a body of %d bytes past the end of the stream: %w", bodyLen-m.left, io.ErrUnexpectedEOF)
 	}
 	body = make([]byte, bodyLen)
 	if err := m.read(body); err != nil {
-		return nil, nil, err
+		return nil, nil, header, false, err
+	}
+	batch := header == fbHeaderRecordBatch || header == fbHeaderDictionary
+	switch {
+	case batch && hasSum:
+		if err := checkSum(sum, body); err != nil {
+			return nil, nil, header, true, err
+		}
+	case batch && m.require:
+		return nil, nil, header, true, fmt.Errorf("%w: no %s in the message's metadata", ErrChecksum, ChecksumKey)
 	}
 	if !hasHdr {
-		return meta, body, nil
+		return meta, body, header, true, nil
 	}
 	var check error
 	switch header {
@@ -163,9 +264,47 @@ func (m *MessageReader) body(meta []byte) (_, body []byte, err error) {
 		err = guard(func() { meta, body, check = m.decompress(meta, hdr, header, body) })
 	}
 	if err = errors.Join(err, check); err != nil {
-		return nil, nil, err
+		return nil, nil, header, true, err
 	}
-	return meta, body, nil
+	return meta, body, header, true, nil
+}
+
+// checkSum checks that body has the CRC-32 that sum, 8 hex digits, says.
+func checkSum(sum, body []byte) error {
+	want, err := strconv.ParseUint(string(sum), 16, 32)
+	if err != nil || len(sum) != 8 {
+		return fmt.Errorf("%w: %s %q is not 8 hex digits", ErrChecksum, ChecksumKey, sum)
+	}
+	if got := crc32.ChecksumIEEE(body); got != uint32(want) {
+		return fmt.Errorf("%w: the body of %d bytes has CRC-32 %08x, its metadata says %s", ErrChecksum, len(body), got, sum)
+	}
+	return nil
+}
+
+// customValue returns the value of key in the custom metadata of the Message
+// table msg (a vector of KeyValue tables at vtable offset 12); found is false when
+// it has none.
+func customValue(msg flatbuffers.Table, key string) (value []byte, found bool, err error) {
+	start, n, err := vector(msg, 12, 4)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := range n {
+		kv := elem(msg, start, i)
+		ks, kn, err := vector(kv, 4, 1)
+		if err != nil {
+			return nil, false, err
+		}
+		if string(kv.Bytes[ks:int(ks)+kn]) != key {
+			continue
+		}
+		vs, vn, err := vector(kv, 6, 1)
+		if err != nil {
+			return nil, false, err
+		}
+		return kv.Bytes[vs : int(vs)+vn], true, nil
+	}
+	return nil, false, nil
 }
 
 // decompress returns the metadata and the body of the record or dictionary batch
@@ -185,6 +324,19 @@ func (m *MessageReader) decompress(meta []byte, hdr flatbuffers.Table, header by
 	}
 	o := flatbuffers.UOffsetT(rec.Offset(10)) // compression
 	if o == 0 {
+		// Uncompressed: the buffers must lie within the body, which arrow-go's
+		// reader slices without a check.
+		bufs, nb, err := vector(rec, 8, 16)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range nb {
+			at := bufs + flatbuffers.UOffsetT(i*16)
+			off, length := rec.GetInt64(at), rec.GetInt64(at+8)
+			if off < 0 || length < 0 || off > int64(len(body))-length {
+				return nil, nil, fmt.Errorf("%w: buffer %d at %d, %d bytes, in a body of %d", ErrCorrupt, i, off, length, len(body))
+			}
+		}
 		return meta, body, nil
 	}
 	if rec.Offset(12) != 0 {
@@ -231,7 +383,7 @@ func (m *MessageReader) decompress(meta []byte, hdr flatbuffers.Table, header by
 		out = append(out, zeroPadding[:paddedTo(len(out), ipcAlignment)-len(out)]...)
 	}
 	length := rec.GetInt64Slot(4, 0)
-	return bytes.Clone(e.metadata(header, length, id, delta, int64(len(out)))), out, nil
+	return bytes.Clone(e.metadata(header, length, id, delta, int64(len(out)), nil)), out, nil
 }
 
 // decode returns the bytes of a compressed buffer b: its length uncompressed, as 8

@@ -1,6 +1,7 @@
 package ipcfile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -200,56 +201,96 @@ const (
 	footerRecordBatches = 3
 )
 
+// Footer is what the footer of a complete file lists.
+type Footer struct {
+	// Dicts and Recs locate the full dictionaries and the record batches.
+	Dicts, Recs []Block
+	// Start is the offset of the footer: the end-of-stream marker ends there.
+	Start int64
+}
+
 // ReadFooter reads the blocks that the footer of a complete file lists: its
-// dictionaries and its record batches. It checks that each vector of blocks is
-// aligned to 8 bytes from the footer's start, as Arrow C++ does.
+// dictionaries and its record batches (see ReadFooterAt).
 func ReadFooter(file []byte) (dicts, recs []Block, err error) {
-	n := len(file)
-	if n < len(Magic)+4+6 || string(file[n-6:]) != string(Magic[:6]) {
-		return nil, nil, errors.New("no footer")
+	f, err := ReadFooterAt(bytes.NewReader(file), int64(len(file)))
+	return f.Dicts, f.Recs, err
+}
+
+// ReadFooterAt reads and checks the footer of the file of size bytes that ra reads.
+// Before it trusts an offset it checks what arrow-go's file reader does not: the
+// footer's length lies within the file, every offset of its flatbuffer within the
+// footer, the vectors of its schema (as a schema message's are checked) and its
+// blocks within it, each vector of blocks aligned to 8 bytes from the footer's start
+// (as Arrow C++ checks), and each block within the file's stream, after the magic
+// and before the footer. Any of these failing is an error wrapping ErrCorrupt.
+func ReadFooterAt(ra io.ReaderAt, size int64) (Footer, error) {
+	var f Footer
+	tailLen := int64(4 + 6)
+	if size < int64(len(Magic))+tailLen {
+		return f, fmt.Errorf("%w: no footer in %d bytes", ErrCorrupt, size)
 	}
-	size := int(binary.LittleEndian.Uint32(file[n-10:]))
-	start := n - 10 - size
-	if size < 8 || start < len(Magic) {
-		return nil, nil, errors.New("bad footer length")
+	var tail [10]byte
+	if _, err := ra.ReadAt(tail[:], size-tailLen); err != nil {
+		return f, err
 	}
-	buf := file[start : start+size]
-	root := flatbuffers.GetUOffsetT(buf)
-	if int(root)+4 > len(buf) {
-		return nil, nil, errors.New("bad footer root")
+	if string(tail[4:]) != string(Magic[:6]) {
+		return f, fmt.Errorf("%w: no footer: the file does not end with the magic", ErrCorrupt)
 	}
-	var t flatbuffers.Table
-	t.Bytes, t.Pos = buf, root
-	if dicts, err = footerBlocks(&t, footerDictionaries); err != nil {
-		return nil, nil, fmt.Errorf("dictionaries: %w", err)
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	f.Start = size - tailLen - n
+	if n < 8 || f.Start < int64(len(Magic))+8 {
+		return f, fmt.Errorf("%w: a footer of %d bytes in a file of %d", ErrCorrupt, n, size)
 	}
-	if recs, err = footerBlocks(&t, footerRecordBatches); err != nil {
-		return nil, nil, fmt.Errorf("record batches: %w", err)
+	buf := make([]byte, n)
+	if _, err := ra.ReadAt(buf, f.Start); err != nil {
+		return f, err
 	}
-	return dicts, recs, nil
+	t, err := table(buf)
+	if err != nil {
+		return f, fmt.Errorf("footer: %w", err)
+	}
+	err = guard(func() {
+		if o := flatbuffers.UOffsetT(t.Offset(6)); o != 0 {
+			var sch flatbuffers.Table
+			sch.Bytes, sch.Pos = buf, t.Indirect(o+t.Pos)
+			if err := checkSchemaTable(sch); err != nil {
+				panic(err)
+			}
+		}
+		var err error
+		if f.Dicts, err = footerBlocks(t, footerDictionaries); err != nil {
+			panic(fmt.Sprintf("dictionaries: %v", err))
+		}
+		if f.Recs, err = footerBlocks(t, footerRecordBatches); err != nil {
+			panic(fmt.Sprintf("record batches: %v", err))
+		}
+	})
+	if err != nil {
+		return Footer{}, fmt.Errorf("footer: %w", err)
+	}
+	for i, b := range append(f.Dicts, f.Recs...) {
+		if b.Offset < int64(len(Magic)) || b.Offset%ipcAlignment != 0 || b.Meta < 8 || b.Body < 0 ||
+			b.End() > f.Start || b.End() < b.Offset {
+			return Footer{}, fmt.Errorf("%w: footer: block %d at %d (%d + %d bytes) is not within the stream (%d to %d)",
+				ErrCorrupt, i, b.Offset, b.Meta, b.Body, len(Magic), f.Start)
+		}
+	}
+	return f, nil
 }
 
 // footerBlocks reads vector field i of the footer t, blocks.
-func footerBlocks(t *flatbuffers.Table, field int) (blocks []Block, err error) {
-	defer func() {
-		if r := recover(); r != nil { // an offset out of the buffer
-			blocks, err = nil, fmt.Errorf("bad footer: %v", r)
-		}
-	}()
-	o := flatbuffers.UOffsetT(t.Offset(flatbuffers.VOffsetT(4 + 2*field)))
-	if o == 0 {
-		return nil, nil
+func footerBlocks(t flatbuffers.Table, field int) ([]Block, error) {
+	start, n, err := vector(t, flatbuffers.VOffsetT(4+2*field), blockSize)
+	if err != nil {
+		return nil, err
 	}
-	vec, n := t.Vector(o), t.VectorLen(o)
-	if vec%8 != 0 {
-		return nil, fmt.Errorf("blocks at %d, not aligned to 8", vec)
-	}
-	if int(vec)+n*blockSize > len(t.Bytes) {
-		return nil, errors.New("bad footer vector length")
+	if start%8 != 0 {
+		return nil, fmt.Errorf("blocks at %d, not aligned to 8", start)
 	}
 	le := binary.LittleEndian
+	blocks := make([]Block, 0, n)
 	for i := range n {
-		at := int(vec) + i*blockSize
+		at := int(start) + i*blockSize
 		blocks = append(blocks, Block{
 			Offset: int64(le.Uint64(t.Bytes[at:])),
 			Meta:   int32(le.Uint32(t.Bytes[at+8:])),
