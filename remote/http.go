@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -276,19 +277,37 @@ func writeHTTPErrorStatus(w http.ResponseWriter, code int, err error) {
 
 // split divides the connections of a listener between gRPC (HTTP/2 with prior
 // knowledge, or TLS with ALPN h2 to a client that offers no HTTP/1.1) and HTTP/1.1
-// (the JSON gateway and the handler of WithHTTPHandler).
+// (the JSON gateway and the handler of WithHTTPHandler). It alone calls the
+// listener's Accept: it retries temporary errors (too many open files) as net/http
+// does, and keeps the error that ends it for Serve to report.
 type split struct {
 	lis        net.Listener
 	tls        *tls.Config
+	timeout    time.Duration // of a connection's handshake and first bytes
+	logger     *slog.Logger
 	grpc, http *chanListener
+	done       chan struct{} // closed when both halves are
 	wg         sync.WaitGroup
+
+	mu       sync.Mutex
+	stopping bool  // the server closes the listener: its error ends nothing
+	err      error // what ended run, when not stopping
 }
 
-func newSplit(lis net.Listener, cfg *tls.Config) *split {
+// Accept's retries of temporary errors wait acceptBackoffMin, twice as long after
+// each next failure, up to acceptBackoffMax, as net/http's do.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+func newSplit(lis net.Listener, cfg *tls.Config, timeout time.Duration, logger *slog.Logger) *split {
 	done := make(chan struct{})
 	var once sync.Once
 	closeAll := func() { once.Do(func() { close(done) }) }
-	sp := &split{lis: lis, grpc: newChanListener(lis.Addr(), done, closeAll), http: newChanListener(lis.Addr(), done, closeAll)}
+	sp := &split{lis: lis, timeout: timeout, logger: logger, done: done}
+	sp.grpc = newChanListener(lis.Addr(), done, closeAll, sp.failure)
+	sp.http = newChanListener(lis.Addr(), done, closeAll, sp.failure)
 	if cfg != nil {
 		sp.tls = cfg.Clone()
 		base := sp.tls
@@ -308,26 +327,76 @@ func newSplit(lis net.Listener, cfg *tls.Config) *split {
 	return sp
 }
 
-// run accepts connections until the listener is closed, then closes both halves.
+// stop closes the listener for a shutdown: run ends without an error.
+func (sp *split) stop() {
+	sp.mu.Lock()
+	sp.stopping = true
+	sp.mu.Unlock()
+	_ = sp.lis.Close()
+}
+
+// isStopping reports whether stop was called.
+func (sp *split) isStopping() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.stopping
+}
+
+// fail records the error of Accept that ends run, unless the server is stopping.
+func (sp *split) fail(err error) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if !sp.stopping {
+		sp.err = fmt.Errorf("remote: accept on %s: %w", sp.lis.Addr(), err)
+	}
+}
+
+// failure returns the error that ended run, nil when the server closed the
+// listener itself (or run goes on).
+func (sp *split) failure() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.err
+}
+
+// temporary reports whether an error of Accept is worth a retry: EMFILE, ENFILE,
+// ECONNABORTED and the like, as the deprecated net.Error.Temporary says.
+func temporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// run accepts connections until the listener is closed or fails, then closes both
+// halves.
 func (sp *split) run() {
 	defer sp.grpc.closeAll()
+	var delay time.Duration
 	for {
 		c, err := sp.lis.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if temporary(err) && !sp.isStopping() {
+				delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+				sp.logger.Warn("remote: accept failed; retrying", "addr", sp.lis.Addr().String(), "err", err, "in", delay)
+				t := time.NewTimer(delay)
+				select {
+				case <-t.C:
+					continue
+				case <-sp.done:
+					t.Stop()
+				}
 			}
+			sp.fail(err)
 			sp.wg.Wait()
 			return
 		}
+		delay = 0
 		sp.wg.Go(func() { sp.route(c) })
 	}
 }
 
 // route reads a connection's first bytes (after its TLS handshake) and hands it on.
 func (sp *split) route(c net.Conn) {
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	_ = c.SetDeadline(time.Now().Add(sp.timeout))
 	if sp.tls != nil {
 		tc := tls.Server(c, sp.tls)
 		if err := tc.Handshake(); err != nil {
@@ -373,10 +442,11 @@ type chanListener struct {
 	conns    chan net.Conn
 	done     chan struct{}
 	closeAll func()
+	failure  func() error // what closed it, nil for a close
 }
 
-func newChanListener(addr net.Addr, done chan struct{}, closeAll func()) *chanListener {
-	return &chanListener{addr: addr, conns: make(chan net.Conn), done: done, closeAll: closeAll}
+func newChanListener(addr net.Addr, done chan struct{}, closeAll func(), failure func() error) *chanListener {
+	return &chanListener{addr: addr, conns: make(chan net.Conn), done: done, closeAll: closeAll, failure: failure}
 }
 
 func (l *chanListener) put(c net.Conn) bool {
@@ -388,11 +458,16 @@ func (l *chanListener) put(c net.Conn) bool {
 	}
 }
 
+// Accept returns the next connection; once the split has ended, the error that
+// ended it, or net.ErrClosed.
 func (l *chanListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
+		if err := l.failure(); err != nil {
+			return nil, err
+		}
 		return nil, net.ErrClosed
 	}
 }

@@ -122,7 +122,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	s.cfg.logger.Info("remote: serving", "addr", lis.Addr().String(), "services", strings.Join(services, ", "),
 		"tls", s.cfg.tls != nil, "keys", !s.cfg.keys.Empty())
 
-	sp := newSplit(lis, s.cfg.tls)
+	sp := newSplit(lis, s.cfg.tls, handshakeTimeout, s.cfg.logger)
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: handshakeTimeout, ErrorLog: slog.NewLogLogger(s.cfg.logger.Handler(), slog.LevelDebug)}
 	splitDone := make(chan struct{})
 	go func() {
@@ -149,13 +149,19 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		s.gs.Stop()
 		s.close(ctx)
 		finish()
+		// The listener's own error, when it stopped serving, rather than the closed
+		// halves' that gRPC saw.
+		if ferr := sp.failure(); ferr != nil {
+			err = ferr
+		}
+		s.cfg.logger.Error("remote: serving stopped", "addr", lis.Addr().String(), "err", err)
 		return err
 	case <-ctx.Done():
 	}
 	s.cfg.logger.Info("remote: shutting down", "addr", lis.Addr().String(), "grace", s.cfg.grace)
 	s.health.Shutdown()
 	close(s.draining)
-	_ = lis.Close()
+	sp.stop()
 	stopped := make(chan struct{})
 	go func() {
 		s.gs.GracefulStop()
