@@ -20,8 +20,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -286,7 +288,8 @@ type split struct {
 	timeout    time.Duration // of a connection's handshake and first bytes
 	logger     *slog.Logger
 	grpc, http *chanListener
-	done       chan struct{} // closed when both halves are
+	plain      *chanListener // plaintext HTTP/2 on a TLS listener; nil without TLS
+	done       chan struct{} // closed when the halves are
 	wg         sync.WaitGroup
 
 	mu       sync.Mutex
@@ -309,6 +312,7 @@ func newSplit(lis net.Listener, cfg *tls.Config, timeout time.Duration, logger *
 	sp.grpc = newChanListener(lis.Addr(), done, closeAll, sp.failure)
 	sp.http = newChanListener(lis.Addr(), done, closeAll, sp.failure)
 	if cfg != nil {
+		sp.plain = newChanListener(lis.Addr(), done, closeAll, sp.failure)
 		sp.tls = cfg.Clone()
 		base := sp.tls
 		sp.tls.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
@@ -395,10 +399,21 @@ func (sp *split) run() {
 }
 
 // route reads a connection's first bytes (after its TLS handshake) and hands it on.
+// A plaintext client on a TLS listener is told so, in its protocol, and closed.
 func (sp *split) route(c net.Conn) {
 	_ = c.SetDeadline(time.Now().Add(sp.timeout))
 	if sp.tls != nil {
-		tc := tls.Server(c, sp.tls)
+		br := bufio.NewReader(c)
+		head, err := br.Peek(1)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		if head[0] != tlsHandshakeRecord {
+			sp.routePlaintext(c, br)
+			return
+		}
+		tc := tls.Server(&peekedConn{Conn: c, r: br}, sp.tls)
 		if err := tc.Handshake(); err != nil {
 			_ = c.Close()
 			return
@@ -420,6 +435,72 @@ func (sp *split) route(c net.Conn) {
 	if !to.put(pc) {
 		_ = c.Close()
 	}
+}
+
+// tlsHandshakeRecord is the first byte of every TLS connection: the record type of
+// the client's hello.
+const tlsHandshakeRecord = 0x16
+
+// http2Preface is the first bytes of an HTTP/2 connection with prior knowledge.
+const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// plaintextAnswer is what an HTTP/1.x client on a TLS listener is told (net/http
+// answers it the same way); a gRPC client gets plaintextStatus.
+const plaintextAnswer = "this port speaks TLS: use https:// (or grpcs:// for gRPC)\n"
+
+// plaintextStatus is the status of every call of a plaintext gRPC client on a TLS
+// listener.
+var plaintextStatus = status.Error(codes.Unavailable, "this port speaks TLS: dial it with TLS (grpcs://), not plaintext")
+
+// newPlaintextRefuser returns the gRPC server that answers the plaintext HTTP/2
+// connections of a TLS listener: every call ends with plaintextStatus on its
+// headers, and no message is read.
+func newPlaintextRefuser(headerTimeout, idleTimeout time.Duration) *grpc.Server {
+	return grpc.NewServer(
+		grpc.InTapHandle(func(ctx context.Context, _ *tap.Info) (context.Context, error) { return ctx, plaintextStatus }),
+		grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return plaintextStatus }),
+		grpc.ConnectionTimeout(headerTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}),
+	)
+}
+
+// routePlaintext handles a connection that sent plaintext to a TLS listener. An
+// HTTP/2 client (gRPC without TLS) goes to the plaintext half, whose server answers
+// its calls with plaintextStatus; an HTTP/1.x request gets 400 Bad Request saying
+// so; anything else is closed. The 400 is followed by a close after what the client
+// sent is read (within the connection's deadline), so that the answer is not lost
+// to a reset.
+func (sp *split) routePlaintext(c net.Conn, br *bufio.Reader) {
+	head, _ := br.Peek(min(max(br.Buffered(), 1), len(http2Preface)))
+	if len(head) < len(http2Preface) && strings.HasPrefix(http2Preface, string(head)) {
+		head, _ = br.Peek(len(http2Preface))
+	}
+	switch {
+	case string(head) == http2Preface && sp.plain != nil:
+		_ = c.SetDeadline(time.Time{})
+		if !sp.plain.put(&peekedConn{Conn: c, r: br}) {
+			_ = c.Close()
+		}
+		return
+	case looksLikeHTTP1(head):
+		_, _ = fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+			len(plaintextAnswer), plaintextAnswer)
+		if tc, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = tc.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(br, 1<<16))
+	}
+	_ = c.Close()
+}
+
+// looksLikeHTTP1 reports whether b starts as an HTTP/1.x request line: a method
+// token of upper-case letters and a space.
+func looksLikeHTTP1(b []byte) bool {
+	i := 0
+	for i < len(b) && b[i] >= 'A' && b[i] <= 'Z' {
+		i++
+	}
+	return i > 0 && i < len(b) && b[i] == ' '
 }
 
 // peekedConn is a connection whose first bytes were read into r.
@@ -472,7 +553,7 @@ func (l *chanListener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close closes both halves of the split (the server stops taking connections).
+// Close closes every half of the split (the server stops taking connections).
 func (l *chanListener) Close() error {
 	l.closeAll()
 	return nil

@@ -463,7 +463,8 @@ func TestJSONGateway(t *testing.T) {
 }
 
 // TestJSONOverTLS serves agents over TLS: a gRPC client and an HTTPS client (which
-// offers HTTP/1.1 in ALPN) share the address.
+// offers HTTP/1.1 in ALPN) share the address; a plaintext HTTP client is answered
+// 400, saying why.
 func TestJSONOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir, "server")
@@ -495,6 +496,11 @@ func TestJSONOverTLS(t *testing.T) {
 	plain := newJSONClient(t, srv, "")
 	req, err = http.NewRequestWithContext(t.Context(), http.MethodPost, plain.base+"/baton.v1.AgentService/Agents", strings.NewReader(`{}`))
 	require.NoError(t, err)
-	_, err = plain.hc.Do(req)
-	require.Error(t, err, "plain HTTP to a TLS server")
+	resp, err = plain.hc.Do(req)
+	require.NoError(t, err, "plain HTTP to a TLS server is answered")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	b, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "this port speaks TLS: use https:// (or grpcs:// for gRPC)\n", string(b))
 }

@@ -134,14 +134,29 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		_ = hs.Serve(sp.http)
 		close(httpDone)
 	}()
+	plainDone := make(chan struct{})
+	var plain *grpc.Server
+	if sp.plain != nil {
+		plain = newPlaintextRefuser(handshakeTimeout, handshakeTimeout)
+		go func() {
+			_ = plain.Serve(sp.plain)
+			close(plainDone)
+		}()
+	} else {
+		close(plainDone)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.gs.Serve(sp.grpc) }()
 	// finish closes what is left once gRPC has stopped.
 	finish := func() {
 		_ = lis.Close()
 		_ = hs.Close()
+		if plain != nil {
+			plain.Stop()
+		}
 		<-splitDone
 		<-httpDone
+		<-plainDone
 	}
 	select {
 	case err := <-errc:
