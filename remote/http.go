@@ -13,7 +13,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +29,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
-
-// handshakeTimeout bounds a connection's TLS handshake and its first bytes, by which
-// the server tells gRPC from HTTP/1.1.
-const handshakeTimeout = 10 * time.Second
 
 // httpMethod is a method of a served service that the JSON gateway calls.
 type httpMethod struct {
@@ -68,11 +66,21 @@ func (s *Server) expose(desc *grpc.ServiceDesc, impl any) {
 // handler of WithHTTPHandler (404 without one). Serve serves it on the same listener
 // as gRPC; ServeHTTP lets it be mounted elsewhere too.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The body of a request must come within the read timeout: net/http bounds its
+	// headers, and nothing bounds the rest unless a deadline is set.
+	rc := http.NewResponseController(w)
+	if r.ContentLength != 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.readTimeout))
+	}
 	s.mu.Lock()
 	m, ok := s.methods[r.URL.Path]
 	s.mu.Unlock()
 	if !ok {
 		if s.cfg.httpHandler != nil && !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
+			if r.ContentLength != 0 {
+				// Once the handler has read it all, the answer may take its time.
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
 			s.cfg.httpHandler.ServeHTTP(w, r)
 			return
 		}
@@ -80,14 +88,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		writeHTTPError(w, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
+		refuse(w, r, http.StatusNotImplemented, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeHTTPErrorStatus(w, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
+		refuse(w, r, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
 		return
 	}
+	// Nothing of the body is read before the key is checked: a refused request is
+	// answered at once, and its connection closed rather than drained.
 	ctx := r.Context()
 	md := metadata.MD{}
 	if v := r.Header.Values("Authorization"); len(v) > 0 {
@@ -97,26 +107,131 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		md.Set(keyHeader, v...)
 	}
 	ctx = metadata.NewIncomingContext(ctx, md)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.maxMsg)+5))
-	if err != nil {
-		writeHTTPError(w, status.Errorf(codes.ResourceExhausted, "request body: %v", err))
-		return
+	if !s.cfg.keys.Empty() {
+		g, err := s.cfg.keys.authenticate(md)
+		if err != nil {
+			refuse(w, r, http.StatusUnauthorized, err)
+			return
+		}
+		ctx = context.WithValue(ctx, grantKey{}, g)
 	}
 	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
 	ct = strings.TrimSpace(strings.ToLower(ct))
+	switch {
+	case m.unary != nil && ct != "application/json":
+		refuse(w, r, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: send application/json", ct))
+		return
+	case m.stream != nil && ct != "application/connect+json":
+		refuse(w, r, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s is a stream: send application/connect+json", ct, m.full))
+		return
+	}
+	body, err := s.readBody(w, r, m.full)
+	if err != nil {
+		return
+	}
+	// The answer may take long (a Watch, a Pending that waits): the deadline was
+	// the request's. (A failed read leaves it, so that net/http does not wait for
+	// the rest of the body either.)
+	_ = rc.SetReadDeadline(time.Time{})
 	if m.unary != nil {
-		if ct != "application/json" {
-			writeHTTPErrorStatus(w, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: send application/json", ct))
-			return
-		}
 		s.serveUnary(ctx, w, m, body)
 		return
 	}
-	if ct != "application/connect+json" {
-		writeHTTPErrorStatus(w, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s is a stream: send application/connect+json", ct, m.full))
-		return
-	}
 	s.serveStream(ctx, w, m, body)
+}
+
+// smallRequests are the methods whose requests hold names, ids and numbers only:
+// their bodies are bounded by smallRequestLimit. The other methods' requests carry
+// observations, actions, configurations or lists of ids, bounded by the maximum
+// message size (WithMaxMessageSize).
+var smallRequests = map[string]bool{
+	"/baton.v1.AgentService/Spec":     true,
+	"/baton.v1.AgentService/Agents":   true,
+	"/baton.v1.EnvService/Envs":       true,
+	"/baton.v1.EnvService/Spec":       true,
+	"/baton.v1.EnvService/Reset":      true,
+	"/baton.v1.EnvService/Close":      true,
+	"/baton.v1.TrialService/List":     true,
+	"/baton.v1.TrialService/Reward":   true,
+	"/baton.v1.TrialService/Pending":  true,
+	"/baton.v1.TrialService/Episodes": true,
+}
+
+// smallRequestLimit bounds the bodies of smallRequests over HTTP: 64 KiB.
+const smallRequestLimit = 64 << 10
+
+// requestLimit returns the largest body the gateway reads for a method: the
+// maximum message size and its 5-byte envelope, or less for small requests.
+func (s *Server) requestLimit(fullMethod string) int64 {
+	n := int64(s.cfg.maxMsg) + 5
+	if smallRequests[fullMethod] {
+		n = min(n, smallRequestLimit)
+	}
+	return n
+}
+
+// readBody reads the body of a request to method, within the limit of the method
+// and the read deadline set on the connection. It answers the request itself when
+// it fails: 413 for a body too large (its declared length is checked before any
+// of it is read), 408 for one too slow.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string) ([]byte, error) {
+	limit := s.requestLimit(method)
+	tooLarge := func(n string) error {
+		err := status.Errorf(codes.ResourceExhausted, "request body: %s bytes, more than the %d that %s takes (the server's maximum message size is %d bytes)",
+			n, limit, method, s.cfg.maxMsg)
+		refuse(w, r, http.StatusRequestEntityTooLarge, err)
+		return err
+	}
+	if r.ContentLength > limit {
+		return nil, tooLarge(strconv.FormatInt(r.ContentLength, 10))
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return buf.Bytes(), nil
+	case errors.As(err, &mbe):
+		return nil, tooLarge("more than " + strconv.FormatInt(limit, 10))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = status.Errorf(codes.DeadlineExceeded, "request body: not received within the read timeout (%v); %d bytes came", s.cfg.readTimeout, buf.Len())
+		refuse(w, r, http.StatusRequestTimeout, err)
+		return nil, err
+	}
+	err = status.Errorf(codes.InvalidArgument, "request body: %v", err)
+	refuse(w, r, http.StatusBadRequest, err)
+	return nil, err
+}
+
+// refuse answers a request whose body is not read (all of it, at least); a
+// request that has a body gets its connection closed afterwards, rather than
+// read what is left of the body (net/http would read up to 256 KiB of it).
+func refuse(w http.ResponseWriter, r *http.Request, code int, err error) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	writeHTTPErrorStatus(w, code, err)
+}
+
+// deadlineBody is the body of a request with a read deadline on its connection; it
+// clears the deadline once the body is read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 var (

@@ -440,7 +440,7 @@ func TestJSONGateway(t *testing.T) {
 		{"unknown method", http.MethodPost, "/baton.v1.AgentService/Dance", "application/json", `{}`, 501, `"code":"unimplemented"`},
 		{"a client stream", http.MethodPost, "/baton.v1.AgentService/ActStream", "application/json", `{}`, 501, `client streams are gRPC only`},
 		{"a service not served", http.MethodPost, "/baton.v1.TrialService/List", "application/json", `{}`, 501, `"code":"unimplemented"`},
-		{"above the size limit", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agent": "` + strings.Repeat("a", 2000) + `"}`, 429, `"code":"resource_exhausted"`},
+		{"above the size limit", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agent": "` + strings.Repeat("a", 2000) + `"}`, 413, `"code":"resource_exhausted"`},
 		{"unknown field", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agnet": "strategy"}`, 400, `request JSON`},
 		{"another path goes to the HTTP handler", http.MethodGet, "/index.html", "", ``, 200, `page at /index.html`},
 	}

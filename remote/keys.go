@@ -286,8 +286,7 @@ func grantFrom(ctx context.Context) *grant {
 }
 
 // presentedKey reads the key a call presents, from its metadata.
-func presentedKey(ctx context.Context) ([]byte, bool) {
-	md, _ := metadata.FromIncomingContext(ctx)
+func presentedKey(md metadata.MD) ([]byte, bool) {
 	for _, v := range md.Get(authorizationHeader) {
 		if key, ok := strings.CutPrefix(v, bearerPrefix); ok {
 			return []byte(strings.TrimSpace(key)), true
@@ -315,20 +314,38 @@ type scoper func(fullMethod string, req any) (names []string, err error)
 // its grant. It fails with UNAUTHENTICATED for a missing key or one that matches no
 // key, and says nothing more, so that a caller without a valid key learns nothing
 // of what the server serves; which names the key grants is checked per request by
-// authorize.
+// check. A context that carries a grant already (the gRPC tap and the JSON gateway
+// check the key on the headers, before the request is read) is taken as it is.
 func authenticate(ctx context.Context, keys *Keys) (context.Context, *grant, error) {
 	if keys.Empty() {
 		return ctx, openGrant, nil
 	}
-	presented, ok := presentedKey(ctx)
+	if g, ok := ctx.Value(grantKey{}).(*grant); ok {
+		return ctx, g, nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	g, err := keys.authenticate(md)
+	if err != nil {
+		return nil, nil, err
+	}
+	return context.WithValue(ctx, grantKey{}, g), g, nil
+}
+
+// authenticate returns the grant of the key in a call's metadata (its headers):
+// UNAUTHENTICATED for a missing key or one that matches no key.
+func (k *Keys) authenticate(md metadata.MD) (*grant, error) {
+	if k.Empty() {
+		return openGrant, nil
+	}
+	presented, ok := presentedKey(md)
 	if !ok {
-		return nil, nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
+		return nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
 	}
-	g := keys.grantOf(presented)
+	g := k.grantOf(presented)
 	if !g.any() {
-		return nil, nil, status.Error(codes.Unauthenticated, "invalid API key")
+		return nil, status.Error(codes.Unauthenticated, "invalid API key")
 	}
-	return context.WithValue(ctx, grantKey{}, &g), &g, nil
+	return &g, nil
 }
 
 // kindOf names what the names of a method's service are, for messages.
