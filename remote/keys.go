@@ -244,30 +244,53 @@ func (g *grant) usable(served []string) []string {
 	return out
 }
 
-// denied is the PERMISSION_DENIED status of a key that the server knows but that
-// does not grant name, a thing of kind ("agent", "environment"). It names what the
-// key grants among served, the names the service serves, or, when the service
-// cannot list them (nil), the names the key is the key of: nothing the key does not
-// grant, so that a caller learns no name it has no key for.
-func (g *grant) denied(kind, name string, served []string) error {
-	var usable []string
+// grantsAll reports whether the key grants every name there may be: the server
+// has no keys, or a default key and no key of a name.
+func (g *grant) grantsAll() bool {
+	return g.open || (g.def && len(g.keys.names) == 0)
+}
+
+// granted returns what the key grants among served, the names the service serves,
+// or, when the service cannot list them (nil), the names the key is the key of:
+// nothing the key does not grant, so that a caller learns no name it has no key
+// for. kind names what the names are ("agent", "environment").
+func (g *grant) granted(kind string, served []string) []string {
 	if served != nil {
-		usable = g.usable(served)
-	} else {
-		for i, n := range g.keys.names {
-			if g.matched[i] {
-				usable = append(usable, n)
-			}
-		}
-		if g.def {
-			usable = append(usable, "any "+kind+" without a key of its own")
+		return g.usable(served)
+	}
+	var usable []string
+	for i, n := range g.keys.names {
+		if g.matched[i] {
+			usable = append(usable, n)
 		}
 	}
+	if g.def {
+		usable = append(usable, "any "+kind+" without a key of its own")
+	}
+	return usable
+}
+
+// denied is the PERMISSION_DENIED status of a key that the server knows but that
+// does not grant name, a thing of kind ("agent", "environment"). It names what the
+// key grants (see granted).
+func (g *grant) denied(kind, name string, served []string) error {
 	grants := "it grants no " + kind + " this server serves"
-	if len(usable) > 0 {
+	if usable := g.granted(kind, served); len(usable) > 0 {
 		grants = "it grants: " + strings.Join(usable, ", ")
 	}
 	return status.Errorf(codes.PermissionDenied, "the API key does not grant %s %q (%s)", kind, name, grants)
+}
+
+// deniedTrial is the PERMISSION_DENIED status of a key that does not grant the
+// environment of trial id, or of a key that does not grant every environment when
+// there is no such trial: the same answer either way, which names the
+// environments the key grants and neither the trial's nor whether it exists.
+func (g *grant) deniedTrial(id string) error {
+	grants := "it grants the trials of no environment"
+	if usable := g.granted("environment", nil); len(usable) > 0 {
+		grants = "it grants the trials of: " + strings.Join(usable, ", ")
+	}
+	return status.Errorf(codes.PermissionDenied, "the API key does not grant trial %q (%s)", id, grants)
 }
 
 type grantKey struct{}
@@ -307,7 +330,9 @@ func openMethod(fullMethod string) bool {
 // scoper names what a request addresses, for the key check: the served agent, the
 // environment, the environment of a session or of trials. No name (nil) means
 // nothing to check: the handler answers what is wrong (an unknown session is
-// NOT_FOUND, which tells nothing, as the session's id is unguessable).
+// NOT_FOUND, which tells nothing, as the session's id is unguessable). For a
+// request that addresses trials (trialIDs), the names are the environments of its
+// trials in order, "" for a trial that does not exist.
 type scoper func(fullMethod string, req any) (names []string, err error)
 
 // authenticate checks the call's key against keys and returns the context carrying
@@ -366,8 +391,16 @@ func (s *Server) check(g *grant, scope scoper, fullMethod string, req any) ([]st
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range names {
-		if !g.allows(n) {
+	// A trial is named by its id: a key learns nothing of the trials outside its
+	// scope, not even whether they exist.
+	ids := trialIDs(req)
+	for i, n := range names {
+		switch {
+		case ids != nil && n == "" && g.grantsAll():
+			// No such trial: the handler says so.
+		case ids != nil && (n == "" || !g.allows(n)):
+			return nil, g.deniedTrial(ids[i])
+		case !g.allows(n):
 			return nil, g.denied(kindOf(fullMethod), n, s.servedNames(fullMethod))
 		}
 	}
