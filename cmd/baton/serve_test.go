@@ -383,6 +383,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "agent", "--env", "maze", "--tls-cert", keys}, 2, "--tls-cert and --tls-key go together"},
 		{[]string{"serve", "env", "--addr", "nowhere"}, 2, `--addr "nowhere": want HOST:PORT`},
 		{[]string{"serve", "env", "extra"}, 2, "serve env takes no arguments"},
+		{[]string{"serve", "env", "--header-timeout", "0s", "--read-timeout", "-1s", "--idle-timeout", "0s"}, 2,
+			"--header-timeout 0s: want a positive duration; --read-timeout -1s: want a positive duration; --idle-timeout 0s: want a positive duration"},
 		{[]string{"serve", "trials", "--actor-key-file", keys}, 2, "need --allow-remote-actors"},
 		{[]string{"run", "maze", "--key-file", keys}, 2, "--key-file and --tls-ca are for remote agents"},
 		{[]string{"run", "maze", "--policy", "ghost=grpc://127.0.0.1:1"}, 2, `unknown agent "ghost" of maze`},
