@@ -185,9 +185,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string)
 	if r.ContentLength > limit {
 		return nil, tooLarge(strconv.FormatInt(r.ContentLength, 10))
 	}
+	// A declared length is a promise, not bytes: the buffer grows with what comes.
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		buf.Grow(int(min(r.ContentLength, 64<<10)))
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -251,4 +252,20 @@ func TestTimeoutOptions(t *testing.T) {
 	assert.Contains(t, err.Error(), "WithIdleTimeout(-1m0s): want 0 (the default, 30s) or more")
 	_, err = remote.NewServer(remote.WithHeaderTimeout(0), remote.WithReadTimeout(0), remote.WithIdleTimeout(0))
 	require.NoError(t, err)
+}
+
+// TestJSONDeclaredLengthCostsNothing sends requests that declare bodies of 64 MiB
+// and send 1 byte: the server answers them 408 once the read timeout has passed,
+// having allocated far less than what they declared.
+func TestJSONDeclaredLengthCostsNothing(t *testing.T) {
+	const declared, n = 64 << 20, 8
+	srv := serveEnvs(t, true, remote.WithMaxMessageSize(declared), remote.WithReadTimeout(50*time.Millisecond))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		resp, body, _, _ := httpExchange(t, srv.target, post("EnvService/Make", declared, "{"))
+		require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, body)
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(declared), "allocated for %d requests that declared %d MiB each", n, declared>>20)
 }
