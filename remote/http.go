@@ -176,9 +176,17 @@ func (s *Server) requestLimit(fullMethod string) int64 {
 // of it is read), 408 for one too slow.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string) ([]byte, error) {
 	limit := s.requestLimit(method)
-	tooLarge := func(n string) error {
-		err := status.Errorf(codes.ResourceExhausted, "request body: %s bytes, more than the %d that %s takes (the server's maximum message size is %d bytes)",
-			n, limit, method, s.cfg.maxMsg)
+	// tooLarge answers 413; size is the declared length, or "" for a body that grew
+	// past the limit as it came.
+	tooLarge := func(size string) error {
+		why := fmt.Sprintf("the server's maximum message size is %d bytes", s.cfg.maxMsg)
+		if limit == smallRequestLimit {
+			why = "its requests hold names, ids and numbers only"
+		}
+		if size != "" {
+			size += " bytes, "
+		}
+		err := status.Errorf(codes.ResourceExhausted, "request body: %smore than the %d bytes that %s takes (%s)", size, limit, method, why)
 		refuse(w, r, http.StatusRequestEntityTooLarge, err)
 		return err
 	}
@@ -196,7 +204,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string)
 	case err == nil:
 		return buf.Bytes(), nil
 	case errors.As(err, &mbe):
-		return nil, tooLarge("more than " + strconv.FormatInt(limit, 10))
+		return nil, tooLarge("")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = status.Errorf(codes.DeadlineExceeded, "request body: not received within the read timeout (%v); %d bytes came", s.cfg.readTimeout, buf.Len())
 		refuse(w, r, http.StatusRequestTimeout, err)

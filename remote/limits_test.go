@@ -168,11 +168,11 @@ func TestJSONKeyBeforeBody(t *testing.T) {
 		{"no key, another content type", strings.Replace(post("EnvService/Make", 1, "{"), "application/json", "text/plain", 1), 401, `missing API key`, true},
 		{"key, malformed JSON", post("EnvService/Make", 1, "{", auth), 400, `"code":"invalid_argument","message":"request JSON`, false},
 		{"key, too large for the method, never read", post("EnvService/Make", 100<<20, "{", auth), 413,
-			`"code":"resource_exhausted","message":"request body: 104857600 bytes, more than the 1048581 that /baton.v1.EnvService/Make takes`, true},
+			`"code":"resource_exhausted","message":"request body: 104857600 bytes, more than the 1048581 bytes that /baton.v1.EnvService/Make takes (the server's maximum message size is 1048576 bytes)"`, true},
 		{"key, too large for a small method", post("EnvService/Reset", 100<<10, "{", auth), 413,
-			`more than the 65536 that /baton.v1.EnvService/Reset takes (the server's maximum message size is 1048576 bytes)`, true},
+			`"request body: 102400 bytes, more than the 65536 bytes that /baton.v1.EnvService/Reset takes (its requests hold names, ids and numbers only)"`, true},
 		{"key, too large, no length", "POST /baton.v1.EnvService/Envs HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n" + auth + "\r\n\r\n" +
-			"11000\r\n" + strings.Repeat(" ", 0x11000) + "\r\n0\r\n\r\n", 413, `request body: more than 65536 bytes`, true},
+			"11000\r\n" + strings.Repeat(" ", 0x11000) + "\r\n0\r\n\r\n", 413, `"request body: more than the 65536 bytes that /baton.v1.EnvService/Envs takes (its requests hold names, ids and numbers only)"`, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body, _, br := httpExchange(t, srv.target, tt.req)
