@@ -1,15 +1,23 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // actCodec is gRPC's protobuf codec with paths of its own for the messages of an
@@ -25,7 +33,8 @@ import (
 // way (codec_feedback.go), into new messages for each request.
 //
 // Unknown fields are skipped, as proto3 allows a reader to; invalid UTF-8 in a
-// string field and malformed wire data are errors, as with package proto.
+// string field and malformed wire data are errors, as with package proto, and a
+// server answers them INVALID_ARGUMENT, for every message (newServerCodec).
 //
 // An ActBatchRequest's observations (a batch of 256 maze observations is 108 KB)
 // are decoded into an array of the codec's pool, which the handler gives back with
@@ -33,11 +42,32 @@ import (
 type actCodec struct {
 	base encoding.CodecV2
 	bufs *sync.Pool // of *[]byte, for ActBatchRequest's observations
+	// malformed holds, on a server, the errors of the requests that did not
+	// decode, until the handler takes them (takeMalformed).
+	malformed *malformedSet
 }
 
-// newActCodec returns the codec, with gRPC's registered protobuf codec as its base.
+// malformedSet holds the errors of requests that did not decode, by message.
+type malformedSet struct {
+	n    atomic.Int64 // how many it holds, so that a lookup costs a load when none
+	errs sync.Map     // request message -> error
+}
+
+// newActCodec returns the codec of a client, with gRPC's registered protobuf codec
+// as its base.
 func newActCodec() actCodec {
 	return actCodec{base: encoding.GetCodecV2("proto"), bufs: &sync.Pool{}}
+}
+
+// newServerCodec returns the codec of a server. A request of baton.v1's services
+// that does not decode is not an error of Unmarshal, which gRPC would answer
+// INTERNAL (and at once, before any handler or interceptor runs): the codec keeps
+// its error, and the handler, wrapped by decodingDesc or decodingStream, answers
+// INVALID_ARGUMENT, since a message that does not decode is its sender's fault.
+func newServerCodec() actCodec {
+	c := newActCodec()
+	c.malformed = &malformedSet{}
+	return c
 }
 
 // release gives the observations' array of req back to the pool, and takes it out
@@ -91,7 +121,22 @@ func (c actCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
+// Unmarshal decodes data into v. A server's codec keeps the error of a request of
+// baton.v1 (see newServerCodec) and returns nil.
 func (c actCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := c.unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	if m, ok := v.(proto.Message); ok && c.malformed != nil && m.ProtoReflect().Descriptor().ParentFile().Package() == "baton.v1" {
+		c.malformed.errs.Store(v, err)
+		c.malformed.n.Add(1)
+		return nil
+	}
+	return &malformedError{err: err}
+}
+
+func (c actCodec) unmarshal(data mem.BufferSlice, v any) error {
 	switch m := v.(type) {
 	case *pb.ActRequest:
 		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
@@ -266,7 +311,63 @@ func appendActResponse(b []byte, m *pb.ActResponse) []byte {
 
 // wireError is the error of malformed wire data.
 func wireError(n int) error {
-	return fmt.Errorf("remote: codec: malformed message: %w", protowire.ParseError(n))
+	return fmt.Errorf("remote: codec: invalid wire-format data: %w", protowire.ParseError(n))
+}
+
+// malformedError is an error of the codec's Unmarshal.
+type malformedError struct{ err error }
+
+func (e *malformedError) Error() string {
+	return "remote: malformed message: " + strings.TrimPrefix(e.err.Error(), "remote: codec: ")
+}
+
+func (e *malformedError) Unwrap() error { return e.err }
+
+// takeMalformed returns the INVALID_ARGUMENT status of a request that did not
+// decode, when m is one (see newServerCodec), and forgets it; nil otherwise.
+func (c actCodec) takeMalformed(m any) error {
+	if c.malformed == nil || c.malformed.n.Load() == 0 {
+		return nil
+	}
+	err, ok := c.malformed.errs.LoadAndDelete(m)
+	if !ok {
+		return nil
+	}
+	c.malformed.n.Add(-1)
+	return status.Error(codes.InvalidArgument, "malformed request: "+strings.TrimPrefix(err.(error).Error(), "remote: codec: "))
+}
+
+// decodingDesc returns a copy of desc whose unary handlers answer a request that
+// did not decode with its INVALID_ARGUMENT status (takeMalformed).
+func (s *Server) decodingDesc(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i := range d.Methods {
+		h := d.Methods[i].Handler
+		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+			return h(srv, ctx, func(v any) error {
+				if err := dec(v); err != nil {
+					return err
+				}
+				return s.codec.takeMalformed(v)
+			}, in)
+		}
+	}
+	return &d
+}
+
+// decodingStream is a server stream whose RecvMsg answers a request that did not
+// decode with its INVALID_ARGUMENT status (takeMalformed).
+type decodingStream struct {
+	grpc.ServerStream
+	codec actCodec
+}
+
+func (s decodingStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	return s.codec.takeMalformed(m)
 }
 
 // fields calls f with each field of b: its number, wire type and, for the varint,
@@ -279,7 +380,7 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 			return wireError(n)
 		}
 		if num > protowire.MaxValidNumber {
-			return fmt.Errorf("remote: codec: malformed message: field number %d is out of range", num)
+			return fmt.Errorf("remote: codec: field number %d is out of range", num)
 		}
 		b = b[n:]
 		var v uint64

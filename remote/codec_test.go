@@ -7,7 +7,10 @@ import (
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -208,4 +211,29 @@ func TestActCodecKnowsEveryField(t *testing.T) {
 			assert.Equal(t, tc.want, got, "the fields of %s and the numbers the codec writes", d.FullName())
 		})
 	}
+}
+
+// TestServerCodecKeepsMalformedRequests decodes bytes that are no message with a
+// server's codec: a request of baton.v1 is kept for its handler, which answers
+// INVALID_ARGUMENT, and is forgotten once taken; another package's message, and
+// every message on a client's codec, is an error of Unmarshal.
+func TestServerCodecKeepsMalformedRequests(t *testing.T) {
+	srv, cli := newServerCodec(), newActCodec()
+	bad := mem.BufferSlice{mem.SliceBuffer([]byte{0x0a, 0x05, 'a'})}
+	for _, req := range []proto.Message{&pb.ActRequest{}, &pb.ActBatchRequest{}, &pb.ResetRequest{}} {
+		require.NoError(t, srv.Unmarshal(bad, req), "%T", req)
+		assert.Equal(t, int64(1), srv.malformed.n.Load())
+		err := srv.takeMalformed(req)
+		assert.Equal(t, codes.InvalidArgument, status.Code(err), "%T: %v", req, err)
+		assert.Contains(t, status.Convert(err).Message(), "malformed request: ")
+		assert.NoError(t, srv.takeMalformed(req), "taken once")
+		assert.Zero(t, srv.malformed.n.Load(), "nothing is left")
+
+		err = cli.Unmarshal(bad, req)
+		require.Error(t, err, "%T", req)
+		assert.Contains(t, err.Error(), "remote: malformed message: ")
+	}
+	require.Error(t, srv.Unmarshal(bad, &healthpb.HealthCheckRequest{}), "a message of another package")
+	assert.Zero(t, srv.malformed.n.Load())
+	assert.NoError(t, srv.takeMalformed(&pb.ActRequest{}), "a request that decoded")
 }

@@ -37,9 +37,11 @@
 //
 // Every server has gRPC health checking (grpc.health.v1, one status per service and
 // the overall "") and server reflection, both open without a key; optional TLS
-// (WithTLS, ServerTLS); API keys per served name (WithKeys), checked in an
-// interceptor; a limit on the size of messages (WithMaxMessageSize, 16 MiB by
-// default); and a graceful shutdown when the context given to Serve is done: health
+// (WithTLS, ServerTLS); API keys per served name (WithKeys), checked on a call's
+// headers before anything of its body is read; a limit on the size of messages
+// (WithMaxMessageSize, 16 MiB by default); limits on how long a connection may hold
+// the server (see Connections); and a graceful shutdown when the context given to
+// Serve is done: health
 // reports NOT_SERVING, new calls are refused, trials are stopped, calls in flight
 // may finish within the grace period (WithGracePeriod), and streams that only wait
 // for their next request are closed at once. Library code never installs signal
@@ -48,8 +50,30 @@
 //
 // Panics in served code (a policy, an environment) are recovered into INTERNAL
 // statuses; malformed input is INVALID_ARGUMENT with a message that names the field
-// ("observation.data: element 3 is NaN") and a google.rpc.BadRequest detail; nothing
-// a client sends makes a server panic (the tensor and request decoders are fuzzed).
+// ("observation.data: element 3 is NaN") and a google.rpc.BadRequest detail, and so
+// is a message that is no protobuf of its type ("malformed request: ...", over gRPC
+// as over JSON); nothing a client sends makes a server panic (the tensor and request
+// decoders are fuzzed).
+//
+// # Connections
+//
+// What arrives is hostile until checked. A gRPC call's key is checked on its headers
+// (grpc.InTapHandle) and the JSON gateway's before it reads a body, so that a caller
+// without a key the server knows gets UNAUTHENTICATED, or 401, before anything else
+// about its request, and costs the server no body. A connection must show what it
+// speaks (TLS handshake, first bytes, HTTP/2 handshake) and an HTTP/1.1 request send
+// its headers within WithHeaderTimeout (10 s); an HTTP/1.1 request's body must arrive
+// within WithReadTimeout (30 s) of its headers, or gets 408; connections with no call
+// in flight are closed after WithIdleTimeout (30 s): HTTP/1.1 keep-alive ones, and
+// gRPC ones after a GOAWAY, which clients follow by dialing again for their next
+// call; the server pings a gRPC connection quiet for a minute and drops it when the
+// answer does not come within 20 s. When accepting a connection fails for want of
+// file descriptors (or another temporary error), the server logs it, waits (5 ms,
+// doubling to 1 s) and accepts again, as net/http does; an error of the listener
+// that is not temporary ends Serve, which returns it. A TLS listener answers a
+// plaintext client in its own protocol: 400 Bad Request for HTTP/1.x ("this port
+// speaks TLS: use https://"), UNAVAILABLE on every call of a plaintext gRPC client,
+// saying to dial with TLS.
 //
 // # API keys
 //
@@ -63,7 +87,15 @@
 // a key the server knows gets PERMISSION_DENIED (ErrPermissionDenied, which matches
 // ErrUnauthenticated too) for an agent or environment it does not grant, served or
 // not, with the names it grants in the message, and NOT_FOUND for one it grants that
-// is not served.
+// is not served. A call that names a trial (Watch, Stop, Reward, Pending, ClientAct,
+// Episodes, or a Start with the id of a trial) needs a key that grants the trial's
+// environment; a key that does not grant every environment gets the same
+// PERMISSION_DENIED for a trial outside its scope and for one that does not exist
+// (`the API key does not grant trial "t" (it grants the trials of: maze)`), so that
+// it learns neither the trial's environment nor whether it exists (one exception: a
+// Start with a chosen id succeeds when no trial holds it). Keys that grant
+// everything (none, or a default key alone) get NOT_FOUND for a trial that does
+// not exist.
 //
 // # JSON over HTTP
 //
@@ -77,7 +109,13 @@
 // unimplemented, ...). A server stream (Watch) sends and receives Connect envelopes
 // (a flags byte, a 4-byte big-endian length, the JSON) with Content-Type
 // application/connect+json, its end a message of flag 2 that carries the error, if
-// any. The key goes in the "Authorization: Bearer KEY" or "X-Baton-Key" header. The
+// any. The key goes in the "Authorization: Bearer KEY" or "X-Baton-Key" header, and
+// is checked before the body is read: a missing or unknown key is 401 whatever the
+// body. A body is bounded per method: 64 KiB for the calls whose requests hold only
+// names, ids and numbers (Spec, Agents, Envs, Reset, Close, List, Reward, Pending,
+// Episodes), the maximum message size for the others; a larger one, by its
+// Content-Length before any of it is read or as it comes, is 413 Payload Too Large
+// (code resource_exhausted; 429 is for limits of use, not of size). The
 // calls go through the gRPC handlers and the interceptor, so the keys, the scopes,
 // the checks of input, the recovered panics and the status codes are the same. A
 // connection whose first bytes are HTTP/2's preface is gRPC; any other is HTTP/1.1.

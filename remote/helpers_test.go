@@ -69,8 +69,9 @@ func oracleAgent(t testing.TB) remote.Agent {
 // server is a server serving in the background.
 type server struct {
 	target string
-	opts   []remote.DialOption // to dial it (bufconn's dialer)
-	stop   func() error        // cancels Serve's context and waits for it to return
+	opts   []remote.DialOption                                   // to dial it (bufconn's dialer)
+	dial   func(ctx context.Context, _ string) (net.Conn, error) // bufconn's dialer; nil over TCP
+	stop   func() error                                          // cancels Serve's context and waits for it to return
 }
 
 // start serves s on a real TCP port of 127.0.0.1 (tcp) or in memory (bufconn).
@@ -85,9 +86,8 @@ func start(t testing.TB, s *remote.Server, tcp bool) *server {
 	} else {
 		bl := bufconn.Listen(1 << 20)
 		lis, out.target = bl, "passthrough:///bufnet"
-		out.opts = []remote.DialOption{remote.WithGRPCDialOptions(grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return bl.DialContext(ctx)
-		}))}
+		out.dial = func(ctx context.Context, _ string) (net.Conn, error) { return bl.DialContext(ctx) }
+		out.opts = []remote.DialOption{remote.WithGRPCDialOptions(grpc.WithContextDialer(out.dial))}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

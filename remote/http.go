@@ -10,24 +10,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
-
-// handshakeTimeout bounds a connection's TLS handshake and its first bytes, by which
-// the server tells gRPC from HTTP/1.1.
-const handshakeTimeout = 10 * time.Second
 
 // httpMethod is a method of a served service that the JSON gateway calls.
 type httpMethod struct {
@@ -65,11 +66,21 @@ func (s *Server) expose(desc *grpc.ServiceDesc, impl any) {
 // handler of WithHTTPHandler (404 without one). Serve serves it on the same listener
 // as gRPC; ServeHTTP lets it be mounted elsewhere too.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The body of a request must come within the read timeout: net/http bounds its
+	// headers, and nothing bounds the rest unless a deadline is set.
+	rc := http.NewResponseController(w)
+	if r.ContentLength != 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.readTimeout))
+	}
 	s.mu.Lock()
 	m, ok := s.methods[r.URL.Path]
 	s.mu.Unlock()
 	if !ok {
 		if s.cfg.httpHandler != nil && !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
+			if r.ContentLength != 0 {
+				// Once the handler has read it all, the answer may take its time.
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
 			s.cfg.httpHandler.ServeHTTP(w, r)
 			return
 		}
@@ -77,14 +88,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		writeHTTPError(w, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
+		refuse(w, r, http.StatusNotImplemented, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeHTTPErrorStatus(w, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
+		refuse(w, r, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
 		return
 	}
+	// Nothing of the body is read before the key is checked: a refused request is
+	// answered at once, and its connection closed rather than drained.
 	ctx := r.Context()
 	md := metadata.MD{}
 	if v := r.Header.Values("Authorization"); len(v) > 0 {
@@ -94,26 +107,140 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		md.Set(keyHeader, v...)
 	}
 	ctx = metadata.NewIncomingContext(ctx, md)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.maxMsg)+5))
-	if err != nil {
-		writeHTTPError(w, status.Errorf(codes.ResourceExhausted, "request body: %v", err))
-		return
+	if !s.cfg.keys.Empty() {
+		g, err := s.cfg.keys.authenticate(md)
+		if err != nil {
+			refuse(w, r, http.StatusUnauthorized, err)
+			return
+		}
+		ctx = context.WithValue(ctx, grantKey{}, g)
 	}
 	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
 	ct = strings.TrimSpace(strings.ToLower(ct))
+	switch {
+	case m.unary != nil && ct != "application/json":
+		refuse(w, r, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: send application/json", ct))
+		return
+	case m.stream != nil && ct != "application/connect+json":
+		refuse(w, r, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s is a stream: send application/connect+json", ct, m.full))
+		return
+	}
+	body, err := s.readBody(w, r, m.full)
+	if err != nil {
+		return
+	}
+	// The answer may take long (a Watch, a Pending that waits): the deadline was
+	// the request's. (A failed read leaves it, so that net/http does not wait for
+	// the rest of the body either.)
+	_ = rc.SetReadDeadline(time.Time{})
 	if m.unary != nil {
-		if ct != "application/json" {
-			writeHTTPErrorStatus(w, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: send application/json", ct))
-			return
-		}
 		s.serveUnary(ctx, w, m, body)
 		return
 	}
-	if ct != "application/connect+json" {
-		writeHTTPErrorStatus(w, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s is a stream: send application/connect+json", ct, m.full))
-		return
-	}
 	s.serveStream(ctx, w, m, body)
+}
+
+// smallRequests are the methods whose requests hold names, ids and numbers only:
+// their bodies are bounded by smallRequestLimit. The other methods' requests carry
+// observations, actions, configurations or lists of ids, bounded by the maximum
+// message size (WithMaxMessageSize).
+var smallRequests = map[string]bool{
+	"/baton.v1.AgentService/Spec":     true,
+	"/baton.v1.AgentService/Agents":   true,
+	"/baton.v1.EnvService/Envs":       true,
+	"/baton.v1.EnvService/Spec":       true,
+	"/baton.v1.EnvService/Reset":      true,
+	"/baton.v1.EnvService/Close":      true,
+	"/baton.v1.TrialService/List":     true,
+	"/baton.v1.TrialService/Reward":   true,
+	"/baton.v1.TrialService/Pending":  true,
+	"/baton.v1.TrialService/Episodes": true,
+}
+
+// smallRequestLimit bounds the bodies of smallRequests over HTTP: 64 KiB.
+const smallRequestLimit = 64 << 10
+
+// requestLimit returns the largest body the gateway reads for a method: the
+// maximum message size and its 5-byte envelope, or less for small requests.
+func (s *Server) requestLimit(fullMethod string) int64 {
+	n := int64(s.cfg.maxMsg) + 5
+	if smallRequests[fullMethod] {
+		n = min(n, smallRequestLimit)
+	}
+	return n
+}
+
+// readBody reads the body of a request to method, within the limit of the method
+// and the read deadline set on the connection. It answers the request itself when
+// it fails: 413 for a body too large (its declared length is checked before any
+// of it is read), 408 for one too slow.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string) ([]byte, error) {
+	limit := s.requestLimit(method)
+	// tooLarge answers 413; size is the declared length, or "" for a body that grew
+	// past the limit as it came.
+	tooLarge := func(size string) error {
+		why := fmt.Sprintf("the server's maximum message size is %d bytes", s.cfg.maxMsg)
+		if limit == smallRequestLimit {
+			why = "its requests hold names, ids and numbers only"
+		}
+		if size != "" {
+			size += " bytes, "
+		}
+		err := status.Errorf(codes.ResourceExhausted, "request body: %smore than the %d bytes that %s takes (%s)", size, limit, method, why)
+		refuse(w, r, http.StatusRequestEntityTooLarge, err)
+		return err
+	}
+	if r.ContentLength > limit {
+		return nil, tooLarge(strconv.FormatInt(r.ContentLength, 10))
+	}
+	// A declared length is a promise, not bytes: the buffer grows with what comes.
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, 64<<10)))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return buf.Bytes(), nil
+	case errors.As(err, &mbe):
+		return nil, tooLarge("")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = status.Errorf(codes.DeadlineExceeded, "request body: not received within the read timeout (%v); %d bytes came", s.cfg.readTimeout, buf.Len())
+		refuse(w, r, http.StatusRequestTimeout, err)
+		return nil, err
+	}
+	err = status.Errorf(codes.InvalidArgument, "request body: %v", err)
+	refuse(w, r, http.StatusBadRequest, err)
+	return nil, err
+}
+
+// refuse answers a request whose body is not read (all of it, at least); a
+// request that has a body gets its connection closed afterwards, rather than
+// read what is left of the body (net/http would read up to 256 KiB of it).
+func refuse(w http.ResponseWriter, r *http.Request, code int, err error) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	writeHTTPErrorStatus(w, code, err)
+}
+
+// deadlineBody is the body of a request with a read deadline on its connection; it
+// clears the deadline once the body is read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 var (
@@ -276,20 +403,40 @@ func writeHTTPErrorStatus(w http.ResponseWriter, code int, err error) {
 
 // split divides the connections of a listener between gRPC (HTTP/2 with prior
 // knowledge, or TLS with ALPN h2 to a client that offers no HTTP/1.1) and HTTP/1.1
-// (the JSON gateway and the handler of WithHTTPHandler).
+// (the JSON gateway and the handler of WithHTTPHandler). It alone calls the
+// listener's Accept: it retries temporary errors (too many open files) as net/http
+// does, and keeps the error that ends it for Serve to report.
 type split struct {
 	lis        net.Listener
 	tls        *tls.Config
+	timeout    time.Duration // of a connection's handshake and first bytes
+	logger     *slog.Logger
 	grpc, http *chanListener
+	plain      *chanListener // plaintext HTTP/2 on a TLS listener; nil without TLS
+	done       chan struct{} // closed when the halves are
 	wg         sync.WaitGroup
+
+	mu       sync.Mutex
+	stopping bool  // the server closes the listener: its error ends nothing
+	err      error // what ended run, when not stopping
 }
 
-func newSplit(lis net.Listener, cfg *tls.Config) *split {
+// Accept's retries of temporary errors wait acceptBackoffMin, twice as long after
+// each next failure, up to acceptBackoffMax, as net/http's do.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+func newSplit(lis net.Listener, cfg *tls.Config, timeout time.Duration, logger *slog.Logger) *split {
 	done := make(chan struct{})
 	var once sync.Once
 	closeAll := func() { once.Do(func() { close(done) }) }
-	sp := &split{lis: lis, grpc: newChanListener(lis.Addr(), done, closeAll), http: newChanListener(lis.Addr(), done, closeAll)}
+	sp := &split{lis: lis, timeout: timeout, logger: logger, done: done}
+	sp.grpc = newChanListener(lis.Addr(), done, closeAll, sp.failure)
+	sp.http = newChanListener(lis.Addr(), done, closeAll, sp.failure)
 	if cfg != nil {
+		sp.plain = newChanListener(lis.Addr(), done, closeAll, sp.failure)
 		sp.tls = cfg.Clone()
 		base := sp.tls
 		sp.tls.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
@@ -308,28 +455,89 @@ func newSplit(lis net.Listener, cfg *tls.Config) *split {
 	return sp
 }
 
-// run accepts connections until the listener is closed, then closes both halves.
+// stop closes the listener for a shutdown: run ends without an error.
+func (sp *split) stop() {
+	sp.mu.Lock()
+	sp.stopping = true
+	sp.mu.Unlock()
+	_ = sp.lis.Close()
+}
+
+// isStopping reports whether stop was called.
+func (sp *split) isStopping() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.stopping
+}
+
+// fail records the error of Accept that ends run, unless the server is stopping.
+func (sp *split) fail(err error) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if !sp.stopping {
+		sp.err = fmt.Errorf("remote: accept on %s: %w", sp.lis.Addr(), err)
+	}
+}
+
+// failure returns the error that ended run, nil when the server closed the
+// listener itself (or run goes on).
+func (sp *split) failure() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.err
+}
+
+// temporary reports whether an error of Accept is worth a retry: EMFILE, ENFILE,
+// ECONNABORTED and the like, as the deprecated net.Error.Temporary says.
+func temporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// run accepts connections until the listener is closed or fails, then closes both
+// halves.
 func (sp *split) run() {
 	defer sp.grpc.closeAll()
+	var delay time.Duration
 	for {
 		c, err := sp.lis.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if temporary(err) && !sp.isStopping() {
+				delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+				sp.logger.Warn("remote: accept failed; retrying", "addr", sp.lis.Addr().String(), "err", err, "in", delay)
+				t := time.NewTimer(delay)
+				select {
+				case <-t.C:
+					continue
+				case <-sp.done:
+					t.Stop()
+				}
 			}
+			sp.fail(err)
 			sp.wg.Wait()
 			return
 		}
+		delay = 0
 		sp.wg.Go(func() { sp.route(c) })
 	}
 }
 
 // route reads a connection's first bytes (after its TLS handshake) and hands it on.
+// A plaintext client on a TLS listener is told so, in its protocol, and closed.
 func (sp *split) route(c net.Conn) {
-	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	_ = c.SetDeadline(time.Now().Add(sp.timeout))
 	if sp.tls != nil {
-		tc := tls.Server(c, sp.tls)
+		br := bufio.NewReader(c)
+		head, err := br.Peek(1)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		if head[0] != tlsHandshakeRecord {
+			sp.routePlaintext(c, br)
+			return
+		}
+		tc := tls.Server(&peekedConn{Conn: c, r: br}, sp.tls)
 		if err := tc.Handshake(); err != nil {
 			_ = c.Close()
 			return
@@ -353,6 +561,72 @@ func (sp *split) route(c net.Conn) {
 	}
 }
 
+// tlsHandshakeRecord is the first byte of every TLS connection: the record type of
+// the client's hello.
+const tlsHandshakeRecord = 0x16
+
+// http2Preface is the first bytes of an HTTP/2 connection with prior knowledge.
+const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// plaintextAnswer is what an HTTP/1.x client on a TLS listener is told (net/http
+// answers it the same way); a gRPC client gets plaintextStatus.
+const plaintextAnswer = "this port speaks TLS: use https:// (or grpcs:// for gRPC)\n"
+
+// plaintextStatus is the status of every call of a plaintext gRPC client on a TLS
+// listener.
+var plaintextStatus = status.Error(codes.Unavailable, "this port speaks TLS: dial it with TLS (grpcs://), not plaintext")
+
+// newPlaintextRefuser returns the gRPC server that answers the plaintext HTTP/2
+// connections of a TLS listener: every call ends with plaintextStatus on its
+// headers, and no message is read.
+func newPlaintextRefuser(headerTimeout, idleTimeout time.Duration) *grpc.Server {
+	return grpc.NewServer(
+		grpc.InTapHandle(func(ctx context.Context, _ *tap.Info) (context.Context, error) { return ctx, plaintextStatus }),
+		grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return plaintextStatus }),
+		grpc.ConnectionTimeout(headerTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}),
+	)
+}
+
+// routePlaintext handles a connection that sent plaintext to a TLS listener. An
+// HTTP/2 client (gRPC without TLS) goes to the plaintext half, whose server answers
+// its calls with plaintextStatus; an HTTP/1.x request gets 400 Bad Request saying
+// so; anything else is closed. The 400 is followed by a close after what the client
+// sent is read (within the connection's deadline), so that the answer is not lost
+// to a reset.
+func (sp *split) routePlaintext(c net.Conn, br *bufio.Reader) {
+	head, _ := br.Peek(min(max(br.Buffered(), 1), len(http2Preface)))
+	if len(head) < len(http2Preface) && strings.HasPrefix(http2Preface, string(head)) {
+		head, _ = br.Peek(len(http2Preface))
+	}
+	switch {
+	case string(head) == http2Preface && sp.plain != nil:
+		_ = c.SetDeadline(time.Time{})
+		if !sp.plain.put(&peekedConn{Conn: c, r: br}) {
+			_ = c.Close()
+		}
+		return
+	case looksLikeHTTP1(head):
+		_, _ = fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+			len(plaintextAnswer), plaintextAnswer)
+		if tc, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = tc.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(br, 1<<16))
+	}
+	_ = c.Close()
+}
+
+// looksLikeHTTP1 reports whether b starts as an HTTP/1.x request line: a method
+// token of upper-case letters and a space.
+func looksLikeHTTP1(b []byte) bool {
+	i := 0
+	for i < len(b) && b[i] >= 'A' && b[i] <= 'Z' {
+		i++
+	}
+	return i > 0 && i < len(b) && b[i] == ' '
+}
+
 // peekedConn is a connection whose first bytes were read into r.
 type peekedConn struct {
 	net.Conn
@@ -373,10 +647,11 @@ type chanListener struct {
 	conns    chan net.Conn
 	done     chan struct{}
 	closeAll func()
+	failure  func() error // what closed it, nil for a close
 }
 
-func newChanListener(addr net.Addr, done chan struct{}, closeAll func()) *chanListener {
-	return &chanListener{addr: addr, conns: make(chan net.Conn), done: done, closeAll: closeAll}
+func newChanListener(addr net.Addr, done chan struct{}, closeAll func(), failure func() error) *chanListener {
+	return &chanListener{addr: addr, conns: make(chan net.Conn), done: done, closeAll: closeAll, failure: failure}
 }
 
 func (l *chanListener) put(c net.Conn) bool {
@@ -388,16 +663,21 @@ func (l *chanListener) put(c net.Conn) bool {
 	}
 }
 
+// Accept returns the next connection; once the split has ended, the error that
+// ended it, or net.ErrClosed.
 func (l *chanListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
+		if err := l.failure(); err != nil {
+			return nil, err
+		}
 		return nil, net.ErrClosed
 	}
 }
 
-// Close closes both halves of the split (the server stops taking connections).
+// Close closes every half of the split (the server stops taking connections).
 func (l *chanListener) Close() error {
 	l.closeAll()
 	return nil

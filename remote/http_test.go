@@ -440,7 +440,7 @@ func TestJSONGateway(t *testing.T) {
 		{"unknown method", http.MethodPost, "/baton.v1.AgentService/Dance", "application/json", `{}`, 501, `"code":"unimplemented"`},
 		{"a client stream", http.MethodPost, "/baton.v1.AgentService/ActStream", "application/json", `{}`, 501, `client streams are gRPC only`},
 		{"a service not served", http.MethodPost, "/baton.v1.TrialService/List", "application/json", `{}`, 501, `"code":"unimplemented"`},
-		{"above the size limit", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agent": "` + strings.Repeat("a", 2000) + `"}`, 429, `"code":"resource_exhausted"`},
+		{"above the size limit", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agent": "` + strings.Repeat("a", 2000) + `"}`, 413, `"code":"resource_exhausted"`},
 		{"unknown field", http.MethodPost, "/baton.v1.AgentService/Spec", "application/json", `{"agnet": "strategy"}`, 400, `request JSON`},
 		{"another path goes to the HTTP handler", http.MethodGet, "/index.html", "", ``, 200, `page at /index.html`},
 	}
@@ -463,7 +463,8 @@ func TestJSONGateway(t *testing.T) {
 }
 
 // TestJSONOverTLS serves agents over TLS: a gRPC client and an HTTPS client (which
-// offers HTTP/1.1 in ALPN) share the address.
+// offers HTTP/1.1 in ALPN) share the address; a plaintext HTTP client is answered
+// 400, saying why.
 func TestJSONOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir, "server")
@@ -495,6 +496,11 @@ func TestJSONOverTLS(t *testing.T) {
 	plain := newJSONClient(t, srv, "")
 	req, err = http.NewRequestWithContext(t.Context(), http.MethodPost, plain.base+"/baton.v1.AgentService/Agents", strings.NewReader(`{}`))
 	require.NoError(t, err)
-	_, err = plain.hc.Do(req)
-	require.Error(t, err, "plain HTTP to a TLS server")
+	resp, err = plain.hc.Do(req)
+	require.NoError(t, err, "plain HTTP to a TLS server is answered")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	b, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "this port speaks TLS: use https:// (or grpcs:// for gRPC)\n", string(b))
 }

@@ -244,30 +244,53 @@ func (g *grant) usable(served []string) []string {
 	return out
 }
 
-// denied is the PERMISSION_DENIED status of a key that the server knows but that
-// does not grant name, a thing of kind ("agent", "environment"). It names what the
-// key grants among served, the names the service serves, or, when the service
-// cannot list them (nil), the names the key is the key of: nothing the key does not
-// grant, so that a caller learns no name it has no key for.
-func (g *grant) denied(kind, name string, served []string) error {
-	var usable []string
+// grantsAll reports whether the key grants every name there may be: the server
+// has no keys, or a default key and no key of a name.
+func (g *grant) grantsAll() bool {
+	return g.open || (g.def && len(g.keys.names) == 0)
+}
+
+// granted returns what the key grants among served, the names the service serves,
+// or, when the service cannot list them (nil), the names the key is the key of:
+// nothing the key does not grant, so that a caller learns no name it has no key
+// for. kind names what the names are ("agent", "environment").
+func (g *grant) granted(kind string, served []string) []string {
 	if served != nil {
-		usable = g.usable(served)
-	} else {
-		for i, n := range g.keys.names {
-			if g.matched[i] {
-				usable = append(usable, n)
-			}
-		}
-		if g.def {
-			usable = append(usable, "any "+kind+" without a key of its own")
+		return g.usable(served)
+	}
+	var usable []string
+	for i, n := range g.keys.names {
+		if g.matched[i] {
+			usable = append(usable, n)
 		}
 	}
+	if g.def {
+		usable = append(usable, "any "+kind+" without a key of its own")
+	}
+	return usable
+}
+
+// denied is the PERMISSION_DENIED status of a key that the server knows but that
+// does not grant name, a thing of kind ("agent", "environment"). It names what the
+// key grants (see granted).
+func (g *grant) denied(kind, name string, served []string) error {
 	grants := "it grants no " + kind + " this server serves"
-	if len(usable) > 0 {
+	if usable := g.granted(kind, served); len(usable) > 0 {
 		grants = "it grants: " + strings.Join(usable, ", ")
 	}
 	return status.Errorf(codes.PermissionDenied, "the API key does not grant %s %q (%s)", kind, name, grants)
+}
+
+// deniedTrial is the PERMISSION_DENIED status of a key that does not grant the
+// environment of trial id, or of a key that does not grant every environment when
+// there is no such trial: the same answer either way, which names the
+// environments the key grants and neither the trial's nor whether it exists.
+func (g *grant) deniedTrial(id string) error {
+	grants := "it grants the trials of no environment"
+	if usable := g.granted("environment", nil); len(usable) > 0 {
+		grants = "it grants the trials of: " + strings.Join(usable, ", ")
+	}
+	return status.Errorf(codes.PermissionDenied, "the API key does not grant trial %q (%s)", id, grants)
 }
 
 type grantKey struct{}
@@ -286,8 +309,7 @@ func grantFrom(ctx context.Context) *grant {
 }
 
 // presentedKey reads the key a call presents, from its metadata.
-func presentedKey(ctx context.Context) ([]byte, bool) {
-	md, _ := metadata.FromIncomingContext(ctx)
+func presentedKey(md metadata.MD) ([]byte, bool) {
 	for _, v := range md.Get(authorizationHeader) {
 		if key, ok := strings.CutPrefix(v, bearerPrefix); ok {
 			return []byte(strings.TrimSpace(key)), true
@@ -308,27 +330,47 @@ func openMethod(fullMethod string) bool {
 // scoper names what a request addresses, for the key check: the served agent, the
 // environment, the environment of a session or of trials. No name (nil) means
 // nothing to check: the handler answers what is wrong (an unknown session is
-// NOT_FOUND, which tells nothing, as the session's id is unguessable).
+// NOT_FOUND, which tells nothing, as the session's id is unguessable). For a
+// request that addresses trials (trialIDs), the names are the environments of its
+// trials in order, "" for a trial that does not exist.
 type scoper func(fullMethod string, req any) (names []string, err error)
 
 // authenticate checks the call's key against keys and returns the context carrying
 // its grant. It fails with UNAUTHENTICATED for a missing key or one that matches no
 // key, and says nothing more, so that a caller without a valid key learns nothing
 // of what the server serves; which names the key grants is checked per request by
-// authorize.
+// check. A context that carries a grant already (the gRPC tap and the JSON gateway
+// check the key on the headers, before the request is read) is taken as it is.
 func authenticate(ctx context.Context, keys *Keys) (context.Context, *grant, error) {
 	if keys.Empty() {
 		return ctx, openGrant, nil
 	}
-	presented, ok := presentedKey(ctx)
+	if g, ok := ctx.Value(grantKey{}).(*grant); ok {
+		return ctx, g, nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	g, err := keys.authenticate(md)
+	if err != nil {
+		return nil, nil, err
+	}
+	return context.WithValue(ctx, grantKey{}, g), g, nil
+}
+
+// authenticate returns the grant of the key in a call's metadata (its headers):
+// UNAUTHENTICATED for a missing key or one that matches no key.
+func (k *Keys) authenticate(md metadata.MD) (*grant, error) {
+	if k.Empty() {
+		return openGrant, nil
+	}
+	presented, ok := presentedKey(md)
 	if !ok {
-		return nil, nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
+		return nil, status.Error(codes.Unauthenticated, `missing API key: send the metadata "authorization: Bearer KEY"`)
 	}
-	g := keys.grantOf(presented)
+	g := k.grantOf(presented)
 	if !g.any() {
-		return nil, nil, status.Error(codes.Unauthenticated, "invalid API key")
+		return nil, status.Error(codes.Unauthenticated, "invalid API key")
 	}
-	return context.WithValue(ctx, grantKey{}, &g), &g, nil
+	return &g, nil
 }
 
 // kindOf names what the names of a method's service are, for messages.
@@ -349,8 +391,16 @@ func (s *Server) check(g *grant, scope scoper, fullMethod string, req any) ([]st
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range names {
-		if !g.allows(n) {
+	// A trial is named by its id: a key learns nothing of the trials outside its
+	// scope, not even whether they exist.
+	ids := trialIDs(req)
+	for i, n := range names {
+		switch {
+		case ids != nil && n == "" && g.grantsAll():
+			// No such trial: the handler says so.
+		case ids != nil && (n == "" || !g.allows(n)):
+			return nil, g.deniedTrial(ids[i])
+		case !g.allows(n):
 			return nil, g.denied(kindOf(fullMethod), n, s.servedNames(fullMethod))
 		}
 	}

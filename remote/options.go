@@ -32,6 +32,19 @@ const (
 	DefaultMaxSessions = 1024
 )
 
+// Defaults of the connection limits of a server.
+const (
+	// DefaultHeaderTimeout bounds how long a connection may take to show what it
+	// speaks, and an HTTP/1.1 request its headers (WithHeaderTimeout).
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds how long the body of an HTTP/1.1 request may take to
+	// arrive (WithReadTimeout).
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a server keeps a connection with no call in
+	// flight (WithIdleTimeout).
+	DefaultIdleTimeout = 30 * time.Second
+)
+
 // ServerOption configures NewServer (and ServeAgent, ServeEnv and ServeTrials).
 // Options follow the one style of baton's packages (grpc-go's): an option is a value
 // that only this package's With functions make; the constructor applies them in the
@@ -67,10 +80,16 @@ type serverConfig struct {
 	grpcOpts    []grpc.ServerOption
 	httpHandler http.Handler
 	errs        []error
+
+	// The connection limits (WithHeaderTimeout, WithReadTimeout, WithIdleTimeout).
+	headerTimeout time.Duration
+	readTimeout   time.Duration
+	idleTimeout   time.Duration
 }
 
 func newServerConfig(opts []ServerOption) (serverConfig, error) {
-	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions}
+	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions,
+		headerTimeout: DefaultHeaderTimeout, readTimeout: DefaultReadTimeout, idleTimeout: DefaultIdleTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o.applyServer(&c)
@@ -311,7 +330,8 @@ func WithRemoteActorKeys(keys Keys) ServerOption {
 }
 
 // WithGRPCServerOptions adds options of grpc-go's own to a server (interceptors run
-// after baton's).
+// after baton's). The server sets grpc.InTapHandle itself, to check keys on a call's
+// headers: another one makes NewServer panic, as grpc-go does.
 func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return serverOption(func(c *serverConfig) { c.grpcOpts = append(c.grpcOpts, opts...) })
 }
@@ -321,6 +341,48 @@ func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 // nil, the default, answers them 404.
 func WithHTTPHandler(h http.Handler) ServerOption {
 	return serverOption(func(c *serverConfig) { c.httpHandler = h })
+}
+
+// The connection limits of a server. A server reads nothing of a call before it has
+// checked its key; these bound how long a connection may hold the server's
+// resources while it sends slowly or nothing at all.
+
+// durationOption is a server option of a duration whose zero means def.
+func durationOption(name string, d, def time.Duration, dst func(*serverConfig) *time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		switch {
+		case d < 0:
+			c.errs = append(c.errs, fmt.Errorf("%s(%v): want 0 (the default, %v) or more", name, d, def))
+		case d == 0:
+			*dst(c) = def
+		default:
+			*dst(c) = d
+		}
+	})
+}
+
+// WithHeaderTimeout bounds how long a new connection may take to show what it speaks
+// (its TLS handshake and first bytes, the HTTP/2 handshake of gRPC) and how long an
+// HTTP/1.1 request may take to send its headers: the server closes a connection that
+// is slower. 0 means DefaultHeaderTimeout.
+func WithHeaderTimeout(d time.Duration) ServerOption {
+	return durationOption("WithHeaderTimeout", d, DefaultHeaderTimeout, func(c *serverConfig) *time.Duration { return &c.headerTimeout })
+}
+
+// WithReadTimeout bounds how long the body of an HTTP/1.1 request (the JSON gateway)
+// may take to arrive once its headers have: a slower one is answered 408 Request
+// Timeout and its connection closed. It bounds the request only, not the answer, so
+// that a Watch or a Pending that waits is not cut short. 0 means DefaultReadTimeout.
+func WithReadTimeout(d time.Duration) ServerOption {
+	return durationOption("WithReadTimeout", d, DefaultReadTimeout, func(c *serverConfig) *time.Duration { return &c.readTimeout })
+}
+
+// WithIdleTimeout closes the connections that have had no call in flight for d: an
+// HTTP/1.1 keep-alive connection between requests, a gRPC connection with no stream
+// open (after a GOAWAY, so that clients dial again for their next call, as grpc-go
+// and grpcio do by themselves). 0 means DefaultIdleTimeout.
+func WithIdleTimeout(d time.Duration) ServerOption {
+	return durationOption("WithIdleTimeout", d, DefaultIdleTimeout, func(c *serverConfig) *time.Duration { return &c.idleTimeout })
 }
 
 // WithTimeout bounds every call of a client (each attempt, with retries): a server

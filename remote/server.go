@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Server is a gRPC server of baton's services: agents (AddAgents), environments
@@ -51,7 +52,7 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{}), codec: newActCodec()}
+	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{}), codec: newServerCodec()}
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsg),
 		grpc.MaxSendMsgSize(cfg.maxMsg),
@@ -59,6 +60,14 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
 		// Clients may ping idle connections every 10 s or more.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// Connections with no stream are closed after the idle timeout; a peer that
+		// stops answering pings is dropped.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.idleTimeout, Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		// The HTTP/2 handshake (the client's preface and settings) within the header
+		// timeout.
+		grpc.ConnectionTimeout(cfg.headerTimeout),
+		// Keys are checked on the headers, before a message is read.
+		grpc.InTapHandle(s.tap),
 		// Larger flow-control windows than grpc-go's 64 KiB, so that a batch of
 		// observations crosses in one round trip.
 		grpc.InitialWindowSize(1 << 20),
@@ -73,6 +82,28 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 	return s, nil
 }
 
+// The server's pings of a connection: after keepaliveTime without activity, and
+// the connection is closed when the answer does not come within keepaliveTimeout.
+const (
+	keepaliveTime    = time.Minute
+	keepaliveTimeout = 20 * time.Second
+)
+
+// tap checks a gRPC call's key on its headers, before its message is read (grpc-go
+// runs it on the connection's reader): a call without a key the server knows ends
+// UNAUTHENTICATED there, and its message is never read; the grant of a key it
+// knows goes on in the call's context, to the interceptors.
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if s.cfg.keys.Empty() || openMethod(info.FullMethodName) {
+		return ctx, nil
+	}
+	g, err := s.cfg.keys.authenticate(info.Header)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, grantKey{}, g), nil
+}
+
 // register records a service before Serve.
 func (s *Server) register(desc *grpc.ServiceDesc, impl any, scope scoper, closer func(ctx context.Context) error) error {
 	name := desc.ServiceName
@@ -84,6 +115,7 @@ func (s *Server) register(desc *grpc.ServiceDesc, impl any, scope scoper, closer
 	if _, dup := s.scopes[name]; dup {
 		return fmt.Errorf("%w: %s is added twice", ErrConfig, name)
 	}
+	desc = s.decodingDesc(desc)
 	s.gs.RegisterService(desc, impl)
 	s.expose(desc, impl)
 	s.scopes[name] = scope
@@ -122,8 +154,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	s.cfg.logger.Info("remote: serving", "addr", lis.Addr().String(), "services", strings.Join(services, ", "),
 		"tls", s.cfg.tls != nil, "keys", !s.cfg.keys.Empty())
 
-	sp := newSplit(lis, s.cfg.tls)
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: handshakeTimeout, ErrorLog: slog.NewLogLogger(s.cfg.logger.Handler(), slog.LevelDebug)}
+	sp := newSplit(lis, s.cfg.tls, s.cfg.headerTimeout, s.cfg.logger)
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: s.cfg.headerTimeout, IdleTimeout: s.cfg.idleTimeout,
+		ErrorLog: slog.NewLogLogger(s.cfg.logger.Handler(), slog.LevelDebug)}
 	splitDone := make(chan struct{})
 	go func() {
 		sp.run()
@@ -134,14 +167,29 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		_ = hs.Serve(sp.http)
 		close(httpDone)
 	}()
+	plainDone := make(chan struct{})
+	var plain *grpc.Server
+	if sp.plain != nil {
+		plain = newPlaintextRefuser(s.cfg.headerTimeout, s.cfg.idleTimeout)
+		go func() {
+			_ = plain.Serve(sp.plain)
+			close(plainDone)
+		}()
+	} else {
+		close(plainDone)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.gs.Serve(sp.grpc) }()
 	// finish closes what is left once gRPC has stopped.
 	finish := func() {
 		_ = lis.Close()
 		_ = hs.Close()
+		if plain != nil {
+			plain.Stop()
+		}
 		<-splitDone
 		<-httpDone
+		<-plainDone
 	}
 	select {
 	case err := <-errc:
@@ -149,13 +197,19 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		s.gs.Stop()
 		s.close(ctx)
 		finish()
+		// The listener's own error, when it stopped serving, rather than the closed
+		// halves' that gRPC saw.
+		if ferr := sp.failure(); ferr != nil {
+			err = ferr
+		}
+		s.cfg.logger.Error("remote: serving stopped", "addr", lis.Addr().String(), "err", err)
 		return err
 	case <-ctx.Done():
 	}
 	s.cfg.logger.Info("remote: shutting down", "addr", lis.Addr().String(), "grace", s.cfg.grace)
 	s.health.Shutdown()
 	close(s.draining)
-	_ = lis.Close()
+	sp.stop()
 	stopped := make(chan struct{})
 	go func() {
 		s.gs.GracefulStop()
@@ -274,6 +328,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	if err != nil {
 		return err
 	}
+	ss = decodingStream{ServerStream: ss, codec: s.codec}
 	if g.open {
 		err = handler(srv, ss)
 	} else {

@@ -53,7 +53,8 @@ func selfSigned(t *testing.T, dir, name string) (certFile, keyFile string) {
 }
 
 // TestTLS serves over TLS with a self-signed certificate: a client that trusts it
-// acts, a plaintext client and one that trusts another certificate cannot connect.
+// acts, a plaintext client and one that trusts another certificate cannot connect,
+// and the plaintext client is told why.
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir, "server")
@@ -73,6 +74,7 @@ func TestTLS(t *testing.T) {
 
 	_, err = remote.DialAgent(t.Context(), "grpc://"+srv.target, remote.WithTimeout(2*time.Second))
 	require.ErrorIs(t, err, remote.ErrUnavailable, "plaintext to a TLS server")
+	assert.Contains(t, err.Error(), "this port speaks TLS: dial it with TLS (grpcs://), not plaintext")
 	wrong, err := remote.ClientTLS(other)
 	require.NoError(t, err)
 	_, err = remote.DialAgent(t.Context(), "grpcs://"+srv.target, remote.WithTLS(wrong), remote.WithTimeout(2*time.Second))

@@ -95,40 +95,44 @@ func (t *trialService) close(ctx context.Context) error {
 	return err
 }
 
-// scope names the environments a request addresses.
+// scope names the environments a request addresses: a Start's, and those of the
+// trials of the others ("" for a trial that does not exist; see scoper).
 func (t *trialService) scope(_ string, req any) ([]string, error) {
-	switch r := req.(type) {
-	case *pb.StartRequest:
+	if r, ok := req.(*pb.StartRequest); ok {
 		return []string{r.GetSpec().GetEnv()}, nil
-	case *pb.WatchRequest:
-		return t.envs(r.GetIds())
-	case *pb.StopRequest:
-		return t.envs(r.GetIds())
-	case *pb.RewardRequest:
-		return t.envs([]string{r.GetTrial()})
-	case *pb.PendingRequest:
-		return t.envs([]string{r.GetTrial()})
-	case *pb.ClientActRequest:
-		return t.envs([]string{r.GetTrial()})
-	case *pb.EpisodesRequest:
-		return t.envs([]string{r.GetTrial()})
 	}
-	return nil, nil
+	return t.envs(trialIDs(req)), nil
 }
 
-// envs returns the environments of trials; an unknown trial is NOT_FOUND.
-func (t *trialService) envs(ids []string) ([]string, error) {
+// trialIDs returns the ids of the trials a request addresses; nil for a request
+// that addresses none.
+func trialIDs(req any) []string {
+	switch r := req.(type) {
+	case *pb.WatchRequest:
+		return r.GetIds()
+	case *pb.StopRequest:
+		return r.GetIds()
+	case *pb.RewardRequest:
+		return []string{r.GetTrial()}
+	case *pb.PendingRequest:
+		return []string{r.GetTrial()}
+	case *pb.ClientActRequest:
+		return []string{r.GetTrial()}
+	case *pb.EpisodesRequest:
+		return []string{r.GetTrial()}
+	}
+	return nil
+}
+
+// envs returns the environments of trials, "" for a trial that does not exist.
+func (t *trialService) envs(ids []string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		e, ok := t.envOf[id]
-		if !ok {
-			return nil, status.Errorf(codes.NotFound, "no trial %q", id)
-		}
-		out = append(out, e)
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = t.envOf[id]
 	}
-	return out, nil
+	return out
 }
 
 // actor reads the choice of an agent's policy; a client actor is added to players.
@@ -276,7 +280,7 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 	if k <= 1 {
 		id, err := t.ctrl.Start(tctx, spec)
 		if err != nil {
-			return nil, startStatus(err)
+			return nil, t.startError(ctx, spec.ID, err)
 		}
 		t.remember(spec.Env, id)
 		if len(players) > 0 {
@@ -297,12 +301,22 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 			for _, started := range resp.Ids {
 				_ = t.ctrl.Stop(started)
 			}
-			return nil, startStatus(err)
+			return nil, t.startError(ctx, s.ID, err)
 		}
 		t.remember(spec.Env, id)
 		resp.Ids = append(resp.Ids, id)
 	}
 	return resp, nil
+}
+
+// startError is the status of a Start that failed to start trial id: a key that
+// does not grant the environment of the trial that holds the id gets the answer of
+// any call that names a trial outside its scope (deniedTrial), not ALREADY_EXISTS.
+func (t *trialService) startError(ctx context.Context, id string, err error) error {
+	if g := grantFrom(ctx); errors.Is(err, runners.ErrTrialExists) && !g.allows(t.envs([]string{id})[0]) {
+		return g.deniedTrial(id)
+	}
+	return startStatus(err)
 }
 
 func (t *trialService) remember(env, id string) {
@@ -484,6 +498,9 @@ func (t *trialService) player(trial, agentName string) (*clientActor, error) {
 	p := t.players[trial+"\x00"+agentName]
 	t.mu.Unlock()
 	if p == nil {
+		if _, ok := t.status(trial); !ok {
+			return nil, status.Errorf(codes.NotFound, "no trial %q", trial)
+		}
 		return nil, status.Errorf(codes.NotFound, "agent %q of trial %q is not played by a client", agentName, trial)
 	}
 	return p, nil

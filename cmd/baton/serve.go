@@ -28,6 +28,10 @@ type serveFlags struct {
 	grace   time.Duration
 	maxMsg  int
 	quiet   bool
+
+	headerTimeout time.Duration
+	readTimeout   time.Duration
+	idleTimeout   time.Duration
 }
 
 func (f *serveFlags) register(cmd *cobra.Command) {
@@ -37,7 +41,10 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with the PEM certificate (chain) in `FILE` (with --tls-key)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
 	fl.DurationVar(&f.grace, "grace", remote.DefaultGracePeriod, "on SIGINT or SIGTERM, let calls in flight finish for at most `DURATION`")
-	fl.IntVar(&f.maxMsg, "max-message-bytes", remote.DefaultMaxMessageSize, "refuse requests larger than `N` bytes")
+	fl.IntVar(&f.maxMsg, "max-message-bytes", remote.DefaultMaxMessageSize, "refuse requests larger than `N` bytes (64 KiB for JSON requests that carry only names and ids)")
+	fl.DurationVar(&f.headerTimeout, "header-timeout", remote.DefaultHeaderTimeout, "close a connection that has not shown what it speaks (TLS handshake, first bytes, HTTP/2 handshake) or sent an HTTP request's headers within `DURATION`")
+	fl.DurationVar(&f.readTimeout, "read-timeout", remote.DefaultReadTimeout, "answer 408 to an HTTP request whose body has not arrived within `DURATION` of its headers")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", remote.DefaultIdleTimeout, "close connections with no call in flight for `DURATION` (clients dial again by themselves)")
 	fl.BoolVar(&f.quiet, "quiet", false, "log only warnings and errors to stderr")
 }
 
@@ -53,6 +60,14 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 	if f.maxMsg <= 0 {
 		bad = append(bad, fmt.Sprintf("--max-message-bytes %d: want 1 or more", f.maxMsg))
 	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--header-timeout", f.headerTimeout}, {"--read-timeout", f.readTimeout}, {"--idle-timeout", f.idleTimeout}} {
+		if d.v <= 0 {
+			bad = append(bad, fmt.Sprintf("%s %v: want a positive duration", d.flag, d.v))
+		}
+	}
 	if _, _, err := net.SplitHostPort(f.addr); err != nil {
 		bad = append(bad, fmt.Sprintf("--addr %q: want HOST:PORT", f.addr))
 	}
@@ -67,6 +82,9 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 		remote.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))),
 		remote.WithGracePeriod(f.grace),
 		remote.WithMaxMessageSize(f.maxMsg),
+		remote.WithHeaderTimeout(f.headerTimeout),
+		remote.WithReadTimeout(f.readTimeout),
+		remote.WithIdleTimeout(f.idleTimeout),
 	}
 	if f.keyFile != "" {
 		keys, err := remote.ReadKeys(f.keyFile)
@@ -153,7 +171,14 @@ loopback unless --addr says otherwise, takes API keys with --key-file (NAME=KEY 
 one key per agent or environment name: a leaked key exposes one), serves TLS with
 --tls-cert and --tls-key, and shuts down gracefully on SIGINT or SIGTERM (exit status
 0): no new call, calls in flight finish within --grace, running trials stop. The first
-line on stdout says where it listens.`
+line on stdout says where it listens.
+
+A server reads nothing of a call before it has checked its key, and bounds what a
+connection may hold: requests above --max-message-bytes are refused (413 over HTTP),
+a connection must show what it speaks and an HTTP request send its headers within
+--header-timeout, an HTTP request's body must arrive within --read-timeout (408
+otherwise), and connections with no call in flight are closed after --idle-timeout.
+When the process runs out of file descriptors, the server waits and accepts again.`
 
 func newServe(envs *environments) *cobra.Command {
 	cmd := &cobra.Command{

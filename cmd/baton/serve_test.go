@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,6 +38,10 @@ import (
 // helperEnv marks the test binary started as the baton command by startServe.
 const helperEnv = "BATON_SERVE_HELPER"
 
+// nofileEnv, when set, is the limit of open files of the helper process, as
+// `prlimit --nofile=N:N` sets it.
+const nofileEnv = "BATON_SERVE_NOFILE"
+
 // TestServeHelperProcess is the baton command, run by startServe in a process of its
 // own: the test binary started with helperEnv set runs main's code on the arguments
 // after "--" (signals included) and exits with its status. Run as a test, it returns
@@ -49,6 +55,16 @@ func TestServeHelperProcess(t *testing.T) {
 		if a == "--" {
 			args = args[i+1:]
 			break
+		}
+	}
+	if n := os.Getenv(nofileEnv); n != "" {
+		limit, err := strconv.ParseUint(n, 10, 64)
+		if err == nil {
+			err = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: limit, Max: limit})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "setting the file descriptor limit:", err)
+			os.Exit(3)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -277,6 +293,76 @@ func TestServeInProcess(t *testing.T) {
 	assert.Equal(t, 0, <-code, stderr.String())
 }
 
+// TestServeOutOfDescriptors runs baton serve env with 64 file descriptors and opens
+// 100 connections to it: the server runs out, says so, waits and accepts again, and
+// once the connections are closed it answers calls; SIGTERM ends it with exit 0.
+func TestServeOutOfDescriptors(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelperProcess$", "--", "serve", "env", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), helperEnv+"=1", nofileEnv+"=64")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	m := listening.FindStringSubmatch(strings.TrimSpace(line))
+	require.NotNil(t, m, "first line: %q", line)
+	addr := m[1]
+	// The server's log, line by line, until it ends.
+	logs := make(chan string, 1024)
+	var logged strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs <- sc.Text()
+		}
+		close(logs)
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+
+	var conns []net.Conn
+	for range 100 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		conns = append(conns, c)
+	}
+	guard := time.NewTimer(30 * time.Second)
+	defer guard.Stop()
+	for retrying := false; !retrying; {
+		select {
+		case l, ok := <-logs:
+			require.True(t, ok, "the server ended: %s", logged.String())
+			logged.WriteString(l + "\n")
+			retrying = strings.Contains(l, `msg="remote: accept failed; retrying"`) && strings.Contains(l, "too many open files")
+		case <-guard.C:
+			t.Fatalf("the server did not run out of file descriptors: %s", logged.String())
+		}
+	}
+	for _, c := range conns {
+		require.NoError(t, c.Close())
+	}
+	c, err := remote.DialEnv(t.Context(), addr, remote.WithTimeout(20*time.Second))
+	require.NoError(t, err, "the server accepts again")
+	envs, err := c.Envs(t.Context())
+	require.NoError(t, err)
+	assert.NotEmpty(t, envs)
+	require.NoError(t, c.Close())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	for l := range logs {
+		logged.WriteString(l + "\n")
+	}
+	<-exited
+	assert.NoError(t, waitErr, "exit status 0 after SIGTERM: %s", logged.String())
+}
+
 // TestServeUsage: bad flags are usage errors (exit 2) that say what is wrong.
 func TestServeUsage(t *testing.T) {
 	keys := writeFile(t, "keys", "motion=motion-key-0123456789\n")
@@ -297,6 +383,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "agent", "--env", "maze", "--tls-cert", keys}, 2, "--tls-cert and --tls-key go together"},
 		{[]string{"serve", "env", "--addr", "nowhere"}, 2, `--addr "nowhere": want HOST:PORT`},
 		{[]string{"serve", "env", "extra"}, 2, "serve env takes no arguments"},
+		{[]string{"serve", "env", "--header-timeout", "0s", "--read-timeout", "-1s", "--idle-timeout", "0s"}, 2,
+			"--header-timeout 0s: want a positive duration; --read-timeout -1s: want a positive duration; --idle-timeout 0s: want a positive duration"},
 		{[]string{"serve", "trials", "--actor-key-file", keys}, 2, "need --allow-remote-actors"},
 		{[]string{"serve", "trials", "--workers", "10000"}, 2, "--workers 10000: at most "},
 		{[]string{"serve", "ui", "--workers", "10000"}, 2, "--workers 10000: at most "},
