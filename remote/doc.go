@@ -97,6 +97,32 @@
 // everything (none, or a default key alone) get NOT_FOUND for a trial that does
 // not exist.
 //
+// # Configurations and budgets
+//
+// What a caller sends is hostile until checked, configurations included. AddEnvs (and
+// ServeTrials) open the configurations of callers through a remote view of the
+// registry (runners.Registry.Remote): each entry's OpenRemote reads the files a
+// configuration names only inside the folder WithConfigDir allows (none by default;
+// names relative to it, opened through an os.Root, regular files of bounded size
+// only), with the same INVALID_ARGUMENT for a file that is missing as for one out of
+// reach, so that a caller learns nothing of the server's files; and it refuses what
+// asks for more than the environment's limits (runners.Limit: a maze's side, a site's
+// pages; WithEnvLimits raises them) with RESOURCE_EXHAUSTED naming the limit and the
+// flag that raises it. A server built with AddTrials on a controller of its own needs
+// that controller built on such a view.
+//
+// An environment server counts every session against its key (every caller of a
+// server without keys is one key): at most WithMaxSessions sessions and
+// WithMaxKeyBytes bytes of them per key, so that one key cannot lock the others out,
+// and at most WithMaxSessionBytes for one session. A session costs what its factory
+// estimates (runners.Sizer) or else its agents' observations; a batch of N copies,
+// N copies and twice N observations more for the batch's buffers. A session whose
+// answers (a Turn; a BatchTurn of N observations and N final ones) would not fit
+// WithMaxMessageSize is refused too. Make and MakeBatch check before they build the
+// copies, and fail with RESOURCE_EXHAUSTED naming the bound, the figures and the flag
+// of baton serve env that raises it; Close and the idle sweep (WithSessionIdle) give
+// the budget back.
+//
 // # JSON over HTTP
 //
 // Serve answers, on the same listener, gRPC and HTTP/1.1: every unary and

@@ -36,6 +36,8 @@ type batchSession struct {
 	actions spaces.Discrete
 	closed  bool
 	used    time.Time // guarded by envService.mu
+	owner   string    // the key that made it (keyOf)
+	cost    int64     // its bytes in the owner's budget
 }
 
 func (b *batchSession) close() {
@@ -72,13 +74,6 @@ func (bs *batches) take(id string) *batchSession {
 	return b
 }
 
-// count returns the number of batch sessions.
-func (bs *batches) count() int {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	return len(bs.m)
-}
-
 // closeAll closes every batch session, at shutdown.
 func (bs *batches) closeAll() {
 	bs.mu.Lock()
@@ -103,7 +98,7 @@ func singleEnv(m env.MultiAgent) (env.Env, bool) {
 	return u.Unwrap(), true
 }
 
-func (e *envService) MakeBatch(_ context.Context, req *pb.MakeBatchRequest) (*pb.MakeBatchResponse, error) {
+func (e *envService) MakeBatch(ctx context.Context, req *pb.MakeBatchRequest) (*pb.MakeBatchResponse, error) {
 	name, n, w := req.GetEnv(), req.GetNumEnvs(), req.GetWorkers()
 	switch {
 	case name == "":
@@ -113,17 +108,9 @@ func (e *envService) MakeBatch(_ context.Context, req *pb.MakeBatchRequest) (*pb
 	case w < 0:
 		return nil, invalid(fieldErrorf("workers", "%d, want 0 or more", w))
 	}
-	entry, err := e.reg.Lookup(name)
+	f, err := e.factory(name, req.GetConfig())
 	if err != nil {
-		return nil, status.Error(codes.NotFound, err.Error())
-	}
-	var cfg []byte
-	if req.GetConfig() != "" {
-		cfg = []byte(req.GetConfig())
-	}
-	f, err := safe(func() (runners.Factory, error) { return entry.Open(cfg) })
-	if err != nil {
-		return nil, invalid(fieldErrorf("config", "%s rejects it: %v", name, err))
+		return nil, err
 	}
 	probe, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) })
 	if err != nil {
@@ -136,6 +123,23 @@ func (e *envService) MakeBatch(_ context.Context, req *pb.MakeBatchRequest) (*pb
 	if !ok {
 		return nil, invalid(fieldErrorf("env", "%s acts in %v; a batch session takes Discrete actions", name, probe.Agents()[0].ActionSpace))
 	}
+	// The copies are counted, and refused, before they are built.
+	c := sessionCost(name, f, probe.Agents(), n)
+	if err := e.budget.check("MakeBatch", c); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	e.sweep(now)
+	who := keyOf(ctx)
+	if err := e.budget.reserve("MakeBatch", who, c); err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() {
+		if !built {
+			e.budget.release(who, c.bytes)
+		}
+	}()
 	v, err := vector.New(int(n), func(int) (env.Env, error) {
 		m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) })
 		if err != nil {
@@ -147,7 +151,7 @@ func (e *envService) MakeBatch(_ context.Context, req *pb.MakeBatchRequest) (*pb
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%s: building %d copies: %v", name, n, err)
 	}
-	b := &batchSession{env: name, v: v, actions: d}
+	b := &batchSession{env: name, v: v, actions: d, owner: who, cost: c.bytes}
 	if b.proto, err = envSpecProto(name, probe.Agents()); err != nil {
 		_ = v.Close()
 		return nil, err
@@ -158,43 +162,20 @@ func (e *envService) MakeBatch(_ context.Context, req *pb.MakeBatchRequest) (*pb
 		return nil, status.Errorf(codes.Internal, "a session id: %v", err)
 	}
 	b.id = hex.EncodeToString(id[:])
-	if err := e.addBatch(b); err != nil {
-		_ = v.Close()
-		return nil, err
-	}
+	e.addBatch(b, now)
+	built = true
 	return &pb.MakeBatchResponse{Session: b.id, Spec: b.proto, NumEnvs: n}, nil
 }
 
-// addBatch registers b, after closing the batch sessions idle for too long, unless
-// the server holds as many sessions (of both kinds) as it keeps.
-func (e *envService) addBatch(b *batchSession) error {
-	now := time.Now()
-	var idle []*batchSession
-	e.batches.mu.Lock()
-	for id, old := range e.batches.m {
-		if now.Sub(old.used) > e.idle {
-			delete(e.batches.m, id)
-			idle = append(idle, old)
-		}
-	}
-	e.batches.mu.Unlock()
-	for _, old := range idle {
-		old.close()
-	}
-	e.mu.Lock()
-	open := len(e.sessions)
-	e.mu.Unlock()
+// addBatch registers b, whose budget is reserved, as used at now.
+func (e *envService) addBatch(b *batchSession, now time.Time) {
 	e.batches.mu.Lock()
 	defer e.batches.mu.Unlock()
-	if open+len(e.batches.m) >= e.maxSessions {
-		return status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", open+len(e.batches.m))
-	}
 	if e.batches.m == nil {
 		e.batches.m = map[string]*batchSession{}
 	}
 	b.used = now
 	e.batches.m[b.id] = b
-	return nil
 }
 
 // lockBatch takes a batch session for one call.

@@ -25,9 +25,9 @@ import (
 // envService implements EnvService over a registry.
 type envService struct {
 	pb.UnimplementedEnvServiceServer
-	reg         *runners.Registry
-	idle        time.Duration
-	maxSessions int
+	reg    *runners.Registry // a view that opens configurations as remote ones
+	idle   time.Duration
+	budget *budget
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -46,6 +46,8 @@ type session struct {
 	broken  error                   // set when the environment panicked
 	closed  bool
 	used    time.Time // guarded by envService.mu
+	owner   string    // the key that made it (keyOf)
+	cost    int64     // its bytes in the owner's budget
 	ints    []int64
 	floats  []float32
 }
@@ -53,11 +55,22 @@ type session struct {
 // AddEnvs serves the environments of reg on the server (EnvService): clients make
 // sessions of them by name, reset and step them. With keys, a session's calls need a
 // key that grants its environment's name.
+//
+// The configurations that clients send are opened as configurations from the
+// network (runners.Registry.Remote): they name no file outside the folder
+// WithConfigDir allows, and ask for no more than the environments' limits
+// (WithEnvLimits). Each session is counted against its key's budgets (WithMaxSessions,
+// WithMaxSessionBytes, WithMaxKeyBytes). AddEnvs fails for a limit that no entry of
+// reg declares.
 func (s *Server) AddEnvs(reg *runners.Registry) error {
 	if reg == nil {
 		return fmt.Errorf("%w: AddEnvs: nil registry", ErrConfig)
 	}
-	svc := &envService{reg: reg, idle: s.cfg.sessionIdle, maxSessions: s.cfg.maxSessions, sessions: map[string]*session{}}
+	view, err := reg.Remote(s.cfg.envRemote)
+	if err != nil {
+		return fmt.Errorf("%w: AddEnvs: %w", ErrConfig, err)
+	}
+	svc := &envService{reg: view, idle: s.cfg.sessionIdle, budget: newBudget(&s.cfg), sessions: map[string]*session{}}
 	return s.register(&pb.EnvService_ServiceDesc, svc, svc.scope, svc.closeAll)
 }
 
@@ -141,14 +154,31 @@ func (e *envService) Envs(ctx context.Context, _ *pb.EnvsRequest) (*pb.EnvsRespo
 	return resp, nil
 }
 
-// open builds an environment of a name and configuration.
-func (e *envService) open(name, config string, maxTicks int64) (env.MultiAgent, error) {
+// open builds an environment of a name and configuration, and returns it with its
+// factory.
+func (e *envService) open(name, config string, maxTicks int64) (runners.Factory, env.MultiAgent, error) {
+	if maxTicks < 0 || maxTicks > 1<<31 {
+		return nil, nil, invalid(fieldErrorf("max_ticks", "%d, want 0 (no limit) to %d", maxTicks, 1<<31))
+	}
+	f, err := e.factory(name, config)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{MaxTicks: int(maxTicks)}) })
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "%s: building the environment: %v", name, err)
+	}
+	return f, m, nil
+}
+
+// factory opens a configuration of the environment name, as one from the network.
+// A configuration over a limit of the environment is RESOURCE_EXHAUSTED, any other
+// it rejects INVALID_ARGUMENT (the entry's message, which tells nothing of the
+// server's files: runners.Remote.ReadFile).
+func (e *envService) factory(name, config string) (runners.Factory, error) {
 	entry, err := e.reg.Lookup(name)
 	if err != nil {
 		return nil, status.Error(codes.NotFound, err.Error())
-	}
-	if maxTicks < 0 || maxTicks > 1<<31 {
-		return nil, invalid(fieldErrorf("max_ticks", "%d, want 0 (no limit) to %d", maxTicks, 1<<31))
 	}
 	var cfg []byte
 	if config != "" {
@@ -156,13 +186,41 @@ func (e *envService) open(name, config string, maxTicks int64) (env.MultiAgent, 
 	}
 	f, err := safe(func() (runners.Factory, error) { return entry.Open(cfg) })
 	if err != nil {
+		if le, ok := errors.AsType[*runners.LimitError](err); ok {
+			return nil, status.Errorf(codes.ResourceExhausted, "config: %v", le)
+		}
 		return nil, invalid(fieldErrorf("config", "%s rejects it: %v", name, err))
 	}
-	m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{MaxTicks: int(maxTicks)}) })
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "%s: building the environment: %v", name, err)
+	if f == nil {
+		return nil, status.Errorf(codes.Internal, "%s: the registry entry opened no factory", name)
 	}
-	return m, nil
+	return f, nil
+}
+
+// sweep closes the sessions of both kinds unused for longer than the idle time, and
+// gives their budgets back.
+func (e *envService) sweep(now time.Time) {
+	e.mu.Lock()
+	for id, old := range e.sessions {
+		if now.Sub(old.used) > e.idle {
+			delete(e.sessions, id)
+			e.budget.release(old.owner, old.cost)
+		}
+	}
+	e.mu.Unlock()
+	var idle []*batchSession
+	e.batches.mu.Lock()
+	for id, old := range e.batches.m {
+		if now.Sub(old.used) > e.idle {
+			delete(e.batches.m, id)
+			idle = append(idle, old)
+		}
+	}
+	e.batches.mu.Unlock()
+	for _, old := range idle {
+		e.budget.release(old.owner, old.cost)
+		old.close()
+	}
 }
 
 // safe calls f, turning a panic into a *panicError.
@@ -206,18 +264,18 @@ func (e *envService) Spec(_ context.Context, req *pb.EnvSpecRequest) (*pb.EnvSpe
 	if req.GetEnv() == "" {
 		return nil, invalid(fieldErrorf("env", "empty: name an environment, or set session"))
 	}
-	m, err := e.open(req.GetEnv(), req.GetConfig(), 0)
+	_, m, err := e.open(req.GetEnv(), req.GetConfig(), 0)
 	if err != nil {
 		return nil, err
 	}
 	return envSpecProto(req.GetEnv(), m.Agents())
 }
 
-func (e *envService) Make(_ context.Context, req *pb.MakeRequest) (*pb.MakeResponse, error) {
+func (e *envService) Make(ctx context.Context, req *pb.MakeRequest) (*pb.MakeResponse, error) {
 	if req.GetEnv() == "" {
 		return nil, invalid(fieldErrorf("env", "empty"))
 	}
-	m, err := e.open(req.GetEnv(), req.GetConfig(), req.GetMaxTicks())
+	f, m, err := e.open(req.GetEnv(), req.GetConfig(), req.GetMaxTicks())
 	if err != nil {
 		return nil, err
 	}
@@ -237,17 +295,18 @@ func (e *envService) Make(_ context.Context, req *pb.MakeRequest) (*pb.MakeRespo
 		return nil, status.Errorf(codes.Internal, "a session id: %v", err)
 	}
 	ss.id = hex.EncodeToString(b[:])
+	c := sessionCost(ss.env, f, ss.specs, 0)
+	if err := e.budget.check("Make", c); err != nil {
+		return nil, err
+	}
 	now := time.Now()
+	e.sweep(now)
+	ss.owner, ss.cost = keyOf(ctx), c.bytes
+	if err := e.budget.reserve("Make", ss.owner, c); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for id, old := range e.sessions {
-		if now.Sub(old.used) > e.idle {
-			delete(e.sessions, id)
-		}
-	}
-	if open := len(e.sessions) + e.batches.count(); open >= e.maxSessions {
-		return nil, status.Errorf(codes.ResourceExhausted, "%d sessions are open, the most this server keeps: close some", open)
-	}
 	ss.used = now
 	e.sessions[ss.id] = ss
 	return &pb.MakeResponse{Session: ss.id, Spec: ss.proto}, nil
@@ -259,11 +318,13 @@ func (e *envService) Close(_ context.Context, req *pb.CloseRequest) (*pb.CloseRe
 	delete(e.sessions, req.GetSession())
 	e.mu.Unlock()
 	if ss != nil {
+		e.budget.release(ss.owner, ss.cost)
 		ss.mu.Lock()
 		ss.closed = true
 		ss.mu.Unlock()
 	}
 	if b := e.batches.take(req.GetSession()); b != nil {
+		e.budget.release(b.owner, b.cost)
 		b.close()
 	}
 	return &pb.CloseResponse{}, nil

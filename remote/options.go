@@ -5,10 +5,13 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc"
 )
 
@@ -28,7 +31,8 @@ const (
 	// DefaultSessionIdle is how long an environment session may sit unused before the
 	// server closes it (WithSessionIdle).
 	DefaultSessionIdle = 10 * time.Minute
-	// DefaultMaxSessions bounds the open environment sessions (WithMaxSessions).
+	// DefaultMaxSessions bounds the open environment sessions of each key
+	// (WithMaxSessions).
 	DefaultMaxSessions = 1024
 )
 
@@ -73,6 +77,13 @@ type serverConfig struct {
 	logger      *slog.Logger
 	sessionIdle time.Duration
 	maxSessions int
+
+	// The budgets of environment sessions and what their configurations may ask
+	// for (the With functions grouped at the end of this file); 0 means the default.
+	maxSessionBytes int64
+	maxKeyBytes     int64
+	envRemote       runners.Remote
+
 	workers     int
 	remote      []DialOption
 	remoteOK    bool
@@ -285,8 +296,9 @@ func WithSessionIdle(d time.Duration) ServerOption {
 	})
 }
 
-// WithMaxSessions bounds the open sessions of an environment server; Make beyond it
-// fails with RESOURCE_EXHAUSTED. 0 means DefaultMaxSessions.
+// WithMaxSessions bounds the open sessions of each key on an environment server (all
+// callers of a server without keys count as one key); Make and MakeBatch beyond it
+// fail with RESOURCE_EXHAUSTED. 0 means DefaultMaxSessions. See also WithMaxKeyBytes.
 func WithMaxSessions(n int) ServerOption {
 	return serverOption(func(c *serverConfig) {
 		switch {
@@ -436,4 +448,87 @@ func WithAgent(name string) DialOption {
 // interceptors).
 func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
 	return dialOption(func(c *dialConfig) { c.grpcOpts = append(c.grpcOpts, opts...) })
+}
+
+// The budgets and bounds of an environment server's sessions (AddEnvs). A session
+// costs the memory its factory estimates (runners.Sizer) or else its observations,
+// once per copy of a batch and twice more for the batch's buffers; a key holds at most
+// WithMaxSessions sessions and WithMaxKeyBytes bytes of them, so that one key cannot
+// lock the others out (every caller of a server without keys counts as one key), and
+// a session at most WithMaxSessionBytes, its answers at most a message
+// (WithMaxMessageSize). Beyond a bound, Make and MakeBatch fail with
+// RESOURCE_EXHAUSTED, whose message names the bound and the flag of baton serve env
+// that raises it.
+
+// Defaults of the byte budgets of environment sessions.
+const (
+	// DefaultMaxSessionBytes bounds the memory of one environment session
+	// (WithMaxSessionBytes): 256 MiB.
+	DefaultMaxSessionBytes = 256 << 20
+	// DefaultMaxKeyBytes bounds the memory of the environment sessions of each key
+	// together (WithMaxKeyBytes): 1 GiB.
+	DefaultMaxKeyBytes = 1 << 30
+)
+
+// WithMaxSessionBytes bounds the estimated memory of one environment session, in
+// bytes: a MakeBatch of more copies than fit is refused before they are built. 0
+// means DefaultMaxSessionBytes.
+func WithMaxSessionBytes(n int64) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithMaxSessionBytes(%d): want 0 (the default) or more", n))
+		}
+		c.maxSessionBytes = n
+	})
+}
+
+// WithMaxKeyBytes bounds the estimated memory of the environment sessions of each key
+// together, in bytes. 0 means DefaultMaxKeyBytes.
+func WithMaxKeyBytes(n int64) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		if n < 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithMaxKeyBytes(%d): want 0 (the default) or more", n))
+		}
+		c.maxKeyBytes = n
+	})
+}
+
+// WithConfigDir lets the configurations that an environment server's callers send
+// (AddEnvs; ServeTrials's trials too) name files in dir, and nowhere else
+// (runners.Remote.Dir: webtest's site_file, a name relative to dir, read through an
+// os.Root). "", the default, lets them name none. NewServer fails when dir is not a
+// folder it can open.
+func WithConfigDir(dir string) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		c.envRemote.Dir = ""
+		if dir == "" {
+			return
+		}
+		abs, err := filepath.Abs(dir)
+		if err == nil {
+			var r *os.Root
+			if r, err = os.OpenRoot(abs); err == nil {
+				err = r.Close()
+			}
+		}
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithConfigDir(%q): %w", dir, err))
+			return
+		}
+		c.envRemote.Dir = abs
+	})
+}
+
+// WithEnvLimits sets the bounds of the registered environments' limits on the
+// configurations that an environment server's callers send (AddEnvs; ServeTrials's
+// trials too), by full name ("maze.side", "webtest.pages"; see runners.Limit); a
+// limit left out keeps its default. AddEnvs and ServeTrials fail for a name that no
+// registered environment declares, or a bound below 1.
+func WithEnvLimits(limits map[string]int64) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		if c.envRemote.Limits == nil {
+			c.envRemote.Limits = map[string]int64{}
+		}
+		maps.Copy(c.envRemote.Limits, limits)
+	})
 }

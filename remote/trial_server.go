@@ -50,7 +50,10 @@ type trialService struct {
 // AddTrials serves a controller on the server (TrialService): clients start trials
 // of the controller's registry, watch, stop and reward them. The server's shutdown
 // shuts the controller down (its running trials stop). With keys, a call needs a key
-// that grants the environment of the trials it addresses.
+// that grants the environment of the trials it addresses. Build c over a remote view
+// of the registry (runners.Registry.Remote), as ServeTrials does, so that the
+// configurations of the trials that callers start name no file on the server and
+// stay within the environments' limits.
 func (s *Server) AddTrials(c *runners.Controller) error {
 	if c == nil {
 		return fmt.Errorf("%w: AddTrials: nil controller", ErrConfig)
@@ -60,7 +63,9 @@ func (s *Server) AddTrials(c *runners.Controller) error {
 }
 
 // ServeTrials serves a controller of the environments of reg on lis until ctx is
-// done (see Server.Serve); WithTrialWorkers bounds the trials run at once.
+// done (see Server.Serve); WithTrialWorkers bounds the trials run at once. The
+// controller opens the configurations of its trials as ones from the network
+// (runners.Registry.Remote, with WithConfigDir and WithEnvLimits).
 func ServeTrials(ctx context.Context, lis net.Listener, reg *runners.Registry, opts ...ServerOption) error {
 	s, err := NewServer(opts...)
 	if err != nil {
@@ -70,6 +75,12 @@ func ServeTrials(ctx context.Context, lis net.Listener, reg *runners.Registry, o
 	workers := s.cfg.workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
+	}
+	if reg != nil {
+		if reg, err = reg.Remote(s.cfg.envRemote); err != nil {
+			_ = lis.Close()
+			return fmt.Errorf("%w: ServeTrials: %w", ErrConfig, err)
+		}
 	}
 	c, err := runners.NewController(reg, runners.WithWorkers(workers))
 	if err != nil {

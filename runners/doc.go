@@ -14,6 +14,17 @@
 // cartpole.Register); commands and services build one and look environments up by
 // name. Unknown names are *NameError values whose one-line message lists the choices.
 //
+// A configuration may come from a trusted caller (the command line, a program) or
+// from the network (a server's caller). Open opens the first kind: a file it names is
+// read from its path with ReadConfigFile (a regular file of at most
+// MaxConfigFileBytes). Servers open the second kind through a remote view of the
+// registry (Registry.Remote), whose entries open with OpenRemote and a Remote: a file
+// is read with Remote.ReadFile only, inside the folder the server's operator allows,
+// and sizes are checked with Remote.Check against the entry's Limits (defaults the
+// operator may change), a refusal being a *LimitError that names the limit and how to
+// raise it. An entry without OpenRemote opens both kinds with Open. A Factory that
+// implements Sizer estimates the memory of what it builds, for servers' budgets.
+//
 // # Trials
 //
 // A Spec names the environment, its configuration, the policy of each agent (Actors:

@@ -12,6 +12,14 @@ var (
 	ErrUnknownEnv    = errors.New("runners: unknown environment")
 	ErrUnknownAgent  = errors.New("runners: unknown agent")
 	ErrUnknownPolicy = errors.New("runners: unknown policy")
+	// ErrUnknownLimit is the kind of the *NameError for a limit (Remote.Limits) that
+	// no entry declares.
+	ErrUnknownLimit = errors.New("runners: unknown limit")
+	// ErrLimit: a configuration from the network asks for more than a limit of its
+	// environment allows (*LimitError), or a limit is set below 1.
+	ErrLimit = errors.New("runners: over a limit")
+	// ErrConfigFile: a file a configuration names cannot be used (*FileError).
+	ErrConfigFile = errors.New("runners: configuration file refused")
 	// ErrInvalidEntry: Register was given an entry with problems (all are listed).
 	ErrInvalidEntry = errors.New("runners: invalid registry entry")
 	// ErrDuplicate: Register was given a name already registered.

@@ -101,6 +101,17 @@ type Entry struct {
 	// the Factory of its environments. An error means the configuration is bad; the
 	// runner wraps it with ErrEnvConfig.
 	Open func(config []byte) (Factory, error)
+	// OpenRemote opens, in Open's place, a configuration that arrived over the network
+	// (a server's caller; see Registry.Remote): it reads a file the configuration
+	// names with o.ReadFile only (confined to the folder the server's operator
+	// allows), and refuses with o.Check what asks for more than a limit of Limits.
+	// nil means Open opens those configurations too: right for an environment whose
+	// configuration names no file and cannot ask for much memory.
+	OpenRemote func(config []byte, o Remote) (Factory, error)
+	// Limits are the bounds OpenRemote applies to configurations from the network
+	// (a maze's side, a site's pages), each with its default; servers' operators
+	// change them by name (Remote.Limits) and help lists them.
+	Limits []Limit
 	// Agents lists the agents that have named policies, normally every agent of the
 	// environment. An agent of the environment missing here must be given a policy
 	// value by each trial (Value or PerTrial).
@@ -250,6 +261,7 @@ func (e *Entry) AgentNames() []string {
 // clone copies the entry's slices, so that the registry's copy cannot change.
 func (e Entry) clone() *Entry {
 	e.Metrics = slices.Clone(e.Metrics)
+	e.Limits = slices.Clone(e.Limits)
 	e.Agents = slices.Clone(e.Agents)
 	for i := range e.Agents {
 		a := &e.Agents[i]
@@ -302,6 +314,10 @@ func (e *Entry) check() error {
 			bad("the default policy %q of agent %q is not one of its policies (%s)", a.Default, a.Name, strings.Join(a.PolicyNames(), ", "))
 		}
 	}
+	checkLimits(e.Limits, bad)
+	if len(e.Limits) > 0 && e.OpenRemote == nil {
+		bad("Limits are given without OpenRemote, which applies them")
+	}
 	metrics := map[string]bool{}
 	for i, m := range e.Metrics {
 		switch {
@@ -337,6 +353,10 @@ func (e *Entry) metricNames() []string {
 type Registry struct {
 	mu      sync.RWMutex
 	entries []*Entry
+
+	// A view made by Remote: base holds the entries, remote how they open.
+	base   *Registry
+	remote *Remote
 }
 
 // NewRegistry returns an empty registry.
@@ -346,6 +366,9 @@ func NewRegistry() *Registry { return &Registry{} }
 // problem, for an invalid entry, and one wrapping ErrDuplicate for a name already
 // registered. The registry keeps a copy: later changes to e do not reach it.
 func (r *Registry) Register(e Entry) error {
+	if r.remote != nil {
+		return r.base.Register(e)
+	}
 	c := e.clone()
 	if err := c.check(); err != nil {
 		return err
@@ -373,6 +396,13 @@ func (r *Registry) Lookup(name string) (Entry, error) {
 }
 
 func (r *Registry) lookup(name string) (*Entry, error) {
+	if r.remote != nil {
+		e, err := r.base.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		return r.remoteEntry(e), nil
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, e := range r.entries {
@@ -385,6 +415,9 @@ func (r *Registry) lookup(name string) (*Entry, error) {
 
 // Names returns the registered names in the order they were registered.
 func (r *Registry) Names() []string {
+	if r.remote != nil {
+		return r.base.Names()
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.names()
@@ -402,10 +435,17 @@ func (r *Registry) names() []string {
 // them. Registering during the iteration does not disturb it.
 func (r *Registry) All() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
-		r.mu.RLock()
-		entries := slices.Clone(r.entries)
-		r.mu.RUnlock()
+		src := r
+		if r.remote != nil {
+			src = r.base
+		}
+		src.mu.RLock()
+		entries := slices.Clone(src.entries)
+		src.mu.RUnlock()
 		for _, e := range entries {
+			if r.remote != nil {
+				e = r.remoteEntry(e)
+			}
 			if !yield(*e) {
 				return
 			}
@@ -414,10 +454,10 @@ func (r *Registry) All() iter.Seq[Entry] {
 }
 
 // NameError is the error for a name that is not registered: an environment, an agent
-// of an environment or a policy of an agent. Its message is one line that names the
+// of an environment, a policy of an agent or a limit (ENV.LIMIT) of an environment. Its message is one line that names the
 // valid choices; errors.Is matches Kind.
 type NameError struct {
-	// Kind is ErrUnknownEnv, ErrUnknownAgent or ErrUnknownPolicy.
+	// Kind is ErrUnknownEnv, ErrUnknownAgent, ErrUnknownPolicy or ErrUnknownLimit.
 	Kind error
 	// Name is the unknown name.
 	Name string
@@ -435,6 +475,8 @@ func (e *NameError) Error() string {
 		fmt.Fprintf(&b, "runners: unknown policy %q for agent %s of %s", e.Name, e.Agent, e.Env)
 	case errors.Is(e.Kind, ErrUnknownAgent):
 		fmt.Fprintf(&b, "runners: unknown agent %q of %s", e.Name, e.Env)
+	case errors.Is(e.Kind, ErrUnknownLimit):
+		fmt.Fprintf(&b, "runners: unknown limit %q", e.Name)
 	default:
 		fmt.Fprintf(&b, "runners: unknown environment %q", e.Name)
 	}

@@ -7,7 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +106,79 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 	return opts, nil
 }
 
+// configFlags are the flags that say what the configurations of a server's callers
+// may ask for (serve env, trials and ui): the folder whose files they may name, and
+// the environments' limits.
+type configFlags struct {
+	dir    string
+	limits []string
+}
+
+func (f *configFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "config-dir", "", "let callers' configurations name files in `DIR` (webtest's site_file, relative to DIR), and nowhere else; without it they name none")
+	fl.StringArrayVar(&f.limits, "env-limit", nil, "`ENV.LIMIT=N`: the bound of an environment's limit on callers' configurations (maze.side=101); repeatable")
+}
+
+// remote checks the flags against the registry and returns what they allow.
+func (f *configFlags) remote(envs *environments) (runners.Remote, error) {
+	var r runners.Remote
+	if f.dir != "" {
+		abs, err := filepath.Abs(f.dir)
+		if err == nil {
+			var st os.FileInfo
+			if st, err = os.Stat(abs); err == nil && !st.IsDir() {
+				err = errors.New("not a folder")
+			}
+		}
+		if err != nil {
+			return r, usagef("--config-dir %s: %v", f.dir, err)
+		}
+		r.Dir = abs
+	}
+	for _, l := range f.limits {
+		name, v, ok := strings.Cut(l, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil || n < 1 {
+			return r, usagef("--env-limit %q: want ENV.LIMIT=N with N 1 or more (limits: %s)", l, strings.Join(limitNames(envs), ", "))
+		}
+		if r.Limits == nil {
+			r.Limits = map[string]int64{}
+		}
+		r.Limits[name] = n
+	}
+	if _, err := envs.reg.Remote(r); err != nil {
+		return r, usageErr(err, "--env-limit")
+	}
+	return r, nil
+}
+
+// limitNames returns the full names of the environments' limits (maze.side).
+func limitNames(envs *environments) []string {
+	var names []string
+	for e := range envs.reg.All() {
+		for _, l := range e.Limits {
+			names = append(names, e.Name+"."+l.Name)
+		}
+	}
+	return names
+}
+
+// limitsHelp lists, for help, the limits of the environments on callers'
+// configurations, with their defaults.
+func limitsHelp(envs *environments) string {
+	var b strings.Builder
+	for e := range envs.reg.All() {
+		for _, l := range e.Limits {
+			fmt.Fprintf(&b, "\n  %-16s %8d  %s", e.Name+"."+l.Name, l.Default, l.Description)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\nLimits on callers' configurations (--env-limit ENV.LIMIT=N; default bound, what it bounds):" + b.String()
+}
+
 // serve listens on the flags' address, prints where to stdout, and serves s until
 // ctx is done (SIGINT or SIGTERM), shutting down gracefully.
 // With page, it says where the page is too.
@@ -140,7 +216,10 @@ agent. A trial may name an agent as played by a client ("client" actor): the cli
 reads the agent's turn and acts through TrialService.Pending and ClientAct. With
 --key-file, calls need the key of the trials' environment. The same address answers
 gRPC and, over HTTP/1.1, the same calls as Connect JSON (POST
-/baton.v1.TrialService/METHOD), so that curl can act in a trial.
+/baton.v1.TrialService/METHOD), so that curl can act in a trial. A trial's
+configuration names no file on the server unless --config-dir allows a folder (names
+are then relative to it), and asks for no more than the environments' limits
+(--env-limit raises them).
 
 Environments:
 `
@@ -318,20 +397,33 @@ func servedAgents(envs *environments, o *opened, config []byte, agents, policies
 
 func newServeEnv(envs *environments) *cobra.Command {
 	var (
-		sf          serveFlags
-		maxSessions int
-		idle        time.Duration
+		sf           serveFlags
+		cf           configFlags
+		maxSessions  int
+		sessionBytes int64
+		keyBytes     int64
+		idle         time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "env",
 		Short: "Serve the registered environments (EnvService)",
 		Long: `serve env serves every registered environment: a client makes a session of one by
 name and JSON configuration, resets and steps it (in the turn-taking multi-agent form),
-and closes it. Sessions idle for longer than --session-idle are closed. With
+and closes it; MakeBatch makes a session of N copies of a single-agent environment,
+stepped in one call. Sessions idle for longer than --session-idle are closed. With
 --key-file, a session's calls need the key of its environment's name.
 
+A caller's configuration names no file on the server, unless --config-dir allows a
+folder (then names are relative to it, and reach nothing outside it), and asks for no
+more than the environments' limits (--env-limit raises them). Each key (all callers
+of a server without --key-file count as one) holds at most --max-sessions sessions
+and --max-key-bytes of them; one session at most --max-session-bytes, its answers at
+most --max-message-bytes. A session costs what its environment estimates, or else its
+observations: a batch of N copies some 3 x N observations. Past a bound, Make and
+MakeBatch fail with RESOURCE_EXHAUSTED naming it and its flag.
+
 Environments:
-` + envHelp(envs),
+` + envHelp(envs) + limitsHelp(envs),
 		Example: "  baton serve env --addr 127.0.0.1:50052\n  baton serve env --key-file keys --tls-cert server.crt --tls-key server.key --addr 0.0.0.0:50052",
 		Args:    noArgs("serve env"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -342,7 +434,16 @@ Environments:
 			if maxSessions < 1 || idle <= 0 {
 				return usagef("--max-sessions %d and --session-idle %v: want 1 or more and a positive duration", maxSessions, idle)
 			}
-			s, err := remote.NewServer(append(opts, remote.WithMaxSessions(maxSessions), remote.WithSessionIdle(idle))...)
+			if sessionBytes < 1 || keyBytes < 1 {
+				return usagef("--max-session-bytes %d and --max-key-bytes %d: want 1 or more", sessionBytes, keyBytes)
+			}
+			r, err := cf.remote(envs)
+			if err != nil {
+				return err
+			}
+			s, err := remote.NewServer(append(opts, remote.WithMaxSessions(maxSessions), remote.WithSessionIdle(idle),
+				remote.WithMaxSessionBytes(sessionBytes), remote.WithMaxKeyBytes(keyBytes),
+				remote.WithConfigDir(r.Dir), remote.WithEnvLimits(r.Limits))...)
 			if err != nil {
 				return err
 			}
@@ -353,8 +454,11 @@ Environments:
 		},
 	}
 	cmd.Flags().SortFlags = false
-	cmd.Flags().IntVar(&maxSessions, "max-sessions", remote.DefaultMaxSessions, "keep at most `N` sessions open")
+	cmd.Flags().IntVar(&maxSessions, "max-sessions", remote.DefaultMaxSessions, "keep at most `N` sessions open per key")
+	cmd.Flags().Int64Var(&sessionBytes, "max-session-bytes", remote.DefaultMaxSessionBytes, "refuse a session estimated to take more than `N` bytes")
+	cmd.Flags().Int64Var(&keyBytes, "max-key-bytes", remote.DefaultMaxKeyBytes, "refuse a session that takes the sessions of its key past `N` bytes")
 	cmd.Flags().DurationVar(&idle, "session-idle", remote.DefaultSessionIdle, "close sessions unused for `DURATION`")
+	cf.register(cmd)
 	sf.register(cmd)
 	return cmd
 }
@@ -368,6 +472,7 @@ func newServeUI(envs *environments) *cobra.Command { return newTrialServer(envs,
 func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	var (
 		sf        serveFlags
+		cf        configFlags
 		workers   int
 		remoteOK  bool
 		actorKeys string
@@ -377,7 +482,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "trials",
 		Short:   "Serve a trial controller (TrialService)",
-		Long:    trialsLong + envHelp(envs),
+		Long:    trialsLong + envHelp(envs) + limitsHelp(envs),
 		Example: "  baton serve trials --workers 4\n  baton serve trials --allow-remote-actors --actor-key-file agent-keys",
 		Args:    noArgs("serve trials"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -423,7 +528,15 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 				}
 				copts = append(copts, runners.WithSinks(datalog.NewLocked(w)))
 			}
-			c, err := runners.NewController(envs.reg, copts...)
+			r, err := cf.remote(envs)
+			if err != nil {
+				return err
+			}
+			reg, err := envs.reg.Remote(r) // callers' configurations name no server file
+			if err != nil {
+				return usageErr(err, "--env-limit")
+			}
+			c, err := runners.NewController(reg, copts...)
 			if err != nil {
 				return err
 			}
@@ -441,7 +554,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 		},
 	}
 	if ui {
-		cmd.Use, cmd.Short, cmd.Long = "ui", "Serve trials and the page where people play and watch them", uiLong+envHelp(envs)
+		cmd.Use, cmd.Short, cmd.Long = "ui", "Serve trials and the page where people play and watch them", uiLong+envHelp(envs)+limitsHelp(envs)
 		cmd.Example = "  baton serve ui --addr 127.0.0.1:8080\n  baton serve ui --key-file keys --tls-cert cert.pem --tls-key key.pem"
 		cmd.Args = noArgs("serve ui")
 	}
@@ -452,6 +565,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	fl.BoolVar(&remoteOK, "allow-remote-actors", false, "let trials name agents served elsewhere (grpc://HOST:PORT[/AGENT])")
 	fl.StringVar(&actorKeys, "actor-key-file", "", "the keys this server presents to remote actors, from `FILE` (NAME=KEY lines, or one bare key)")
 	fl.StringVar(&actorCA, "actor-tls-ca", "", "trust the PEM certificates of `FILE` for grpcs:// remote actors")
+	cf.register(cmd)
 	sf.register(cmd)
 	return cmd
 }

@@ -54,7 +54,13 @@
 // it to a runners.Registry under the name "maze", with its policies (NewOracle's
 // shortest paths and a random walk for the strategy; a random walk and AlwaysForward
 // for the motion agent) and its success (Reached): what `baton run maze`, `play`,
-// `envs` and `graph` use.
+// `envs` and `graph` use. A configuration that arrives over the network (a server's
+// caller: runners.Registry.Remote) asks for a map of at most maze.side rows and
+// columns, generated or given as text, and an obs_side of at most that (maze-flat.side
+// for the flat maze; LimitSide, DefaultRemoteSide unless the server's operator raises
+// it with `baton serve env --env-limit maze.side=N`). The copies of a flat maze of one
+// configuration share its map and agent spec, so that a batch of copies costs about
+// its observations.
 //
 // # Concurrency
 //

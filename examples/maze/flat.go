@@ -116,6 +116,12 @@ func NewFlat(cfg FlatConfig) (*Flat, error) {
 	}, nil
 }
 
+// sibling returns a new Flat of f's map and agent spec, which it shares, with cfg,
+// whose map must be f's.
+func (f *Flat) sibling(cfg FlatConfig) *Flat {
+	return &Flat{cfg: cfg.withDefaults(), maze: f.maze, spec: f.spec, obs: make([]float32, len(f.obs))}
+}
+
 // Config returns the configuration with its defaults filled in.
 func (f *Flat) Config() FlatConfig { return f.cfg }
 

@@ -24,12 +24,25 @@ import (
 // strategy's actions as directions (LEFT, UP), the motion agent's as moves (FORWARD,
 // BACKWARD), the state in one line as the position [row col] and the heading
 // ("[4 8] LEFT"), and drawn as State.Render draws it: the map with the agent on it.
+// A configuration from the network (runners.Registry.Remote) asks for at most
+// maze.side rows and columns, and obs_side (LimitSide).
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "maze",
 		Description: "the reference maze: a strategy agent picks directions, a motion agent walks them",
 		Config:      Config{},
 		Open:        openFactory,
+		OpenRemote: func(config []byte, o runners.Remote) (runners.Factory, error) {
+			cfg, err := ParseConfig(config)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkRemoteSides(o, cfg.Map, cfg.Generate, cfg.ObsSide); err != nil {
+				return nil, err
+			}
+			return openFactory(config)
+		},
+		Limits: []runners.Limit{{Name: LimitSide, Description: "rows or columns of a map, and obs_side", Default: DefaultRemoteSide}},
 		Agents: []runners.AgentEntry{
 			{Name: StrategyName, Default: "oracle", Policies: []runners.PolicyEntry{
 				{Name: "oracle", Description: "shortest paths to the goal", New: oraclePolicy},
@@ -45,6 +58,34 @@ func Register(r *runners.Registry) error {
 		Success: Reached,
 		Look:    runners.Look{Action: actionName, Info: describe, Render: runners.RenderState[State, Action]()},
 	})
+}
+
+// The limit on configurations from the network (runners.Limit): maze.side and
+// maze-flat.side.
+const (
+	// LimitSide names the limit on the rows and the columns of a map, and on
+	// Config.ObsSide, that a configuration from the network asks for.
+	LimitSide = "side"
+	// DefaultRemoteSide is its default: a 41 x 41 map observes 6,731 floats, so that
+	// the observations of 256 copies (twice over: StepBatch's final observations)
+	// fit one message of remote.DefaultMaxMessageSize.
+	DefaultRemoteSide = 41
+)
+
+// checkRemoteSides checks the sides a configuration from the network asks for
+// against the limit LimitSide: the generated map's, the map text's, and the observed
+// side. A map text that does not parse is left for the configuration's own checks.
+func checkRemoteSides(o runners.Remote, text string, g *GenerateConfig, obsSide int) error {
+	side := obsSide
+	if g != nil {
+		side = max(side, g.Rows, g.Cols)
+	}
+	if text != "" {
+		if m, err := Parse(text); err == nil {
+			side = max(side, m.rows, m.cols)
+		}
+	}
+	return o.Check(LimitSide, int64(side))
 }
 
 // actionName names a direction of the strategy agent and a move of the motion agent.
@@ -102,6 +143,14 @@ func openFactory(config []byte) (runners.Factory, error) {
 	return f, nil
 }
 
+// Size estimates the memory of the map and its oracle (some 30 bytes a tile,
+// measured), and of each runtime (its observations and, when maps are drawn per
+// episode, its map: some 10 bytes a tile), with room to spare.
+func (f *factory) Size() (shared, each int64) {
+	tiles := int64(f.env.rows * f.env.cols)
+	return 64*tiles + 4096, 16*tiles + 1024
+}
+
 // NewEnv returns a runtime of the maze with the tick limit.
 func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
 	return hrl.New(hrl.HierarchicalEnv[State, Action](f.env), hrl.Config{MaxTicks: o.MaxTicks})
@@ -142,12 +191,25 @@ func randomPolicy(name string) runners.PolicyFactory {
 //
 // An episode succeeds when the agent reaches the goal (it terminates). People see the
 // actions as directions and the state as the position and the last move's heading.
+// A configuration from the network asks for at most maze-flat.side rows and columns
+// (LimitSide). Its factory builds copies that share the map and the agent's spec.
 func RegisterFlat(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "maze-flat",
 		Description: "the reference maze without a hierarchy: one agent moves a tile a step",
 		Config:      FlatConfig{},
 		Open:        openFlatFactory,
+		OpenRemote: func(config []byte, o runners.Remote) (runners.Factory, error) {
+			cfg, err := ParseFlatConfig(config)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkRemoteSides(o, cfg.Map, cfg.Generate, 0); err != nil {
+				return nil, err
+			}
+			return openFlatFactory(config)
+		},
+		Limits: []runners.Limit{{Name: LimitSide, Description: "rows or columns of a map", Default: DefaultRemoteSide}},
 		Agents: []runners.AgentEntry{{Name: FlatName, Default: "oracle", Policies: []runners.PolicyEntry{
 			{Name: "oracle", Description: "shortest paths to the goal", New: func(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
 				ff, ok := f.(*flatFactory)
@@ -180,9 +242,11 @@ func Terminated(final env.Turn) bool {
 }
 
 // flatFactory is the runners.Factory of one flat maze configuration: the
-// configuration, checked, and the oracle of its map.
+// configuration, checked, the first Flat built (whose map and agent spec, both
+// immutable, every Flat of the factory shares) and the oracle of its map.
 type flatFactory struct {
 	cfg    FlatConfig
+	first  *Flat
 	oracle *Oracle
 }
 
@@ -195,7 +259,14 @@ func openFlatFactory(config []byte) (runners.Factory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &flatFactory{cfg: cfg, oracle: NewOracle(f.Maze())}, nil
+	return &flatFactory{cfg: cfg, first: f, oracle: NewOracle(f.Maze())}, nil
+}
+
+// Size estimates the memory of the map, its oracle and the agent's spec (some 30
+// bytes a tile, measured), and of each Flat (its observation), with room to spare.
+func (f *flatFactory) Size() (shared, each int64) {
+	tiles := int64(len(f.first.maze.tiles))
+	return 64*tiles + 4096, 4*int64(len(f.first.obs)) + 256
 }
 
 // NewEnv returns a flat maze whose step limit is the configuration's, or the trial's
@@ -205,9 +276,5 @@ func (f *flatFactory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
 	if o.MaxTicks > 0 && (cfg.MaxSteps == 0 || o.MaxTicks < cfg.MaxSteps) {
 		cfg.MaxSteps = o.MaxTicks
 	}
-	e, err := NewFlat(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return runners.SingleAgent(e), nil
+	return runners.SingleAgent(f.first.sibling(cfg)), nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 
 	"github.com/batonrl/baton/runners"
 )
@@ -17,7 +16,10 @@ type Config struct {
 	// Site is a site given inline; at most one of Site, SiteFile and Generate may be
 	// set, and none means the shop (Shop).
 	Site *SiteSpec `json:"site,omitempty"`
-	// SiteFile is the path of a JSON site file (see Load).
+	// SiteFile is the path of a JSON site file (see Load): a regular file of at most
+	// runners.MaxConfigFileBytes. In a configuration from the network (a server's
+	// caller), it is a name relative to the folder the server's operator allows
+	// (baton serve env --config-dir), and refused when there is none.
 	SiteFile string `json:"site_file,omitempty"`
 	// Generate draws a random site with Generate.
 	Generate *GenerateConfig `json:"generate,omitempty"`
@@ -137,19 +139,59 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// build compiles the site the configuration names.
-func (c Config) build() (*Site, error) {
+// The limit on configurations from the network (runners.Limit; see Register).
+const (
+	// LimitPages names the limit on the pages of the site a configuration from the
+	// network describes, generated, inline or in a site file: webtest.pages, raised
+	// with `baton serve env --env-limit webtest.pages=N`.
+	LimitPages = "pages"
+	// DefaultRemotePages is its default: a site of that many pages takes some 6 MB.
+	DefaultRemotePages = 1000
+)
+
+// build compiles the site the configuration names. With remote nil, the
+// configuration comes from a trusted caller (the command line, a program): a site file
+// is read from its path, as runners.ReadConfigFile reads it (a regular file of
+// bounded size). With remote, it comes from the network: a site file is read inside
+// the folder the server allows only (remote.ReadFile), and a site of more pages than
+// the limit LimitPages is refused before it is built.
+func (c Config) build(remote *runners.Remote) (*Site, error) {
+	pages := func(n int) error {
+		if remote == nil {
+			return nil
+		}
+		return remote.Check(LimitPages, int64(n))
+	}
 	switch {
 	case c.Site != nil:
+		if err := pages(len(c.Site.Pages)); err != nil {
+			return nil, err
+		}
 		return Compile(*c.Site)
 	case c.SiteFile != "":
-		data, err := os.ReadFile(c.SiteFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: site_file: %v", ErrConfig, err)
+		var data []byte
+		var err error
+		if remote != nil {
+			data, err = remote.ReadFile("site_file", c.SiteFile)
+		} else {
+			data, err = runners.ReadConfigFile("site_file", c.SiteFile)
 		}
-		return Load(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		spec, err := decodeSite(data)
+		if err != nil {
+			return nil, err
+		}
+		if err := pages(len(spec.Pages)); err != nil {
+			return nil, err
+		}
+		return Compile(spec)
 	case c.Generate != nil:
 		g := c.Generate
+		if err := pages(g.Pages); err != nil {
+			return nil, err
+		}
 		return Generate(rand.New(rand.NewPCG(g.Seed, g.Seed)), g.Pages)
 	default:
 		return Shop(), nil

@@ -26,6 +26,15 @@
 // reachable only through a specific sequence of interactions (done in order, other
 // interactions between allowed). A defect is found when it shows.
 //
+// A site file (Config.SiteFile) is read only when it is a regular file of at most
+// runners.MaxConfigFileBytes, never a FIFO or a device. In a configuration that
+// arrives over the network (a server's caller; runners.Registry.Remote), it is a name
+// inside the folder the server's operator allows (`baton serve env --config-dir DIR`),
+// read through an os.Root so that it reaches nothing outside, and refused when there is
+// no such folder; and a site, generated, inline or in that file, has at most
+// webtest.pages pages (LimitPages, DefaultRemotePages unless the operator raises it
+// with --env-limit webtest.pages=N).
+//
 // Two sites ship: Shop, a small shop (home and search, catalogue, products, cart with
 // coupons, a checkout behind the login, an account, a contact form) loaded from the
 // embedded sites/shop.json with five planted defects; and Generate, a seeded random

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/transitions"
 )
 
@@ -79,12 +80,16 @@ type Env struct {
 }
 
 // NewEnv builds the environment a configuration describes.
-func NewEnv(cfg Config) (*Env, error) {
+func NewEnv(cfg Config) (*Env, error) { return newEnv(cfg, nil) }
+
+// newEnv builds the environment of a configuration from a trusted caller (remote nil)
+// or from the network (see Config.build).
+func newEnv(cfg Config, remote *runners.Remote) (*Env, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	site, err := cfg.build()
+	site, err := cfg.build(remote)
 	if err != nil {
 		return nil, err
 	}

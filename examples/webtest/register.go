@@ -24,12 +24,22 @@ import (
 // see the actions as ActionName names them (`link "Cart"`, back, finish, type
 // unicode), the state in one line as its Info's JSON, and the page as State.Render
 // draws it.
+//
+// A configuration from the network (a server's caller; runners.Registry.Remote) is
+// opened with two bounds: its site_file is a name inside the folder the server's
+// operator allows (runners.Remote.ReadFile; none without one), and its site, generated,
+// inline or in that file, has at most webtest.pages pages (LimitPages,
+// DefaultRemotePages unless the operator raises it).
 func Register(r *runners.Registry) error {
 	return r.Register(runners.Entry{
 		Name:        "webtest",
 		Description: "testing a web application: a strategy agent picks what to test, a motion agent performs the UI operations",
 		Config:      Config{},
 		Open:        openFactory,
+		OpenRemote:  openRemoteFactory,
+		Limits: []runners.Limit{
+			{Name: LimitPages, Description: "pages of a site, generated, inline or in a site file", Default: DefaultRemotePages},
+		},
 		Agents: []runners.AgentEntry{
 			{Name: StrategyName, Default: "heuristic", Policies: []runners.PolicyEntry{
 				{Name: "heuristic", Description: "least-covered target first: a depth-first search of the site", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
@@ -174,6 +184,29 @@ func openFactory(config []byte) (runners.Factory, error) {
 		return nil, err
 	}
 	return &factory{env: e}, nil
+}
+
+// openRemoteFactory opens a configuration from the network: its site file is read
+// inside the folder the server allows, and its site has at most the limit LimitPages
+// of pages.
+func openRemoteFactory(config []byte, o runners.Remote) (runners.Factory, error) {
+	cfg, err := ParseConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEnv(cfg, &o)
+	if err != nil {
+		return nil, err
+	}
+	return &factory{env: e}, nil
+}
+
+// Size estimates the memory of the site (some 3 KB a page, measured on generated
+// sites, with room to spare) and of each environment (its episode's record of
+// coverage, some 150 bytes a page, and its observations).
+func (f *factory) Size() (shared, each int64) {
+	pages := int64(f.env.site.Pages())
+	return 4096 * pages, 256*pages + 4*(StrategyObsSize+MotionObsSize) + 4096
 }
 
 // NewEnv returns a runtime of the environment with the tick limit.

@@ -307,16 +307,25 @@ type sequence struct {
 
 // Load reads a site from its JSON form (unknown fields are errors) and compiles it.
 func Load(data []byte) (*Site, error) {
+	spec, err := decodeSite(data)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(spec)
+}
+
+// decodeSite reads a site's JSON form.
+func decodeSite(data []byte) (SiteSpec, error) {
 	var spec SiteSpec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return nil, &SiteError{Reason: "reading JSON: " + err.Error()}
+		return SiteSpec{}, &SiteError{Reason: "reading JSON: " + err.Error()}
 	}
 	if dec.More() {
-		return nil, &SiteError{Reason: "trailing data after the JSON object"}
+		return SiteSpec{}, &SiteError{Reason: "trailing data after the JSON object"}
 	}
-	return Compile(spec)
+	return spec, nil
 }
 
 // Name returns the site's name.
