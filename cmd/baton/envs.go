@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -133,9 +132,9 @@ func readConfig(flag string) ([]byte, error) {
 		}
 		return []byte(flag), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := runners.ReadConfigFile("--env-config", path)
 	if err != nil {
-		return nil, usagef("--env-config: %v", err)
+		return nil, usageErr(err)
 	}
 	return data, nil
 }
@@ -180,7 +179,9 @@ func oneEnv(envs *environments, cmd string) cobra.PositionalArgs {
 // prefix.
 func usageErr(err error, context ...string) error {
 	msg := err.Error()
-	if _, ok := errors.AsType[*runners.NameError](err); ok {
+	_, named := errors.AsType[*runners.NameError](err)
+	_, file := errors.AsType[*runners.FileError](err)
+	if named || file {
 		msg = strings.TrimPrefix(msg, "runners: ")
 	}
 	if len(context) > 0 {

@@ -387,7 +387,7 @@ func TestBadInput(t *testing.T) {
 		{"env-config bad generate", []string{"play", "maze", "--env-config", `{"generate": {"rows": 3, "cols": 3}}`},
 			"bad --env-config for maze: maze: invalid map: ... " + configFields},
 		{"env-config missing file", []string{"play", "maze", "--env-config", "@testdata/no-such-file.json"},
-			"--env-config: open testdata/no-such-file.json: no such file or directory"},
+			`--env-config "testdata/no-such-file.json": cannot be opened: open testdata/no-such-file.json: no such file or directory`},
 		{"cartpole env-config", []string{"play", "cartpole", "--env-config", `{"max_steps": -1}`},
 			"bad --env-config for cartpole: ...max_steps... (fields: max_steps, kinematics_integrator)"},
 	}

@@ -322,7 +322,9 @@ func TestRunBadInput(t *testing.T) {
 		{"unknown policy", []string{"maze", "--policy", "motion=teleport"}, `--policy motion=teleport: unknown policy "teleport" for agent motion of maze (choices: forward, random)`},
 		{"policy without =", []string{"cartpole", "--policy", "balance"}, `--policy "balance": want AGENT=POLICY (agents of cartpole: cartpole)`},
 		{"bad env-config", []string{"maze", "--env-config", `{"procedure": 1}`}, "bad --env-config for maze: maze: invalid configuration: ... (fields: ...)"},
-		{"missing env-config file", []string{"maze", "--env-config", "@testdata/none.json"}, "--env-config: open testdata/none.json: no such file or directory"},
+		{"missing env-config file", []string{"maze", "--env-config", "@testdata/none.json"}, `--env-config "testdata/none.json": cannot be opened: open testdata/none.json: no such file or directory`},
+		// A device that never ends is refused by what it is, not read.
+		{"env-config not a file", []string{"maze", "--env-config", "@/dev/zero"}, `--env-config "/dev/zero": not a regular file`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

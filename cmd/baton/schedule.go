@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -25,9 +24,9 @@ func readSchedule(envs *environments, f runFlags) (*runners.Schedule, error) {
 	if len(bad) > 0 {
 		return nil, usagef("--schedule %s: %s", f.schedule, strings.Join(bad, "; "))
 	}
-	data, err := os.ReadFile(f.schedule)
+	data, err := runners.ReadConfigFile("--schedule", f.schedule)
 	if err != nil {
-		return nil, usagef("--schedule: %v", err)
+		return nil, usageErr(err)
 	}
 	s, err := runners.ParseSchedule(data)
 	if err != nil {

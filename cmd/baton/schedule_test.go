@@ -98,7 +98,7 @@ func TestRunScheduleBadInput(t *testing.T) {
 		{"policy too", []string{"--schedule", good, "--policy", "motion=forward"}, "--schedule " + good + ": --policy: the schedule's tasks give the policies"},
 		{"env-config too", []string{"--schedule", good, "--env-config", "{}"}, "--schedule " + good + ": --env-config: the schedule's tasks give the configurations"},
 		{"trials of in_order", []string{"--schedule", good, "--trials", "5"}, "--schedule " + good + ": --trials: the in_order order plays each task for its own trials"},
-		{"missing file", []string{"--schedule", filepath.Join(dir, "none.json")}, "--schedule: open " + filepath.Join(dir, "none.json") + ": no such file or directory"},
+		{"missing file", []string{"--schedule", filepath.Join(dir, "none.json")}, `--schedule "` + filepath.Join(dir, "none.json") + `": cannot be opened: open ` + filepath.Join(dir, "none.json") + ": no such file or directory"},
 		{"not JSON", []string{"--schedule", notJSON}, "--schedule " + notJSON + ": invalid schedule: invalid character 'i' looking for beginning of value"},
 		{"tasks named with their fields", []string{"--schedule", bad}, "--schedule " + bad + ": invalid schedule: task 0 (tiny): config: invalid environment configuration for maze: " +
 			"maze: invalid configuration: generate: maze: invalid map: generated mazes need odd sides from 5 to 101; got 3 x 5; " +
