@@ -296,7 +296,7 @@ func TestReplay(t *testing.T) {
 			require.NoError(t, noMaze.reg.Register(e))
 		}
 	}
-	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+": cannot replay: trial maze-...: ...maze... (environments here: maze-flat, cartpole, webtest, rps)")
+	checkBadInput(t, runEnvs(t, noMaze, "replay", dir), "replay "+dir+`: the log holds trials of environment "maze", which baton does not have (choices: maze-flat, cartpole, webtest, rps)`)
 }
 
 // A log whose motion parts lost their last batches, as a killed writer's do, replays

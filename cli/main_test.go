@@ -81,7 +81,7 @@ func golden(t *testing.T, name, got string) {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./cmd/baton -update to write the golden files")
+	require.NoError(t, err, "run go test ./cli -update to write the golden files")
 	assert.Equal(t, string(want), got)
 }
 

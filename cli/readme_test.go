@@ -22,7 +22,7 @@ import (
 // there). A
 // line "..." stands for any number of lines. Lines whose figures change from run to run
 // or machine to machine (wall time, steps/s, the number of workers) are compared with
-// those figures masked. go test ./cmd/baton -run TestREADME -update rewrites the samples
+// those figures masked. go test ./cli -run TestREADME -update rewrites the samples
 // with what the command prints now, keeping their "..." and their masked figures.
 //
 // A sample of baton play --human is a terminal session: what the person types follows
@@ -309,7 +309,7 @@ func TestREADME(t *testing.T) {
 				}
 				if !matchSample(c.want, got) {
 					assert.Fail(t, "README.md sample differs from the output",
-						"README.md:%d: %s\nREADME shows (... is any lines; wall time, steps/s and workers are masked):\n%s\n\nthe command prints:\n%s\n\ngo test ./cmd/baton -run TestREADME -update rewrites the samples",
+						"README.md:%d: %s\nREADME shows (... is any lines; wall time, steps/s and workers are masked):\n%s\n\nthe command prints:\n%s\n\ngo test ./cli -run TestREADME -update rewrites the samples",
 						s.from+1, c.line, strings.Join(c.want, "\n"), r.stdout)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
 )
 
@@ -98,7 +99,11 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		// The report of what was replayed, then the error.
 		unlisted = fmt.Errorf("replay %s: %s", dir, strings.TrimPrefix(err.Error(), "datalog: "))
 	case errors.Is(err, datalog.ErrReplay):
-		return &usageError{msg: fmt.Sprintf("replay %s: %s (environments here: %s)", dir, strings.TrimPrefix(err.Error(), "datalog: "), strings.Join(envs.names(), ", ")), err: err}
+		if ne, ok := errors.AsType[*runners.NameError](err); ok && errors.Is(ne.Kind, runners.ErrUnknownEnv) {
+			return &usageError{msg: fmt.Sprintf("replay %s: the log holds trials of environment %q, which %s does not have (%s)",
+				dir, ne.Name, envs.prog, choices(ne.Choices)), err: err}
+		}
+		return &usageError{msg: fmt.Sprintf("replay %s: %s", dir, strings.TrimPrefix(err.Error(), "datalog: ")), err: err}
 	case err != nil:
 		return logError("replay", dir, err)
 	}

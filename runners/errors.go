@@ -102,3 +102,19 @@ func (e *TrialError) Error() string {
 
 // Unwrap returns Err.
 func (e *TrialError) Unwrap() error { return e.Err }
+
+// DuplicateError is a name registered twice (Registry.Register): First and Second name
+// the code that registered each, the function that called Register and the one that
+// called it, with their files and lines ("github.com/batonrl/baton/examples/rps.Register
+// (register.go:20) from github.com/batonrl/baton/examples/catalog.Register
+// (catalog.go:18)"). It matches ErrDuplicate.
+type DuplicateError struct {
+	Name          string
+	First, Second string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("runners: environment %q is registered twice: first by %s, then by %s", e.Name, e.First, e.Second)
+}
+
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }

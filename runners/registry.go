@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -129,6 +131,9 @@ type Entry struct {
 	// Look says how to show the environment's actions and states to people (baton
 	// play). Its zero value shows raw actions and the Info as JSON.
 	Look Look
+
+	// origin names the code that registered the entry (set by Register).
+	origin string
 }
 
 // Look says how to show an environment to people: what an agent's action means, a
@@ -363,25 +368,55 @@ type Registry struct {
 func NewRegistry() *Registry { return &Registry{} }
 
 // Register adds an entry. It returns an error wrapping ErrInvalidEntry, listing every
-// problem, for an invalid entry, and one wrapping ErrDuplicate for a name already
-// registered. The registry keeps a copy: later changes to e do not reach it.
+// problem, for an invalid entry, and a *DuplicateError (matching ErrDuplicate) that
+// names both registrations for a name already registered. The registry keeps a copy: later changes to e do not reach it.
 func (r *Registry) Register(e Entry) error {
+	return r.register(e, registrar())
+}
+
+// register is Register, origin naming its caller.
+func (r *Registry) register(e Entry, origin string) error {
 	if r.remote != nil {
-		return r.base.Register(e)
+		return r.base.register(e, origin)
 	}
 	c := e.clone()
 	if err := c.check(); err != nil {
 		return err
 	}
+	c.origin = origin
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, old := range r.entries {
 		if old.Name == c.Name {
-			return fmt.Errorf("%w: %q", ErrDuplicate, c.Name)
+			return &DuplicateError{Name: c.Name, First: old.origin, Second: c.origin}
 		}
 	}
 	r.entries = append(r.entries, c)
 	return nil
+}
+
+// registrar names the code that called Register, and the code that called that: a
+// register function and what ran it ("…/examples/rps.Register (register.go:20) from
+// …/examples/catalog.Register (catalog.go:18)"), for the message of a name registered
+// twice.
+func registrar() string {
+	var pcs [2]uintptr
+	n := runtime.Callers(3, pcs[:]) // runtime.Callers, registrar, Register
+	frames := runtime.CallersFrames(pcs[:n])
+	var where []string
+	for {
+		f, more := frames.Next()
+		if f.Function != "" {
+			where = append(where, fmt.Sprintf("%s (%s:%d)", f.Function, filepath.Base(f.File), f.Line))
+		}
+		if !more {
+			break
+		}
+	}
+	if len(where) == 0 {
+		return "an unknown caller"
+	}
+	return strings.Join(where, " from ")
 }
 
 // Lookup returns the entry registered under name, or a *NameError (wrapping

@@ -268,3 +268,29 @@ type renderingSingle struct {
 
 func (r renderingSingle) Spec() env.Spec    { return env.Spec{Name: "one"} }
 func (r renderingSingle) Render() env.Frame { return r.frame }
+
+// registerFirst and registerSecond stand for two packages' register functions.
+func registerFirst(reg *runners.Registry) error {
+	e := counterEntry()
+	e.Name = "twice"
+	return reg.Register(e)
+}
+func registerSecond(reg *runners.Registry) error {
+	e := counterEntry()
+	e.Name = "twice"
+	return reg.Register(e)
+}
+
+func TestRegisterTwiceNamesBoth(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, registerFirst(reg))
+	err := registerSecond(reg)
+	require.ErrorIs(t, err, runners.ErrDuplicate)
+	de, ok := errors.AsType[*runners.DuplicateError](err)
+	require.True(t, ok, "%T", err)
+	assert.Equal(t, "twice", de.Name)
+	assert.Regexp(t, `^github\.com/batonrl/baton/runners_test\.registerFirst \(registry_test\.go:\d+\) from github\.com/batonrl/baton/runners_test\.TestRegisterTwiceNamesBoth \(registry_test\.go:\d+\)$`, de.First)
+	assert.Regexp(t, `^github\.com/batonrl/baton/runners_test\.registerSecond \(registry_test\.go:\d+\) from github\.com/batonrl/baton/runners_test\.TestRegisterTwiceNamesBoth \(registry_test\.go:\d+\)$`, de.Second)
+	assert.Contains(t, err.Error(), `environment "twice" is registered twice: first by github.com/batonrl/baton/runners_test.registerFirst`)
+	assert.Equal(t, []string{"twice"}, reg.Names(), "the first registration stays")
+}

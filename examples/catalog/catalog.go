@@ -8,17 +8,27 @@ import (
 	"github.com/batonrl/baton/runners"
 )
 
-// New returns a new registry holding the environments baton ships, in this order:
-// "maze" (maze.Register), "maze-flat" (maze.RegisterFlat), "cartpole"
-// (cartpole.Register), "webtest" (webtest.Register) and "rps" (rps.Register). Each
+// Register adds the environments baton ships to reg, in this order: "maze"
+// (maze.Register), "maze-flat" (maze.RegisterFlat), "cartpole" (cartpole.Register),
+// "webtest" (webtest.Register) and "rps" (rps.Register). It is a register function as
+// cli.Main and the fast lane's capi take them, beside a user's own:
+// cli.Main(catalog.Register, mymodule.Register).
+func Register(reg *runners.Registry) error {
+	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
+		if err := register(reg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// New returns a new registry holding the environments baton ships (Register). Each
 // call builds a registry of its own; the caller may register more environments into
 // it.
 func New() (*runners.Registry, error) {
 	reg := runners.NewRegistry()
-	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
-		if err := register(reg); err != nil {
-			return nil, err
-		}
+	if err := Register(reg); err != nil {
+		return nil, err
 	}
 	return reg, nil
 }

@@ -11,7 +11,7 @@ agents, a name) and the order to take them in:
   window of ``promotion.window`` trials reaches ``promotion.threshold`` (and back one
   when it falls below ``promotion.demote_below``), as Go's ``runners.Promote``.
 
-The JSON is the same as Go's (see cmd/baton/doc.go), and so are the rules: the trials
+The JSON is the same as Go's (see cli/doc.go), and so are the rules: the trials
 are cut into windows of consecutive trials, all of one task, and each window's
 success rate, counted in trial order, decides the next window's task. A training loop
 records one result per trial, in trial order::
