@@ -544,7 +544,7 @@ func (t *trialService) Episodes(ctx context.Context, req *pb.EpisodesRequest) (*
 	if from < 0 || from > 1<<31 {
 		return nil, invalid(fieldErrorf("from", "%d, want 0 to %d", from, 1<<31))
 	}
-	eps, err := t.ctrl.Episodes(req.GetTrial(), int(from))
+	eps, _, err := t.ctrl.Episodes(req.GetTrial(), int(from))
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "no trial %q", req.GetTrial())
 	}
