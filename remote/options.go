@@ -30,6 +30,9 @@ const (
 	DefaultSessionIdle = 10 * time.Minute
 	// DefaultMaxSessions bounds the open environment sessions (WithMaxSessions).
 	DefaultMaxSessions = 1024
+	// DefaultClientIdleTimeout is how long a trial server's trial waits for a client
+	// actor's action before it stops (WithClientIdleTimeout).
+	DefaultClientIdleTimeout = 10 * time.Minute
 )
 
 // ServerOption configures NewServer (and ServeAgent, ServeEnv and ServeTrials).
@@ -61,6 +64,7 @@ type serverConfig struct {
 	sessionIdle time.Duration
 	maxSessions int
 	workers     int
+	clientIdle  time.Duration
 	remote      []DialOption
 	remoteOK    bool
 	remoteKeys  Keys
@@ -70,7 +74,7 @@ type serverConfig struct {
 }
 
 func newServerConfig(opts []ServerOption) (serverConfig, error) {
-	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions}
+	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions, clientIdle: DefaultClientIdleTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o.applyServer(&c)
@@ -289,6 +293,25 @@ func WithTrialWorkers(n int) ServerOption {
 			c.errs = append(c.errs, fmt.Errorf("WithTrialWorkers(%d): want 0 (GOMAXPROCS) or more", n))
 		}
 		c.workers = n
+	})
+}
+
+// WithClientIdleTimeout bounds how long a trial server's trial waits for a client
+// actor that does not act: a trial whose client has not acted for d stops, its error
+// saying why, so that a person who left (a page closed or reloaded) holds nothing for
+// long. It is the default of ClientActor.idle_timeout_ms and the most a client may ask
+// for. 0 means DefaultClientIdleTimeout; a negative d turns the bound off (clients
+// may then ask for any idle timeout, and 0 waits as long as the trial runs).
+func WithClientIdleTimeout(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		switch {
+		case d < 0:
+			c.clientIdle = 0
+		case d == 0:
+			c.clientIdle = DefaultClientIdleTimeout
+		default:
+			c.clientIdle = d
+		}
 	})
 }
 
