@@ -259,8 +259,10 @@ func TestTrialsClientIdleTimeout(t *testing.T) {
 	srv := serveController(t, newTestController(t, runners.WithWorkers(1)), remote.WithClientIdleTimeout(time.Hour))
 	c := dialTrials(t, srv)
 	j := newJSONClient(t, srv, "")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
 	j.ok("TrialService/Start", `{"spec": {"id": "left", "env": "maze", "actors": {"strategy": {"client": {"idleTimeoutMs": "50"}}}}}`)
-	res, err := c.Wait(t.Context(), "left")
+	res, err := c.Wait(ctx, "left")
 	require.NoError(t, err)
 	assert.Equal(t, runners.Stopped, res.State)
 	require.Error(t, res.Err)
@@ -268,7 +270,7 @@ func TestTrialsClientIdleTimeout(t *testing.T) {
 
 	// With a timeout and a default, the defaults play on until the idle timeout.
 	j.ok("TrialService/Start", `{"spec": {"id": "defaults", "env": "maze", "episodes": "1000000", "actors": {"strategy": {"client": {"timeoutMs": "1", "idleTimeoutMs": "100"}}}}}`)
-	res, err = c.Wait(t.Context(), "defaults")
+	res, err = c.Wait(ctx, "defaults")
 	require.NoError(t, err)
 	assert.Equal(t, runners.Stopped, res.State)
 	assert.Contains(t, res.Err.Error(), "has not acted for 100ms")

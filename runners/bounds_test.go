@@ -168,7 +168,7 @@ func TestControllerAttendedHoldsNoWorker(t *testing.T) {
 		assert.Equal(t, runners.Running, st.State)
 	}
 	busy, limit := c.Workers()
-	assert.Equal(t, 0, busy, "the people's trials hold no worker")
+	require.Equal(t, 0, busy, "the people's trials hold no worker")
 	assert.Equal(t, 1, limit)
 
 	// Plain trials run, one at a time, while the people think.
