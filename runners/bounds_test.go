@@ -160,6 +160,8 @@ func TestControllerAttendedHoldsNoWorker(t *testing.T) {
 		require.NoError(t, err)
 		people = append(people, id)
 		<-p.started
+		busy, _ := c.Workers()
+		require.Equal(t, 0, busy, "a trial that waits for a person holds a worker")
 	}
 	for _, id := range people {
 		st, err := c.Status(id)
