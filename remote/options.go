@@ -64,7 +64,7 @@ type serverConfig struct {
 	sessionIdle time.Duration
 	maxSessions int
 	workers     int
-	clientIdle  time.Duration
+	clientIdle  time.Duration // as given: 0 for the default, < 0 for none
 	remote      []DialOption
 	remoteOK    bool
 	remoteKeys  Keys
@@ -74,7 +74,7 @@ type serverConfig struct {
 }
 
 func newServerConfig(opts []ServerOption) (serverConfig, error) {
-	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions, clientIdle: DefaultClientIdleTimeout}
+	c := serverConfig{maxMsg: DefaultMaxMessageSize, grace: DefaultGracePeriod, sessionIdle: DefaultSessionIdle, maxSessions: DefaultMaxSessions}
 	for _, o := range opts {
 		if o != nil {
 			o.applyServer(&c)
@@ -303,16 +303,7 @@ func WithTrialWorkers(n int) ServerOption {
 // for. 0 means DefaultClientIdleTimeout; a negative d turns the bound off (clients
 // may then ask for any idle timeout, and 0 waits as long as the trial runs).
 func WithClientIdleTimeout(d time.Duration) ServerOption {
-	return serverOption(func(c *serverConfig) {
-		switch {
-		case d < 0:
-			c.clientIdle = 0
-		case d == 0:
-			c.clientIdle = DefaultClientIdleTimeout
-		default:
-			c.clientIdle = d
-		}
-	})
+	return serverOption(func(c *serverConfig) { c.clientIdle = d })
 }
 
 // WithRemoteActors lets a trial server's trials use agents served elsewhere (an

@@ -220,6 +220,7 @@ func TestTrialsClientActorsHoldNoWorker(t *testing.T) {
 	assert.Equal(t, "waiting for a compute worker (1 of 1 in use, baton serve --workers; 0 trials queued ahead)", byID[queued]["reason"])
 	assert.Equal(t, "TRIAL_STATE_RUNNING", byID[people[0]]["state"])
 	assert.Contains(t, byID[people[0]]["reason"], "waiting for the client of agent strategy (no action for ")
+	assert.Contains(t, byID[people[0]]["reason"], "; the trial stops at 10m0s)", "the default idle timeout")
 	assert.Equal(t, []any{maze.StrategyName}, byID[people[0]]["clients"])
 	assert.Empty(t, byID[plain]["reason"])
 	stopAll(t, c, blocker, queued)

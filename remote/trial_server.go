@@ -57,8 +57,11 @@ func (s *Server) AddTrials(c *runners.Controller) error {
 		return fmt.Errorf("%w: AddTrials: nil controller", ErrConfig)
 	}
 	svc := &trialService{
-		srv: s, ctrl: c, remoteOK: s.cfg.remoteOK, remote: s.cfg.remote, keys: s.cfg.remoteKeys, idle: s.cfg.clientIdle,
+		srv: s, ctrl: c, remoteOK: s.cfg.remoteOK, remote: s.cfg.remote, keys: s.cfg.remoteKeys, idle: max(s.cfg.clientIdle, 0),
 		clients: map[string]*AgentClient{}, players: map[string]map[string]*clientActor{},
+	}
+	if s.cfg.clientIdle == 0 {
+		svc.idle = DefaultClientIdleTimeout
 	}
 	return s.register(&pb.TrialService_ServiceDesc, svc, svc.scope, svc.close)
 }
