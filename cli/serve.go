@@ -209,17 +209,26 @@ func (f *serveFlags) serve(ctx context.Context, s *remote.Server, what string, p
 
 const trialsLong = `serve trials serves a controller of the registered environments: a client starts trials
 or campaigns (a spec as baton run's flags), watches their state changes, stops and
-rewards them, and lists them. At most --workers trials run at once. With
---allow-remote-actors, a trial's agent may be played by an agent server elsewhere
-(grpc://HOST:PORT), which this server dials with the key --actor-key-file gives for the
-agent. A trial may name an agent as played by a client ("client" actor): the client
-reads the agent's turn and acts through TrialService.Pending and ClientAct. With
+rewards them, and lists them (a page at a time). At most --workers trials run at once;
+the others wait, pending, and List says why. With --allow-remote-actors, a trial's
+agent may be played by an agent server elsewhere (grpc://HOST:PORT), which this server
+dials with the key --actor-key-file gives for the agent. A trial may name an agent as
+played by a client ("client" actor): the client reads the agent's turn and acts
+through TrialService.Pending and ClientAct. Such a trial waits for a person, so it runs
+outside the --workers; a client that lost its place finds it in List and asks Pending
+again; and it stops when its client has not acted for --client-idle-timeout. With
 --key-file, calls need the key of the trials' environment. The same address answers
 gRPC and, over HTTP/1.1, the same calls as Connect JSON (POST
 /baton.v1.TrialService/METHOD), so that curl can act in a trial. A trial's
 configuration names no file on the server unless --config-dir allows a folder (names
 are then relative to it), and asks for no more than the environments' limits
 (--env-limit raises them).
+
+What clients make the server hold is bounded: at most --max-live-trials trials pending
+or running (a Start past it starts none and gets RESOURCE_EXHAUSTED), the
+--keep-finished trials that finished last (older ones are forgotten; --log keeps every
+step and result), and the last --episode-window episodes of each trial (with every
+episode summed up).
 
 Environments:
 `
@@ -478,6 +487,10 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 		actorKeys string
 		actorCA   string
 		logDir    string
+		maxLive   int
+		keep      int
+		window    int
+		idle      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:     "trials",
@@ -510,7 +523,15 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 					opts = append(opts, remote.WithRemoteActorKeys(keys))
 				}
 			}
-			copts := []runners.ControllerOption{runners.WithWorkers(workers)}
+			bounds, err := trialBounds(maxLive, keep, window, idle)
+			if err != nil {
+				return err
+			}
+			if idle == 0 {
+				idle = -1 // never: WithClientIdleTimeout's 0 is its default
+			}
+			opts = append(opts, remote.WithClientIdleTimeout(idle))
+			copts := append([]runners.ControllerOption{runners.WithWorkers(workers)}, bounds...)
 			if logDir != "" {
 				if err := newLogDir(logDir); err != nil {
 					return err
@@ -561,6 +582,10 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.IntVar(&workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU; at most 4 per CPU, or 256")
+	fl.IntVar(&maxLive, "max-live-trials", runners.DefaultMaxLive, "hold at most `N` trials pending or running; a Start past it is refused")
+	fl.IntVar(&keep, "keep-finished", runners.DefaultKeepFinished, "keep the last `N` finished trials; older ones are forgotten (--log keeps them)")
+	fl.IntVar(&window, "episode-window", runners.DefaultEpisodeWindow, "keep each trial's last `N` episodes (every episode is summed up)")
+	fl.DurationVar(&idle, "client-idle-timeout", remote.DefaultClientIdleTimeout, "stop a trial whose client actor has not acted for `DURATION` (0: never), and cap what clients ask for")
 	fl.StringVar(&logDir, "log", "", "write every step of every trial to an Arrow activity log in `DIR` (created; it must hold no log yet), complete when the server stops")
 	fl.BoolVar(&remoteOK, "allow-remote-actors", false, "let trials name agents served elsewhere (grpc://HOST:PORT[/AGENT])")
 	fl.StringVar(&actorKeys, "actor-key-file", "", "the keys this server presents to remote actors, from `FILE` (NAME=KEY lines, or one bare key)")
@@ -568,6 +593,27 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 	cf.register(cmd)
 	sf.register(cmd)
 	return cmd
+}
+
+// trialBounds checks the flags that bound what a trial server holds and returns the
+// controller's options.
+func trialBounds(maxLive, keep, window int, idle time.Duration) ([]runners.ControllerOption, error) {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--max-live-trials", maxLive}, {"--keep-finished", keep}, {"--episode-window", window}} {
+		if f.v < 1 {
+			bad = append(bad, fmt.Sprintf("%s %d: want 1 or more", f.name, f.v))
+		}
+	}
+	if idle < 0 {
+		bad = append(bad, fmt.Sprintf("--client-idle-timeout %v: want 0 (never) or a positive duration", idle))
+	}
+	if len(bad) > 0 {
+		return nil, usagef("%s", strings.Join(bad, "; "))
+	}
+	return []runners.ControllerOption{runners.WithMaxLive(maxLive), runners.WithKeepFinished(keep), runners.WithEpisodeWindow(window)}, nil
 }
 
 // clientOptions returns the options of a client of the agent name: the key keys

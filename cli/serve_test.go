@@ -363,6 +363,38 @@ func TestServeOutOfDescriptors(t *testing.T) {
 	assert.NoError(t, waitErr, "exit status 0 after SIGTERM: %s", logged.String())
 }
 
+// TestServeTrialBounds: the flags that bound what a trial server holds reach it.
+func TestServeTrialBounds(t *testing.T) {
+	srv := startServe(t, "trials", "--workers", "1", "--max-live-trials", "2", "--keep-finished", "1", "--episode-window", "2", "--client-idle-timeout", "1m")
+	c, err := remote.DialTrials(t.Context(), srv.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	spec := runners.Spec{Env: "maze", Episodes: 5, Actors: map[string]runners.Actor{maze.MotionName: runners.Named("forward")}}
+	_, err = c.StartCampaign(t.Context(), spec, 3)
+	require.ErrorIs(t, err, remote.ErrRejected)
+	assert.ErrorContains(t, err, "at most 2 (WithMaxLive)")
+	assert.ErrorContains(t, err, "--max-live-trials")
+	ids, err := c.StartCampaign(t.Context(), spec, 2)
+	require.NoError(t, err)
+	// One worker runs maze-0, then maze-1, which the server keeps (the last finished).
+	for ch, err := range c.Watch(t.Context(), ids[1]) {
+		require.NoError(t, err)
+		if ch.Result != nil {
+			assert.Len(t, ch.Result.Episodes, 2, "--episode-window")
+			assert.Equal(t, 3, ch.Result.FirstEpisode)
+		}
+	}
+	list, err := c.List(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, list, 1, "--keep-finished")
+	_, err = c.Start(t.Context(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{
+		maze.StrategyName: runners.Named("client://?idle_timeout_ms=120000"),
+	}})
+	require.ErrorIs(t, err, remote.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "want at most 60000: the server's idle timeout (baton serve --client-idle-timeout 1m0s)")
+	assert.Equal(t, 0, srv.stop(t, syscall.SIGTERM))
+}
+
 // TestServeUsage: bad flags are usage errors (exit 2) that say what is wrong.
 func TestServeUsage(t *testing.T) {
 	keys := writeFile(t, "keys", "motion=motion-key-0123456789\n")
@@ -394,6 +426,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "ui", "--config-dir", "/nonexistent/sites"}, 2, "--config-dir /nonexistent/sites: "},
 		{[]string{"serve", "env", "--config-dir", keys}, 2, "not a folder"},
 		{[]string{"serve", "env", "--max-session-bytes", "0"}, 2, "--max-session-bytes 0 and --max-key-bytes 1073741824: want 1 or more"},
+		{[]string{"serve", "trials", "--max-live-trials", "0", "--keep-finished", "-1"}, 2, "--max-live-trials 0: want 1 or more; --keep-finished -1: want 1 or more"},
+		{[]string{"serve", "ui", "--episode-window", "0", "--client-idle-timeout", "-1s"}, 2, "--episode-window 0: want 1 or more; --client-idle-timeout -1s: want 0 (never) or a positive duration"},
 		{[]string{"run", "maze", "--key-file", keys}, 2, "--key-file and --tls-ca are for remote agents"},
 		{[]string{"run", "maze", "--policy", "ghost=grpc://127.0.0.1:1"}, 2, `unknown agent "ghost" of maze`},
 		{[]string{"run", "maze", "--policy", "strategy=grpc://127.0.0.1:1", "--policy", "strategy=oracle"}, 1, "Unavailable"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,11 +26,13 @@ const DefaultSource = "default"
 const maxPendingWait = 60 * time.Second
 
 // clientActor is the policy of an agent played by a client of TrialService: each
-// Interact publishes the agent's turn and waits for ClientAct, the timeout, or the
-// end of the trial. It is safe for concurrent use by the trial and the handlers.
+// Interact publishes the agent's turn and waits for ClientAct, the timeout, the idle
+// timeout, or the end of the trial. It is Attended: its trial holds no compute
+// worker. It is safe for concurrent use by the trial and the handlers.
 type clientActor struct {
 	name     string
 	timeout  time.Duration // 0: none
+	idle     time.Duration // the trial stops after this long without an action; 0: never
 	fallback int64
 	policy   agent.Policy // acts for a late client instead of fallback; nil for none
 	acts     chan clientAction
@@ -39,6 +42,7 @@ type clientActor struct {
 	turn    *clientTurn   // nil while the agent is not to act
 	changed chan struct{} // closed, then replaced, when turn changes
 	ended   bool
+	acted   time.Time // the client's last action, or the actor's making
 }
 
 // clientTurn is a published turn of the agent.
@@ -56,11 +60,34 @@ type clientAction struct {
 	reply chan error
 }
 
-func newClientActor(name string, c *pb.ClientActor, policy agent.Policy) *clientActor {
+func newClientActor(name string, c *pb.ClientActor, policy agent.Policy, idle time.Duration) *clientActor {
 	return &clientActor{
-		name: name, timeout: time.Duration(c.GetTimeoutMs()) * time.Millisecond, fallback: c.GetDefaultAction(), policy: policy,
-		acts: make(chan clientAction), over: make(chan struct{}), changed: make(chan struct{}),
+		name: name, timeout: time.Duration(c.GetTimeoutMs()) * time.Millisecond, idle: idle, fallback: c.GetDefaultAction(), policy: policy,
+		acts: make(chan clientAction), over: make(chan struct{}), changed: make(chan struct{}), acted: time.Now(),
 	}
+}
+
+// Attended reports true: the actor waits for a person (see runners.Attended).
+func (c *clientActor) Attended() bool { return true }
+
+// errIdle is the error that stops a trial whose client has not acted for idle.
+func (c *clientActor) errIdle() error {
+	return fmt.Errorf("remote: the client of agent %s has not acted for %v, its idle timeout (ClientActor.idle_timeout_ms; baton serve --client-idle-timeout): %w", c.name, c.idle, runners.ErrStopped)
+}
+
+// waiting says, while the agent's turn waits for its client, since when and until
+// when; "" otherwise.
+func (c *clientActor) waiting() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.turn == nil {
+		return ""
+	}
+	w := fmt.Sprintf("waiting for the client of agent %s (no action for %v", c.name, time.Since(c.acted).Round(time.Second))
+	if c.idle > 0 {
+		w += fmt.Sprintf("; the trial stops at %v", c.idle)
+	}
+	return w + ")"
 }
 
 // Act is never called by a trial (the actor is an Interactor); outside one there is
@@ -103,13 +130,25 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 	for _, m := range x.Inbox() {
 		resp.Inbox = append(resp.Inbox, &pb.ClientMessage{From: m.From, Payload: string(m.Payload)})
 	}
+	resp.Receivers = x.Receivers()
 	turn := &clientTurn{resp: resp, space: d}
-	var timeout <-chan time.Time
+	var timeout, idle <-chan time.Time
 	if c.timeout > 0 {
 		turn.deadline = time.Now().Add(c.timeout)
 		t := time.NewTimer(c.timeout)
 		defer t.Stop()
 		timeout = t.C
+	}
+	if c.idle > 0 {
+		c.mu.Lock()
+		left := c.idle - time.Since(c.acted)
+		c.mu.Unlock()
+		if left <= 0 {
+			return agent.RawAction{}, c.errIdle()
+		}
+		t := time.NewTimer(left)
+		defer t.Stop()
+		idle = t.C
 	}
 	c.publish(turn)
 	withdrawn := false
@@ -131,6 +170,9 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 			}
 			// The turn is withdrawn before the client hears its action was taken, so
 			// a Pending that follows the answer never sees the taken turn again.
+			c.mu.Lock()
+			c.acted = time.Now()
+			c.mu.Unlock()
 			c.publish(nil)
 			withdrawn = true
 			a.reply <- nil
@@ -153,17 +195,34 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 				return agent.RawAction{}, fmt.Errorf("remote: client actor %s: the mask allows no action at tick %d", c.name, resp.Tick)
 			}
 			return agent.Discrete(raw), nil
+		case <-idle:
+			return agent.RawAction{}, c.errIdle()
 		case <-ctx.Done():
 			return agent.RawAction{}, ctx.Err()
 		}
 	}
 }
 
-// sendAll sends a client's messages; a bad receiver is INVALID_ARGUMENT.
+// sendAll sends a client's messages, all or none: a bad receiver is
+// INVALID_ARGUMENT, and then no message is sent.
 func sendAll(x *runners.Exchange, msgs []*pb.ClientMessage) error {
+	if err := checkReceivers(x.Receivers(), msgs); err != nil {
+		return err
+	}
 	for i, m := range msgs {
 		if err := x.Send(m.GetTo(), []byte(m.GetPayload())); err != nil {
 			return invalid(fieldErrorf(fmt.Sprintf("messages[%d].to", i), "%v", err))
+		}
+	}
+	return nil
+}
+
+// checkReceivers checks the receivers of a client's messages against those of the
+// trial; the first bad one is INVALID_ARGUMENT naming them.
+func checkReceivers(receivers []string, msgs []*pb.ClientMessage) error {
+	for i, m := range msgs {
+		if !slices.Contains(receivers, m.GetTo()) {
+			return invalid(fieldErrorf(fmt.Sprintf("messages[%d].to", i), "%q is not a receiver of the trial's messages (receivers: %s); no message was sent and the action was not taken", m.GetTo(), strings.Join(receivers, ", ")))
 		}
 	}
 	return nil
@@ -280,6 +339,9 @@ func (c *clientActor) act(ctx context.Context, req *pb.ClientActRequest) error {
 	}
 	raw, err := turn.choose(req)
 	if err != nil {
+		return err
+	}
+	if err := checkReceivers(turn.resp.Receivers, req.GetMessages()); err != nil {
 		return err
 	}
 	a := clientAction{tick: req.GetTick(), raw: raw, msgs: req.GetMessages(), reply: make(chan error, 1)}

@@ -29,8 +29,10 @@ const clientPrefix = "client://"
 // agent: the trial waits for the agent's actions from a client (TrialClient.Pending
 // and ClientAct, or the same calls over JSON), up to timeout each (0 waits), and then
 // lets defaultPolicy (one of the agent's registered policies; "" for none) act, or
-// takes defaultAction. The actor travels as a policy name that starts with
-// "client://".
+// takes defaultAction. A trial whose client has not acted for the server's idle
+// timeout stops (WithClientIdleTimeout; 10 minutes by default). The actor travels as
+// a policy name that starts with "client://" (with "&idle_timeout_ms=N" appended, it
+// asks for a shorter idle timeout).
 func ClientActor(timeout time.Duration, defaultAction int64, defaultPolicy string) runners.Actor {
 	q := url.Values{}
 	q.Set("timeout_ms", strconv.FormatInt(timeout.Milliseconds(), 10))
@@ -52,7 +54,7 @@ func clientActorProto(name, policy string) (*pb.ClientActor, error) {
 		return nil, fmt.Errorf("%w: the client actor of agent %s: %v", ErrConfig, name, err)
 	}
 	c := &pb.ClientActor{DefaultPolicy: q.Get("default_policy")}
-	for key, dst := range map[string]*int64{"timeout_ms": &c.TimeoutMs, "default_action": &c.DefaultAction} {
+	for key, dst := range map[string]*int64{"timeout_ms": &c.TimeoutMs, "default_action": &c.DefaultAction, "idle_timeout_ms": &c.IdleTimeoutMs} {
 		if v := q.Get(key); v != "" {
 			if *dst, err = strconv.ParseInt(v, 10, 64); err != nil {
 				return nil, fmt.Errorf("%w: the client actor of agent %s: %s=%q is not an integer", ErrConfig, name, key, v)
@@ -77,6 +79,9 @@ type ClientTurn struct {
 	Actions       []ActionChoice
 	Remaining     time.Duration // before the default acts; 0 without a timeout
 	Inbox         []runners.Message
+	// Receivers are the addresses ClientAct's messages may go to: the trial's agents
+	// by name, and runners.EnvAddress when the environment takes messages.
+	Receivers []string
 }
 
 // ActionChoice is an action of a client actor's agent, as people read it.
@@ -102,7 +107,7 @@ func (t *TrialClient) Pending(ctx context.Context, trial, agentName string, wait
 	turn := ClientTurn{
 		State: statesGo[resp.GetState()], Acting: resp.GetActing(), AgentID: resp.GetAgentId(),
 		Episode: int(resp.GetEpisode()), Tick: int(resp.GetTick()), Obs: resp.GetObservation(),
-		Remaining: time.Duration(resp.GetRemainingMs()) * time.Millisecond,
+		Remaining: time.Duration(resp.GetRemainingMs()) * time.Millisecond, Receivers: resp.GetReceivers(),
 	}
 	if resp.GetError() != "" {
 		turn.Err = &TrialError{Message: resp.GetError()}
@@ -124,7 +129,8 @@ func (t *TrialClient) Pending(ctx context.Context, trial, agentName string, wait
 
 // ClientAct plays the raw action for agent agentName of trial, a client actor, at
 // tick (ClientTurn.Tick), sending msgs (To and Payload) with it. An action out of the
-// agent's space or masked fails with ErrInvalidArgument; the trial goes on waiting.
+// agent's space or masked, or a message to an address not in ClientTurn.Receivers,
+// fails with ErrInvalidArgument: nothing is sent, and the trial goes on waiting.
 func (t *TrialClient) ClientAct(ctx context.Context, trial, agentName string, tick int, raw int64, msgs ...runners.Message) error {
 	req := &pb.ClientActRequest{Trial: trial, Agent: agentName, Tick: int64(tick), Action: &pb.ClientActRequest_Raw{Raw: raw}}
 	for _, m := range msgs {
@@ -137,8 +143,8 @@ func (t *TrialClient) ClientAct(ctx context.Context, trial, agentName string, ti
 }
 
 // Episodes returns the complete episodes of trial from index from on, while it runs
-// and after, as Controller.Episodes does.
-func (t *TrialClient) Episodes(ctx context.Context, trial string, from int) ([]runners.EpisodeResult, error) {
+// and after, and the index of the first returned, as Controller.Episodes does.
+func (t *TrialClient) Episodes(ctx context.Context, trial string, from int) ([]runners.EpisodeResult, int, error) {
 	var resp *pb.EpisodesResponse
 	err := t.c.call(ctx, methodEpisodes, "trial "+trial, func(ctx context.Context) error {
 		var err error
@@ -146,14 +152,18 @@ func (t *TrialClient) Episodes(ctx context.Context, trial string, from int) ([]r
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out := make([]runners.EpisodeResult, 0, len(resp.GetEpisodes()))
-	for _, e := range resp.GetEpisodes() {
+	return episodesGo(resp.GetEpisodes()), int(resp.GetFirst()), nil
+}
+
+func episodesGo(eps []*pb.EpisodeResult) []runners.EpisodeResult {
+	var out []runners.EpisodeResult
+	for _, e := range eps {
 		out = append(out, runners.EpisodeResult{
 			Seed: e.GetSeed(), Ticks: int(e.GetTicks()), Complete: e.GetComplete(), Truncated: e.GetTruncated(),
 			Success: e.GetSuccess(), Returns: e.GetReturns(),
 		})
 	}
-	return out, nil
+	return out
 }

@@ -58,7 +58,7 @@ func TestTrialClientClientActor(t *testing.T) {
 	assert.Equal(t, 7, turns)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	eps, err := c.Episodes(t.Context(), id, 0)
+	eps, _, err := c.Episodes(t.Context(), id, 0)
 	require.NoError(t, err)
 	require.Len(t, eps, 1)
 	assert.True(t, eps[0].Success)

@@ -17,9 +17,10 @@
 //	               of a single-agent environment, every copy's results as tensors
 //	               of N rows, as env/vector's Env steps them)
 //	TrialService   Start (a trial or a campaign), Watch (a stream of state
-//	               changes), Stop, List, Reward; Pending and ClientAct for
-//	               agents played by clients; Episodes (the complete episodes
-//	               of a trial, while it runs)
+//	               changes), Stop, List (a page at a time, with what a
+//	               pending trial waits for), Reward; Pending and ClientAct
+//	               for agents played by clients; Episodes (the complete
+//	               episodes of a trial, while it runs)
 //
 // The .proto documents every field, the dtypes and shapes of observations, masks
 // and actions, and the status codes; it is plain proto3, usable from Python grpcio.
@@ -74,6 +75,20 @@
 // plaintext client in its own protocol: 400 Bad Request for HTTP/1.x ("this port
 // speaks TLS: use https://"), UNAVAILABLE on every call of a plaintext gRPC client,
 // saying to dial with TLS.
+//
+// # Trials
+//
+// AddTrials serves a runners.Controller, whose bounds bound what clients make the
+// server hold: the trials pending or running (runners.WithMaxLive; a Start past it
+// starts nothing and fails with RESOURCE_EXHAUSTED naming the bound and `baton serve
+// --max-live-trials`), the finished trials kept (runners.WithKeepFinished: the server
+// forgets those that finished first, whose steps and results its activity log keeps),
+// and each trial's episodes (runners.WithEpisodeWindow: a result lists the last ones
+// from TrialResult.first_episode and sums up all). List answers pages of at most 1000
+// trials (page_size, page_token), each with the reason a pending trial waits ("waiting
+// for a compute worker (2 of 2 in use, ...)") and the agents clients play. Watch of
+// every trial follows them without a goroutine per trial, however many the server has
+// run.
 //
 // # API keys
 //
@@ -172,13 +187,28 @@
 // waits for it up to wait_ms; ClientAct takes the action for that tick, by name (any
 // case) or raw value, with messages to send. An action outside the space or masked is
 // INVALID_ARGUMENT naming why, one for another tick FAILED_PRECONDITION; the trial
-// goes on waiting either way. With timeout_ms, a turn not played in time is played by
+// goes on waiting either way. A message to an address that is not one of the turn's
+// receivers (PendingResponse.receivers: the trial's agents, and "env" when the
+// environment takes messages) is INVALID_ARGUMENT naming them, and then nothing of
+// the call is kept: no message goes, the action is not taken, and the next call
+// without it goes through. With timeout_ms, a turn not played in time is played by
 // the actor's default_policy (one of the agent's registered policies) or else takes
 // its default_action (the first allowed action when the mask forbids it), and the
 // step that scores it carries a zero reward of source DefaultSource ("default"),
 // which the activity log keeps in reward_sources. A trial with client actors is started
 // alone (not as a campaign). Rewards from the client go through Reward, now or for
 // a past tick, with a source of its choosing ("human").
+//
+// A trial with client actors waits for people, so it holds no compute worker: it runs
+// on a goroutine of its own (runners.Attended), and the trials queued for the workers
+// run meanwhile. It stops, with an error that says so, once a client has not acted
+// for its idle timeout (ClientActor.idle_timeout_ms; the server's default and bound is
+// WithClientIdleTimeout, 10 minutes unless the operator sets another, or none), so a
+// person who left holds nothing for long; timeout_ms 0 waits for each action until
+// then, no longer for ever. A client that lost its place (a page loaded again) finds
+// the trial in List, whose TrialStatus.clients names the agents clients play, and asks
+// Pending again: the turn waits for it. Pending of an unknown trial is NOT_FOUND
+// naming the trial.
 //
 // # Clients
 //

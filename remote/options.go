@@ -34,6 +34,9 @@ const (
 	// DefaultMaxSessions bounds the open environment sessions of each key
 	// (WithMaxSessions).
 	DefaultMaxSessions = 1024
+	// DefaultClientIdleTimeout is how long a trial server's trial waits for a client
+	// actor's action before it stops (WithClientIdleTimeout).
+	DefaultClientIdleTimeout = 10 * time.Minute
 )
 
 // Defaults of the connection limits of a server.
@@ -85,6 +88,7 @@ type serverConfig struct {
 	envRemote       runners.Remote
 
 	workers     int
+	clientIdle  time.Duration // as given: 0 for the default, < 0 for none
 	remote      []DialOption
 	remoteOK    bool
 	remoteKeys  Keys
@@ -321,6 +325,16 @@ func WithTrialWorkers(n int) ServerOption {
 		}
 		c.workers = n
 	})
+}
+
+// WithClientIdleTimeout bounds how long a trial server's trial waits for a client
+// actor that does not act: a trial whose client has not acted for d stops, its error
+// saying why, so that a person who left (a page closed or reloaded) holds nothing for
+// long. It is the default of ClientActor.idle_timeout_ms and the most a client may ask
+// for. 0 means DefaultClientIdleTimeout; a negative d turns the bound off (clients
+// may then ask for any idle timeout, and 0 waits as long as the trial runs).
+func WithClientIdleTimeout(d time.Duration) ServerOption {
+	return serverOption(func(c *serverConfig) { c.clientIdle = d })
 }
 
 // WithRemoteActors lets a trial server's trials use agents served elsewhere (an

@@ -175,18 +175,17 @@ func changeGo(m *pb.TrialStateChange) TrialChange {
 		c.Err = &TrialError{Message: m.GetError()}
 	}
 	if r := m.GetResult(); r != nil {
-		res := &runners.Result{ID: c.Trial, State: c.State, Err: c.Err, Steps: r.GetSteps()}
+		tot := r.GetTotals()
+		res := &runners.Result{
+			ID: c.Trial, State: c.State, Err: c.Err, Steps: r.GetSteps(), FirstEpisode: int(r.GetFirstEpisode()),
+			Totals: runners.Totals{Episodes: int(tot.GetEpisodes()), Complete: int(tot.GetComplete()), Successes: int(tot.GetSuccesses()), Returns: tot.GetReturns()},
+		}
 		info := &runners.TrialInfo{ID: c.Trial, Index: -1, DefinesSuccess: r.GetDefinesSuccess()}
 		for _, name := range r.GetAgents() {
 			info.Agents = append(info.Agents, env.Spec{Name: name})
 		}
 		res.Info = info
-		for _, e := range r.GetEpisodes() {
-			res.Episodes = append(res.Episodes, runners.EpisodeResult{
-				Seed: e.GetSeed(), Ticks: int(e.GetTicks()), Complete: e.GetComplete(), Truncated: e.GetTruncated(),
-				Success: e.GetSuccess(), Returns: e.GetReturns(),
-			})
-		}
+		res.Episodes = episodesGo(r.GetEpisodes())
 		c.Result = res
 	}
 	return c
@@ -218,25 +217,33 @@ func (t *TrialClient) Stop(ctx context.Context, ids ...string) error {
 }
 
 // List returns the status of the trials the server holds (those the key grants),
-// in the order they were started. Status.Err is a *TrialError.
+// in the order they were started, page after page (a call each, each under the call
+// deadline). Status.Err is a *TrialError; Seq, Ahead and Info are not set.
 func (t *TrialClient) List(ctx context.Context) ([]runners.Status, error) {
-	var resp *pb.ListResponse
-	err := t.c.call(ctx, methodList, "", func(ctx context.Context) error {
-		var err error
-		resp, err = t.api.List(ctx, &pb.ListRequest{})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]runners.Status, len(resp.GetTrials()))
-	for i, s := range resp.GetTrials() {
-		out[i] = runners.Status{ID: s.GetId(), Env: s.GetEnv(), State: statesGo[s.GetState()], Episode: int(s.GetEpisode()), Tick: int(s.GetTick())}
-		if s.GetError() != "" {
-			out[i].Err = &TrialError{Message: s.GetError()}
+	var out []runners.Status
+	req := &pb.ListRequest{}
+	for {
+		var resp *pb.ListResponse
+		err := t.c.call(ctx, methodList, "", func(ctx context.Context) error {
+			var err error
+			resp, err = t.api.List(ctx, req)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
+		for _, s := range resp.GetTrials() {
+			st := runners.Status{ID: s.GetId(), Env: s.GetEnv(), State: statesGo[s.GetState()], Episode: int(s.GetEpisode()), Tick: int(s.GetTick())}
+			if s.GetError() != "" {
+				st.Err = &TrialError{Message: s.GetError()}
+			}
+			out = append(out, st)
+		}
+		if resp.GetNextPageToken() == "" {
+			return out, nil
+		}
+		req.PageToken = resp.GetNextPageToken()
 	}
-	return out, nil
 }
 
 // Reward gives a running trial a reward from outside, as Controller.Reward does

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -14,7 +16,6 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/env"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc"
@@ -23,11 +24,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// maxCampaign bounds the trials of one Start.
-const maxCampaign = 1 << 20
-
-// maxWatch bounds the trials one Watch call follows (a goroutine each).
-const maxWatch = 1 << 16
+// maxListPage bounds the trials of one List page, and is the size of a page when the
+// request does not say.
+const maxListPage = 1000
 
 // maxRemoteAgents bounds the remote agents a trial server keeps connections to.
 const maxRemoteAgents = 64
@@ -40,11 +39,11 @@ type trialService struct {
 	remoteOK bool
 	remote   []DialOption
 	keys     Keys
+	idle     time.Duration // the client actors' default and longest idle timeout; 0: none
 
 	mu      sync.Mutex
-	envOf   map[string]string       // trial id -> environment, for the key check
-	clients map[string]*AgentClient // remote actors by agent name and target
-	players map[string]*clientActor // client actors by trial id and agent name
+	clients map[string]*AgentClient            // remote actors by agent name and target
+	players map[string]map[string]*clientActor // client actors by trial id, then agent name
 }
 
 // AddTrials serves a controller on the server (TrialService): clients start trials
@@ -53,12 +52,20 @@ type trialService struct {
 // that grants the environment of the trials it addresses. Build c over a remote view
 // of the registry (runners.Registry.Remote), as ServeTrials does, so that the
 // configurations of the trials that callers start name no file on the server and
-// stay within the environments' limits.
+// stay within the environments' limits. The controller's bounds (runners.WithMaxLive,
+// WithKeepFinished, WithEpisodeWindow) bound what clients make it hold;
+// WithClientIdleTimeout bounds the wait for client actors.
 func (s *Server) AddTrials(c *runners.Controller) error {
 	if c == nil {
 		return fmt.Errorf("%w: AddTrials: nil controller", ErrConfig)
 	}
-	svc := &trialService{srv: s, ctrl: c, remoteOK: s.cfg.remoteOK, remote: s.cfg.remote, keys: s.cfg.remoteKeys, envOf: map[string]string{}, clients: map[string]*AgentClient{}, players: map[string]*clientActor{}}
+	svc := &trialService{
+		srv: s, ctrl: c, remoteOK: s.cfg.remoteOK, remote: s.cfg.remote, keys: s.cfg.remoteKeys, idle: max(s.cfg.clientIdle, 0),
+		clients: map[string]*AgentClient{}, players: map[string]map[string]*clientActor{},
+	}
+	if s.cfg.clientIdle == 0 {
+		svc.idle = DefaultClientIdleTimeout
+	}
 	return s.register(&pb.TrialService_ServiceDesc, svc, svc.scope, svc.close)
 }
 
@@ -135,16 +142,20 @@ func trialIDs(req any) []string {
 	return nil
 }
 
-// envs returns the environments of trials, "" for a trial that does not exist.
+// envs returns the environments of trials, "" for a trial that the controller does
+// not hold (never started, or forgotten).
 func (t *trialService) envs(ids []string) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = t.envOf[id]
+		if st, err := t.ctrl.Status(id); err == nil {
+			out[i] = st.Env
+		}
 	}
 	return out
 }
+
+// noTrial is the NOT_FOUND status of an unknown trial.
+func noTrial(id string) error { return status.Errorf(codes.NotFound, "no trial %q", id) }
 
 // actor reads the choice of an agent's policy; a client actor is added to players.
 func (t *trialService) actor(ctx context.Context, spec *pb.TrialSpec, name string, a *pb.Actor, players map[string]*clientActor) (runners.Actor, error) {
@@ -171,6 +182,10 @@ func (t *trialService) actor(ctx context.Context, spec *pb.TrialSpec, name strin
 		if c.Client.GetTimeoutMs() < 0 {
 			return runners.Actor{}, invalid(fieldErrorf(field+".client.timeout_ms", "%d, want 0 (no timeout) or more", c.Client.GetTimeoutMs()))
 		}
+		idle, err := t.idleTimeout(field+".client.idle_timeout_ms", c.Client.GetIdleTimeoutMs())
+		if err != nil {
+			return runners.Actor{}, err
+		}
 		var fallback agent.Policy
 		if pn := c.Client.GetDefaultPolicy(); pn != "" {
 			var err error
@@ -178,11 +193,31 @@ func (t *trialService) actor(ctx context.Context, spec *pb.TrialSpec, name strin
 				return runners.Actor{}, invalid(fieldErrorf(field+".client.default_policy", "%v", err))
 			}
 		}
-		p := newClientActor(name, c.Client, fallback)
+		p := newClientActor(name, c.Client, fallback, idle)
 		players[name] = p
 		return runners.Value(p), nil
 	}
 	return runners.Actor{}, invalid(fieldErrorf(field, "sets neither policy, remote nor client"))
+}
+
+// idleTimeout reads a client actor's idle_timeout_ms against the server's.
+func (t *trialService) idleTimeout(field string, ms int64) (time.Duration, error) {
+	switch {
+	case ms < 0:
+		return 0, invalid(fieldErrorf(field, "%d, want 0 (the server's, %v) or more", ms, t.idleText()))
+	case ms == 0:
+		return t.idle, nil
+	case t.idle > 0 && ms > t.idle.Milliseconds():
+		return 0, invalid(fieldErrorf(field, "%d, want at most %d: the server's idle timeout (baton serve --client-idle-timeout %v)", ms, t.idle.Milliseconds(), t.idle))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func (t *trialService) idleText() string {
+	if t.idle == 0 {
+		return "none"
+	}
+	return t.idle.String()
 }
 
 // remoteAgent returns the client of a remote actor of agent name, dialing it once.
@@ -267,6 +302,8 @@ func startStatus(err error) error {
 		return invalid(&FieldError{Field: "spec.config", Reason: err.Error()})
 	case errors.Is(err, runners.ErrTrialExists):
 		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, runners.ErrFull):
+		return status.Errorf(codes.ResourceExhausted, "%v: wait for trials to finish, or stop some (the server's bound: baton serve --max-live-trials)", err)
 	case errors.Is(err, runners.ErrShutdown):
 		return status.Error(codes.Unavailable, err.Error())
 	}
@@ -275,8 +312,8 @@ func startStatus(err error) error {
 
 func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.StartResponse, error) {
 	k := req.GetTrials()
-	if k < 0 || k > maxCampaign {
-		return nil, invalid(fieldErrorf("trials", "%d, want 0 (for 1) to %d", k, maxCampaign))
+	if k < 0 || k > math.MaxInt32 {
+		return nil, invalid(fieldErrorf("trials", "%d, want 0 (for 1) to %d", k, math.MaxInt32))
 	}
 	players := map[string]*clientActor{}
 	spec, err := t.spec(ctx, req.GetSpec(), players)
@@ -291,49 +328,48 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 	if k <= 1 {
 		id, err := t.ctrl.Start(tctx, spec)
 		if err != nil {
-			return nil, t.startError(ctx, spec.ID, err)
+			return nil, t.startError(ctx, []string{spec.ID}, err)
 		}
-		t.remember(spec.Env, id)
 		if len(players) > 0 {
 			t.seat(tctx, id, players)
 		}
 		return &pb.StartResponse{Ids: []string{id}}, nil
 	}
+	ids, err := t.ctrl.StartCampaign(tctx, spec, int(k))
+	if err != nil {
+		return nil, t.startError(ctx, campaignIDs(spec, int(k)), err)
+	}
+	return &pb.StartResponse{Ids: ids}, nil
+}
+
+// campaignIDs are the ids the controller gives a campaign of k trials of spec
+// (runners.Controller.StartCampaign): its id, or else its environment's name, then
+// "-i".
+func campaignIDs(spec runners.Spec, k int) []string {
 	prefix := spec.ID
 	if prefix == "" {
 		prefix = spec.Env
 	}
-	resp := &pb.StartResponse{Ids: make([]string, 0, k)}
-	for i := range int(k) {
-		s := spec
-		s.ID, s.Seed = prefix+"-"+strconv.Itoa(i), env.DeriveSeed(spec.Seed, i)
-		id, err := t.ctrl.Start(tctx, s)
-		if err != nil {
-			for _, started := range resp.Ids {
-				_ = t.ctrl.Stop(started)
-			}
-			return nil, t.startError(ctx, s.ID, err)
-		}
-		t.remember(spec.Env, id)
-		resp.Ids = append(resp.Ids, id)
+	ids := make([]string, k)
+	for i := range ids {
+		ids[i] = prefix + "-" + strconv.Itoa(i)
 	}
-	return resp, nil
+	return ids
 }
 
-// startError is the status of a Start that failed to start trial id: a key that
-// does not grant the environment of the trial that holds the id gets the answer of
-// any call that names a trial outside its scope (deniedTrial), not ALREADY_EXISTS.
-func (t *trialService) startError(ctx context.Context, id string, err error) error {
-	if g := grantFrom(ctx); errors.Is(err, runners.ErrTrialExists) && !g.allows(t.envs([]string{id})[0]) {
-		return g.deniedTrial(id)
+// startError is the status of a Start that failed to start the trials of ids (a
+// campaign's, or one): a key that does not grant the environment of a trial that holds
+// one of the ids gets the answer of any call that names a trial outside its scope
+// (deniedTrial), not ALREADY_EXISTS.
+func (t *trialService) startError(ctx context.Context, ids []string, err error) error {
+	if g := grantFrom(ctx); errors.Is(err, runners.ErrTrialExists) {
+		for i, env := range t.envs(ids) {
+			if env != "" && !g.allows(env) {
+				return g.deniedTrial(ids[i])
+			}
+		}
 	}
 	return startStatus(err)
-}
-
-func (t *trialService) remember(env, id string) {
-	t.mu.Lock()
-	t.envOf[id] = env
-	t.mu.Unlock()
 }
 
 var statesProto = map[runners.State]pb.TrialState{
@@ -351,88 +387,55 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func resultProto(r runners.Result) *pb.TrialResult {
-	out := &pb.TrialResult{Steps: r.Steps}
-	if r.Info != nil {
-		for _, a := range r.Info.Agents {
-			out.Agents = append(out.Agents, a.Name)
-		}
-		out.DefinesSuccess = r.Info.DefinesSuccess
+func resultProto(r *runners.Result) *pb.TrialResult {
+	tot := r.Totals
+	out := &pb.TrialResult{
+		Steps: r.Steps, FirstEpisode: int64(r.FirstEpisode), Episodes: episodesProto(r.Episodes),
+		Totals: &pb.EpisodeTotals{Episodes: int64(tot.Episodes), Complete: int64(tot.Complete), Successes: int64(tot.Successes), Returns: slices.Clone(tot.Returns)},
 	}
-	for _, e := range r.Episodes {
-		out.Episodes = append(out.Episodes, &pb.EpisodeResult{
-			Seed: e.Seed, Ticks: int64(e.Ticks), Complete: e.Complete, Truncated: e.Truncated,
-			Success: e.Success, Returns: append([]float64(nil), e.Returns...),
-		})
+	if r.Info != nil {
+		out.Agents = agentNamesOf(r.Info)
+		out.DefinesSuccess = r.Info.DefinesSuccess
 	}
 	return out
 }
 
+func episodesProto(eps []runners.EpisodeResult) []*pb.EpisodeResult {
+	out := make([]*pb.EpisodeResult, len(eps))
+	for i, e := range eps {
+		out[i] = &pb.EpisodeResult{
+			Seed: e.Seed, Ticks: int64(e.Ticks), Complete: e.Complete, Truncated: e.Truncated,
+			Success: e.Success, Returns: slices.Clone(e.Returns),
+		}
+	}
+	return out
+}
+
+func agentNamesOf(info *runners.TrialInfo) []string {
+	out := make([]string, len(info.Agents))
+	for i, a := range info.Agents {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// Watch follows the trials on the controller's watch of many, which starts no
+// goroutine per trial: watching every trial costs a map entry each, however many
+// trials the server has ever run.
 func (t *trialService) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.TrialStateChange]) error {
-	ctx, cancel := context.WithCancel(stream.Context())
-	defer cancel()
-	ids := req.GetIds()
-	if len(ids) == 0 {
-		g := grantFrom(ctx)
-		for _, st := range t.ctrl.List() {
-			if g.allows(st.Env) {
-				ids = append(ids, st.ID)
-			}
+	ctx := stream.Context()
+	changes, err := t.ctrl.WatchMany(ctx, req.GetIds(), grantFrom(ctx).allows)
+	if err != nil {
+		return status.Error(codes.NotFound, err.Error())
+	}
+	for sc, res := range changes {
+		msg := &pb.TrialStateChange{Trial: sc.Trial, State: statesProto[sc.State], Error: errText(sc.Err)}
+		if res != nil {
+			msg.Result = resultProto(res)
 		}
-	}
-	if len(ids) > maxWatch {
-		return status.Errorf(codes.ResourceExhausted, "a watch follows at most %d trials, asked for %d: watch fewer at a time", maxWatch, len(ids))
-	}
-	type change struct {
-		sc  runners.StateChange
-		res *pb.TrialResult
-	}
-	changes := make(chan change)
-	errs := make(chan error, len(ids))
-	var wg sync.WaitGroup
-	for _, id := range ids {
-		seq, err := t.ctrl.Watch(ctx, id)
-		if err != nil {
-			cancel()
-			wg.Wait()
-			return status.Errorf(codes.NotFound, "no trial %q", id)
-		}
-		wg.Go(func() {
-			for sc := range seq {
-				c := change{sc: sc}
-				if sc.State.Done() {
-					res, err := t.ctrl.Wait(ctx, id)
-					if err != nil {
-						errs <- err
-						return
-					}
-					c.res = resultProto(res)
-				}
-				select {
-				case changes <- c:
-				case <-ctx.Done():
-					return
-				}
-			}
-		})
-	}
-	go func() {
-		wg.Wait()
-		close(changes)
-	}()
-	for c := range changes {
-		msg := &pb.TrialStateChange{Trial: c.sc.Trial, State: statesProto[c.sc.State], Error: errText(c.sc.Err), Result: c.res}
 		if err := stream.Send(msg); err != nil {
-			cancel()
-			for range changes { //nolint:revive // drain, so that the watchers end
-			}
 			return err
 		}
-	}
-	select {
-	case err := <-errs:
-		return statusOf(err, codes.Internal, "watching")
-	default:
 	}
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
@@ -449,19 +452,57 @@ func (t *trialService) Stop(_ context.Context, req *pb.StopRequest) (*pb.StopRes
 	return &pb.StopResponse{}, nil
 }
 
-func (t *trialService) List(ctx context.Context, _ *pb.ListRequest) (*pb.ListResponse, error) {
-	g := grantFrom(ctx)
-	resp := &pb.ListResponse{}
-	for _, st := range t.ctrl.List() {
-		if !g.allows(st.Env) {
-			continue
+// List answers a page of the trials the key grants. Its token carries the Seq of the
+// last trial of the previous page, so pages resume in place while trials are
+// forgotten.
+func (t *trialService) List(ctx context.Context, req *pb.ListRequest) (*pb.ListResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, invalid(fieldErrorf("page_size", "%d, want 0 (for %d) or more", size, maxListPage))
+	case size == 0 || size > maxListPage:
+		size = maxListPage
+	}
+	var after uint64
+	if tok := req.GetPageToken(); tok != "" {
+		seq, ok := strings.CutPrefix(tok, "after-")
+		var err error
+		if after, err = strconv.ParseUint(seq, 10, 64); err != nil || !ok {
+			return nil, invalid(fieldErrorf("page_token", "%q is not a token this server gave (ListResponse.next_page_token)", tok))
 		}
-		resp.Trials = append(resp.Trials, &pb.TrialStatus{
+	}
+	page, more := t.ctrl.ListAfter(after, size, grantFrom(ctx).allows)
+	busy, limit := t.ctrl.Workers()
+	resp := &pb.ListResponse{Trials: make([]*pb.TrialStatus, len(page))}
+	for i, st := range page {
+		clients := t.playersOf(st.ID)
+		resp.Trials[i] = &pb.TrialStatus{
 			Id: st.ID, Env: st.Env, State: statesProto[st.State], Error: errText(st.Err),
-			Episode: int64(st.Episode), Tick: int64(st.Tick),
-		})
+			Episode: int64(st.Episode), Tick: int64(st.Tick), Reason: reason(st, busy, limit, clients),
+			Clients: slices.Sorted(maps.Keys(clients)),
+		}
+	}
+	if more {
+		resp.NextPageToken = "after-" + strconv.FormatUint(page[len(page)-1].Seq, 10)
 	}
 	return resp, nil
+}
+
+// reason says what a trial waits for: a worker, or the clients whose turn it is.
+func reason(st runners.Status, busy, limit int, clients map[string]*clientActor) string {
+	switch {
+	case st.State == runners.Pending && !st.Attended:
+		return fmt.Sprintf("waiting for a compute worker (%d of %d in use, baton serve --workers; %d trials queued ahead)", busy, limit, st.Ahead)
+	case st.State != runners.Running:
+		return ""
+	}
+	var waits []string
+	for _, name := range slices.Sorted(maps.Keys(clients)) {
+		if w := clients[name].waiting(); w != "" {
+			waits = append(waits, w)
+		}
+	}
+	return strings.Join(waits, "; ")
 }
 
 func (t *trialService) Reward(_ context.Context, req *pb.RewardRequest) (*pb.RewardResponse, error) {
@@ -482,18 +523,24 @@ func (t *trialService) Reward(_ context.Context, req *pb.RewardRequest) (*pb.Rew
 		return nil, status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, runners.ErrNotRunning):
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, runners.ErrFull):
+		return nil, status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, runners.ErrReward):
 		return nil, invalid(&FieldError{Field: "agent_id", Reason: err.Error()})
 	}
 	return nil, status.Errorf(codes.Internal, "reward: %v", err)
 }
 
-// seat records the client actors of trial id, and tells them when it finishes.
+// seat records the client actors of trial id, and tells them when it finishes. It
+// drops those of the trials the controller has forgotten.
 func (t *trialService) seat(ctx context.Context, id string, players map[string]*clientActor) {
 	t.mu.Lock()
-	for name, p := range players {
-		t.players[id+"\x00"+name] = p
+	for old := range t.players {
+		if _, err := t.ctrl.Status(old); err != nil {
+			delete(t.players, old)
+		}
 	}
+	t.players[id] = players
 	t.mu.Unlock()
 	go func() {
 		_, _ = t.ctrl.Wait(ctx, id)
@@ -503,32 +550,33 @@ func (t *trialService) seat(ctx context.Context, id string, players map[string]*
 	}()
 }
 
-// player returns the client actor of an agent of a trial.
-func (t *trialService) player(trial, agentName string) (*clientActor, error) {
+// playersOf returns the client actors of a trial by agent name; nil for none.
+func (t *trialService) playersOf(trial string) map[string]*clientActor {
 	t.mu.Lock()
-	p := t.players[trial+"\x00"+agentName]
-	t.mu.Unlock()
-	if p == nil {
-		if _, ok := t.status(trial); !ok {
-			return nil, status.Errorf(codes.NotFound, "no trial %q", trial)
-		}
-		return nil, status.Errorf(codes.NotFound, "agent %q of trial %q is not played by a client", agentName, trial)
-	}
-	return p, nil
+	defer t.mu.Unlock()
+	return t.players[trial]
 }
 
-// status returns a trial's status.
-func (t *trialService) status(id string) (runners.Status, bool) {
-	for _, st := range t.ctrl.List() {
-		if st.ID == id {
-			return st, true
-		}
+// player returns the client actor of an agent of a trial, and the trial's status.
+func (t *trialService) player(trial, agentName string) (*clientActor, runners.Status, error) {
+	st, err := t.ctrl.Status(trial)
+	if err != nil {
+		return nil, st, noTrial(trial)
 	}
-	return runners.Status{}, false
+	players := t.playersOf(trial)
+	p := players[agentName]
+	if p == nil {
+		clients := "none"
+		if len(players) > 0 {
+			clients = strings.Join(slices.Sorted(maps.Keys(players)), ", ")
+		}
+		return nil, st, status.Errorf(codes.NotFound, "agent %q of trial %q is not played by a client (clients: %s)", agentName, trial, clients)
+	}
+	return p, st, nil
 }
 
 func (t *trialService) Pending(ctx context.Context, req *pb.PendingRequest) (*pb.PendingResponse, error) {
-	p, err := t.player(req.GetTrial(), req.GetAgent())
+	p, st, err := t.player(req.GetTrial(), req.GetAgent())
 	if err != nil {
 		return nil, err
 	}
@@ -547,17 +595,18 @@ func (t *trialService) Pending(ctx context.Context, req *pb.PendingRequest) (*pb
 			resp.RemainingMs = max(time.Until(turn.deadline).Milliseconds(), 1)
 		}
 	}
-	if st, ok := t.status(req.GetTrial()); ok {
-		resp.State, resp.Error = statesProto[st.State], errText(st.Err)
-		if turn == nil {
-			resp.Episode, resp.Tick = int64(st.Episode), int64(st.Tick)
-		}
+	if now, err := t.ctrl.Status(req.GetTrial()); err == nil {
+		st = now // the state after the wait, unless the trial was forgotten meanwhile
+	}
+	resp.State, resp.Error = statesProto[st.State], errText(st.Err)
+	if turn == nil {
+		resp.Episode, resp.Tick = int64(st.Episode), int64(st.Tick)
 	}
 	return resp, nil
 }
 
 func (t *trialService) ClientAct(ctx context.Context, req *pb.ClientActRequest) (*pb.ClientActResponse, error) {
-	p, err := t.player(req.GetTrial(), req.GetAgent())
+	p, _, err := t.player(req.GetTrial(), req.GetAgent())
 	if err != nil {
 		return nil, err
 	}
@@ -567,36 +616,20 @@ func (t *trialService) ClientAct(ctx context.Context, req *pb.ClientActRequest) 
 	return &pb.ClientActResponse{}, nil
 }
 
-func (t *trialService) Episodes(ctx context.Context, req *pb.EpisodesRequest) (*pb.EpisodesResponse, error) {
+func (t *trialService) Episodes(_ context.Context, req *pb.EpisodesRequest) (*pb.EpisodesResponse, error) {
 	from := req.GetFrom()
 	if from < 0 || from > 1<<31 {
 		return nil, invalid(fieldErrorf("from", "%d, want 0 to %d", from, 1<<31))
 	}
-	eps, err := t.ctrl.Episodes(req.GetTrial(), int(from))
+	st, err := t.ctrl.Status(req.GetTrial())
 	if err != nil {
-		return nil, status.Errorf(codes.NotFound, "no trial %q", req.GetTrial())
+		return nil, noTrial(req.GetTrial())
 	}
-	resp := &pb.EpisodesResponse{}
-	// The agents, from the trial's first state change (its info is set from Start on).
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if seq, err := t.ctrl.Watch(wctx, req.GetTrial()); err == nil {
-		for sc := range seq {
-			if sc.Info != nil {
-				for _, a := range sc.Info.Agents {
-					resp.Agents = append(resp.Agents, a.Name)
-				}
-			}
-			break
-		}
+	eps, first, err := t.ctrl.Episodes(req.GetTrial(), int(from))
+	if err != nil {
+		return nil, noTrial(req.GetTrial())
 	}
-	for _, e := range eps {
-		resp.Episodes = append(resp.Episodes, &pb.EpisodeResult{
-			Seed: e.Seed, Ticks: int64(e.Ticks), Complete: e.Complete, Truncated: e.Truncated,
-			Success: e.Success, Returns: append([]float64(nil), e.Returns...),
-		})
-	}
-	return resp, nil
+	return &pb.EpisodesResponse{Agents: agentNamesOf(st.Info), Episodes: episodesProto(eps), First: int64(first)}, nil
 }
 
 // namedPolicy builds the registered policy of an agent of the spec's environment, for

@@ -62,7 +62,10 @@ func TestControllerStartWaitWatch(t *testing.T) {
 	list := c.List()
 	require.Len(t, list, 3)
 	for i, st := range list {
-		assert.Equal(t, runners.Status{ID: ids[i], Env: "maze", State: runners.Ended, Tick: 20}, st)
+		require.NotNil(t, st.Info)
+		assert.Equal(t, ids[i], st.Info.ID)
+		st.Info = nil
+		assert.Equal(t, runners.Status{ID: ids[i], Env: "maze", State: runners.Ended, Tick: 20, Seq: uint64(i + 1)}, st)
 	}
 
 	// Ids are unique among the trials held; Forget drops a finished one.
@@ -299,7 +302,7 @@ func TestControllerEpisodes(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	<-g.at // episode 0 ended within its 30 ticks
-	live, err := c.Episodes(id, 0)
+	live, _, err := c.Episodes(id, 0)
 	require.NoError(t, err)
 	require.Len(t, live, 1, "episode 0 is over, episode 1 waits")
 	close(g.release)
@@ -319,12 +322,12 @@ func TestControllerEpisodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := c.Episodes(id, tt.from)
+			got, _, err := c.Episodes(id, tt.from)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
 	}
 	assert.Equal(t, res.Episodes[0], live[0])
-	_, err = c.Episodes("trial-99", 0)
+	_, _, err = c.Episodes("trial-99", 0)
 	require.ErrorIs(t, err, runners.ErrUnknownTrial)
 }

@@ -108,9 +108,20 @@
 // # Controller and campaigns
 //
 // A Controller runs trials in the background on at most WithWorkers goroutines: Start
-// queues a trial and returns its id, Watch iterates over its state changes as they
-// happen, Reward sends outside feedback, Stop cancels it, Wait returns its Result, List
-// shows every trial; Shutdown stops everything and waits for the workers.
+// queues a trial and returns its id (StartCampaign queues K trials of one spec, all or
+// none), Watch iterates over its state changes as they happen (WatchMany over those of
+// many trials, with no goroutine per trial), Reward sends outside feedback, Stop
+// cancels it, Wait returns its Result, List shows every trial (ListAfter a page of
+// them; Status one, with what a pending one waits for); Shutdown stops everything and
+// waits for the workers. A trial whose policy waits for a person (Attended) runs on a
+// goroutine of its own, so that people who take their time hold no worker.
+//
+// A long-lived Controller holds bounded memory whatever it is asked: at most
+// WithMaxLive trials pending or running (a Start past it fails with ErrFull and starts
+// nothing), the WithKeepFinished trials that finished last (older ones are forgotten;
+// their steps and results are in the sinks, an activity log), and the last
+// WithEpisodeWindow episodes of each trial, with every episode summed up in
+// Result.Totals.
 //
 // A Campaign runs K trials (WithTrials) of one spec on W workers (WithWorkers), with
 // pre-trial hooks that may change each trial's spec (WithPreTrial), progress callbacks

@@ -34,6 +34,10 @@ var (
 	ErrTrialExists = errors.New("runners: trial id in use")
 	// ErrNotRunning: a reward was sent to a trial that is not running.
 	ErrNotRunning = errors.New("runners: trial is not running")
+	// ErrFull: a Controller holds as much as it may: as many unfinished trials as
+	// WithMaxLive allows, or as many rewards waiting for a trial's next step as a
+	// trial takes (4096).
+	ErrFull = errors.New("runners: full")
 	// ErrNotDone: Forget was given a trial that has not finished.
 	ErrNotDone = errors.New("runners: trial has not finished")
 	// ErrStopped is the cause of a trial stopped by Controller.Stop. A policy stops

@@ -125,6 +125,10 @@ type Feedback struct {
 	Source string
 }
 
+// maxFeedback bounds the outside rewards that wait for a trial's next step: a trial
+// that waits long (for a person) drains none meanwhile.
+const maxFeedback = 4096
+
 // feedback is a trial's queue of outside rewards; the controller fills it, the trial
 // drains it between steps.
 type feedback struct {
@@ -139,6 +143,9 @@ func (f *feedback) push(fb Feedback) error {
 	defer f.mu.Unlock()
 	if f.closed {
 		return ErrNotRunning
+	}
+	if len(f.items) >= maxFeedback {
+		return fmt.Errorf("%w: %d rewards wait for the trial's next step already, the most it takes", ErrFull, len(f.items))
 	}
 	f.items = append(f.items, fb)
 	f.any.Store(true)
@@ -179,10 +186,24 @@ func (t *trial) checkReceiver(to string) error {
 		return nil
 	}
 	if t.index(to) < 0 {
-		return fmt.Errorf("%w: %q (choices: %s, %s)", ErrReceiver, to, strings.Join(t.names(), ", "), EnvAddress)
+		return fmt.Errorf("%w: %q (choices: %s)", ErrReceiver, to, strings.Join(t.receivers(), ", "))
 	}
 	return nil
 }
+
+// receivers returns the addresses a message of the trial may go to.
+func (t *trial) receivers() []string {
+	names := t.names()
+	if t.msgr != nil {
+		names = append(names, EnvAddress)
+	}
+	return names
+}
+
+// Receivers returns the addresses Send takes: the names of the trial's agents, in
+// the environment's order, and EnvAddress when the environment takes messages. The
+// slice is the caller's.
+func (x *Exchange) Receivers() []string { return x.t.receivers() }
 
 // RewardAs gives value to the agent with the given id as Reward does, with the source
 // named by the caller instead of "actor:NAME" ("" is refused with ErrReward). A

@@ -1,11 +1,15 @@
 package runners
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // ledger keeps a trial's reward accounting: each agent's latest report in the episode,
 // the sub-episodes ended in it, the rewards waiting for a live agent id's next step
 // (pending), the sources of the reward of the step being settled, the retroactive
-// rewards received, and every agent's return in every episode.
+// rewards received, every agent's return in every episode (or in those of a window,
+// see forget), and every agent's return summed over all episodes.
 //
 // Agents are known by their index in the trial (join order); an agent id "<name>_<k>"
 // names its agent by name. The trial settles each report with settle, after begin has
@@ -26,9 +30,12 @@ type ledger struct {
 	// received every retroactive reward of the trial, in arrival order.
 	unsent   []RetroReward
 	received []RetroReward
-	// flat holds the returns of every episode, episode-major; ret those of the
-	// episode begun last.
+	// flat holds the returns of every episode from base on, episode-major; ret those
+	// of the episode begun last.
 	flat, ret []float64
+	base      int
+	// sums holds each agent's return summed over every episode.
+	sums []float64
 }
 
 // account is one agent's place in the ledger.
@@ -59,12 +66,15 @@ type pendingReward struct {
 func (l *ledger) start() {
 	*l = ledger{
 		accounts: l.accounts[:0], episode: -1, ends: l.ends[:0], pending: l.pending[:0],
-		sources: l.sources[:0], unsent: l.unsent[:0],
+		sources: l.sources[:0], unsent: l.unsent[:0], sums: l.sums[:0],
 	}
 }
 
 // join adds an agent; its index is the number of agents joined before it.
-func (l *ledger) join(name string) { l.accounts = append(l.accounts, account{name: name}) }
+func (l *ledger) join(name string) {
+	l.accounts = append(l.accounts, account{name: name})
+	l.sums = append(l.sums, 0)
+}
 
 // begin opens episode e, the next one: no agent reported, nothing pending, every
 // return 0.
@@ -76,20 +86,37 @@ func (l *ledger) begin(e int) {
 	}
 	l.ends = l.ends[:0]
 	l.pending = l.pending[:0]
-	n := len(l.accounts)
-	for range n {
+	for range l.accounts {
 		l.flat = append(l.flat, 0)
 	}
-	l.ret = l.flat[e*n : (e+1)*n : (e+1)*n]
+	l.ret = l.returns(e)
 }
 
-// returns returns the returns of episode e, by agent index, in a slice that cannot
-// grow. It shares the ledger's storage until the next begin, which may move it: take
-// the final figures after the trial's last reward.
+// returns returns the returns of episode e (base or later), by agent index, in a
+// slice that cannot grow. It shares the ledger's storage until the next begin or
+// forget, which may move it: take the final figures after the trial's last reward.
 func (l *ledger) returns(e int) []float64 {
 	n := len(l.accounts)
-	return l.flat[e*n : (e+1)*n : (e+1)*n]
+	k := (e - l.base) * n
+	return l.flat[k : k+n : k+n]
 }
+
+// forget drops the returns of the episodes before first, and the retroactive rewards
+// received for them, so that a trial of many episodes holds those of a window: a
+// retroactive reward for a forgotten episode is still sent and summed, not kept.
+func (l *ledger) forget(first int) {
+	k := (first - l.base) * len(l.accounts)
+	if k <= 0 {
+		return
+	}
+	l.flat = l.flat[:copy(l.flat, l.flat[k:])]
+	l.base = first
+	l.ret = l.returns(l.episode)
+	l.received = slices.DeleteFunc(l.received, func(r RetroReward) bool { return r.Episode < first })
+}
+
+// totals returns each agent's return summed over every episode, in a new slice.
+func (l *ledger) totals() []float64 { return slices.Clone(l.sums) }
 
 // settle accounts for a report of agent i, id id, at tick, with the environment's
 // reward: the rewards pending for id are added to it, and done ends the id's
@@ -105,6 +132,7 @@ func (l *ledger) settle(i int, id string, reward float64, tick int, done bool) (
 	a := &l.accounts[i]
 	a.cur, a.live, a.lastTick = id, true, tick
 	l.ret[i] += reward
+	l.sums[i] += reward
 	return reward, l.envOnly[:]
 }
 
@@ -121,6 +149,7 @@ func (l *ledger) settleAny(i int, id string, reward float64, tick int, done bool
 		l.ends = append(l.ends, idTick{id: id, tick: tick, agent: i})
 	}
 	l.ret[i] += total
+	l.sums[i] += total
 	return total, l.sources
 }
 
@@ -197,12 +226,16 @@ func (l *ledger) unpend(now int) {
 }
 
 // retro records a retroactive reward for the step at tick of episode, agent i, id id,
-// and adds it to the episode's return.
+// to be sent, and adds it to the agent's sum and, while the ledger holds the episode,
+// to the episode's return and the rewards received.
 func (l *ledger) retro(episode, tick int, id string, i int, source string, value float64, now int) {
 	r := RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: l.accounts[i].name, Source: source, Value: value, ArrivedEpisode: l.episode, ArrivedTick: now}
-	l.received = append(l.received, r)
+	if episode >= l.base {
+		l.received = append(l.received, r)
+		l.flat[(episode-l.base)*len(l.accounts)+i] += value
+	}
 	l.unsent = append(l.unsent, r)
-	l.flat[episode*len(l.accounts)+i] += value
+	l.sums[i] += value
 }
 
 // sent forgets the unsent retroactive rewards: they have been sent to the sinks, or

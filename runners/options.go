@@ -51,6 +51,66 @@ type campaignOptions struct {
 
 type controllerOptions struct {
 	commonOptions
+	maxLive      int
+	keepFinished int
+	window       int
+}
+
+// Defaults of the controller's bounds.
+const (
+	// DefaultMaxLive bounds the trials a Controller holds unfinished (WithMaxLive).
+	DefaultMaxLive = 10000
+	// DefaultKeepFinished bounds the finished trials a Controller keeps
+	// (WithKeepFinished).
+	DefaultKeepFinished = 1000
+	// DefaultEpisodeWindow bounds the episodes a Controller's trial keeps
+	// (WithEpisodeWindow).
+	DefaultEpisodeWindow = 1000
+)
+
+type controllerOption func(*controllerOptions)
+
+func (o controllerOption) applyController(c *controllerOptions) { o(c) }
+
+// positive is the option of a bound: 0 means def; below 0 is an error.
+func positive(c *controllerOptions, dst *int, n, def int, name string) {
+	switch {
+	case n < 0:
+		c.err = fmt.Errorf("%w: %s(%d): want 0 (for %d) or more", ErrInvalidSpec, name, n, def)
+	case n == 0:
+		*dst = def
+	default:
+		*dst = n
+	}
+}
+
+// WithMaxLive bounds the trials a Controller holds unfinished, pending or running:
+// Start (and StartCampaign) refuse trials past it with an error wrapping ErrFull,
+// starting none. 0 means DefaultMaxLive.
+func WithMaxLive(n int) ControllerOption {
+	return controllerOption(func(c *controllerOptions) { positive(c, &c.maxLive, n, DefaultMaxLive, "WithMaxLive") })
+}
+
+// WithKeepFinished bounds the finished trials a Controller keeps: past n, it forgets
+// the trial that finished first (as Forget does), so that a long-lived controller
+// holds its latest results and no more (a trial's steps and results stay in the
+// sinks, an activity log). 0 means DefaultKeepFinished.
+func WithKeepFinished(n int) ControllerOption {
+	return controllerOption(func(c *controllerOptions) {
+		positive(c, &c.keepFinished, n, DefaultKeepFinished, "WithKeepFinished")
+	})
+}
+
+// WithEpisodeWindow bounds the episodes each trial of a Controller keeps: its Result
+// and Controller.Episodes list its last n episodes (Result.FirstEpisode is the index
+// of the first listed), Result.Totals sums every episode, and a retroactive reward for
+// an episode older than the window reaches the sinks and the totals, not the listed
+// returns. A trial of many episodes then holds bounded memory. 0 means
+// DefaultEpisodeWindow.
+func WithEpisodeWindow(n int) ControllerOption {
+	return controllerOption(func(c *controllerOptions) {
+		positive(c, &c.window, n, DefaultEpisodeWindow, "WithEpisodeWindow")
+	})
 }
 
 type commonOption func(*commonOptions)

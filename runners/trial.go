@@ -25,12 +25,29 @@ type Result struct {
 	Err error
 	// Info describes the trial; nil when its spec was rejected.
 	Info *TrialInfo
-	// Episodes lists the episodes begun, the last one possibly incomplete.
+	// Episodes lists the episodes begun, the last one possibly incomplete: all of
+	// them, or in a Controller the last of them (WithEpisodeWindow).
 	Episodes []EpisodeResult
+	// FirstEpisode is the index of Episodes[0] in the trial: 0 unless a Controller's
+	// episode window let the episodes before it go.
+	FirstEpisode int
+	// Totals sums up every episode, those before FirstEpisode included.
+	Totals Totals
 	// Steps counts environment steps over all episodes.
 	Steps int64
-	// Retro lists the retroactive rewards the trial received, in arrival order.
+	// Retro lists the retroactive rewards the trial received for the episodes of
+	// Episodes, in arrival order.
 	Retro []RetroReward
+}
+
+// Totals sums up every episode of a trial.
+type Totals struct {
+	// Episodes counts the episodes begun; Complete those that ended (see
+	// EpisodeResult.Complete), Successes the complete ones that succeeded.
+	Episodes, Complete, Successes int
+	// Returns is each agent's return summed over every episode (Info.Agents order),
+	// retroactive rewards included; nil when the trial began no episode.
+	Returns []float64
 }
 
 // EpisodeResult is what one episode of a trial did.
@@ -104,7 +121,9 @@ type trial struct {
 	pos  *atomic.Uint64 // episode<<32 | tick, published for the controller; nil outside one
 	// onEpisode is told each complete episode, for the controller; nil outside one.
 	onEpisode func(EpisodeResult)
-	steps     *atomic.Int64 // the campaign's step count; nil outside one
+	// window bounds the episodes the result keeps (the last ones); 0 keeps all.
+	window int
+	steps  *atomic.Int64 // the campaign's step count; nil outside one
 
 	episode int
 	tick    int // -1 before the episode's reset
@@ -248,7 +267,11 @@ func (t *trial) setup() error {
 	t.talks = t.talks || t.msgr != nil
 	t.mail.start(n)
 	t.x.t = t
-	t.result.Episodes = make([]EpisodeResult, 0, min(p.spec.Episodes, 4096))
+	want := min(p.spec.Episodes, 4096)
+	if t.window > 0 {
+		want = min(want, 2*t.window)
+	}
+	t.result.Episodes = make([]EpisodeResult, 0, want)
 	t.where = whereRunner
 	return nil
 }
@@ -364,6 +387,24 @@ func (t *trial) begin(e int, seed uint64) {
 	t.ledger.begin(e)
 	t.mail.begin()
 	t.result.Episodes = append(t.result.Episodes, EpisodeResult{Seed: seed})
+	t.result.Totals.Episodes++
+	if t.window > 0 && len(t.result.Episodes) >= 2*t.window {
+		t.trim()
+	}
+}
+
+// trim keeps the last window episodes of the result, and their returns in the ledger.
+func (t *trial) trim() {
+	eps := t.result.Episodes
+	k := len(eps) - t.window
+	if k <= 0 {
+		return
+	}
+	copy(eps, eps[k:])
+	clear(eps[t.window:])
+	t.result.Episodes = eps[:t.window]
+	t.result.FirstEpisode += k
+	t.ledger.forget(t.result.FirstEpisode)
 }
 
 // publish makes the trial's position visible to the controller.
@@ -473,8 +514,9 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 // end closes an episode that reached its end.
 func (t *trial) end(turn *env.Turn, cut bool) error {
 	t.ledger.unpend(max(t.tick, 0))
-	er := &t.result.Episodes[t.episode]
+	er := &t.result.Episodes[t.episode-t.result.FirstEpisode]
 	er.Ticks, er.Complete, er.Truncated = turn.Tick, true, cut
+	t.result.Totals.Complete++
 	t.result.Steps += int64(turn.Tick)
 	if t.steps != nil {
 		t.steps.Add(int64(turn.Tick))
@@ -483,6 +525,9 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 		t.where = whereSuccess
 		er.Success = t.success(*turn)
 		t.where = whereRunner
+		if er.Success {
+			t.result.Totals.Successes++
+		}
 	}
 	if ms := t.plan.open.entry.Metrics; len(ms) > 0 {
 		er.Metrics = make([]float64, len(ms))
@@ -616,9 +661,15 @@ func (t *trial) finish(err error) Result {
 		}
 	}
 	t.ledger.sent()
+	if t.window > 0 {
+		t.trim()
+	}
 	t.result.Retro = t.ledger.received
 	for e := range t.result.Episodes {
-		t.result.Episodes[e].Returns = t.ledger.returns(e)
+		t.result.Episodes[e].Returns = t.ledger.returns(t.result.FirstEpisode + e)
+	}
+	if t.result.Totals.Episodes > 0 {
+		t.result.Totals.Returns = t.ledger.totals()
 	}
 	if t.sink != nil {
 		serr := t.guard(func() error { return t.emitState(state, err) })

@@ -16,9 +16,16 @@
 // actions named UP, RIGHT, DOWN and LEFT), the time left before the default action,
 // and the messages delivered to the agent. A timeline lists the turns played; a
 // reward goes to the agent's next step or, with a turn chosen in the timeline, to
-// the step of that tick (TrialService.Reward, source "human"). Messages to other
-// agents or to the environment go with the next action. A list follows every trial
-// live, with each agent's return per episode drawn as a small SVG chart.
+// the step of that tick (TrialService.Reward, source "human"). Messages go with the
+// next action, each to one of the receivers the server names for the turn (the
+// trial's agents, and the environment when it takes messages); should the server
+// refuse one, the page drops the queued messages, which a Clear button drops too, so
+// that no message can block the next action. A list follows every trial live, with
+// each agent's return per episode drawn as a small SVG chart (of a long trial, the
+// last episodes the server keeps), says why a pending trial waits, and offers to
+// play on a trial whose agents people play when the page does not play it (it was
+// loaded again, or started elsewhere): the trial waits for its person, who finds it
+// there.
 //
 // # Following trials
 //
@@ -30,7 +37,8 @@
 // of another trial, because a browser keeps only a few HTTP/1.1 connections to a
 // server and each stream holds one. A trial that finishes while its person is to act
 // ends the game in the page. Polling is the fallback: every 2 s (?poll=MS in the
-// page's address sets the period; ?poll=0 never polls) the page calls List, for the
+// page's address sets the period; ?poll=0 never polls) the page calls List (page after
+// page), for the
 // trials others started and the tick of running ones, and Episodes, for the episodes
 // a running trial completed, which Watch does not carry; a poll also opens the stream
 // again after it broke, and reads the episodes of a trial that finished meanwhile,

@@ -7,7 +7,8 @@
 // the goal with the mouse and the keyboard, rewards a past turn chosen in the
 // timeline, and sees the trial end with the agents' returns charted; then a trial of
 // six episodes played by policies, charted per episode; then one whose person does
-// not act, played by the default policy; then one stopped from the list; then it
+// not act, played by the default policy; then one stopped from the list; then one
+// the person finds in the list and plays on after the page was loaded again; then it
 // loads the page again and finds the finished trials charted. The page polls once an
 // hour there, so every state and chart it shows came through Watch. Last, with Watch
 // refused, a page that polls sees a trial end, charted.
@@ -121,6 +122,8 @@ try {
 
   await turn(0);
   assert.match(await page.locator('#frame img').getAttribute('src'), /^data:image\/svg\+xml/);
+  assert.deepEqual(await page.locator('#msg-to option').allTextContents(), ['strategy', 'motion'],
+    'messages go to the receivers the server names (the maze takes none itself)');
   const enabled = async (name) => !(await page.locator(`#actions button[data-name=${name}]`).isDisabled());
   assert.deepEqual(
     { UP: await enabled('UP'), RIGHT: await enabled('RIGHT'), DOWN: await enabled('DOWN'), LEFT: await enabled('LEFT') },
@@ -227,6 +230,25 @@ try {
   assert.equal(calls.List, lists, 'the page polled List: the states above may not have come through Watch');
   step('a trial stopped from the list shows stopped; no poll since the page loaded, all of it through Watch');
 
+  // A person who lost the page (loaded again) finds the trial in the list, where it
+  // waits for them, and plays on.
+  await page.click('#start button[type=submit]');
+  await page.locator('#play-title', { hasText: 'trial-5' }).waitFor();
+  await turn(0);
+  await page.reload();
+  const resumed = page.locator('#trials tr', { hasText: 'trial-5' });
+  await resumed.locator('td', { hasText: /^running$/ }).waitFor();
+  assert.match(await resumed.locator('td').nth(2).getAttribute('title'), /^waiting for the client of agent strategy /);
+  assert.ok(await page.locator('#play-panel').isHidden());
+  await resumed.locator('button', { hasText: 'Play' }).click();
+  await page.locator('#play-title', { hasText: 'trial-5' }).waitFor();
+  await turn(0);
+  await page.keyboard.press('ArrowLeft');
+  await turn(2);
+  await resumed.locator('button', { hasText: 'Stop' }).click();
+  await resumed.locator('td', { hasText: /^stopped/ }).waitFor();
+  step('loaded again, the page finds the trial waiting for its person in the list, who plays on');
+
   // The page loaded again (the key from the browser's storage) shows the finished
   // trials with their results, which Watch replays.
   await page.reload();
@@ -253,10 +275,10 @@ try {
   await page.selectOption('.actor[data-agent=motion] select[name=choice]', 'policy:random');
   await page.fill('#episodes', '3');
   await page.click('#start button[type=submit]');
-  const fifth = page.locator('#trials tr', { hasText: 'trial-5' });
-  await fifth.locator('td', { hasText: /^ended$/ }).waitFor();
-  await fifth.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
-  assert.equal((await fifth.locator('svg.chart title').allTextContents()).length, 2);
+  const sixth = page.locator('#trials tr', { hasText: 'trial-6' });
+  await sixth.locator('td', { hasText: /^ended$/ }).waitFor();
+  await sixth.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
+  assert.equal((await sixth.locator('svg.chart title').allTextContents()).length, 2);
   assert.ok(watchRefused > 1, 'the page did not call Watch');
   step('with Watch refused, polling shows a trial end and its returns');
 

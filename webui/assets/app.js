@@ -180,6 +180,8 @@ async function play(trial, agents) {
   if (game) game.abort.abort();
   game = { trial, agents, turn: null, queued: [], steps: [], selected: null, abort: new AbortController() };
   const g = game;
+  clearQueued();
+  renderTrials();
   $('play-panel').hidden = false;
   $('play-title').textContent = `${agents.join(', ')} in ${trial}`;
   renderTimeline();
@@ -249,6 +251,11 @@ function showTurn(t) {
     return b;
   });
   $('actions').replaceChildren(...buttons);
+  // The messages go to the receivers the server names for this turn, and no others.
+  const to = $('msg-to');
+  const chosen = to.value;
+  to.replaceChildren(...(t.receivers || []).map((r) => el('option', { value: r, textContent: r })));
+  if ((t.receivers || []).includes(chosen)) to.value = chosen;
   $('inbox').replaceChildren(...(t.inbox || []).map((m) => el('p', { className: 'muted', textContent: `message from ${m.from}: ${m.payload}` })));
   countdown(t);
 }
@@ -285,11 +292,17 @@ async function act(a) {
   try {
     await call('ClientAct', { trial: g.trial, agent: t.agent, tick: t.tick || '0', name: a.name, messages: g.queued });
   } catch (e) {
+    if (e.code === 'invalid_argument' && / messages\[\d+\]\.to: /.test(' ' + e.message)) {
+      // The server refused a message, and with it the action: the messages are
+      // dropped, so that the next action goes through.
+      clearQueued();
+      say(`${e.message} (the queued messages were dropped: play the action again)`, true);
+      return;
+    }
     say(e.message, true);
     if (e.code !== 'failed_precondition') return; // the turn is still ours
   }
-  g.queued = [];
-  $('msg-queued').textContent = '';
+  clearQueued();
   g.steps.push({ agentId: t.agentId, episode: t.episode || '0', tick: t.tick || '0', action: a.name });
   renderTimeline();
   g.turn = null;
@@ -341,10 +354,24 @@ $('reward-now').onclick = () => reward(true);
 $('message').onsubmit = (ev) => {
   ev.preventDefault();
   if (!game) return;
-  game.queued.push({ to: $('msg-to').value, payload: $('msg-payload').value });
+  const to = $('msg-to').value;
+  const receivers = (game.turn && game.turn.receivers) || [];
+  if (!receivers.includes(to)) {
+    say(`no message to "${to}": wait for the turn, then choose one of its receivers (${receivers.join(', ') || 'none yet'})`, true);
+    return;
+  }
+  game.queued.push({ to, payload: $('msg-payload').value });
   $('msg-payload').value = '';
   $('msg-queued').textContent = `${game.queued.length} queued for the next action`;
+  $('msg-clear').hidden = false;
 };
+
+function clearQueued() {
+  if (game) game.queued = [];
+  $('msg-queued').textContent = '';
+  $('msg-clear').hidden = true;
+}
+$('msg-clear').onclick = clearQueued;
 
 const arrows = { ArrowUp: 'UP', ArrowRight: 'RIGHT', ArrowDown: 'DOWN', ArrowLeft: 'LEFT' };
 document.addEventListener('keydown', (ev) => {
@@ -416,7 +443,7 @@ async function changed(t, ch) {
   if (ch.result) {
     t.result = ch.result;
     const eps = ch.result.episodes || [];
-    if (eps.length) Object.assign(t, { episode: eps.length - 1, tick: Number(eps.at(-1).ticks || 0) });
+    if (eps.length) Object.assign(t, { episode: Number(ch.result.firstEpisode || 0) + eps.length - 1, tick: Number(eps.at(-1).ticks || 0) });
   }
   renderTrials();
   if (finished(t) && game && game.trial === t.id) stopPlaying();
@@ -431,13 +458,18 @@ async function changed(t, ch) {
 }
 
 // episodes reads the episodes a trial completed since the last look, one read of a
-// trial at a time (Watch and the polls both ask), so that none is counted twice.
+// trial at a time (Watch and the polls both ask), so that none is counted twice. The
+// server keeps a window of a long trial's last episodes, and so does the page.
+const keptEpisodes = 1000;
 function episodes(t) {
   const read = async () => {
     t.live = t.live || [];
-    const eps = await call('Episodes', { trial: t.id, from: t.live.length });
+    const eps = await call('Episodes', { trial: t.id, from: String(t.next || 0) });
     t.agents = eps.agents || [];
-    t.live.push(...(eps.episodes || []));
+    const got = eps.episodes || [];
+    t.next = Number(eps.first || 0) + got.length;
+    t.live.push(...got);
+    if (t.live.length > keptEpisodes) t.live.splice(0, t.live.length - keptEpisodes);
   };
   t.reading = (t.reading || Promise.resolve()).catch(() => {}).then(read);
   return t.reading;
@@ -447,10 +479,16 @@ function episodes(t) {
 // completed since the last look (Episodes), and follows the trials it did not know.
 async function refresh() {
   try {
-    const { trials: list = [] } = await call('List', {});
+    const list = [];
+    let token = '';
+    do {
+      const r = await call('List', { pageToken: token });
+      list.push(...(r.trials || []));
+      token = r.nextPageToken || '';
+    } while (token);
     for (const s of list) {
       const t = trials.get(s.id) || { id: s.id, live: [] };
-      Object.assign(t, { env: s.env, episode: s.episode || 0, tick: s.tick || 0 });
+      Object.assign(t, { env: s.env, episode: s.episode || 0, tick: s.tick || 0, reason: s.reason || '', clients: s.clients || [] });
       if (!t.result) Object.assign(t, { state: s.state, error: s.error || '' });
       trials.set(s.id, t);
       // Without Watch's result (the stream broke), a finished trial's episodes are
@@ -516,12 +554,20 @@ function renderTrials() {
     const state = (t.state || '').replace('TRIAL_STATE_', '').toLowerCase();
     const stop = el('button', { type: 'button', textContent: 'Stop', hidden: !['pending', 'running'].includes(state) });
     stop.onclick = () => call('Stop', { ids: [t.id] }).catch((e) => say(e.message, true));
+    // A trial whose agents people play, which this page does not play (it was
+    // reloaded, or another started it), is played on from here.
+    const resume = el('button', { type: 'button', textContent: 'Play', hidden: state !== 'running' || !(t.clients || []).length || (game && game.trial === t.id) });
+    resume.onclick = () => play(t.id, t.clients);
+    // Why a trial waits: in the state's tooltip, and below a pending trial's state.
+    const why = state === 'pending' || state === 'running' ? t.reason || '' : '';
+    const stateCell = el('td', { textContent: state + (t.error ? ': ' + t.error : ''), className: t.error ? 'error' : '', title: why });
+    if (why && state === 'pending') stateCell.append(el('div', { className: 'muted reason', textContent: why }));
     return el('tr', {},
       el('td', { textContent: t.id }), el('td', { textContent: t.env || '' }),
-      el('td', { textContent: state + (t.error ? ': ' + t.error : ''), className: t.error ? 'error' : '' }),
+      stateCell,
       el('td', { textContent: String(t.episode || 0) }), el('td', { textContent: String(t.tick || 0) }),
       el('td', {}, t.result ? chart(t.result) : (t.live && t.live.length ? chart({ agents: t.agents, episodes: t.live }) : '')),
-      el('td', {}, stop));
+      el('td', {}, stop, resume));
   });
   $('trials').replaceChildren(...rows);
 }

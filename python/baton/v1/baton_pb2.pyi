@@ -539,16 +539,32 @@ class EpisodeResult(_message.Message):
     def __init__(self, seed: _Optional[int] = ..., ticks: _Optional[int] = ..., complete: _Optional[bool] = ..., truncated: _Optional[bool] = ..., success: _Optional[bool] = ..., returns: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class TrialResult(_message.Message):
-    __slots__ = ("agents", "episodes", "steps", "defines_success")
+    __slots__ = ("agents", "episodes", "steps", "defines_success", "first_episode", "totals")
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     EPISODES_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
     DEFINES_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_EPISODE_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_FIELD_NUMBER: _ClassVar[int]
     agents: _containers.RepeatedScalarFieldContainer[str]
     episodes: _containers.RepeatedCompositeFieldContainer[EpisodeResult]
     steps: int
     defines_success: bool
-    def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ..., steps: _Optional[int] = ..., defines_success: _Optional[bool] = ...) -> None: ...
+    first_episode: int
+    totals: EpisodeTotals
+    def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ..., steps: _Optional[int] = ..., defines_success: _Optional[bool] = ..., first_episode: _Optional[int] = ..., totals: _Optional[_Union[EpisodeTotals, _Mapping]] = ...) -> None: ...
+
+class EpisodeTotals(_message.Message):
+    __slots__ = ("episodes", "complete", "successes", "returns")
+    EPISODES_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    SUCCESSES_FIELD_NUMBER: _ClassVar[int]
+    RETURNS_FIELD_NUMBER: _ClassVar[int]
+    episodes: int
+    complete: int
+    successes: int
+    returns: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, episodes: _Optional[int] = ..., complete: _Optional[int] = ..., successes: _Optional[int] = ..., returns: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class TrialStateChange(_message.Message):
     __slots__ = ("trial", "state", "error", "result")
@@ -573,30 +589,40 @@ class StopResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class TrialStatus(_message.Message):
-    __slots__ = ("id", "env", "state", "error", "episode", "tick")
+    __slots__ = ("id", "env", "state", "error", "episode", "tick", "reason", "clients")
     ID_FIELD_NUMBER: _ClassVar[int]
     ENV_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     EPISODE_FIELD_NUMBER: _ClassVar[int]
     TICK_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CLIENTS_FIELD_NUMBER: _ClassVar[int]
     id: str
     env: str
     state: TrialState
     error: str
     episode: int
     tick: int
-    def __init__(self, id: _Optional[str] = ..., env: _Optional[str] = ..., state: _Optional[_Union[TrialState, str]] = ..., error: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ...) -> None: ...
+    reason: str
+    clients: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., env: _Optional[str] = ..., state: _Optional[_Union[TrialState, str]] = ..., error: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., reason: _Optional[str] = ..., clients: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListResponse(_message.Message):
-    __slots__ = ("trials",)
+    __slots__ = ("trials", "next_page_token")
     TRIALS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     trials: _containers.RepeatedCompositeFieldContainer[TrialStatus]
-    def __init__(self, trials: _Optional[_Iterable[_Union[TrialStatus, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, trials: _Optional[_Iterable[_Union[TrialStatus, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RewardRequest(_message.Message):
     __slots__ = ("trial", "agent_id", "next_step", "episode", "tick", "value", "source")
@@ -621,14 +647,16 @@ class RewardResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ClientActor(_message.Message):
-    __slots__ = ("timeout_ms", "default_action", "default_policy")
+    __slots__ = ("timeout_ms", "default_action", "default_policy", "idle_timeout_ms")
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_ACTION_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_POLICY_FIELD_NUMBER: _ClassVar[int]
+    IDLE_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     timeout_ms: int
     default_action: int
     default_policy: str
-    def __init__(self, timeout_ms: _Optional[int] = ..., default_action: _Optional[int] = ..., default_policy: _Optional[str] = ...) -> None: ...
+    idle_timeout_ms: int
+    def __init__(self, timeout_ms: _Optional[int] = ..., default_action: _Optional[int] = ..., default_policy: _Optional[str] = ..., idle_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class PendingRequest(_message.Message):
     __slots__ = ("trial", "agent", "wait_ms")
@@ -670,7 +698,7 @@ class ClientMessage(_message.Message):
     def __init__(self, to: _Optional[str] = ..., payload: _Optional[str] = ..., **kwargs) -> None: ...
 
 class PendingResponse(_message.Message):
-    __slots__ = ("state", "acting", "agent_id", "episode", "tick", "observation", "frame", "actions", "remaining_ms", "inbox", "error")
+    __slots__ = ("state", "acting", "agent_id", "episode", "tick", "observation", "frame", "actions", "remaining_ms", "inbox", "error", "receivers")
     STATE_FIELD_NUMBER: _ClassVar[int]
     ACTING_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -682,6 +710,7 @@ class PendingResponse(_message.Message):
     REMAINING_MS_FIELD_NUMBER: _ClassVar[int]
     INBOX_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    RECEIVERS_FIELD_NUMBER: _ClassVar[int]
     state: TrialState
     acting: bool
     agent_id: str
@@ -693,7 +722,8 @@ class PendingResponse(_message.Message):
     remaining_ms: int
     inbox: _containers.RepeatedCompositeFieldContainer[ClientMessage]
     error: str
-    def __init__(self, state: _Optional[_Union[TrialState, str]] = ..., acting: _Optional[bool] = ..., agent_id: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., observation: _Optional[_Iterable[float]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[ActionChoice, _Mapping]]] = ..., remaining_ms: _Optional[int] = ..., inbox: _Optional[_Iterable[_Union[ClientMessage, _Mapping]]] = ..., error: _Optional[str] = ...) -> None: ...
+    receivers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, state: _Optional[_Union[TrialState, str]] = ..., acting: _Optional[bool] = ..., agent_id: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., observation: _Optional[_Iterable[float]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[ActionChoice, _Mapping]]] = ..., remaining_ms: _Optional[int] = ..., inbox: _Optional[_Iterable[_Union[ClientMessage, _Mapping]]] = ..., error: _Optional[str] = ..., receivers: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ClientActRequest(_message.Message):
     __slots__ = ("trial", "agent", "tick", "name", "raw", "messages")
@@ -723,9 +753,11 @@ class EpisodesRequest(_message.Message):
     def __init__(self, trial: _Optional[str] = ..., **kwargs) -> None: ...
 
 class EpisodesResponse(_message.Message):
-    __slots__ = ("agents", "episodes")
+    __slots__ = ("agents", "episodes", "first")
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     EPISODES_FIELD_NUMBER: _ClassVar[int]
+    FIRST_FIELD_NUMBER: _ClassVar[int]
     agents: _containers.RepeatedScalarFieldContainer[str]
     episodes: _containers.RepeatedCompositeFieldContainer[EpisodeResult]
-    def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ...) -> None: ...
+    first: int
+    def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ..., first: _Optional[int] = ...) -> None: ...

@@ -934,6 +934,8 @@ class TrialServiceServicer:
     def Start(self, request, context):
         """Start queues trials: one, or a campaign of several (trials > 1) whose trial i has
         the id "ID-i" and the seed derived from the spec's seed and i, as baton run does.
+        The server holds a bounded number of trials pending or running: a Start past it
+        starts none and fails with RESOURCE_EXHAUSTED naming the bound.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -955,7 +957,9 @@ class TrialServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def List(self, request, context):
-        """List shows the trials the server holds, in the order they were started.
+        """List shows the trials the server holds, in the order they were started, a page at
+        a time. The server forgets the trials that finished first past a bound (their
+        steps and results are in its activity log).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

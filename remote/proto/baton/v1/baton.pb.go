@@ -3470,14 +3470,20 @@ func (x *EpisodeResult) GetReturns() []float64 {
 type TrialResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The environment's agents, in its order.
-	Agents   []string         `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	Agents []string `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	// The trial's episodes, from first_episode on: the server keeps a bounded window of
+	// the last ones.
 	Episodes []*EpisodeResult `protobuf:"bytes,2,rep,name=episodes,proto3" json:"episodes,omitempty"`
 	// Environment steps over all episodes.
 	Steps int64 `protobuf:"varint,3,opt,name=steps,proto3" json:"steps,omitempty"`
 	// The environment defines the success of an episode.
 	DefinesSuccess bool `protobuf:"varint,4,opt,name=defines_success,json=definesSuccess,proto3" json:"defines_success,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The index of episodes[0] in the trial.
+	FirstEpisode int64 `protobuf:"varint,5,opt,name=first_episode,json=firstEpisode,proto3" json:"first_episode,omitempty"`
+	// Every episode summed up, those before first_episode included.
+	Totals        *EpisodeTotals `protobuf:"bytes,6,opt,name=totals,proto3" json:"totals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TrialResult) Reset() {
@@ -3538,6 +3544,91 @@ func (x *TrialResult) GetDefinesSuccess() bool {
 	return false
 }
 
+func (x *TrialResult) GetFirstEpisode() int64 {
+	if x != nil {
+		return x.FirstEpisode
+	}
+	return 0
+}
+
+func (x *TrialResult) GetTotals() *EpisodeTotals {
+	if x != nil {
+		return x.Totals
+	}
+	return nil
+}
+
+// EpisodeTotals sums up every episode of a trial.
+type EpisodeTotals struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Episodes begun, complete, and complete with success.
+	Episodes  int64 `protobuf:"varint,1,opt,name=episodes,proto3" json:"episodes,omitempty"`
+	Complete  int64 `protobuf:"varint,2,opt,name=complete,proto3" json:"complete,omitempty"`
+	Successes int64 `protobuf:"varint,3,opt,name=successes,proto3" json:"successes,omitempty"`
+	// Each agent's return summed over every episode, in TrialResult.agents order.
+	Returns       []float64 `protobuf:"fixed64,4,rep,packed,name=returns,proto3" json:"returns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpisodeTotals) Reset() {
+	*x = EpisodeTotals{}
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpisodeTotals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpisodeTotals) ProtoMessage() {}
+
+func (x *EpisodeTotals) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpisodeTotals.ProtoReflect.Descriptor instead.
+func (*EpisodeTotals) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *EpisodeTotals) GetEpisodes() int64 {
+	if x != nil {
+		return x.Episodes
+	}
+	return 0
+}
+
+func (x *EpisodeTotals) GetComplete() int64 {
+	if x != nil {
+		return x.Complete
+	}
+	return 0
+}
+
+func (x *EpisodeTotals) GetSuccesses() int64 {
+	if x != nil {
+		return x.Successes
+	}
+	return 0
+}
+
+func (x *EpisodeTotals) GetReturns() []float64 {
+	if x != nil {
+		return x.Returns
+	}
+	return nil
+}
+
 // TrialStateChange is one change of a trial's state.
 type TrialStateChange struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3553,7 +3644,7 @@ type TrialStateChange struct {
 
 func (x *TrialStateChange) Reset() {
 	*x = TrialStateChange{}
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3656,7 @@ func (x *TrialStateChange) String() string {
 func (*TrialStateChange) ProtoMessage() {}
 
 func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3669,7 @@ func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStateChange.ProtoReflect.Descriptor instead.
 func (*TrialStateChange) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TrialStateChange) GetTrial() string {
@@ -3618,7 +3709,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3630,7 +3721,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3643,7 +3734,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StopRequest) GetIds() []string {
@@ -3661,7 +3752,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3673,7 +3764,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3686,18 +3777,22 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
 }
 
 type ListRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The most trials to list; 0 or above 1000 means 1000.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// ListResponse.next_page_token of the previous page; "" for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[53]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3804,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[53]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +3817,21 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ListRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
 }
 
 // TrialStatus is a trial as List shows it.
@@ -3734,15 +3843,21 @@ type TrialStatus struct {
 	// Why the trial failed or stopped; "" otherwise.
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// Where a running or finished trial is, or was.
-	Episode       int64 `protobuf:"varint,5,opt,name=episode,proto3" json:"episode,omitempty"`
-	Tick          int64 `protobuf:"varint,6,opt,name=tick,proto3" json:"tick,omitempty"`
+	Episode int64 `protobuf:"varint,5,opt,name=episode,proto3" json:"episode,omitempty"`
+	Tick    int64 `protobuf:"varint,6,opt,name=tick,proto3" json:"tick,omitempty"`
+	// What a pending or running trial waits for, when it waits: "waiting for a compute
+	// worker (...)", "waiting for the client of agent strategy (...)"; "" otherwise.
+	Reason string `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The agents played by clients (ClientActor), which Pending and ClientAct play: a
+	// client that lost its place (a reloaded page) finds the trial here and goes on.
+	Clients       []string `protobuf:"bytes,8,rep,name=clients,proto3" json:"clients,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TrialStatus) Reset() {
 	*x = TrialStatus{}
-	mi := &file_baton_v1_baton_proto_msgTypes[54]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3754,7 +3869,7 @@ func (x *TrialStatus) String() string {
 func (*TrialStatus) ProtoMessage() {}
 
 func (x *TrialStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[54]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3767,7 +3882,7 @@ func (x *TrialStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStatus.ProtoReflect.Descriptor instead.
 func (*TrialStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TrialStatus) GetId() string {
@@ -3812,16 +3927,32 @@ func (x *TrialStatus) GetTick() int64 {
 	return 0
 }
 
+func (x *TrialStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *TrialStatus) GetClients() []string {
+	if x != nil {
+		return x.Clients
+	}
+	return nil
+}
+
 type ListResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Trials        []*TrialStatus         `protobuf:"bytes,1,rep,name=trials,proto3" json:"trials,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Trials []*TrialStatus         `protobuf:"bytes,1,rep,name=trials,proto3" json:"trials,omitempty"`
+	// The page_token of the next page; "" when this page is the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[55]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3833,7 +3964,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[55]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3846,7 +3977,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListResponse) GetTrials() []*TrialStatus {
@@ -3854,6 +3985,13 @@ func (x *ListResponse) GetTrials() []*TrialStatus {
 		return x.Trials
 	}
 	return nil
+}
+
+func (x *ListResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // RewardRequest is a reward from outside a trial, for one agent id's step.
@@ -3877,7 +4015,7 @@ type RewardRequest struct {
 
 func (x *RewardRequest) Reset() {
 	*x = RewardRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[56]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3889,7 +4027,7 @@ func (x *RewardRequest) String() string {
 func (*RewardRequest) ProtoMessage() {}
 
 func (x *RewardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[56]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3902,7 +4040,7 @@ func (x *RewardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardRequest.ProtoReflect.Descriptor instead.
 func (*RewardRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RewardRequest) GetTrial() string {
@@ -3962,7 +4100,7 @@ type RewardResponse struct {
 
 func (x *RewardResponse) Reset() {
 	*x = RewardResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[57]
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3974,7 +4112,7 @@ func (x *RewardResponse) String() string {
 func (*RewardResponse) ProtoMessage() {}
 
 func (x *RewardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[57]
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3987,7 +4125,7 @@ func (x *RewardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardResponse.ProtoReflect.Descriptor instead.
 func (*RewardResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
 }
 
 // ClientActor is an agent played by a client of TrialService. Its agent must act in
@@ -3996,7 +4134,7 @@ func (*RewardResponse) Descriptor() ([]byte, []int) {
 type ClientActor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// How long the trial waits for each action, in milliseconds; 0 waits until the
-	// action comes or the trial stops.
+	// action comes, the idle timeout passes or the trial stops.
 	TimeoutMs int64 `protobuf:"varint,1,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	// The raw action the agent takes when the client does not act in time (the first
 	// allowed action when the mask forbids it). The step that scores it has the reward
@@ -4005,13 +4143,20 @@ type ClientActor struct {
 	// One of the agent's registered policies, by name, that acts instead of
 	// default_action when the client does not act in time; "" for none.
 	DefaultPolicy string `protobuf:"bytes,3,opt,name=default_policy,json=defaultPolicy,proto3" json:"default_policy,omitempty"`
+	// The trial stops when the client has not acted for this many milliseconds (its
+	// error says so): a person who left holds nothing for long. 0 means the server's
+	// default (10 minutes unless its operator set another: baton serve
+	// --client-idle-timeout), which is also the most a client may ask for; a server
+	// whose operator turned the idle timeout off takes any value. Negative values are
+	// INVALID_ARGUMENT.
+	IdleTimeoutMs int64 `protobuf:"varint,4,opt,name=idle_timeout_ms,json=idleTimeoutMs,proto3" json:"idle_timeout_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClientActor) Reset() {
 	*x = ClientActor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4023,7 +4168,7 @@ func (x *ClientActor) String() string {
 func (*ClientActor) ProtoMessage() {}
 
 func (x *ClientActor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4036,7 +4181,7 @@ func (x *ClientActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActor.ProtoReflect.Descriptor instead.
 func (*ClientActor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ClientActor) GetTimeoutMs() int64 {
@@ -4060,6 +4205,13 @@ func (x *ClientActor) GetDefaultPolicy() string {
 	return ""
 }
 
+func (x *ClientActor) GetIdleTimeoutMs() int64 {
+	if x != nil {
+		return x.IdleTimeoutMs
+	}
+	return 0
+}
+
 type PendingRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Trial string                 `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
@@ -4074,7 +4226,7 @@ type PendingRequest struct {
 
 func (x *PendingRequest) Reset() {
 	*x = PendingRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4238,7 @@ func (x *PendingRequest) String() string {
 func (*PendingRequest) ProtoMessage() {}
 
 func (x *PendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4251,7 @@ func (x *PendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingRequest.ProtoReflect.Descriptor instead.
 func (*PendingRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PendingRequest) GetTrial() string {
@@ -4137,7 +4289,7 @@ type ActionChoice struct {
 
 func (x *ActionChoice) Reset() {
 	*x = ActionChoice{}
-	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4149,7 +4301,7 @@ func (x *ActionChoice) String() string {
 func (*ActionChoice) ProtoMessage() {}
 
 func (x *ActionChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4162,7 +4314,7 @@ func (x *ActionChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionChoice.ProtoReflect.Descriptor instead.
 func (*ActionChoice) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ActionChoice) GetRaw() int64 {
@@ -4200,7 +4352,7 @@ type Frame struct {
 
 func (x *Frame) Reset() {
 	*x = Frame{}
-	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4212,7 +4364,7 @@ func (x *Frame) String() string {
 func (*Frame) ProtoMessage() {}
 
 func (x *Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4225,7 +4377,7 @@ func (x *Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Frame.ProtoReflect.Descriptor instead.
 func (*Frame) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Frame) GetText() string {
@@ -4263,7 +4415,7 @@ type ClientMessage struct {
 
 func (x *ClientMessage) Reset() {
 	*x = ClientMessage{}
-	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4427,7 @@ func (x *ClientMessage) String() string {
 func (*ClientMessage) ProtoMessage() {}
 
 func (x *ClientMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4440,7 @@ func (x *ClientMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientMessage.ProtoReflect.Descriptor instead.
 func (*ClientMessage) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ClientMessage) GetFrom() string {
@@ -4328,14 +4480,18 @@ type PendingResponse struct {
 	// Messages delivered to the agent since its previous turn.
 	Inbox []*ClientMessage `protobuf:"bytes,10,rep,name=inbox,proto3" json:"inbox,omitempty"`
 	// Why the trial failed or stopped; "" otherwise.
-	Error         string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
+	// Where ClientActRequest.messages may go: the trial's agents by name, and "env"
+	// when the environment takes messages. A message to another address is
+	// INVALID_ARGUMENT, and the action is not taken.
+	Receivers     []string `protobuf:"bytes,12,rep,name=receivers,proto3" json:"receivers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PendingResponse) Reset() {
 	*x = PendingResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4347,7 +4503,7 @@ func (x *PendingResponse) String() string {
 func (*PendingResponse) ProtoMessage() {}
 
 func (x *PendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4360,7 +4516,7 @@ func (x *PendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingResponse.ProtoReflect.Descriptor instead.
 func (*PendingResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PendingResponse) GetState() TrialState {
@@ -4440,6 +4596,13 @@ func (x *PendingResponse) GetError() string {
 	return ""
 }
 
+func (x *PendingResponse) GetReceivers() []string {
+	if x != nil {
+		return x.Receivers
+	}
+	return nil
+}
+
 type ClientActRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Trial string                 `protobuf:"bytes,1,opt,name=trial,proto3" json:"trial,omitempty"`
@@ -4454,7 +4617,9 @@ type ClientActRequest struct {
 	//	*ClientActRequest_Name
 	//	*ClientActRequest_Raw
 	Action isClientActRequest_Action `protobuf_oneof:"action"`
-	// Messages sent with the action, delivered at the next tick.
+	// Messages sent with the action, delivered at the next tick. A message to an
+	// address not in PendingResponse.receivers is INVALID_ARGUMENT naming them: then
+	// no message is sent and the action is not taken.
 	Messages      []*ClientMessage `protobuf:"bytes,6,rep,name=messages,proto3" json:"messages,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4462,7 +4627,7 @@ type ClientActRequest struct {
 
 func (x *ClientActRequest) Reset() {
 	*x = ClientActRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4474,7 +4639,7 @@ func (x *ClientActRequest) String() string {
 func (*ClientActRequest) ProtoMessage() {}
 
 func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4487,7 +4652,7 @@ func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActRequest.ProtoReflect.Descriptor instead.
 func (*ClientActRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ClientActRequest) GetTrial() string {
@@ -4567,7 +4732,7 @@ type ClientActResponse struct {
 
 func (x *ClientActResponse) Reset() {
 	*x = ClientActResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4579,7 +4744,7 @@ func (x *ClientActResponse) String() string {
 func (*ClientActResponse) ProtoMessage() {}
 
 func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4592,7 +4757,7 @@ func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActResponse.ProtoReflect.Descriptor instead.
 func (*ClientActResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
 }
 
 type EpisodesRequest struct {
@@ -4606,7 +4771,7 @@ type EpisodesRequest struct {
 
 func (x *EpisodesRequest) Reset() {
 	*x = EpisodesRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4618,7 +4783,7 @@ func (x *EpisodesRequest) String() string {
 func (*EpisodesRequest) ProtoMessage() {}
 
 func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4631,7 +4796,7 @@ func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodesRequest.ProtoReflect.Descriptor instead.
 func (*EpisodesRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *EpisodesRequest) GetTrial() string {
@@ -4652,15 +4817,18 @@ type EpisodesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The environment's agents, the order of EpisodeResult.returns.
 	Agents []string `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
-	// Episodes from, from + 1, ... that are complete.
-	Episodes      []*EpisodeResult `protobuf:"bytes,2,rep,name=episodes,proto3" json:"episodes,omitempty"`
+	// Episodes first, first + 1, ... that are complete.
+	Episodes []*EpisodeResult `protobuf:"bytes,2,rep,name=episodes,proto3" json:"episodes,omitempty"`
+	// The index of episodes[0]: from, or, when the server's bounded window of a long
+	// trial's episodes no longer holds episode from, the first episode it holds.
+	First         int64 `protobuf:"varint,3,opt,name=first,proto3" json:"first,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EpisodesResponse) Reset() {
 	*x = EpisodesResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	mi := &file_baton_v1_baton_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4672,7 +4840,7 @@ func (x *EpisodesResponse) String() string {
 func (*EpisodesResponse) ProtoMessage() {}
 
 func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	mi := &file_baton_v1_baton_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4685,7 +4853,7 @@ func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodesResponse.ProtoReflect.Descriptor instead.
 func (*EpisodesResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *EpisodesResponse) GetAgents() []string {
@@ -4700,6 +4868,13 @@ func (x *EpisodesResponse) GetEpisodes() []*EpisodeResult {
 		return x.Episodes
 	}
 	return nil
+}
+
+func (x *EpisodesResponse) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
 }
 
 var File_baton_v1_baton_proto protoreflect.FileDescriptor
@@ -4927,12 +5102,19 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\bcomplete\x18\x03 \x01(\bR\bcomplete\x12\x1c\n" +
 	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12\x18\n" +
 	"\asuccess\x18\x05 \x01(\bR\asuccess\x12\x18\n" +
-	"\areturns\x18\x06 \x03(\x01R\areturns\"\x99\x01\n" +
+	"\areturns\x18\x06 \x03(\x01R\areturns\"\xef\x01\n" +
 	"\vTrialResult\x12\x16\n" +
 	"\x06agents\x18\x01 \x03(\tR\x06agents\x123\n" +
 	"\bepisodes\x18\x02 \x03(\v2\x17.baton.v1.EpisodeResultR\bepisodes\x12\x14\n" +
 	"\x05steps\x18\x03 \x01(\x03R\x05steps\x12'\n" +
-	"\x0fdefines_success\x18\x04 \x01(\bR\x0edefinesSuccess\"\x99\x01\n" +
+	"\x0fdefines_success\x18\x04 \x01(\bR\x0edefinesSuccess\x12#\n" +
+	"\rfirst_episode\x18\x05 \x01(\x03R\ffirstEpisode\x12/\n" +
+	"\x06totals\x18\x06 \x01(\v2\x17.baton.v1.EpisodeTotalsR\x06totals\"\x7f\n" +
+	"\rEpisodeTotals\x12\x1a\n" +
+	"\bepisodes\x18\x01 \x01(\x03R\bepisodes\x12\x1a\n" +
+	"\bcomplete\x18\x02 \x01(\x03R\bcomplete\x12\x1c\n" +
+	"\tsuccesses\x18\x03 \x01(\x03R\tsuccesses\x12\x18\n" +
+	"\areturns\x18\x04 \x03(\x01R\areturns\"\x99\x01\n" +
 	"\x10TrialStateChange\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.TrialStateR\x05state\x12\x14\n" +
@@ -4940,17 +5122,23 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\v2\x15.baton.v1.TrialResultR\x06result\"\x1f\n" +
 	"\vStopRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\"\x0e\n" +
-	"\fStopResponse\"\r\n" +
-	"\vListRequest\"\x9f\x01\n" +
+	"\fStopResponse\"I\n" +
+	"\vListRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\xd1\x01\n" +
 	"\vTrialStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03env\x18\x02 \x01(\tR\x03env\x12*\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.TrialStateR\x05state\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x18\n" +
 	"\aepisode\x18\x05 \x01(\x03R\aepisode\x12\x12\n" +
-	"\x04tick\x18\x06 \x01(\x03R\x04tick\"=\n" +
+	"\x04tick\x18\x06 \x01(\x03R\x04tick\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x12\x18\n" +
+	"\aclients\x18\b \x03(\tR\aclients\"e\n" +
 	"\fListResponse\x12-\n" +
-	"\x06trials\x18\x01 \x03(\v2\x15.baton.v1.TrialStatusR\x06trials\"\xb9\x01\n" +
+	"\x06trials\x18\x01 \x03(\v2\x15.baton.v1.TrialStatusR\x06trials\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb9\x01\n" +
 	"\rRewardRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
@@ -4959,12 +5147,13 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04tick\x18\x05 \x01(\x03R\x04tick\x12\x14\n" +
 	"\x05value\x18\x06 \x01(\x01R\x05value\x12\x16\n" +
 	"\x06source\x18\a \x01(\tR\x06source\"\x10\n" +
-	"\x0eRewardResponse\"z\n" +
+	"\x0eRewardResponse\"\xa2\x01\n" +
 	"\vClientActor\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x01 \x01(\x03R\ttimeoutMs\x12%\n" +
 	"\x0edefault_action\x18\x02 \x01(\x03R\rdefaultAction\x12%\n" +
-	"\x0edefault_policy\x18\x03 \x01(\tR\rdefaultPolicy\"U\n" +
+	"\x0edefault_policy\x18\x03 \x01(\tR\rdefaultPolicy\x12&\n" +
+	"\x0fidle_timeout_ms\x18\x04 \x01(\x03R\ridleTimeoutMs\"U\n" +
 	"\x0ePendingRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x17\n" +
@@ -4981,7 +5170,7 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\rClientMessage\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\tR\apayload\"\x81\x03\n" +
+	"\apayload\x18\x03 \x01(\tR\apayload\"\x9f\x03\n" +
 	"\x0fPendingResponse\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.baton.v1.TrialStateR\x05state\x12\x16\n" +
 	"\x06acting\x18\x02 \x01(\bR\x06acting\x12\x19\n" +
@@ -4994,7 +5183,8 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\fremaining_ms\x18\t \x01(\x03R\vremainingMs\x12-\n" +
 	"\x05inbox\x18\n" +
 	" \x03(\v2\x17.baton.v1.ClientMessageR\x05inbox\x12\x14\n" +
-	"\x05error\x18\v \x01(\tR\x05error\"\xbb\x01\n" +
+	"\x05error\x18\v \x01(\tR\x05error\x12\x1c\n" +
+	"\treceivers\x18\f \x03(\tR\treceivers\"\xbb\x01\n" +
 	"\x10ClientActRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -5006,10 +5196,11 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x11ClientActResponse\";\n" +
 	"\x0fEpisodesRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x12\n" +
-	"\x04from\x18\x02 \x01(\x03R\x04from\"_\n" +
+	"\x04from\x18\x02 \x01(\x03R\x04from\"u\n" +
 	"\x10EpisodesResponse\x12\x16\n" +
 	"\x06agents\x18\x01 \x03(\tR\x06agents\x123\n" +
-	"\bepisodes\x18\x02 \x03(\v2\x17.baton.v1.EpisodeResultR\bepisodes*e\n" +
+	"\bepisodes\x18\x02 \x03(\v2\x17.baton.v1.EpisodeResultR\bepisodes\x12\x14\n" +
+	"\x05first\x18\x03 \x01(\x03R\x05first*e\n" +
 	"\x05DType\x12\x15\n" +
 	"\x11DTYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDTYPE_FLOAT32\x10\x01\x12\x0f\n" +
@@ -5066,7 +5257,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -5120,25 +5311,26 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*WatchRequest)(nil),       // 49: baton.v1.WatchRequest
 	(*EpisodeResult)(nil),      // 50: baton.v1.EpisodeResult
 	(*TrialResult)(nil),        // 51: baton.v1.TrialResult
-	(*TrialStateChange)(nil),   // 52: baton.v1.TrialStateChange
-	(*StopRequest)(nil),        // 53: baton.v1.StopRequest
-	(*StopResponse)(nil),       // 54: baton.v1.StopResponse
-	(*ListRequest)(nil),        // 55: baton.v1.ListRequest
-	(*TrialStatus)(nil),        // 56: baton.v1.TrialStatus
-	(*ListResponse)(nil),       // 57: baton.v1.ListResponse
-	(*RewardRequest)(nil),      // 58: baton.v1.RewardRequest
-	(*RewardResponse)(nil),     // 59: baton.v1.RewardResponse
-	(*ClientActor)(nil),        // 60: baton.v1.ClientActor
-	(*PendingRequest)(nil),     // 61: baton.v1.PendingRequest
-	(*ActionChoice)(nil),       // 62: baton.v1.ActionChoice
-	(*Frame)(nil),              // 63: baton.v1.Frame
-	(*ClientMessage)(nil),      // 64: baton.v1.ClientMessage
-	(*PendingResponse)(nil),    // 65: baton.v1.PendingResponse
-	(*ClientActRequest)(nil),   // 66: baton.v1.ClientActRequest
-	(*ClientActResponse)(nil),  // 67: baton.v1.ClientActResponse
-	(*EpisodesRequest)(nil),    // 68: baton.v1.EpisodesRequest
-	(*EpisodesResponse)(nil),   // 69: baton.v1.EpisodesResponse
-	nil,                        // 70: baton.v1.TrialSpec.ActorsEntry
+	(*EpisodeTotals)(nil),      // 52: baton.v1.EpisodeTotals
+	(*TrialStateChange)(nil),   // 53: baton.v1.TrialStateChange
+	(*StopRequest)(nil),        // 54: baton.v1.StopRequest
+	(*StopResponse)(nil),       // 55: baton.v1.StopResponse
+	(*ListRequest)(nil),        // 56: baton.v1.ListRequest
+	(*TrialStatus)(nil),        // 57: baton.v1.TrialStatus
+	(*ListResponse)(nil),       // 58: baton.v1.ListResponse
+	(*RewardRequest)(nil),      // 59: baton.v1.RewardRequest
+	(*RewardResponse)(nil),     // 60: baton.v1.RewardResponse
+	(*ClientActor)(nil),        // 61: baton.v1.ClientActor
+	(*PendingRequest)(nil),     // 62: baton.v1.PendingRequest
+	(*ActionChoice)(nil),       // 63: baton.v1.ActionChoice
+	(*Frame)(nil),              // 64: baton.v1.Frame
+	(*ClientMessage)(nil),      // 65: baton.v1.ClientMessage
+	(*PendingResponse)(nil),    // 66: baton.v1.PendingResponse
+	(*ClientActRequest)(nil),   // 67: baton.v1.ClientActRequest
+	(*ClientActResponse)(nil),  // 68: baton.v1.ClientActResponse
+	(*EpisodesRequest)(nil),    // 69: baton.v1.EpisodesRequest
+	(*EpisodesResponse)(nil),   // 70: baton.v1.EpisodesResponse
+	nil,                        // 71: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -5185,70 +5377,71 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	2,  // 41: baton.v1.Report.mask:type_name -> baton.v1.Tensor
 	42, // 42: baton.v1.Report.clock:type_name -> baton.v1.Clock
 	43, // 43: baton.v1.Turn.reports:type_name -> baton.v1.Report
-	60, // 44: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
-	70, // 45: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	61, // 44: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
+	71, // 45: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
 	46, // 46: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
 	50, // 47: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
-	1,  // 48: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
-	51, // 49: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
-	1,  // 50: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
-	56, // 51: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
-	1,  // 52: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
-	63, // 53: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
-	62, // 54: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
-	64, // 55: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
-	64, // 56: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
-	50, // 57: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
-	45, // 58: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 59: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 60: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 61: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	24, // 62: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 63: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	26, // 64: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	29, // 65: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	31, // 66: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	33, // 67: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	34, // 68: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	35, // 69: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	37, // 70: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	39, // 71: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	40, // 72: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	47, // 73: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	49, // 74: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	53, // 75: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	55, // 76: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	58, // 77: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	61, // 78: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
-	66, // 79: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
-	68, // 80: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
-	12, // 81: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	23, // 82: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	23, // 83: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	25, // 84: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 85: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	27, // 86: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	30, // 87: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	32, // 88: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	44, // 89: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	44, // 90: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	36, // 91: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	38, // 92: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	41, // 93: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	41, // 94: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	48, // 95: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	52, // 96: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	54, // 97: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	57, // 98: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	59, // 99: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	65, // 100: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
-	67, // 101: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
-	69, // 102: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
-	81, // [81:103] is the sub-list for method output_type
-	59, // [59:81] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	52, // 48: baton.v1.TrialResult.totals:type_name -> baton.v1.EpisodeTotals
+	1,  // 49: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
+	51, // 50: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
+	1,  // 51: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
+	57, // 52: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
+	1,  // 53: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
+	64, // 54: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
+	63, // 55: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
+	65, // 56: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
+	65, // 57: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
+	50, // 58: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
+	45, // 59: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 60: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 61: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 62: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	24, // 63: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 64: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	26, // 65: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	29, // 66: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	31, // 67: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	33, // 68: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	34, // 69: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	35, // 70: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	37, // 71: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	39, // 72: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	40, // 73: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	47, // 74: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	49, // 75: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	54, // 76: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	56, // 77: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	59, // 78: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	62, // 79: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
+	67, // 80: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
+	69, // 81: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
+	12, // 82: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	23, // 83: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	23, // 84: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	25, // 85: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 86: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	27, // 87: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	30, // 88: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	32, // 89: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	44, // 90: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	44, // 91: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	36, // 92: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	38, // 93: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	41, // 94: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	41, // 95: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	48, // 96: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	53, // 97: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	55, // 98: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	58, // 99: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	60, // 100: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	66, // 101: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
+	68, // 102: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
+	70, // 103: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
+	82, // [82:104] is the sub-list for method output_type
+	60, // [60:82] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -5275,7 +5468,7 @@ func file_baton_v1_baton_proto_init() {
 		(*Actor_Remote)(nil),
 		(*Actor_Client)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[64].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[65].OneofWrappers = []any{
 		(*ClientActRequest_Name)(nil),
 		(*ClientActRequest_Raw)(nil),
 	}
@@ -5285,7 +5478,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   69,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

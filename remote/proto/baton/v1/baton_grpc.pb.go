@@ -752,13 +752,17 @@ const (
 type TrialServiceClient interface {
 	// Start queues trials: one, or a campaign of several (trials > 1) whose trial i has
 	// the id "ID-i" and the seed derived from the spec's seed and i, as baton run does.
+	// The server holds a bounded number of trials pending or running: a Start past it
+	// starts none and fails with RESOURCE_EXHAUSTED naming the bound.
 	Start(ctx context.Context, in *StartRequest, opts ...grpc.CallOption) (*StartResponse, error)
 	// Watch streams the state changes of trials: those that happened already, then each
 	// one as it happens. The stream ends when every watched trial has finished.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TrialStateChange], error)
 	// Stop stops trials, pending or running; stopping a finished trial does nothing.
 	Stop(ctx context.Context, in *StopRequest, opts ...grpc.CallOption) (*StopResponse, error)
-	// List shows the trials the server holds, in the order they were started.
+	// List shows the trials the server holds, in the order they were started, a page at
+	// a time. The server forgets the trials that finished first past a bound (their
+	// steps and results are in its activity log).
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
 	// Reward gives a running trial a reward from outside (a person, a script).
 	Reward(ctx context.Context, in *RewardRequest, opts ...grpc.CallOption) (*RewardResponse, error)
@@ -877,13 +881,17 @@ func (c *trialServiceClient) Episodes(ctx context.Context, in *EpisodesRequest, 
 type TrialServiceServer interface {
 	// Start queues trials: one, or a campaign of several (trials > 1) whose trial i has
 	// the id "ID-i" and the seed derived from the spec's seed and i, as baton run does.
+	// The server holds a bounded number of trials pending or running: a Start past it
+	// starts none and fails with RESOURCE_EXHAUSTED naming the bound.
 	Start(context.Context, *StartRequest) (*StartResponse, error)
 	// Watch streams the state changes of trials: those that happened already, then each
 	// one as it happens. The stream ends when every watched trial has finished.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[TrialStateChange]) error
 	// Stop stops trials, pending or running; stopping a finished trial does nothing.
 	Stop(context.Context, *StopRequest) (*StopResponse, error)
-	// List shows the trials the server holds, in the order they were started.
+	// List shows the trials the server holds, in the order they were started, a page at
+	// a time. The server forgets the trials that finished first past a bound (their
+	// steps and results are in its activity log).
 	List(context.Context, *ListRequest) (*ListResponse, error)
 	// Reward gives a running trial a reward from outside (a person, a script).
 	Reward(context.Context, *RewardRequest) (*RewardResponse, error)
