@@ -65,7 +65,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from baton.ppo import ActorCritic, Agent, AgentVector, MaskedCategorical, Network, PPOConfig, Trainer, act
+from baton import ppo
+from baton.ppo import ActorCritic, Agent, MaskedCategorical, Network, PPOConfig, Trainer
 from baton.ppo._core import _layer
 from baton.schedule import Schedule, Scheduler, Task, derive_seed
 
@@ -334,53 +335,40 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
              greedy: bool = False, config=None, exclude: set[bytes] | None = None) -> dict:
     """The success rate, mean return and mean ticks of the first episode of each of
     ``episodes`` copies, with actions sampled from the policies (``greedy``: their
-    most likely actions). With ``exclude`` (maps, as ``map_keys`` gives them, e.g. the
-    training episodes' ``Result.maps``), the episodes on those maps are left out of
-    the rates: ``episodes`` counts those left, ``excluded`` the others.
+    most likely actions): ``baton.ppo.evaluate``, success being the strategy's
+    termination (the goal reached). With ``exclude`` (maps, as ``map_keys`` gives
+    them, e.g. the training episodes' ``Result.maps``), the episodes on those maps are
+    left out of the rates: ``episodes`` counts those left, ``excluded`` the others.
 
     >>> evaluate(untrained(flat=True), flat=True, episodes=300)["success"]  # doctest: +SKIP
     0.30333333333333334
     """
-    gen = torch.Generator().manual_seed(seed)
-    first = np.zeros(episodes, np.bool_)
-    success = np.zeros(episodes, np.bool_)
-    ret = np.zeros(episodes)
-    ticks = np.zeros(episodes, np.int64)
-    keep = np.ones(episodes, np.bool_)
-    with AgentVector(FLAT if flat else HIERARCHY, episodes, seed=seed, config=config) as env:
-        rows = env.reset()
-        top = env.agents[env.top]
-        if exclude is not None:
-            r = rows[top.name]
-            seen = np.array([k in exclude for k in map_keys(r.obs, cells_of(top))], np.bool_)
-            keep[r.copies[seen]] = False
-        while not first.all():
-            act(agents, rows, gen, greedy=greedy)
-            rows, out = env.step()
-            live = ~first
-            ret[live] += out.rewards[live, env.top]
-            ticks[live] += 1
-            e = out.ended & live
-            success[e] = out.terminated[e]
-            first |= out.ended
+
+    def unseen(rows) -> np.ndarray:
+        r = next(r for r in rows.values() if len(r.copies))  # at the reset, the strategy acts in every copy
+        keep = np.ones(episodes, np.bool_)
+        keep[r.copies] = [k not in exclude for k in map_keys(r.obs, cells_of(agents[r.agent].layout))]
+        return keep
+
+    e = ppo.evaluate(agents, FLAT if flat else HIERARCHY, episodes=episodes, seed=seed, greedy=greedy, config=config,
+                     keep=None if exclude is None else unseen)
     out = {
-        "episodes": int(keep.sum()),
-        "policy": "greedy" if greedy else "sampled",
-        "success": float(success[keep].mean()) if keep.any() else 0.0,
-        "return": float(ret[keep].mean()) if keep.any() else 0.0,
-        "episode_ticks": float(ticks[keep].mean()) if keep.any() else 0.0,
+        "episodes": e["episodes"],
+        "policy": e["policy"],
+        "success": e["terminated"] or 0.0,
+        "return": e["return"] or 0.0,
+        "episode_ticks": e["episode_ticks"] or 0.0,
     }
     if exclude is not None:
-        out["excluded"] = int((~keep).sum())
+        out["excluded"] = e["excluded"]
     return out
 
 
 def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False,
               planner: bool = True) -> dict[str, Agent]:
     """The agents ``train`` starts from with this seed."""
-    with Trainer(FLAT if flat else HIERARCHY, PPOConfig(num_envs=1, hidden=hidden), seed=seed, config=config,
-                 networks=networks(with_map, planner)) as t:
-        return t.agents
+    return ppo.untrained(FLAT if flat else HIERARCHY, PPOConfig(hidden=hidden), seed=seed, config=config,
+                         networks=networks(with_map, planner))
 
 
 def steps_to(curve: list[dict], rate: float) -> int | None:

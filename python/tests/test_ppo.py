@@ -238,6 +238,9 @@ def test_networks_by_agent_name_and_agent_act(one_thread):
     assert res.agents["strategy"].act(g.obs[0], g.masks[0], greedy=True).shape == (1,)
     v.close()
 
+    half = ppo.evaluate(res.agents, "maze", episodes=10, keep=lambda rows: np.arange(10) % 2 == 0)
+    whole = ppo.evaluate(res.agents, "maze", episodes=10)
+    assert half["episodes"] == 5 and half["excluded"] == 5 and "excluded" not in whole
     with pytest.raises(TypeError, match="want a baton.ppo.Network"):
         ppo.train("maze", steps=0, networks=lambda layout, cfg: torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="no policy for agent 'motion'"):

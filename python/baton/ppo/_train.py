@@ -482,11 +482,14 @@ def train(env: str, ppo: PPOConfig | None = None, *, steps: int = 100_000, seed:
 
 def evaluate(agents: Mapping[str, Agent], env: str, *, episodes: int = 100, seed: int = 12345, greedy: bool = False,
              config=None, agent: str | None = None, policies: Mapping[str, Any] | None = None,
-             **vector_kwargs: Any) -> dict[str, Any]:
+             keep: Callable[[dict[str, Rows]], np.ndarray] | None = None, **vector_kwargs: Any) -> dict[str, Any]:
     """Plays the first episode of each of ``episodes`` copies of ``env`` (the vector
     reset with ``seed``) with the agents' policies, sampled (``greedy``: their most
     likely actions), and returns their ``summary`` with ``policy`` ("sampled" or
-    "greedy"). The other arguments are ``Trainer``'s.
+    "greedy"). With ``keep``, a function of the rows after the reset giving a bool
+    per copy, only the episodes it keeps count (``episodes`` is their number), and
+    ``excluded`` is the number of the others: e.g. leaving out episodes that begin
+    where training episodes began. The other arguments are ``Trainer``'s.
 
     >>> evaluate(res.agents, "maze", episodes=300)["terminated"]  # doctest: +SKIP
     1.0
@@ -503,6 +506,7 @@ def evaluate(agents: Mapping[str, Agent], env: str, *, episodes: int = 100, seed
         ticks = np.zeros(episodes, np.int64)
         term = np.zeros(episodes, np.bool_)
         rows = v.reset()
+        kept = np.ones(episodes, np.bool_) if keep is None else np.asarray(keep(rows), np.bool_)
         while not first.all():
             act(agents, rows, gen, greedy=greedy)
             rows, out = v.step()
@@ -512,7 +516,9 @@ def evaluate(agents: Mapping[str, Agent], env: str, *, episodes: int = 100, seed
             e = out.ended & live
             term[e] = out.terminated[e]
             first |= out.ended
-        out = summary(Episodes(np.arange(episodes), ret, ticks, term), v.names, v.top)
+        out = summary(Episodes(np.flatnonzero(kept), ret[kept], ticks[kept], term[kept]), v.names, v.top)
+    if keep is not None:
+        out["excluded"] = int((~kept).sum())
     return {"policy": "greedy" if greedy else "sampled", **out}
 
 
