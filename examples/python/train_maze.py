@@ -47,8 +47,8 @@ trials are named after it), which ``baton inspect DIR --plot`` draws and
 ``--json`` prints the evaluation of the policy learned (success rate over
 ``--eval-episodes`` episodes, each copy's first, with actions sampled from the
 policy, and with its most likely actions), with the untrained policy's for
-comparison, the env steps, wall and CPU seconds, and the learning curve (the success
-rate and mean return of the training episodes that ended in each rollout).
+comparison, the env steps, wall and CPU seconds, and the learning curve (the
+success rate and mean return of the training episodes that ended in each rollout).
 Env steps count ticks of every copy: in the hierarchy, the strategy's decisions and
 the motion agent's moves each take one.
 """
@@ -66,8 +66,7 @@ import torch
 from torch import nn
 
 from baton import ppo
-from baton.ppo import ActorCritic, Agent, MaskedCategorical, Network, PPOConfig, Trainer
-from baton.ppo._core import _layer
+from baton.ppo import ActorCritic, Agent, MaskedCategorical, Network, PPOConfig, Trainer, orthogonal_linear
 from baton.schedule import Schedule, Scheduler, Task, derive_seed
 
 HIERARCHY, FLAT = "maze", "maze-flat"
@@ -138,7 +137,8 @@ class PlanNet(Network):
         self.head = nn.Linear(actions + 1, 1)
         nn.init.zeros_(self.head.weight)  # uniform over the allowed directions to start
         nn.init.zeros_(self.head.bias)
-        self.v = nn.Sequential(_layer(2 * actions + 2, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
+        lin = orthogonal_linear
+        self.v = nn.Sequential(lin(2 * actions + 2, hidden, 2**0.5), nn.Tanh(), lin(hidden, 1, 1.0))
 
     def _plan(self, x: torch.Tensor):
         n = self.side

@@ -72,7 +72,8 @@ def test_config_from_json_text_file_and_mapping(tmp_path):
     for src in ('{"gamma": 0.999, "num_envs": 16}', f"@{f}", {"gamma": 0.999, "num_envs": 16}):
         cfg = ppo.PPOConfig.from_json(src)
         assert cfg == ppo.PPOConfig(gamma=0.999, num_envs=16)
-    assert ppo.PPOConfig.from_json('{"gamma": 1}').gamma == 1.0 and isinstance(ppo.PPOConfig.from_json('{"gamma": 1}').gamma, float)
+    gamma = ppo.PPOConfig.from_json('{"gamma": 1}').gamma
+    assert gamma == 1.0 and isinstance(gamma, float)
     with pytest.raises(ValueError, match="no field 'gama'"):
         ppo.PPOConfig.from_json('{"gama": 0.9}')
     with pytest.raises(ValueError, match="not JSON"):
@@ -84,7 +85,8 @@ def test_config_from_json_text_file_and_mapping(tmp_path):
 
 
 def test_scale_divides_by_the_bounds_where_they_are_finite():
-    space = gymnasium.spaces.Box(np.array([-2.0, 0.0, -np.inf, 0.0], np.float32), np.array([4.0, 5.0, np.inf, 0.0], np.float32))
+    low, high = np.array([-2.0, 0.0, -np.inf, 0.0], np.float32), np.array([4.0, 5.0, np.inf, 0.0], np.float32)
+    space = gymnasium.spaces.Box(low, high)
     x = ppo.Scale(space, 4)(np.array([[1.0, 5.0, 7.0, 3.0]], np.float32))
     assert x.tolist() == [[0.25, 1.0, 7.0, 3.0]]
     assert x.dtype == np.float32
@@ -311,8 +313,8 @@ def test_command_line_loads_the_library_it_is_given(tmp_path):
 
     lib = tmp_path / "libcopy.so"
     shutil.copy(_native.build(), lib)
-    cmd = [sys.executable, "-m", "baton.ppo", "--env", "cartpole", "--steps", "256", "--ppo", '{"num_envs": 8, "rollout": 8}',
-           "--eval-episodes", "0", "--json", "--quiet"]
+    cmd = [sys.executable, "-m", "baton.ppo", "--env", "cartpole", "--steps", "256",
+           "--ppo", '{"num_envs": 8, "rollout": 8}', "--eval-episodes", "0", "--json", "--quiet"]
     env = {k: v for k, v in os.environ.items() if k != "BATON_LIBRARY"}
     r = subprocess.run([*cmd, "--library", str(lib)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr

@@ -80,6 +80,7 @@ from ._core import (
     Network,
     PPOConfig,
     Scale,
+    orthogonal_linear,
     ppo_update,
 )
 from ._cli import main
@@ -122,6 +123,7 @@ __all__ = [
     "act",
     "evaluate",
     "main",
+    "orthogonal_linear",
     "plot",
     "ppo_update",
     "summary",

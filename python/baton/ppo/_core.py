@@ -188,7 +188,14 @@ class MaskedCategorical:
         return -(self.logp_all.exp() * logp).sum(-1)
 
 
-def _layer(n_in: int, n_out: int, gain: float) -> nn.Linear:
+def orthogonal_linear(n_in: int, n_out: int, gain: float) -> nn.Linear:
+    """A linear layer with orthogonal weights of ``gain`` and zero biases, as
+    ``ActorCritic``'s layers are (gain 2 ** 0.5 before a tanh, 0.01 for a policy's
+    last layer, 1 for a value's), for networks of one's own.
+
+    >>> orthogonal_linear(4, 2, 0.01).bias.tolist()
+    [0.0, 0.0]
+    """
     layer = nn.Linear(n_in, n_out)
     nn.init.orthogonal_(layer.weight, gain)
     nn.init.zeros_(layer.bias)
@@ -283,8 +290,9 @@ class ActorCritic(Network):
     def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64,
                  features: Callable[[np.ndarray], np.ndarray] | None = None):
         super().__init__(obs_dim, features)
-        self.pi = nn.Sequential(_layer(obs_dim, hidden, 2**0.5), nn.Tanh(), _layer(hidden, n_actions, 0.01))
-        self.v = nn.Sequential(_layer(obs_dim, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
+        lin = orthogonal_linear
+        self.pi = nn.Sequential(lin(obs_dim, hidden, 2**0.5), nn.Tanh(), lin(hidden, n_actions, 0.01))
+        self.v = nn.Sequential(lin(obs_dim, hidden, 2**0.5), nn.Tanh(), lin(hidden, 1, 1.0))
 
     @classmethod
     def default(cls, layout: Any, ppo: PPOConfig) -> ActorCritic:

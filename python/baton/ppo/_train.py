@@ -265,7 +265,8 @@ class Trainer:
                     raise TypeError(f"baton.ppo: the network of agent {layout.name!r} is a {type(net).__name__}; "
                                     "want a baton.ppo.Network")
                 self.agents[layout.name] = Agent(layout.name, layout, net)
-            self.optimizers = {n: torch.optim.Adam(a.net.parameters(), lr=self.ppo.lr, eps=1e-5) for n, a in self.agents.items()}
+            self.optimizers = {n: torch.optim.Adam(a.net.parameters(), lr=self.ppo.lr, eps=1e-5)
+                               for n, a in self.agents.items()}
             self.env_steps = 0
             self.rollouts = 0
             self._start(self.seed)
@@ -320,8 +321,10 @@ class Trainer:
         losses = {}
         for name in names:
             ag, buf, r = self.agents[name], self.buffers[name], self.rows[name]
-            with torch.no_grad():
-                nv = ag.net.value(torch.from_numpy(ag.net.features(r.obs))).numpy() if len(r.copies) else np.zeros(0, np.float32)
+            nv = np.zeros(0, np.float32)
+            if len(r.copies):
+                with torch.no_grad():
+                    nv = ag.net.value(torch.from_numpy(ag.net.features(r.obs))).numpy()
             adv, ret = buf.advantages(cfg, r.copies, nv)
             losses[name] = ppo_update(ag.net, self.optimizers[name], buf.batch(adv, ret), cfg, self.generator)
             buf.carry(r.copies)
@@ -389,7 +392,8 @@ def summary(eps: Episodes, names: list[str], top: int) -> dict[str, Any]:
     state of the top agent) and ``episode_ticks``; None where there are none."""
     k = len(eps)
     if k == 0:
-        return {"episodes": 0, "return": None, "returns": {n: None for n in names}, "terminated": None, "episode_ticks": None}
+        return {"episodes": 0, "return": None, "returns": {n: None for n in names}, "terminated": None,
+                "episode_ticks": None}
     return {
         "episodes": k,
         "return": float(eps.returns[:, top].mean()),
@@ -554,7 +558,8 @@ def plot(curves: Mapping[str, list[dict[str, Any]]], path: str, title: str = "PP
         ax1.plot(x, [p["return"] for p in pts], label=label)
         ax2.plot(x, [p["terminated"] for p in pts], label=label)
     ax1.set(xlabel="env steps", ylabel="mean return (training episodes)", title=title)
-    ax2.set(xlabel="env steps", ylabel="terminated (not truncated)", ylim=(0, 1.02), title="episodes ending in a terminal state")
+    ax2.set(xlabel="env steps", ylabel="terminated (not truncated)", ylim=(0, 1.02),
+            title="episodes ending in a terminal state")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
         ax.legend()
