@@ -8,17 +8,28 @@ import (
 	"github.com/batonrl/baton/runners"
 )
 
-// New returns a new registry holding the environments baton ships, in this order:
-// "maze" (maze.Register), "maze-flat" (maze.RegisterFlat), "cartpole"
-// (cartpole.Register), "webtest" (webtest.Register) and "rps" (rps.Register). Each
-// call builds a registry of its own; the caller may register more environments into
-// it.
+// Register adds the environments baton ships to r, in this order: "maze"
+// (maze.Register), "maze-flat" (maze.RegisterFlat), "cartpole" (cartpole.Register),
+// "webtest" (webtest.Register) and "rps" (rps.Register). It has the signature of the
+// register functions that the fast lane's library takes (capi.Use), so that a
+// library of a user's own environments can hold baton's too:
+// capi.Use(catalog.Register, keydoor.Register).
+func Register(r *runners.Registry) error {
+	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
+		if err := register(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// New returns a new registry holding the environments baton ships (see Register).
+// Each call builds a registry of its own; the caller may register more environments
+// into it.
 func New() (*runners.Registry, error) {
 	reg := runners.NewRegistry()
-	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
-		if err := register(reg); err != nil {
-			return nil, err
-		}
+	if err := Register(reg); err != nil {
+		return nil, err
 	}
 	return reg, nil
 }

@@ -1,7 +1,7 @@
 // Package catalog is the registry of the environments baton ships: the maze (and its
 // flat variant), the cart-pole, the web tester and rock-paper-scissors, each
 // registered by its own package. The command
-// (cmd/baton) and the fast lane's library (cmd/libbaton, which Python's baton.vector
-// loads) both build their registry with New, so that a name means the same
+// (cmd/baton) builds its registry with New and the fast lane's library (cmd/libbaton,
+// which Python's baton.vector loads) with Register, so that a name means the same
 // environment, with the same configuration, everywhere.
 package catalog
