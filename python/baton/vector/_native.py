@@ -448,11 +448,15 @@ def describe_aside(name: bytes, config: bytes | None, view: tuple[str | None, st
 
 def envs(library: str | os.PathLike | None = None) -> tuple[int, str, str]:
     """baton_envs's (code, listing JSON, error JSON) of the library: in this process
-    when it has loaded a library already, else in a short-lived child process, so
-    that listing a library leaves the process free to fork."""
-    if not loaded():
-        return _aside(library, "envs")
-    lib = load(library)
+    when it has loaded that library already, else in a short-lived child process, so
+    that listing a library loads no Go runtime into the process (which stays free to
+    fork)."""
+    path = resolve(library)
+    with _lock:
+        have = path in _libs
+    if not have:
+        return _aside(path, "envs")
+    lib = load(path)  # ForkError in a forked child
     needed = ctypes.c_int64()
     n = 1 << 16
     while True:
