@@ -109,8 +109,9 @@ def register_gymnasium(library: str | os.PathLike | None = None, *, namespace: s
     hierarchy play their default policies, or what ``policies=`` says), and
     ``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")`` a
     ``BatonVectorEnv``. Environments the fast lane cannot step are left out. The
-    library is asked in a short-lived child process when this process has loaded
-    none, so that the process stays free to fork.
+    library is asked in a short-lived child process unless this process has loaded
+    it already, so that registering loads no Go runtime (the process stays free to
+    fork).
 
     Registering the same library again is harmless; an id already registered for
     another library raises ValueError naming both: pass another ``namespace``. The

@@ -182,6 +182,27 @@ def test_two_libraries_in_one_process(keydoor):
     )
 
 
+def test_a_library_is_described_aside(keydoor):
+    """baton.make and register_gymnasium in a process that loaded no library ask a
+    child process, so that the process stays free to fork (AsyncVectorEnv)."""
+    run_child(
+        f"""
+        import gymnasium
+        import baton
+        from baton.vector import _native
+        env = baton.make("keydoor-pair", agent="keeper", library={keydoor!r})
+        ids = baton.register_gymnasium({keydoor!r})
+        assert not _native.loaded()
+        vec = gymnasium.vector.AsyncVectorEnv([lambda: gymnasium.make(ids[1])] * 2, context="fork")
+        obs, _ = vec.reset(seed=3)
+        assert obs.shape == (2, 4)
+        vec.close()
+        env.reset(seed=1)
+        assert _native.loaded()
+        """
+    )
+
+
 # --- building ------------------------------------------------------------------
 
 
