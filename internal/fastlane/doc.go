@@ -1,8 +1,8 @@
 // Package fastlane is the logic of the fast lane: N copies of a registered
 // environment stepped per call from another language, Python's baton.vector, through
-// the C library of package capi (cmd/libbaton, or a user's). The library is a thin cgo wrapper
-// that turns C pointers into slices and handles into values of this package; what
-// can be tested with go test -race lives here.
+// the C library of package capi (cmd/libbaton, or a user's). The library is a thin
+// cgo wrapper that turns C pointers into slices and handles into values of this
+// package; what can be tested with go test -race lives here.
 //
 // # Vectors
 //
