@@ -681,7 +681,8 @@ class SingleVector(_Vector):
     ``masks`` [N, mask_len] bool or None, ``rewards`` [N] float64, ``terminated`` and
     ``truncated`` [N] bool: the buffers Go writes, read-only to Python;
     ``single_observation_space`` and ``single_action_space`` (gymnasium spaces when
-    gymnasium is importable, as ``AgentLayout`` says).
+    gymnasium is importable, as ``AgentLayout`` says); ``library``, the path of the
+    library whose Go code steps it (every kind of vector has it).
     """
 
     def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0, library=None):
