@@ -102,29 +102,12 @@ func (r *registry) get() (*runners.Registry, error) {
 }
 
 // build calls the register functions on a new registry. A name registered twice is
-// reported with the functions that registered it.
+// a *runners.DuplicateError, which names both registrations.
 func build(register []func(*runners.Registry) error) (*runners.Registry, error) {
 	reg := runners.NewRegistry()
-	owner := map[string]string{}
 	for _, f := range register {
-		name := funcName(f)
 		if err := f(reg); err != nil {
-			if errors.Is(err, runners.ErrDuplicate) {
-				// Which names clash, and whose they were: f again, on a registry of its own.
-				scratch := runners.NewRegistry()
-				_ = f(scratch)
-				for _, n := range scratch.Names() {
-					if first, ok := owner[n]; ok {
-						return nil, fmt.Errorf("%w: environment %q is registered by both %s and %s: %w", ErrRegister, n, first, name, err)
-					}
-				}
-			}
-			return nil, fmt.Errorf("%w: %s: %w", ErrRegister, name, err)
-		}
-		for _, n := range reg.Names() {
-			if _, ok := owner[n]; !ok {
-				owner[n] = name
-			}
+			return nil, fmt.Errorf("%w: %s: %w", ErrRegister, funcName(f), err)
 		}
 	}
 	return reg, nil

@@ -36,7 +36,7 @@ func TestRegistry(t *testing.T) {
 		{name: "after first use", uses: []use{{rps.Register}}, late: use{cartpole.Register}, is: ErrUse,
 			msg: []string{"after the library's first call", "examples/cartpole.Register"}},
 		{name: "a name twice", uses: []use{{catalog.Register, cartpole.Register}}, is: runners.ErrDuplicate,
-			msg: []string{`"cartpole"`, "registered by both", "examples/catalog.Register", "examples/cartpole.Register"}},
+			msg: []string{`environment "cartpole" is registered twice: first by github.com/batonrl/baton/examples/cartpole.Register (`, "from github.com/batonrl/baton/examples/catalog.Register (", "then by github.com/batonrl/baton/examples/cartpole.Register ("}},
 		{name: "a name twice by one function", uses: []use{{func(r *runners.Registry) error {
 			if err := rps.Register(r); err != nil {
 				return err
