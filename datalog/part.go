@@ -248,6 +248,13 @@ func readPartSkipping(path string, ra io.ReaderAt, size int64, mem memory.Alloca
 	r.sr, r.schema = sr, sr.Schema()
 	if v, ok := formatVersion(r.schema); ok && v >= checksumVersion {
 		r.msgs.RequireChecksums()
+		// The footer holds what no other check reads: a copy of the schema, which
+		// readers of the file format (pyarrow) take from it, and padding. The
+		// writer's footer is a function of the stream's schema and its blocks.
+		if r.complete && !bytes.Equal(r.footer.Bytes, ipcfile.FooterBytes(r.schema, r.footer.Dicts, r.footer.Recs)) {
+			r.complete = false
+			r.footerErr = fmt.Errorf("%w: the footer is not the one its stream's schema and batches make (damaged)", ErrCorrupt)
+		}
 	}
 	return r, nil
 }

@@ -95,8 +95,8 @@ def _read_part(pa: Any, path: str) -> Any | None:
     recover DIR`` rewrites such parts as proper files). As the Go reader does, a part
     cut before its magic, its schema or its first batch reads as empty; a file that
     does not start with the Arrow magic, a part of a format version later than
-    FORMAT_VERSION and a damaged part (a batch whose checksum differs) are errors
-    (ValueError naming it)."""
+    FORMAT_VERSION and a damaged part (a batch whose checksum differs, a footer whose
+    copy of the schema is not the stream's) are errors (ValueError naming it)."""
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(len(_MAGIC))
@@ -113,6 +113,11 @@ def _read_part(pa: Any, path: str) -> Any | None:
             pass  # bytes of a batch that happen to end with the magic: read the stream
         else:
             _check_part(pa, path, data, table.schema, complete=True)
+            # The footer's copy of the schema, which open_file read, is the stream's.
+            stream = pa.ipc.open_stream(data[len(_MAGIC):]).schema
+            if not stream.equals(table.schema, check_metadata=True):
+                raise ValueError(f"{path}: the schema in its footer differs from its stream's: the part is damaged "
+                                 "(`baton log recover` rewrites it)")
             return table
     try:
         reader = pa.ipc.open_stream(data[len(_MAGIC):])

@@ -167,3 +167,22 @@ def test_load_refuses_a_flipped_bit(maze_log, tmp_path):
     open(path, "wb").write(bytes(data))
     with pytest.raises(ValueError, match=r"part-\d+\.arrow: message \d+ \(record batch\) has CRC-32 [0-9a-f]{8}, its metadata says"):
         baton.load(d)
+
+
+def test_load_refuses_a_damaged_footer_schema(maze_log, tmp_path):
+    """A bit flipped in the footer's copy of the schema (a field's name here), which
+    pyarrow's file reader takes as the schema, is refused: the footer's schema must be
+    the stream's."""
+    import struct
+
+    d = _copy_log(maze_log, tmp_path)
+    folder = os.path.join(d, "agent=motion")
+    path = os.path.join(folder, sorted(os.listdir(folder))[0])
+    data = bytearray(open(path, "rb").read())
+    (n,) = struct.unpack("<I", data[-10:-6])
+    start = len(data) - 10 - n
+    at = data.index(b"trial_id", start)
+    data[at + 7] ^= 0x01  # trial_id -> trial_ie, in the footer only
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(ValueError, match=r"part-\d+\.arrow: the schema in its footer differs from its stream's"):
+        baton.load(d)

@@ -207,6 +207,18 @@ type Footer struct {
 	Dicts, Recs []Block
 	// Start is the offset of the footer: the end-of-stream marker ends there.
 	Start int64
+	// Bytes is the footer's flatbuffer as the file holds it.
+	Bytes []byte
+}
+
+// FooterBytes is the footer flatbuffer that a Writer writes for a file of schema s
+// whose full dictionaries and record batches are at dicts and recs. A file of this
+// package's Writer whose footer is not FooterBytes of its stream's schema and blocks
+// has a damaged footer, in a part no other check reads (the schema that readers of
+// the file format, such as pyarrow, take from the footer; its padding).
+func FooterBytes(s *arrow.Schema, dicts, recs []Block) []byte {
+	e := Encoder{fb: flatbuffers.NewBuilder(1024)}
+	return bytes.Clone(e.footer(s, dicts, recs))
 }
 
 // ReadFooter reads the blocks that the footer of a complete file lists: its
@@ -245,6 +257,7 @@ func ReadFooterAt(ra io.ReaderAt, size int64) (Footer, error) {
 	if _, err := ra.ReadAt(buf, f.Start); err != nil {
 		return f, err
 	}
+	f.Bytes = buf
 	t, err := table(buf)
 	if err != nil {
 		return f, fmt.Errorf("footer: %w", err)
