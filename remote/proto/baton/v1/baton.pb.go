@@ -2404,16 +2404,25 @@ func (*CloseResponse) Descriptor() ([]byte, []int) {
 // seed resets copy i with env/vector's EpisodeSeed(seed, i, 0); a copy whose episode
 // ends in a step is reset in that same step with its next episode's seed
 // EpisodeSeed(seed, i, k), its row of observations then being the new episode's first
-// one and its last observation going to final_observations. Actions are Discrete.
+// one and, for a single-agent environment, its last observation going to
+// final_observations. Actions are Discrete.
 //
-// StepBatch checks every action before any copy steps: one outside the agent's space,
-// or masked, is INVALID_ARGUMENT naming the copy (field "actions[i]") and changes
-// nothing. A copy that fails or panics fails the step (INTERNAL, the message naming
-// each failed copy, its agent and the reason); the other copies stepped, and the
-// session needs a ResetBatch (FAILED_PRECONDITION until then, as before the first).
+// A multi-agent session (hierarchical or turn-taking, such as "maze"; see
+// MakeBatchRequest.multi_agent) batches its copies per acting agent, as env/vector's
+// Multi and Python's baton.vector.MultiVector do: in each copy one agent acts at a
+// time, so each BatchTurn holds one BatchGroup per agent, the copies that agent acts
+// in now with their observations and masks, and StepBatch takes the groups' actions.
+//
+// StepBatch checks every action before any copy steps: one outside the acting
+// agent's space, or masked, is INVALID_ARGUMENT naming the row (field "actions[i]")
+// and, in the message, the copy and agent ("copy 3: agent motion: action 5 ..."), and
+// changes nothing. A copy that fails or panics fails the step (INTERNAL, the message
+// naming each failed copy, its agent and the reason); the other copies stepped, and
+// the session needs a ResetBatch (FAILED_PRECONDITION until then, as before the
+// first).
 type MakeBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The environment's registered name ("cartpole"): a single-agent environment.
+	// The environment's registered name ("cartpole", "maze").
 	Env string `protobuf:"bytes,1,opt,name=env,proto3" json:"env,omitempty"`
 	// Its JSON configuration; "" for its defaults.
 	Config string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
@@ -2421,7 +2430,13 @@ type MakeBatchRequest struct {
 	NumEnvs int64 `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
 	// Goroutines that step the copies on the server: 0 or 1 for the calling one; a
 	// server bounds it by its CPUs.
-	Workers       int64 `protobuf:"varint,4,opt,name=workers,proto3" json:"workers,omitempty"`
+	Workers int64 `protobuf:"varint,4,opt,name=workers,proto3" json:"workers,omitempty"`
+	// The caller takes a multi-agent environment too, its turns batched per acting
+	// agent (BatchTurn.groups). Without it, a multi-agent environment is refused
+	// (INVALID_ARGUMENT), as servers before this field refused it, so that an older
+	// client never misreads a grouped turn. A single-agent environment gives a
+	// single-agent session either way.
+	MultiAgent    bool `protobuf:"varint,5,opt,name=multi_agent,json=multiAgent,proto3" json:"multi_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2484,12 +2499,23 @@ func (x *MakeBatchRequest) GetWorkers() int64 {
 	return 0
 }
 
+func (x *MakeBatchRequest) GetMultiAgent() bool {
+	if x != nil {
+		return x.MultiAgent
+	}
+	return false
+}
+
 type MakeBatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session's id, for ResetBatch, StepBatch and Close.
-	Session       string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	Spec          *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
-	NumEnvs       int64    `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
+	Session string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Spec    *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	NumEnvs int64    `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
+	// The session is of a multi-agent environment: its BatchTurns carry groups, and
+	// StepBatch takes the groups' actions (see BatchTurn). Its agents are spec's, in
+	// that order: agent j of the shapes below is spec.agents[j].
+	MultiAgent    bool `protobuf:"varint,4,opt,name=multi_agent,json=multiAgent,proto3" json:"multi_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2543,6 +2569,13 @@ func (x *MakeBatchResponse) GetNumEnvs() int64 {
 		return x.NumEnvs
 	}
 	return 0
+}
+
+func (x *MakeBatchResponse) GetMultiAgent() bool {
+	if x != nil {
+		return x.MultiAgent
+	}
+	return false
 }
 
 type ResetBatchRequest struct {
@@ -2601,7 +2634,11 @@ func (x *ResetBatchRequest) GetSeed() uint64 {
 type StepBatchRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	// Copy i's action at row i: DTYPE_INT64, shape [num_envs].
+	// DTYPE_INT64, shape [num_envs]. A single-agent session: copy i's action at row i.
+	// A multi-agent session: the actions of the last BatchTurn's groups, one group
+	// after the other in their order, each group's rows in order (row r of group j at
+	// index k_0 + ... + k_{j-1} + r, k_j being group j's number of copies): num_envs
+	// actions still, since each copy is in exactly one group.
 	Actions       *Tensor `protobuf:"bytes,2,opt,name=actions,proto3" json:"actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2653,23 +2690,46 @@ func (x *StepBatchRequest) GetActions() *Tensor {
 
 // BatchTurn is what ResetBatch and StepBatch return, row i for copy i. After a
 // ResetBatch, rewards are 0 and every flag false.
+//
+// A single-agent session fills observations, masks, rewards, terminated, truncated
+// and final_observations. A multi-agent session of A agents fills groups, rewards,
+// spans, terminated, truncated and ended, with one column per agent:
+//
+//	rewards     DTYPE_FLOAT64 [num_envs, A]: the sum of the rewards each agent was
+//	            reported in each copy in the step (a parent agent is rewarded when
+//	            control returns to it)
+//	spans       DTYPE_INT64 [num_envs, A]: the sum of the environment ticks those
+//	            rewards' decisions took (discount by gamma ** span)
+//	terminated  DTYPE_BOOL [num_envs, A]: whether that agent was reported
+//	truncated   terminated (truncated) in the copy in the step
+//	ended       DTYPE_BOOL [num_envs]: the copies whose episode ended in the step,
+//	            and were reset in it
 type BatchTurn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// DTYPE_FLOAT32, shape [num_envs, obs_dim]: each copy's current observation.
 	Observations *Tensor `protobuf:"bytes,1,opt,name=observations,proto3" json:"observations,omitempty"`
 	// DTYPE_BOOL, shape [num_envs, mask_len]; absent without an action mask.
 	Masks *Tensor `protobuf:"bytes,2,opt,name=masks,proto3" json:"masks,omitempty"`
-	// DTYPE_FLOAT64, shape [num_envs]: the rewards of the step.
+	// DTYPE_FLOAT64, shape [num_envs] (a multi-agent session: [num_envs, A]): the
+	// rewards of the step.
 	Rewards *Tensor `protobuf:"bytes,3,opt,name=rewards,proto3" json:"rewards,omitempty"`
-	// DTYPE_BOOL, shape [num_envs]: the episodes that ended in the step, naturally
-	// (terminated) or cut by a limit (truncated).
+	// DTYPE_BOOL, shape [num_envs] (a multi-agent session: [num_envs, A]): the
+	// episodes that ended in the step, naturally (terminated) or cut by a limit
+	// (truncated).
 	Terminated *Tensor `protobuf:"bytes,4,opt,name=terminated,proto3" json:"terminated,omitempty"`
 	Truncated  *Tensor `protobuf:"bytes,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// DTYPE_FLOAT32, shape [k, obs_dim]: the last observations of the k copies whose
 	// episode ended in the step, in copy order (the rows where terminated or truncated).
 	FinalObservations *Tensor `protobuf:"bytes,6,opt,name=final_observations,json=finalObservations,proto3" json:"final_observations,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A multi-agent session: one group per agent, in the spec's order, every copy in
+	// the group of the agent acting in it (a group may have no copy).
+	Groups []*BatchGroup `protobuf:"bytes,7,rep,name=groups,proto3" json:"groups,omitempty"`
+	// A multi-agent session: DTYPE_INT64 [num_envs, A], see above.
+	Spans *Tensor `protobuf:"bytes,8,opt,name=spans,proto3" json:"spans,omitempty"`
+	// A multi-agent session: DTYPE_BOOL [num_envs], see above.
+	Ended         *Tensor `protobuf:"bytes,9,opt,name=ended,proto3" json:"ended,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BatchTurn) Reset() {
@@ -2744,6 +2804,101 @@ func (x *BatchTurn) GetFinalObservations() *Tensor {
 	return nil
 }
 
+func (x *BatchTurn) GetGroups() []*BatchGroup {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetSpans() *Tensor {
+	if x != nil {
+		return x.Spans
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetEnded() *Tensor {
+	if x != nil {
+		return x.Ended
+	}
+	return nil
+}
+
+// BatchGroup is the batch of one agent in a multi-agent session's BatchTurn: the k
+// copies it acts in now, with their observations and masks row after row.
+type BatchGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// DTYPE_INT64 [k]: the copies' indices, ascending.
+	Copies *Tensor `protobuf:"bytes,2,opt,name=copies,proto3" json:"copies,omitempty"`
+	// DTYPE_FLOAT32 [k, obs_dim]: the agent's observation in each copy.
+	Observations *Tensor `protobuf:"bytes,3,opt,name=observations,proto3" json:"observations,omitempty"`
+	// DTYPE_BOOL [k, mask_len]; absent for an agent without an action mask.
+	Masks         *Tensor `protobuf:"bytes,4,opt,name=masks,proto3" json:"masks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchGroup) Reset() {
+	*x = BatchGroup{}
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchGroup) ProtoMessage() {}
+
+func (x *BatchGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchGroup.ProtoReflect.Descriptor instead.
+func (*BatchGroup) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *BatchGroup) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *BatchGroup) GetCopies() *Tensor {
+	if x != nil {
+		return x.Copies
+	}
+	return nil
+}
+
+func (x *BatchGroup) GetObservations() *Tensor {
+	if x != nil {
+		return x.Observations
+	}
+	return nil
+}
+
+func (x *BatchGroup) GetMasks() *Tensor {
+	if x != nil {
+		return x.Masks
+	}
+	return nil
+}
+
 // Clock tells an agent where it stands.
 type Clock struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2759,7 +2914,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2926,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +2939,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Clock) GetSteps() int64 {
@@ -2839,7 +2994,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3006,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3019,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Report) GetAgentId() string {
@@ -2964,7 +3119,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2976,7 +3131,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2989,7 +3144,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Turn) GetReports() []*Report {
@@ -3042,7 +3197,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3209,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3222,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Actor) GetChoice() isActor_Choice {
@@ -3157,7 +3312,7 @@ type TrialSpec struct {
 
 func (x *TrialSpec) Reset() {
 	*x = TrialSpec{}
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3169,7 +3324,7 @@ func (x *TrialSpec) String() string {
 func (*TrialSpec) ProtoMessage() {}
 
 func (x *TrialSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3182,7 +3337,7 @@ func (x *TrialSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialSpec.ProtoReflect.Descriptor instead.
 func (*TrialSpec) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TrialSpec) GetId() string {
@@ -3245,7 +3400,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3412,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3425,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StartRequest) GetSpec() *TrialSpec {
@@ -3297,7 +3452,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3309,7 +3464,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3322,7 +3477,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StartResponse) GetIds() []string {
@@ -3342,7 +3497,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3354,7 +3509,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3367,7 +3522,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchRequest) GetIds() []string {
@@ -3396,7 +3551,7 @@ type EpisodeResult struct {
 
 func (x *EpisodeResult) Reset() {
 	*x = EpisodeResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[48]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3563,7 @@ func (x *EpisodeResult) String() string {
 func (*EpisodeResult) ProtoMessage() {}
 
 func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[48]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3576,7 @@ func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeResult.ProtoReflect.Descriptor instead.
 func (*EpisodeResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *EpisodeResult) GetSeed() uint64 {
@@ -3482,7 +3637,7 @@ type TrialResult struct {
 
 func (x *TrialResult) Reset() {
 	*x = TrialResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[49]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3494,7 +3649,7 @@ func (x *TrialResult) String() string {
 func (*TrialResult) ProtoMessage() {}
 
 func (x *TrialResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[49]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3507,7 +3662,7 @@ func (x *TrialResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialResult.ProtoReflect.Descriptor instead.
 func (*TrialResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TrialResult) GetAgents() []string {
@@ -3553,7 +3708,7 @@ type TrialStateChange struct {
 
 func (x *TrialStateChange) Reset() {
 	*x = TrialStateChange{}
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3720,7 @@ func (x *TrialStateChange) String() string {
 func (*TrialStateChange) ProtoMessage() {}
 
 func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3733,7 @@ func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStateChange.ProtoReflect.Descriptor instead.
 func (*TrialStateChange) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TrialStateChange) GetTrial() string {
@@ -3618,7 +3773,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3630,7 +3785,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3643,7 +3798,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StopRequest) GetIds() []string {
@@ -3661,7 +3816,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3673,7 +3828,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3686,7 +3841,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
 }
 
 type ListRequest struct {
@@ -3697,7 +3852,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[53]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3864,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[53]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +3877,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
 }
 
 // TrialStatus is a trial as List shows it.
@@ -3742,7 +3897,7 @@ type TrialStatus struct {
 
 func (x *TrialStatus) Reset() {
 	*x = TrialStatus{}
-	mi := &file_baton_v1_baton_proto_msgTypes[54]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3754,7 +3909,7 @@ func (x *TrialStatus) String() string {
 func (*TrialStatus) ProtoMessage() {}
 
 func (x *TrialStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[54]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3767,7 +3922,7 @@ func (x *TrialStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStatus.ProtoReflect.Descriptor instead.
 func (*TrialStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TrialStatus) GetId() string {
@@ -3821,7 +3976,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[55]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3833,7 +3988,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[55]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3846,7 +4001,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListResponse) GetTrials() []*TrialStatus {
@@ -3877,7 +4032,7 @@ type RewardRequest struct {
 
 func (x *RewardRequest) Reset() {
 	*x = RewardRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[56]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3889,7 +4044,7 @@ func (x *RewardRequest) String() string {
 func (*RewardRequest) ProtoMessage() {}
 
 func (x *RewardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[56]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3902,7 +4057,7 @@ func (x *RewardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardRequest.ProtoReflect.Descriptor instead.
 func (*RewardRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RewardRequest) GetTrial() string {
@@ -3962,7 +4117,7 @@ type RewardResponse struct {
 
 func (x *RewardResponse) Reset() {
 	*x = RewardResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[57]
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3974,7 +4129,7 @@ func (x *RewardResponse) String() string {
 func (*RewardResponse) ProtoMessage() {}
 
 func (x *RewardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[57]
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3987,7 +4142,7 @@ func (x *RewardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardResponse.ProtoReflect.Descriptor instead.
 func (*RewardResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
 }
 
 // ClientActor is an agent played by a client of TrialService. Its agent must act in
@@ -4011,7 +4166,7 @@ type ClientActor struct {
 
 func (x *ClientActor) Reset() {
 	*x = ClientActor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4023,7 +4178,7 @@ func (x *ClientActor) String() string {
 func (*ClientActor) ProtoMessage() {}
 
 func (x *ClientActor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4036,7 +4191,7 @@ func (x *ClientActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActor.ProtoReflect.Descriptor instead.
 func (*ClientActor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ClientActor) GetTimeoutMs() int64 {
@@ -4074,7 +4229,7 @@ type PendingRequest struct {
 
 func (x *PendingRequest) Reset() {
 	*x = PendingRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4241,7 @@ func (x *PendingRequest) String() string {
 func (*PendingRequest) ProtoMessage() {}
 
 func (x *PendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4254,7 @@ func (x *PendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingRequest.ProtoReflect.Descriptor instead.
 func (*PendingRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PendingRequest) GetTrial() string {
@@ -4137,7 +4292,7 @@ type ActionChoice struct {
 
 func (x *ActionChoice) Reset() {
 	*x = ActionChoice{}
-	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4149,7 +4304,7 @@ func (x *ActionChoice) String() string {
 func (*ActionChoice) ProtoMessage() {}
 
 func (x *ActionChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4162,7 +4317,7 @@ func (x *ActionChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionChoice.ProtoReflect.Descriptor instead.
 func (*ActionChoice) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ActionChoice) GetRaw() int64 {
@@ -4200,7 +4355,7 @@ type Frame struct {
 
 func (x *Frame) Reset() {
 	*x = Frame{}
-	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4212,7 +4367,7 @@ func (x *Frame) String() string {
 func (*Frame) ProtoMessage() {}
 
 func (x *Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4225,7 +4380,7 @@ func (x *Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Frame.ProtoReflect.Descriptor instead.
 func (*Frame) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Frame) GetText() string {
@@ -4263,7 +4418,7 @@ type ClientMessage struct {
 
 func (x *ClientMessage) Reset() {
 	*x = ClientMessage{}
-	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4430,7 @@ func (x *ClientMessage) String() string {
 func (*ClientMessage) ProtoMessage() {}
 
 func (x *ClientMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4443,7 @@ func (x *ClientMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientMessage.ProtoReflect.Descriptor instead.
 func (*ClientMessage) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ClientMessage) GetFrom() string {
@@ -4335,7 +4490,7 @@ type PendingResponse struct {
 
 func (x *PendingResponse) Reset() {
 	*x = PendingResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4347,7 +4502,7 @@ func (x *PendingResponse) String() string {
 func (*PendingResponse) ProtoMessage() {}
 
 func (x *PendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4360,7 +4515,7 @@ func (x *PendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingResponse.ProtoReflect.Descriptor instead.
 func (*PendingResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PendingResponse) GetState() TrialState {
@@ -4462,7 +4617,7 @@ type ClientActRequest struct {
 
 func (x *ClientActRequest) Reset() {
 	*x = ClientActRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4474,7 +4629,7 @@ func (x *ClientActRequest) String() string {
 func (*ClientActRequest) ProtoMessage() {}
 
 func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4487,7 +4642,7 @@ func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActRequest.ProtoReflect.Descriptor instead.
 func (*ClientActRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ClientActRequest) GetTrial() string {
@@ -4567,7 +4722,7 @@ type ClientActResponse struct {
 
 func (x *ClientActResponse) Reset() {
 	*x = ClientActResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4579,7 +4734,7 @@ func (x *ClientActResponse) String() string {
 func (*ClientActResponse) ProtoMessage() {}
 
 func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4592,7 +4747,7 @@ func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActResponse.ProtoReflect.Descriptor instead.
 func (*ClientActResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
 }
 
 type EpisodesRequest struct {
@@ -4606,7 +4761,7 @@ type EpisodesRequest struct {
 
 func (x *EpisodesRequest) Reset() {
 	*x = EpisodesRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4618,7 +4773,7 @@ func (x *EpisodesRequest) String() string {
 func (*EpisodesRequest) ProtoMessage() {}
 
 func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4631,7 +4786,7 @@ func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodesRequest.ProtoReflect.Descriptor instead.
 func (*EpisodesRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *EpisodesRequest) GetTrial() string {
@@ -4660,7 +4815,7 @@ type EpisodesResponse struct {
 
 func (x *EpisodesResponse) Reset() {
 	*x = EpisodesResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	mi := &file_baton_v1_baton_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4672,7 +4827,7 @@ func (x *EpisodesResponse) String() string {
 func (*EpisodesResponse) ProtoMessage() {}
 
 func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	mi := &file_baton_v1_baton_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4685,7 +4840,7 @@ func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodesResponse.ProtoReflect.Descriptor instead.
 func (*EpisodesResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *EpisodesResponse) GetAgents() []string {
@@ -4846,22 +5001,26 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04info\x18\x04 \x01(\bR\x04info\"(\n" +
 	"\fCloseRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\"\x0f\n" +
-	"\rCloseResponse\"q\n" +
+	"\rCloseResponse\"\x92\x01\n" +
 	"\x10MakeBatchRequest\x12\x10\n" +
 	"\x03env\x18\x01 \x01(\tR\x03env\x12\x16\n" +
 	"\x06config\x18\x02 \x01(\tR\x06config\x12\x19\n" +
 	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\x12\x18\n" +
-	"\aworkers\x18\x04 \x01(\x03R\aworkers\"o\n" +
+	"\aworkers\x18\x04 \x01(\x03R\aworkers\x12\x1f\n" +
+	"\vmulti_agent\x18\x05 \x01(\bR\n" +
+	"multiAgent\"\x90\x01\n" +
 	"\x11MakeBatchResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12%\n" +
 	"\x04spec\x18\x02 \x01(\v2\x11.baton.v1.EnvSpecR\x04spec\x12\x19\n" +
-	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\"A\n" +
+	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\x12\x1f\n" +
+	"\vmulti_agent\x18\x04 \x01(\bR\n" +
+	"multiAgent\"A\n" +
 	"\x11ResetBatchRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\"X\n" +
 	"\x10StepBatchRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12*\n" +
-	"\aactions\x18\x02 \x01(\v2\x10.baton.v1.TensorR\aactions\"\xb8\x02\n" +
+	"\aactions\x18\x02 \x01(\v2\x10.baton.v1.TensorR\aactions\"\xb6\x03\n" +
 	"\tBatchTurn\x124\n" +
 	"\fobservations\x18\x01 \x01(\v2\x10.baton.v1.TensorR\fobservations\x12&\n" +
 	"\x05masks\x18\x02 \x01(\v2\x10.baton.v1.TensorR\x05masks\x12*\n" +
@@ -4870,7 +5029,16 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"terminated\x18\x04 \x01(\v2\x10.baton.v1.TensorR\n" +
 	"terminated\x12.\n" +
 	"\ttruncated\x18\x05 \x01(\v2\x10.baton.v1.TensorR\ttruncated\x12?\n" +
-	"\x12final_observations\x18\x06 \x01(\v2\x10.baton.v1.TensorR\x11finalObservations\"R\n" +
+	"\x12final_observations\x18\x06 \x01(\v2\x10.baton.v1.TensorR\x11finalObservations\x12,\n" +
+	"\x06groups\x18\a \x03(\v2\x14.baton.v1.BatchGroupR\x06groups\x12&\n" +
+	"\x05spans\x18\b \x01(\v2\x10.baton.v1.TensorR\x05spans\x12&\n" +
+	"\x05ended\x18\t \x01(\v2\x10.baton.v1.TensorR\x05ended\"\xaa\x01\n" +
+	"\n" +
+	"BatchGroup\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12(\n" +
+	"\x06copies\x18\x02 \x01(\v2\x10.baton.v1.TensorR\x06copies\x124\n" +
+	"\fobservations\x18\x03 \x01(\v2\x10.baton.v1.TensorR\fobservations\x12&\n" +
+	"\x05masks\x18\x04 \x01(\v2\x10.baton.v1.TensorR\x05masks\"R\n" +
 	"\x05Clock\x12\x14\n" +
 	"\x05steps\x18\x01 \x01(\x03R\x05steps\x12\x12\n" +
 	"\x04tick\x18\x02 \x01(\x03R\x04tick\x12\x1f\n" +
@@ -5066,7 +5234,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -5110,35 +5278,36 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*ResetBatchRequest)(nil),  // 39: baton.v1.ResetBatchRequest
 	(*StepBatchRequest)(nil),   // 40: baton.v1.StepBatchRequest
 	(*BatchTurn)(nil),          // 41: baton.v1.BatchTurn
-	(*Clock)(nil),              // 42: baton.v1.Clock
-	(*Report)(nil),             // 43: baton.v1.Report
-	(*Turn)(nil),               // 44: baton.v1.Turn
-	(*Actor)(nil),              // 45: baton.v1.Actor
-	(*TrialSpec)(nil),          // 46: baton.v1.TrialSpec
-	(*StartRequest)(nil),       // 47: baton.v1.StartRequest
-	(*StartResponse)(nil),      // 48: baton.v1.StartResponse
-	(*WatchRequest)(nil),       // 49: baton.v1.WatchRequest
-	(*EpisodeResult)(nil),      // 50: baton.v1.EpisodeResult
-	(*TrialResult)(nil),        // 51: baton.v1.TrialResult
-	(*TrialStateChange)(nil),   // 52: baton.v1.TrialStateChange
-	(*StopRequest)(nil),        // 53: baton.v1.StopRequest
-	(*StopResponse)(nil),       // 54: baton.v1.StopResponse
-	(*ListRequest)(nil),        // 55: baton.v1.ListRequest
-	(*TrialStatus)(nil),        // 56: baton.v1.TrialStatus
-	(*ListResponse)(nil),       // 57: baton.v1.ListResponse
-	(*RewardRequest)(nil),      // 58: baton.v1.RewardRequest
-	(*RewardResponse)(nil),     // 59: baton.v1.RewardResponse
-	(*ClientActor)(nil),        // 60: baton.v1.ClientActor
-	(*PendingRequest)(nil),     // 61: baton.v1.PendingRequest
-	(*ActionChoice)(nil),       // 62: baton.v1.ActionChoice
-	(*Frame)(nil),              // 63: baton.v1.Frame
-	(*ClientMessage)(nil),      // 64: baton.v1.ClientMessage
-	(*PendingResponse)(nil),    // 65: baton.v1.PendingResponse
-	(*ClientActRequest)(nil),   // 66: baton.v1.ClientActRequest
-	(*ClientActResponse)(nil),  // 67: baton.v1.ClientActResponse
-	(*EpisodesRequest)(nil),    // 68: baton.v1.EpisodesRequest
-	(*EpisodesResponse)(nil),   // 69: baton.v1.EpisodesResponse
-	nil,                        // 70: baton.v1.TrialSpec.ActorsEntry
+	(*BatchGroup)(nil),         // 42: baton.v1.BatchGroup
+	(*Clock)(nil),              // 43: baton.v1.Clock
+	(*Report)(nil),             // 44: baton.v1.Report
+	(*Turn)(nil),               // 45: baton.v1.Turn
+	(*Actor)(nil),              // 46: baton.v1.Actor
+	(*TrialSpec)(nil),          // 47: baton.v1.TrialSpec
+	(*StartRequest)(nil),       // 48: baton.v1.StartRequest
+	(*StartResponse)(nil),      // 49: baton.v1.StartResponse
+	(*WatchRequest)(nil),       // 50: baton.v1.WatchRequest
+	(*EpisodeResult)(nil),      // 51: baton.v1.EpisodeResult
+	(*TrialResult)(nil),        // 52: baton.v1.TrialResult
+	(*TrialStateChange)(nil),   // 53: baton.v1.TrialStateChange
+	(*StopRequest)(nil),        // 54: baton.v1.StopRequest
+	(*StopResponse)(nil),       // 55: baton.v1.StopResponse
+	(*ListRequest)(nil),        // 56: baton.v1.ListRequest
+	(*TrialStatus)(nil),        // 57: baton.v1.TrialStatus
+	(*ListResponse)(nil),       // 58: baton.v1.ListResponse
+	(*RewardRequest)(nil),      // 59: baton.v1.RewardRequest
+	(*RewardResponse)(nil),     // 60: baton.v1.RewardResponse
+	(*ClientActor)(nil),        // 61: baton.v1.ClientActor
+	(*PendingRequest)(nil),     // 62: baton.v1.PendingRequest
+	(*ActionChoice)(nil),       // 63: baton.v1.ActionChoice
+	(*Frame)(nil),              // 64: baton.v1.Frame
+	(*ClientMessage)(nil),      // 65: baton.v1.ClientMessage
+	(*PendingResponse)(nil),    // 66: baton.v1.PendingResponse
+	(*ClientActRequest)(nil),   // 67: baton.v1.ClientActRequest
+	(*ClientActResponse)(nil),  // 68: baton.v1.ClientActResponse
+	(*EpisodesRequest)(nil),    // 69: baton.v1.EpisodesRequest
+	(*EpisodesResponse)(nil),   // 70: baton.v1.EpisodesResponse
+	nil,                        // 71: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -5181,74 +5350,80 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	2,  // 37: baton.v1.BatchTurn.terminated:type_name -> baton.v1.Tensor
 	2,  // 38: baton.v1.BatchTurn.truncated:type_name -> baton.v1.Tensor
 	2,  // 39: baton.v1.BatchTurn.final_observations:type_name -> baton.v1.Tensor
-	2,  // 40: baton.v1.Report.observation:type_name -> baton.v1.Tensor
-	2,  // 41: baton.v1.Report.mask:type_name -> baton.v1.Tensor
-	42, // 42: baton.v1.Report.clock:type_name -> baton.v1.Clock
-	43, // 43: baton.v1.Turn.reports:type_name -> baton.v1.Report
-	60, // 44: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
-	70, // 45: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
-	46, // 46: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
-	50, // 47: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
-	1,  // 48: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
-	51, // 49: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
-	1,  // 50: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
-	56, // 51: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
-	1,  // 52: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
-	63, // 53: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
-	62, // 54: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
-	64, // 55: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
-	64, // 56: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
-	50, // 57: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
-	45, // 58: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 59: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 60: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 61: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	24, // 62: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 63: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	26, // 64: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	29, // 65: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	31, // 66: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	33, // 67: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	34, // 68: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	35, // 69: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	37, // 70: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	39, // 71: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	40, // 72: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	47, // 73: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	49, // 74: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	53, // 75: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	55, // 76: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	58, // 77: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	61, // 78: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
-	66, // 79: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
-	68, // 80: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
-	12, // 81: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	23, // 82: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	23, // 83: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	25, // 84: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 85: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	27, // 86: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	30, // 87: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	32, // 88: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	44, // 89: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	44, // 90: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	36, // 91: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	38, // 92: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	41, // 93: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	41, // 94: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	48, // 95: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	52, // 96: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	54, // 97: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	57, // 98: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	59, // 99: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	65, // 100: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
-	67, // 101: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
-	69, // 102: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
-	81, // [81:103] is the sub-list for method output_type
-	59, // [59:81] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	42, // 40: baton.v1.BatchTurn.groups:type_name -> baton.v1.BatchGroup
+	2,  // 41: baton.v1.BatchTurn.spans:type_name -> baton.v1.Tensor
+	2,  // 42: baton.v1.BatchTurn.ended:type_name -> baton.v1.Tensor
+	2,  // 43: baton.v1.BatchGroup.copies:type_name -> baton.v1.Tensor
+	2,  // 44: baton.v1.BatchGroup.observations:type_name -> baton.v1.Tensor
+	2,  // 45: baton.v1.BatchGroup.masks:type_name -> baton.v1.Tensor
+	2,  // 46: baton.v1.Report.observation:type_name -> baton.v1.Tensor
+	2,  // 47: baton.v1.Report.mask:type_name -> baton.v1.Tensor
+	43, // 48: baton.v1.Report.clock:type_name -> baton.v1.Clock
+	44, // 49: baton.v1.Turn.reports:type_name -> baton.v1.Report
+	61, // 50: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
+	71, // 51: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	47, // 52: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
+	51, // 53: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
+	1,  // 54: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
+	52, // 55: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
+	1,  // 56: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
+	57, // 57: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
+	1,  // 58: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
+	64, // 59: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
+	63, // 60: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
+	65, // 61: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
+	65, // 62: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
+	51, // 63: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
+	46, // 64: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 65: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 66: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 67: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	24, // 68: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 69: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	26, // 70: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	29, // 71: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	31, // 72: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	33, // 73: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	34, // 74: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	35, // 75: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	37, // 76: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	39, // 77: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	40, // 78: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	48, // 79: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	50, // 80: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	54, // 81: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	56, // 82: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	59, // 83: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	62, // 84: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
+	67, // 85: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
+	69, // 86: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
+	12, // 87: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	23, // 88: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	23, // 89: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	25, // 90: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 91: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	27, // 92: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	30, // 93: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	32, // 94: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	45, // 95: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	45, // 96: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	36, // 97: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	38, // 98: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	41, // 99: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	41, // 100: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	49, // 101: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	53, // 102: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	55, // 103: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	58, // 104: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	60, // 105: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	66, // 106: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
+	68, // 107: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
+	70, // 108: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
+	87, // [87:109] is the sub-list for method output_type
+	65, // [65:87] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -5270,12 +5445,12 @@ func file_baton_v1_baton_proto_init() {
 		(*Feedback_Retro)(nil),
 		(*Feedback_EpisodeEnd)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[43].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[44].OneofWrappers = []any{
 		(*Actor_Policy)(nil),
 		(*Actor_Remote)(nil),
 		(*Actor_Client)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[64].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[65].OneofWrappers = []any{
 		(*ClientActRequest_Name)(nil),
 		(*ClientActRequest_Raw)(nil),
 	}
@@ -5285,7 +5460,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   69,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
