@@ -6,18 +6,26 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/internal/fastlane"
 	"github.com/batonrl/baton/remote"
+	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -374,6 +382,112 @@ func BenchmarkMultiBatch(b *testing.B) {
 				require.NoError(b, x.Step(b.Context()))
 			}
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}
+
+// liar is an environment server that answers every ResetBatch with the turn it is
+// given, as a broken or hostile server might.
+type liar struct {
+	pb.UnimplementedEnvServiceServer
+	made *pb.MakeBatchResponse
+	mu   sync.Mutex
+	turn *pb.BatchTurn
+}
+
+func (l *liar) Envs(context.Context, *pb.EnvsRequest) (*pb.EnvsResponse, error) {
+	return &pb.EnvsResponse{}, nil
+}
+
+func (l *liar) MakeBatch(context.Context, *pb.MakeBatchRequest) (*pb.MakeBatchResponse, error) {
+	return l.made, nil
+}
+
+func (l *liar) ResetBatch(context.Context, *pb.ResetBatchRequest) (*pb.BatchTurn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.turn, nil
+}
+
+func (l *liar) Close(context.Context, *pb.CloseRequest) (*pb.CloseResponse, error) {
+	return &pb.CloseResponse{}, nil
+}
+
+// TestMultiBatchChecksTurns: a MultiBatchEnv refuses a turn whose groups or columns
+// do not fit its copies and agents (ErrMismatch naming the field), and keeps its
+// buffers as they were.
+func TestMultiBatchChecksTurns(t *testing.T) {
+	const n = 4
+	// A true turn of 4 mazes, from a real server, for the liar to bend.
+	srv := serveMulti(t, false)
+	cc, err := grpc.NewClient(srv.target, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithContextDialer(srv.dial))
+	require.NoError(t, err)
+	defer cc.Close()
+	api := pb.NewEnvServiceClient(cc)
+	made, err := api.MakeBatch(t.Context(), &pb.MakeBatchRequest{Env: "maze", NumEnvs: n, MultiAgent: true})
+	require.NoError(t, err)
+	good, err := api.ResetBatch(t.Context(), &pb.ResetBatchRequest{Session: made.GetSession(), Seed: 1})
+	require.NoError(t, err)
+	require.Len(t, good.GetGroups()[0].GetCopies().GetData(), 8*n, "the strategy acts in every copy")
+
+	l := &liar{made: made, turn: good}
+	gs := grpc.NewServer()
+	pb.RegisterEnvServiceServer(gs, l)
+	lis := bufconn.Listen(1 << 20)
+	go func() { _ = gs.Serve(lis) }()
+	defer gs.Stop()
+	c, err := remote.DialEnv(t.Context(), "passthrough:///liar", remote.WithGRPCDialOptions(grpc.WithContextDialer(
+		func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) })))
+	require.NoError(t, err)
+	defer c.Close()
+	b, err := c.MakeMultiBatch(t.Context(), "maze", nil, n, 1)
+	require.NoError(t, err)
+	require.NoError(t, b.Reset(t.Context(), 1))
+	copies := slices.Clone(b.Groups()[0].Copies)
+	obs := slices.Clone(b.Groups()[0].Obs)
+	assert.Equal(t, []int64{0, 1, 2, 3}, copies)
+
+	int64s := func(v ...int64) []byte {
+		out := make([]byte, 8*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name, field string
+		bend        func(t *pb.BatchTurn)
+	}{
+		{"one group", "groups", func(t *pb.BatchTurn) { t.Groups = t.Groups[:1] }},
+		{"agent", "groups[1].agent", func(t *pb.BatchTurn) { t.Groups[1].Agent = "pilot" }},
+		{"descending", "groups[0].copies.data", func(t *pb.BatchTurn) { t.Groups[0].Copies.Data = int64s(0, 2, 1, 3) }},
+		{"outside", "groups[0].copies.data", func(t *pb.BatchTurn) { t.Groups[0].Copies.Data = int64s(0, 1, 2, 4) }},
+		{"twice", "groups[1].copies.data", func(t *pb.BatchTurn) {
+			t.Groups[0].Copies.Data, t.Groups[0].Copies.Shape = int64s(0, 1, 2), []int64{3}
+			t.Groups[0].Observations.Data, t.Groups[0].Observations.Shape = t.Groups[0].Observations.Data[:3*4*106], []int64{3, 106}
+			t.Groups[0].Masks.Data, t.Groups[0].Masks.Shape = t.Groups[0].Masks.Data[:3*4], []int64{3, 4}
+			t.Groups[1].Copies.Data, t.Groups[1].Copies.Shape = int64s(2), []int64{1}
+			t.Groups[1].Observations.Data, t.Groups[1].Observations.Shape = make([]byte, 4*104), []int64{1, 104}
+			t.Groups[1].Masks.Data, t.Groups[1].Masks.Shape = make([]byte, 2), []int64{1, 2}
+		}},
+		{"too many", "groups[1].copies.shape", func(t *pb.BatchTurn) { t.Groups[1].Copies.Shape = []int64{1} }},
+		{"observations", "groups[0].observations.shape", func(t *pb.BatchTurn) { t.Groups[0].Observations.Shape = []int64{4, 105} }},
+		{"masks", "groups[0].masks", func(t *pb.BatchTurn) { t.Groups[0].Masks = nil }},
+		{"rewards", "rewards.shape", func(t *pb.BatchTurn) { t.Rewards.Shape = []int64{n} }},
+		{"spans", "spans.dtype", func(t *pb.BatchTurn) { t.Spans.Dtype = pb.DType_DTYPE_FLOAT64 }},
+		{"ended", "ended", func(t *pb.BatchTurn) { t.Ended = nil }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := proto.CloneOf(good)
+			tt.bend(bad)
+			l.mu.Lock()
+			l.turn = bad
+			l.mu.Unlock()
+			err := b.Reset(t.Context(), 1)
+			require.ErrorIs(t, err, remote.ErrMismatch)
+			assert.Contains(t, err.Error(), tt.field)
+			assert.Equal(t, copies, b.Groups()[0].Copies, "unchanged")
+			assert.Equal(t, obs, b.Groups()[0].Obs, "unchanged")
 		})
 	}
 }
