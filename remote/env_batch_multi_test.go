@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
@@ -280,6 +281,21 @@ func TestMultiBatchKeys(t *testing.T) {
 	other := dialEnv(t, srv, remote.WithKey(cartKey))
 	_, err = other.MakeMultiBatch(t.Context(), "maze", nil, 3, 1)
 	require.ErrorIs(t, err, remote.ErrPermissionDenied)
+	// The session's calls are checked against its environment, whoever knows its id.
+	cc, err := grpc.NewClient(srv.target, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithContextDialer(srv.dial))
+	require.NoError(t, err)
+	defer cc.Close()
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+cartKey)
+	_, err = pb.NewEnvServiceClient(cc).StepBatch(ctx, &pb.StepBatchRequest{Session: b.Session(),
+		Actions: &pb.Tensor{Dtype: pb.DType_DTYPE_INT64, Shape: []int64{3}, Data: make([]byte, 24)}})
+	assert.Equal(t, codes.PermissionDenied, status.Code(err))
+	for j, g := range b.Groups() {
+		m := b.Agents()[j].MaskLen
+		for r := range g.Copies {
+			g.Actions[r] = firstAllowed(g.Masks[r*m : r*m+m])
+		}
+	}
+	require.NoError(t, b.Step(t.Context()), "the session's own key steps it")
 	require.NoError(t, b.Close(context.WithoutCancel(t.Context())))
 }
 
