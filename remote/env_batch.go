@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -26,12 +27,14 @@ import (
 // MaxBatchEnvs bounds the copies of one batch session.
 const MaxBatchEnvs = 1 << 16
 
-// batchSession is a session of N copies of a single-agent environment, stepped by an
-// env/vector.Env.
+// batchSession is a session of N copies of an environment: of a single-agent one,
+// stepped by an env/vector.Env (v), or of a multi-agent one, batched per acting agent
+// by the fast lane's Multi (multi, env_batch_multi.go). One of v and multi is set.
 type batchSession struct {
 	id, env string
 	mu      sync.Mutex // one call at a time
 	v       *vector.Env
+	multi   *multiBatch
 	proto   *pb.EnvSpec
 	actions spaces.Discrete
 	closed  bool
@@ -45,8 +48,20 @@ func (b *batchSession) close() {
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed = true
-		_ = b.v.Close()
+		if b.multi != nil {
+			_ = b.multi.x.Close()
+		} else {
+			_ = b.v.Close()
+		}
 	}
+}
+
+// agent names the agent acting in copy i, for messages.
+func (b *batchSession) agent(i int) string {
+	if b.multi != nil {
+		return cmp.Or(b.multi.x.Agent(i), "?")
+	}
+	return b.v.Spec().Name
 }
 
 // batches holds the batch sessions of an envService; its zero value is ready.
@@ -117,7 +132,10 @@ func (e *envService) MakeBatch(ctx context.Context, req *pb.MakeBatchRequest) (*
 		return nil, status.Errorf(codes.Internal, "%s: building the environment: %v", name, err)
 	}
 	if _, ok := singleEnv(probe); !ok {
-		return nil, invalid(fieldErrorf("env", "%s has agents %s; a batch session takes a single-agent environment", name, specNames(probe.Agents())))
+		if !req.GetMultiAgent() {
+			return nil, invalid(fieldErrorf("env", "%s has agents %s; this batch session takes a single-agent environment (multi_agent: false)", name, specNames(probe.Agents())))
+		}
+		return e.makeMultiBatch(ctx, req, f, probe)
 	}
 	d, ok := probe.Agents()[0].ActionSpace.(spaces.Discrete)
 	if !ok {
@@ -147,25 +165,36 @@ func (e *envService) MakeBatch(ctx context.Context, req *pb.MakeBatchRequest) (*
 		}
 		s, _ := singleEnv(m)
 		return s, nil
-	}, vector.WithWorkers(int(min(max(w, 1), int64(runtime.NumCPU())))))
+	}, vector.WithWorkers(batchWorkers(w)))
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%s: building %d copies: %v", name, n, err)
 	}
 	b := &batchSession{env: name, v: v, actions: d, owner: who, cost: c.bytes}
-	if b.proto, err = envSpecProto(name, probe.Agents()); err != nil {
+	if err := e.openBatch(b, probe.Agents(), now); err != nil {
 		_ = v.Close()
 		return nil, err
 	}
-	var id [16]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		_ = v.Close()
-		return nil, status.Errorf(codes.Internal, "a session id: %v", err)
-	}
-	b.id = hex.EncodeToString(id[:])
-	e.addBatch(b, now)
 	built = true
 	return &pb.MakeBatchResponse{Session: b.id, Spec: b.proto, NumEnvs: n}, nil
 }
+
+// openBatch gives b its spec and an id, and registers it as used at now.
+func (e *envService) openBatch(b *batchSession, specs []env.Spec, now time.Time) error {
+	var err error
+	if b.proto, err = envSpecProto(b.env, specs); err != nil {
+		return err
+	}
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return status.Errorf(codes.Internal, "a session id: %v", err)
+	}
+	b.id = hex.EncodeToString(id[:])
+	e.addBatch(b, now)
+	return nil
+}
+
+// batchWorkers bounds the workers a caller asks for by the CPUs.
+func batchWorkers(w int64) int { return int(min(max(w, 1), int64(runtime.NumCPU()))) }
 
 // addBatch registers b, whose budget is reserved, as used at now.
 func (e *envService) addBatch(b *batchSession, now time.Time) {
@@ -201,6 +230,9 @@ func (e *envService) ResetBatch(ctx context.Context, req *pb.ResetBatchRequest) 
 		return nil, err
 	}
 	defer b.mu.Unlock()
+	if b.multi != nil {
+		return b.resetMulti(ctx, req.GetSeed())
+	}
 	if err := b.v.Reset(ctx, req.GetSeed()); err != nil {
 		return nil, b.status("ResetBatch", err)
 	}
@@ -213,6 +245,9 @@ func (e *envService) StepBatch(ctx context.Context, req *pb.StepBatchRequest) (*
 		return nil, err
 	}
 	defer b.mu.Unlock()
+	if b.multi != nil {
+		return b.stepMulti(ctx, req.GetActions())
+	}
 	n := b.v.Len()
 	actions, fe := decodeInt64("actions", req.GetActions(), nil, []int64{int64(n)})
 	if fe != nil {
@@ -251,7 +286,7 @@ func (b *batchSession) status(op string, err error) error {
 	var parts []string
 	walk(err, func(e error) {
 		if ce, ok := errors.AsType[*vector.CopyError](e); ok {
-			parts = append(parts, fmt.Sprintf("copy %d (agent %s, %v): %v", ce.Copy, b.v.Spec().Name, ce.Op, ce.Err))
+			parts = append(parts, fmt.Sprintf("copy %d (agent %s, %v): %v", ce.Copy, b.agent(ce.Copy), ce.Op, ce.Err))
 			return
 		}
 		parts = append(parts, e.Error())

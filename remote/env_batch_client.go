@@ -73,10 +73,15 @@ func (c *EnvClient) MakeBatch(ctx context.Context, name string, config []byte, n
 		return nil, fmt.Errorf("%w: the client is closed", ErrConfig)
 	}
 	if c.batches == nil {
-		c.batches = map[*BatchEnv]struct{}{}
+		c.batches = map[batchCloser]struct{}{}
 	}
 	c.batches[b] = struct{}{}
 	return b, nil
+}
+
+// batchCloser is a batch session of either kind, which the client's Close closes.
+type batchCloser interface {
+	close(ctx context.Context) error
 }
 
 // Session returns the session's id.

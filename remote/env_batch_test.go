@@ -37,7 +37,7 @@ func (f *fuse) Step(a agent.RawAction) (env.Step, error) {
 func (f *fuse) Info() any { return nil }
 
 // batchRegistry registers the maze, the cart-pole and the fuse.
-func batchRegistry(t *testing.T) *runners.Registry {
+func batchRegistry(t testing.TB) *runners.Registry {
 	t.Helper()
 	reg := runners.NewRegistry()
 	require.NoError(t, maze.Register(reg))

@@ -37,7 +37,7 @@ type EnvClient struct {
 
 	mu       sync.Mutex
 	sessions map[*Env]struct{}
-	batches  map[*BatchEnv]struct{} // MakeBatch's (env_batch_client.go)
+	batches  map[batchCloser]struct{} // MakeBatch's and MakeMultiBatch's (env_batch_client.go)
 	closed   bool
 }
 
@@ -159,7 +159,7 @@ func (c *EnvClient) Close() error {
 	for e := range c.sessions {
 		open = append(open, e)
 	}
-	batches := make([]*BatchEnv, 0, len(c.batches))
+	batches := make([]batchCloser, 0, len(c.batches))
 	for b := range c.batches {
 		batches = append(batches, b)
 	}

@@ -29,7 +29,7 @@ func serveEnvs(t *testing.T, tcp bool, opts ...remote.ServerOption) *server {
 	return start(t, s, tcp)
 }
 
-func dialEnv(t *testing.T, srv *server, opts ...remote.DialOption) *remote.EnvClient {
+func dialEnv(t testing.TB, srv *server, opts ...remote.DialOption) *remote.EnvClient {
 	t.Helper()
 	c, err := remote.DialEnv(t.Context(), srv.target, append(append([]remote.DialOption{}, srv.opts...), opts...)...)
 	require.NoError(t, err)

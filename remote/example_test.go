@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -175,6 +176,56 @@ func ExampleEnvClient_MakeBatch() {
 	<-done
 	// Output:
 	// 64 copies of cartpole observing 4 floats; episodes ended: true
+}
+
+// ExampleEnvClient_MakeMultiBatch steps 256 mazes served by an environment server,
+// one call a tick for all of them, batched per acting agent: each tick, every agent
+// chooses the actions of the copies it acts in (here, the first its mask allows).
+func ExampleEnvClient_MakeMultiBatch() {
+	ctx, stop := context.WithCancel(context.Background())
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		panic(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- remote.ServeEnv(ctx, lis, reg) }()
+
+	client, err := remote.DialEnv(ctx, lis.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	b, err := client.MakeMultiBatch(ctx, "maze", nil, 256, 1)
+	if err != nil {
+		panic(err)
+	}
+	if err := b.Reset(ctx, 1); err != nil {
+		panic(err)
+	}
+	fmt.Println("after the reset, the strategy acts in", len(b.Groups()[0].Copies), "copies")
+	decisions := map[string]int{}
+	for range 50 {
+		for j, g := range b.Groups() {
+			m := b.Agents()[j].MaskLen
+			for r := range g.Copies {
+				g.Actions[r] = int64(slices.Index(g.Masks[r*m:(r+1)*m], true))
+			}
+			decisions[g.Agent] += len(g.Copies)
+		}
+		if err := b.Step(ctx); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("decisions:", decisions["strategy"]+decisions["motion"], "=", 50*b.Len())
+	client.Close()
+	stop()
+	<-done
+	// Output:
+	// after the reset, the strategy acts in 256 copies
+	// decisions: 12800 = 12800
 }
 
 // goalCounter plays a policy and learns, in its way: it counts the rewards and

@@ -75,6 +75,17 @@ func open(reg *runners.Registry, name string, config []byte) (runners.Factory, L
 	if err != nil {
 		return nil, Layout{}, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
+	l, err := LayoutOf(name, probe)
+	if err != nil {
+		return nil, Layout{}, err
+	}
+	return f, l, nil
+}
+
+// LayoutOf returns the layout of the environments like probe, an environment of the
+// environment name: ErrUnsupported, for each agent, when an agent's actions are not
+// Discrete.
+func LayoutOf(name string, probe env.MultiAgent) (Layout, error) {
 	l := Layout{Kind: KindMulti}
 	if _, ok := single(probe); ok {
 		l.Kind = KindSingle
@@ -89,9 +100,9 @@ func open(reg *runners.Registry, name string, config []byte) (runners.Factory, L
 		l.Agents = append(l.Agents, a)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, Layout{}, err
+		return Layout{}, err
 	}
-	return f, l, nil
+	return l, nil
 }
 
 // single returns the single-agent environment under m, when m presents one

@@ -90,6 +90,15 @@ func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int,
 	if err != nil {
 		return nil, err
 	}
+	return NewMultiOf(reg, name, config, f, l, n, workers, b)
+}
+
+// NewMultiOf is NewMulti over a factory f that the caller opened itself, from the
+// entry name of reg with config (an environment server opens its callers'
+// configurations through a remote view of its registry, runners.Registry.Remote, and
+// answers their errors its own way), whose environments have the layout l
+// (LayoutOf).
+func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Factory, l Layout, n, workers int, b MultiBuffers) (*Multi, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d copies; want 1 or more", ErrArgument, n)
 	}

@@ -42,6 +42,14 @@ The rows:
   copies that a ``baton serve env`` on 127.0.0.1 holds, one StepBatch call per tick,
   against one copy over the same server stepped one gRPC call per step
   (``baton.remote.RemoteEnv``), and against the target of 500k env steps/s.
+- Remote maze, N=4096 over loopback gRPC: the hierarchical maze the same way (a
+  ``RemoteMultiVector``, the copies batched per acting agent, actions chosen in Python
+  per group as in the maze row; 200 ticks played before the timing), against one maze
+  over the same server stepped one gRPC call per step (``baton.remote.
+  RemoteMultiAgentEnv``, masked random actions), against the in-process MultiVector of
+  as many copies (what the network costs), and against the target of 200k env steps/s.
+  ``--remote-curve 256,1024,4096`` prints the batched figure over N instead of the
+  table, with the per-step figure measured in the same run.
 
 Each round measures every contender once, in an order rotated from round to round;
 a row's figures are the medians over the rounds, and its ratio the median of the
@@ -86,6 +94,8 @@ class Sizes:
     cartpole_envs: int = 1024
     maze_envs: int = 256
     remote_envs: int = 256
+    remote_maze_envs: int = 4096
+    remote_warmup: int = 200
     seconds: float = 1.0
     rounds: int = 3
     episodes: int = 100
@@ -96,8 +106,8 @@ class Sizes:
     def quick(cls) -> Sizes:
         """Tiny sizes, for a test that the bench runs end to end (Go's benchmarks have
         CartPole vectors of 1, 64 and 1024 copies, maze vectors of 1, 16 and 256)."""
-        return cls(cartpole_envs=64, maze_envs=16, remote_envs=16, seconds=0.05, rounds=1, episodes=5,
-                   memory_steps=64 * 40, maze_warmup=10)
+        return cls(cartpole_envs=64, maze_envs=16, remote_envs=16, remote_maze_envs=16, remote_warmup=10, seconds=0.05,
+                   rounds=1, episodes=5, memory_steps=64 * 40, maze_warmup=10)
 
 
 @dataclass(frozen=True)
@@ -251,21 +261,28 @@ def fast_lane_maze(n: int, seconds: float, warmup: int, log: Path | None = None)
 
 def _fast_lane_maze(n: int, seconds: float, warmup: int, log: str | None) -> float:
     with vector.make("maze", num_envs=n, seed=0, log=log) as v:
-        groups = v.reset()
-        policy = _MazePolicy(v)
-        for _ in range(warmup):
+        return _maze_steps(v, seconds, warmup)
+
+
+def _maze_steps(v: vector.MultiVector | vector.RemoteMultiVector, seconds: float, warmup: int) -> float:
+    """The env steps/s of a maze vector, actions chosen by _MazePolicy, after warmup
+    ticks."""
+    n = v.num_envs
+    groups = v.reset()
+    policy = _MazePolicy(v)
+    for _ in range(warmup):
+        policy.fill(groups)
+        groups = v.step()[0]
+    ticks, start = 0, time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(_POOL):
             policy.fill(groups)
             groups = v.step()[0]
-        ticks, start = 0, time.perf_counter()
-        deadline = start + seconds
-        while True:
-            for _ in range(_POOL):
-                policy.fill(groups)
-                groups = v.step()[0]
-            ticks += _POOL
-            now = time.perf_counter()
-            if now >= deadline:
-                return ticks * n / (now - start)
+        ticks += _POOL
+        now = time.perf_counter()
+        if now >= deadline:
+            return ticks * n / (now - start)
 
 
 _GO_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s.*?\s([\d.e+]+) steps/s")
@@ -466,6 +483,59 @@ def remote_per_step(addr: str, seconds: float) -> float:
         env.close()
 
 
+def remote_maze_vector(addr: str, n: int, seconds: float, warmup: int) -> float:
+    """Maze env steps/s of n copies served at addr (a RemoteMultiVector), one
+    StepBatch call per tick, actions chosen in Python per group."""
+    with vector.make("maze", num_envs=n, seed=0, address=addr) as v:
+        return _maze_steps(v, seconds, warmup)
+
+
+def remote_maze_per_step(addr: str, seconds: float) -> float:
+    """Maze env steps/s of one copy served at addr, one gRPC call per step
+    (baton.remote.RemoteMultiAgentEnv), masked random actions from draws made ahead of
+    time; the resets between episodes are not counted as steps."""
+    from .remote import RemoteMultiAgentEnv
+
+    draws = np.random.default_rng(0).random((4096, 8))
+    env = RemoteMultiAgentEnv(addr, "maze")
+    try:
+        turn = env.reset(seed=0)
+        steps, t, start = 0, 0, time.perf_counter()
+        deadline = start + seconds
+        while True:
+            for _ in range(64):
+                if turn.over:
+                    turn = env.reset()
+                r = turn.reports[turn.next]
+                u = draws[t % len(draws), : len(r.mask)] if r.mask is not None else draws[t % len(draws)]
+                t += 1
+                a = int(np.argmax(np.where(r.mask, u, -1.0))) if r.mask is not None else 0
+                turn = env.step(a)
+            steps += 64
+            now = time.perf_counter()
+            if now >= deadline:
+                return steps / (now - start)
+    finally:
+        env.close()
+
+
+def remote_curve(sizes: list[int], seconds: float, rounds: int, warmup: int, log: Callable[[str], None] | None = None) -> dict:
+    """The batched remote maze's steps/s for each N of sizes, and the per-step
+    RemoteMultiAgentEnv's, medians over rounds measured in turn against one `baton
+    serve env` on 127.0.0.1: {"per_step": x, "batched": {N: x}}."""
+    say = log or (lambda s: None)
+    _native.load()
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as t, _env_server(_Go(Path(t))) as addr:
+        per: list[float] = []
+        got: dict[int, list[float]] = {n: [] for n in sizes}
+        for r in range(rounds):
+            per.append(remote_maze_per_step(addr, seconds))
+            for n in sizes:
+                got[n].append(remote_maze_vector(addr, n, seconds, warmup))
+            say(f"round {r + 1}/{rounds}: per step {per[-1]:.4g}, " + ", ".join(f"N={n} {v[-1]:.4g}" for n, v in got.items()))
+    return {"per_step": statistics.median(per), "batched": {n: statistics.median(v) for n, v in got.items()}}
+
+
 # --- the table ----------------------------------------------------------------------
 
 
@@ -473,6 +543,7 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
     """Measures every row; log (if given) is told each round's figures."""
     say = log or (lambda s: None)
     n, nm, nr, sec = sizes.cartpole_envs, sizes.maze_envs, sizes.remote_envs, sizes.seconds
+    nrm, rw = sizes.remote_maze_envs, sizes.remote_warmup
     mem_steps = 10_000_000 if long_memory else sizes.memory_steps
     _native.load()  # built before anything is timed
     with tempfile.TemporaryDirectory(prefix="baton-bench-") as t, contextlib.ExitStack() as stack:
@@ -493,6 +564,9 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
             "minari": lambda: minari_record(sizes.episodes, tmp),
             "remote": lambda: remote_vector(addr, nr, sec),
             "remote1": lambda: remote_per_step(addr, sec),
+            "rmaze": lambda: remote_maze_vector(addr, nrm, sec, rw),
+            "rmaze1": lambda: remote_maze_per_step(addr, sec),
+            "lmaze": lambda: fast_lane_maze(nrm, sec, rw),
         }
         # Imports and first calls (Minari's, a Go process's) outside the timing.
         baton_record(go, 2, tmp)
@@ -549,6 +623,11 @@ def _rows(sizes: Sizes, res: dict[str, list], samples: list[tuple[int, int]], me
                      "one gRPC call per step (RemoteEnv)", None, None))
     rows.append(_row(f"Remote CartPole N={nr}, loopback gRPC, batched", res["remote"], [500_000.0] * len(res["remote"]),
                      "the target, 500k steps/s", 1.0, None))
+    nrm = sizes.remote_maze_envs
+    rm = f"Remote Maze N={nrm} hierarchical, loopback gRPC, batched"
+    rows.append(_row(rm, res["rmaze"], res["rmaze1"], "one gRPC call per step (RemoteMultiAgentEnv)", None, None))
+    rows.append(_row(rm, res["rmaze"], res["lmaze"], f"fast lane in process, N={nrm}", None, None))
+    rows.append(_row(rm, res["rmaze"], [200_000.0] * len(res["rmaze"]), "the target, 200k steps/s", 1.0, None))
     return rows
 
 
@@ -594,7 +673,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--long", action="store_true", help="the memory row over 10 M steps")
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks that the bench runs, measures nothing")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--remote-curve", metavar="N,N,...",
+                   help="print the remote maze's batched steps/s over these N (and the per-step figure) instead of the table")
     args = p.parse_args(argv)
+    if args.remote_curve:
+        try:
+            ns = [int(x) for x in args.remote_curve.split(",")]
+        except ValueError:
+            p.error(f"--remote-curve {args.remote_curve!r}: want numbers of copies, such as 256,1024,4096")
+        quick = Sizes.quick() if args.quick else Sizes()
+        out = remote_curve(ns, quick.seconds if args.quick else args.seconds, 1 if args.quick else args.rounds,
+                           quick.remote_warmup, log=lambda s: print(s, file=sys.stderr, flush=True))
+        if args.json:
+            print(json.dumps(out, indent=2))
+        else:
+            per = out["per_step"]
+            print(f"remote maze over loopback gRPC; per-step RemoteMultiAgentEnv: {_fmt(per)} steps/s")
+            for n, x in out["batched"].items():
+                print(f"N={n:<6} batched {_fmt(x):>8} steps/s  {x / per:7.1f}x per step")
+        return 0
     if args.quick:
         sizes = Sizes.quick()
     else:

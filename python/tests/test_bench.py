@@ -39,6 +39,9 @@ def test_rows_and_yardsticks(table):
     assert names[10:] == [
         ("Remote CartPole N=16, loopback gRPC, batched", "one gRPC call per step (RemoteEnv)"),
         ("Remote CartPole N=16, loopback gRPC, batched", "the target, 500k steps/s"),
+        ("Remote Maze N=16 hierarchical, loopback gRPC, batched", "one gRPC call per step (RemoteMultiAgentEnv)"),
+        ("Remote Maze N=16 hierarchical, loopback gRPC, batched", "fast lane in process, N=16"),
+        ("Remote Maze N=16 hierarchical, loopback gRPC, batched", "the target, 200k steps/s"),
     ]
     assert table["sizes"]["rounds"] == 1
 
@@ -90,3 +93,13 @@ def test_bad_flags(args):
     with pytest.raises(SystemExit) as e:
         bench.main(args)
     assert e.value.code == 2
+
+
+def test_remote_curve():
+    """--remote-curve: the batched remote maze over N, with the per-step figure."""
+    r = subprocess.run([sys.executable, "-m", "baton.bench", "--quick", "--json", "--remote-curve", "4,8"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["per_step"] > 0
+    assert set(out["batched"]) == {"4", "8"} and all(x > 0 for x in out["batched"].values())

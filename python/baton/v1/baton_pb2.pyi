@@ -364,26 +364,30 @@ class CloseResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class MakeBatchRequest(_message.Message):
-    __slots__ = ("env", "config", "num_envs", "workers")
+    __slots__ = ("env", "config", "num_envs", "workers", "multi_agent")
     ENV_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     NUM_ENVS_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
+    MULTI_AGENT_FIELD_NUMBER: _ClassVar[int]
     env: str
     config: str
     num_envs: int
     workers: int
-    def __init__(self, env: _Optional[str] = ..., config: _Optional[str] = ..., num_envs: _Optional[int] = ..., workers: _Optional[int] = ...) -> None: ...
+    multi_agent: bool
+    def __init__(self, env: _Optional[str] = ..., config: _Optional[str] = ..., num_envs: _Optional[int] = ..., workers: _Optional[int] = ..., multi_agent: _Optional[bool] = ...) -> None: ...
 
 class MakeBatchResponse(_message.Message):
-    __slots__ = ("session", "spec", "num_envs")
+    __slots__ = ("session", "spec", "num_envs", "multi_agent")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     NUM_ENVS_FIELD_NUMBER: _ClassVar[int]
+    MULTI_AGENT_FIELD_NUMBER: _ClassVar[int]
     session: str
     spec: EnvSpec
     num_envs: int
-    def __init__(self, session: _Optional[str] = ..., spec: _Optional[_Union[EnvSpec, _Mapping]] = ..., num_envs: _Optional[int] = ...) -> None: ...
+    multi_agent: bool
+    def __init__(self, session: _Optional[str] = ..., spec: _Optional[_Union[EnvSpec, _Mapping]] = ..., num_envs: _Optional[int] = ..., multi_agent: _Optional[bool] = ...) -> None: ...
 
 class ResetBatchRequest(_message.Message):
     __slots__ = ("session", "seed")
@@ -402,20 +406,38 @@ class StepBatchRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., actions: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
 
 class BatchTurn(_message.Message):
-    __slots__ = ("observations", "masks", "rewards", "terminated", "truncated", "final_observations")
+    __slots__ = ("observations", "masks", "rewards", "terminated", "truncated", "final_observations", "groups", "spans", "ended")
     OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
     MASKS_FIELD_NUMBER: _ClassVar[int]
     REWARDS_FIELD_NUMBER: _ClassVar[int]
     TERMINATED_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     FINAL_OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    SPANS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
     observations: Tensor
     masks: Tensor
     rewards: Tensor
     terminated: Tensor
     truncated: Tensor
     final_observations: Tensor
-    def __init__(self, observations: _Optional[_Union[Tensor, _Mapping]] = ..., masks: _Optional[_Union[Tensor, _Mapping]] = ..., rewards: _Optional[_Union[Tensor, _Mapping]] = ..., terminated: _Optional[_Union[Tensor, _Mapping]] = ..., truncated: _Optional[_Union[Tensor, _Mapping]] = ..., final_observations: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
+    groups: _containers.RepeatedCompositeFieldContainer[BatchGroup]
+    spans: Tensor
+    ended: Tensor
+    def __init__(self, observations: _Optional[_Union[Tensor, _Mapping]] = ..., masks: _Optional[_Union[Tensor, _Mapping]] = ..., rewards: _Optional[_Union[Tensor, _Mapping]] = ..., terminated: _Optional[_Union[Tensor, _Mapping]] = ..., truncated: _Optional[_Union[Tensor, _Mapping]] = ..., final_observations: _Optional[_Union[Tensor, _Mapping]] = ..., groups: _Optional[_Iterable[_Union[BatchGroup, _Mapping]]] = ..., spans: _Optional[_Union[Tensor, _Mapping]] = ..., ended: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
+
+class BatchGroup(_message.Message):
+    __slots__ = ("agent", "copies", "observations", "masks")
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    MASKS_FIELD_NUMBER: _ClassVar[int]
+    agent: str
+    copies: Tensor
+    observations: Tensor
+    masks: Tensor
+    def __init__(self, agent: _Optional[str] = ..., copies: _Optional[_Union[Tensor, _Mapping]] = ..., observations: _Optional[_Union[Tensor, _Mapping]] = ..., masks: _Optional[_Union[Tensor, _Mapping]] = ...) -> None: ...
 
 class Clock(_message.Message):
     __slots__ = ("steps", "tick", "sub_episode")

@@ -525,9 +525,10 @@ class EnvServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def MakeBatch(self, request, context):
-        """MakeBatch opens a batch session: num_envs copies of a single-agent environment,
-        stepped together by ResetBatch and StepBatch (closed by Close), each call moving
-        every copy's results as tensors of num_envs rows.
+        """MakeBatch opens a batch session: num_envs copies of an environment, stepped
+        together by ResetBatch and StepBatch (closed by Close), each call moving every
+        copy's results as tensors of num_envs rows; the copies of a multi-agent
+        environment (with MakeBatchRequest.multi_agent) batched per acting agent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

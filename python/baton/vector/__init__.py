@@ -173,9 +173,9 @@ asynchronous and remote ones raise ``ConfigError`` for ``log=``.
 Asynchronous and remote vectors. ``make(..., batch_size=B)`` gives EnvPool's
 asynchronous mode (``AsyncVector``, ``AsyncMultiVector``: ``send``/``recv`` of the first
 B copies ready, stepped by Go workers in the background; see ``baton.vector._async``).
-``make(..., address="grpc://HOST:PORT")`` gives a ``RemoteVector``, the copies served by
-``baton serve env`` as one batch session with ``SingleVector``'s API and arrays (see
-``baton.vector._remote``).
+``make(..., address="grpc://HOST:PORT")`` gives a ``RemoteVector`` (or, for a hierarchy, a
+``RemoteMultiVector``), the copies served by ``baton serve env`` as one batch session with
+``SingleVector``'s (``MultiVector``'s) API and arrays (see ``baton.vector._remote``).
 
 Threads. A vector is not safe for concurrent use: one thread calls its methods.
 ``workers=w`` steps the copies on w Go threads (env/vector's WithWorkers), which
@@ -210,6 +210,7 @@ __all__ = [
     "Group",
     "LogError",
     "MultiVector",
+    "RemoteMultiVector",
     "RemoteVector",
     "SingleVector",
     "StateError",
@@ -470,7 +471,7 @@ def make(
     max_bytes: int | None = None,
     library: str | os.PathLike | None = None,
     **remote: Any,
-) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector:
+) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector | RemoteMultiVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
     ...) with its JSON ``config`` (a dict, or JSON text; None for its defaults),
     stepped on ``workers`` Go threads. A single-agent environment gives a
@@ -485,8 +486,9 @@ def make(
     With ``address`` ("grpc://HOST:PORT", "grpcs://HOST:PORT"), the copies are served
     by an environment server (``baton serve env``) as one batch session: a
     ``RemoteVector``, with ``SingleVector``'s API and arrays, for a single-agent
-    environment; ``remote`` takes ``baton.remote``'s ``key``, ``tls``, ``timeout`` and
-    ``server_name`` (see ``baton.vector._remote``).
+    environment, a ``RemoteMultiVector``, with ``MultiVector``'s, for a hierarchical or
+    multi-agent one; ``remote`` takes ``baton.remote``'s ``key``, ``tls``, ``timeout``,
+    ``server_name`` and ``max_message_bytes`` (see ``baton.vector._remote``).
 
     With ``log`` (a directory), the vector records every step of every copy into an
     activity log there, from its first ``reset()`` to ``close()`` (see "Activity
@@ -516,6 +518,7 @@ def make(
     >>> v = baton.vector.make("cartpole", num_envs=8, seed=1)  # doctest: +SKIP
     >>> v = baton.vector.make("maze", num_envs=64, log="runs/ppo", policy="ppo")  # doctest: +SKIP
     >>> r = baton.vector.make("cartpole", num_envs=256, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
+    >>> m = baton.vector.make("maze", num_envs=4096, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
     >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     >>> k = baton.vector.make("keydoor", num_envs=8, library=baton.build("~/keydoor"))  # doctest: +SKIP
     """
@@ -536,7 +539,7 @@ def make(
             raise ConfigError(2, "max_bytes: a remote vector's memory is its server's to bound (baton serve env)", [])
         if library is not None:
             raise ConfigError(2, "library: a remote vector's environments are its server's (baton serve env)", [])
-        return RemoteVector(name, num_envs, address=address, seed=seed, workers=workers, config=config, **remote)
+        return _remote_make(name, num_envs, address=address, seed=seed, workers=workers, config=config, **remote)
     limit = _max_bytes(max_bytes)
     if remote:
         raise ConfigError(2, f"{', '.join(sorted(remote))}: options of a remote vector, which needs an address", [])
@@ -861,4 +864,5 @@ class MultiVector(_Vector):
 
 
 from ._async import AsyncMultiVector, AsyncVector  # noqa: E402  (it builds on the classes above)
-from ._remote import RemoteVector  # noqa: E402
+from ._remote import RemoteMultiVector, RemoteVector  # noqa: E402
+from ._remote import make as _remote_make  # noqa: E402

@@ -2404,16 +2404,25 @@ func (*CloseResponse) Descriptor() ([]byte, []int) {
 // seed resets copy i with env/vector's EpisodeSeed(seed, i, 0); a copy whose episode
 // ends in a step is reset in that same step with its next episode's seed
 // EpisodeSeed(seed, i, k), its row of observations then being the new episode's first
-// one and its last observation going to final_observations. Actions are Discrete.
+// one and, for a single-agent environment, its last observation going to
+// final_observations. Actions are Discrete.
 //
-// StepBatch checks every action before any copy steps: one outside the agent's space,
-// or masked, is INVALID_ARGUMENT naming the copy (field "actions[i]") and changes
-// nothing. A copy that fails or panics fails the step (INTERNAL, the message naming
-// each failed copy, its agent and the reason); the other copies stepped, and the
-// session needs a ResetBatch (FAILED_PRECONDITION until then, as before the first).
+// A multi-agent session (hierarchical or turn-taking, such as "maze"; see
+// MakeBatchRequest.multi_agent) batches its copies per acting agent, as env/vector's
+// Multi and Python's baton.vector.MultiVector do: in each copy one agent acts at a
+// time, so each BatchTurn holds one BatchGroup per agent, the copies that agent acts
+// in now with their observations and masks, and StepBatch takes the groups' actions.
+//
+// StepBatch checks every action before any copy steps: one outside the acting
+// agent's space, or masked, is INVALID_ARGUMENT naming the row (field "actions[i]")
+// and, in the message, the copy and agent ("copy 3: agent motion: action 5 ..."), and
+// changes nothing. A copy that fails or panics fails the step (INTERNAL, the message
+// naming each failed copy, its agent and the reason); the other copies stepped, and
+// the session needs a ResetBatch (FAILED_PRECONDITION until then, as before the
+// first).
 type MakeBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The environment's registered name ("cartpole"): a single-agent environment.
+	// The environment's registered name ("cartpole", "maze").
 	Env string `protobuf:"bytes,1,opt,name=env,proto3" json:"env,omitempty"`
 	// Its JSON configuration; "" for its defaults.
 	Config string `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
@@ -2421,7 +2430,13 @@ type MakeBatchRequest struct {
 	NumEnvs int64 `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
 	// Goroutines that step the copies on the server: 0 or 1 for the calling one; a
 	// server bounds it by its CPUs.
-	Workers       int64 `protobuf:"varint,4,opt,name=workers,proto3" json:"workers,omitempty"`
+	Workers int64 `protobuf:"varint,4,opt,name=workers,proto3" json:"workers,omitempty"`
+	// The caller takes a multi-agent environment too, its turns batched per acting
+	// agent (BatchTurn.groups). Without it, a multi-agent environment is refused
+	// (INVALID_ARGUMENT), as servers before this field refused it, so that an older
+	// client never misreads a grouped turn. A single-agent environment gives a
+	// single-agent session either way.
+	MultiAgent    bool `protobuf:"varint,5,opt,name=multi_agent,json=multiAgent,proto3" json:"multi_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2484,12 +2499,23 @@ func (x *MakeBatchRequest) GetWorkers() int64 {
 	return 0
 }
 
+func (x *MakeBatchRequest) GetMultiAgent() bool {
+	if x != nil {
+		return x.MultiAgent
+	}
+	return false
+}
+
 type MakeBatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The session's id, for ResetBatch, StepBatch and Close.
-	Session       string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	Spec          *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
-	NumEnvs       int64    `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
+	Session string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Spec    *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	NumEnvs int64    `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
+	// The session is of a multi-agent environment: its BatchTurns carry groups, and
+	// StepBatch takes the groups' actions (see BatchTurn). Its agents are spec's, in
+	// that order: agent j of the shapes below is spec.agents[j].
+	MultiAgent    bool `protobuf:"varint,4,opt,name=multi_agent,json=multiAgent,proto3" json:"multi_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2543,6 +2569,13 @@ func (x *MakeBatchResponse) GetNumEnvs() int64 {
 		return x.NumEnvs
 	}
 	return 0
+}
+
+func (x *MakeBatchResponse) GetMultiAgent() bool {
+	if x != nil {
+		return x.MultiAgent
+	}
+	return false
 }
 
 type ResetBatchRequest struct {
@@ -2601,7 +2634,11 @@ func (x *ResetBatchRequest) GetSeed() uint64 {
 type StepBatchRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	// Copy i's action at row i: DTYPE_INT64, shape [num_envs].
+	// DTYPE_INT64, shape [num_envs]. A single-agent session: copy i's action at row i.
+	// A multi-agent session: the actions of the last BatchTurn's groups, one group
+	// after the other in their order, each group's rows in order (row r of group j at
+	// index k_0 + ... + k_{j-1} + r, k_j being group j's number of copies): num_envs
+	// actions still, since each copy is in exactly one group.
 	Actions       *Tensor `protobuf:"bytes,2,opt,name=actions,proto3" json:"actions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2653,23 +2690,46 @@ func (x *StepBatchRequest) GetActions() *Tensor {
 
 // BatchTurn is what ResetBatch and StepBatch return, row i for copy i. After a
 // ResetBatch, rewards are 0 and every flag false.
+//
+// A single-agent session fills observations, masks, rewards, terminated, truncated
+// and final_observations. A multi-agent session of A agents fills groups, rewards,
+// spans, terminated, truncated and ended, with one column per agent:
+//
+//	rewards     DTYPE_FLOAT64 [num_envs, A]: the sum of the rewards each agent was
+//	            reported in each copy in the step (a parent agent is rewarded when
+//	            control returns to it)
+//	spans       DTYPE_INT64 [num_envs, A]: the sum of the environment ticks those
+//	            rewards' decisions took (discount by gamma ** span)
+//	terminated  DTYPE_BOOL [num_envs, A]: whether that agent was reported
+//	truncated   terminated (truncated) in the copy in the step
+//	ended       DTYPE_BOOL [num_envs]: the copies whose episode ended in the step,
+//	            and were reset in it
 type BatchTurn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// DTYPE_FLOAT32, shape [num_envs, obs_dim]: each copy's current observation.
 	Observations *Tensor `protobuf:"bytes,1,opt,name=observations,proto3" json:"observations,omitempty"`
 	// DTYPE_BOOL, shape [num_envs, mask_len]; absent without an action mask.
 	Masks *Tensor `protobuf:"bytes,2,opt,name=masks,proto3" json:"masks,omitempty"`
-	// DTYPE_FLOAT64, shape [num_envs]: the rewards of the step.
+	// DTYPE_FLOAT64, shape [num_envs] (a multi-agent session: [num_envs, A]): the
+	// rewards of the step.
 	Rewards *Tensor `protobuf:"bytes,3,opt,name=rewards,proto3" json:"rewards,omitempty"`
-	// DTYPE_BOOL, shape [num_envs]: the episodes that ended in the step, naturally
-	// (terminated) or cut by a limit (truncated).
+	// DTYPE_BOOL, shape [num_envs] (a multi-agent session: [num_envs, A]): the
+	// episodes that ended in the step, naturally (terminated) or cut by a limit
+	// (truncated).
 	Terminated *Tensor `protobuf:"bytes,4,opt,name=terminated,proto3" json:"terminated,omitempty"`
 	Truncated  *Tensor `protobuf:"bytes,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// DTYPE_FLOAT32, shape [k, obs_dim]: the last observations of the k copies whose
 	// episode ended in the step, in copy order (the rows where terminated or truncated).
 	FinalObservations *Tensor `protobuf:"bytes,6,opt,name=final_observations,json=finalObservations,proto3" json:"final_observations,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A multi-agent session: one group per agent, in the spec's order, every copy in
+	// the group of the agent acting in it (a group may have no copy).
+	Groups []*BatchGroup `protobuf:"bytes,7,rep,name=groups,proto3" json:"groups,omitempty"`
+	// A multi-agent session: DTYPE_INT64 [num_envs, A], see above.
+	Spans *Tensor `protobuf:"bytes,8,opt,name=spans,proto3" json:"spans,omitempty"`
+	// A multi-agent session: DTYPE_BOOL [num_envs], see above.
+	Ended         *Tensor `protobuf:"bytes,9,opt,name=ended,proto3" json:"ended,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BatchTurn) Reset() {
@@ -2744,6 +2804,101 @@ func (x *BatchTurn) GetFinalObservations() *Tensor {
 	return nil
 }
 
+func (x *BatchTurn) GetGroups() []*BatchGroup {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetSpans() *Tensor {
+	if x != nil {
+		return x.Spans
+	}
+	return nil
+}
+
+func (x *BatchTurn) GetEnded() *Tensor {
+	if x != nil {
+		return x.Ended
+	}
+	return nil
+}
+
+// BatchGroup is the batch of one agent in a multi-agent session's BatchTurn: the k
+// copies it acts in now, with their observations and masks row after row.
+type BatchGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent's name.
+	Agent string `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	// DTYPE_INT64 [k]: the copies' indices, ascending.
+	Copies *Tensor `protobuf:"bytes,2,opt,name=copies,proto3" json:"copies,omitempty"`
+	// DTYPE_FLOAT32 [k, obs_dim]: the agent's observation in each copy.
+	Observations *Tensor `protobuf:"bytes,3,opt,name=observations,proto3" json:"observations,omitempty"`
+	// DTYPE_BOOL [k, mask_len]; absent for an agent without an action mask.
+	Masks         *Tensor `protobuf:"bytes,4,opt,name=masks,proto3" json:"masks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchGroup) Reset() {
+	*x = BatchGroup{}
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchGroup) ProtoMessage() {}
+
+func (x *BatchGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchGroup.ProtoReflect.Descriptor instead.
+func (*BatchGroup) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *BatchGroup) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *BatchGroup) GetCopies() *Tensor {
+	if x != nil {
+		return x.Copies
+	}
+	return nil
+}
+
+func (x *BatchGroup) GetObservations() *Tensor {
+	if x != nil {
+		return x.Observations
+	}
+	return nil
+}
+
+func (x *BatchGroup) GetMasks() *Tensor {
+	if x != nil {
+		return x.Masks
+	}
+	return nil
+}
+
 // Clock tells an agent where it stands.
 type Clock struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2759,7 +2914,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2926,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[40]
+	mi := &file_baton_v1_baton_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +2939,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Clock) GetSteps() int64 {
@@ -2839,7 +2994,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3006,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[41]
+	mi := &file_baton_v1_baton_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3019,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Report) GetAgentId() string {
@@ -2964,7 +3119,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2976,7 +3131,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[42]
+	mi := &file_baton_v1_baton_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2989,7 +3144,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Turn) GetReports() []*Report {
@@ -3042,7 +3197,7 @@ type Actor struct {
 
 func (x *Actor) Reset() {
 	*x = Actor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3209,7 @@ func (x *Actor) String() string {
 func (*Actor) ProtoMessage() {}
 
 func (x *Actor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[43]
+	mi := &file_baton_v1_baton_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3222,7 @@ func (x *Actor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Actor.ProtoReflect.Descriptor instead.
 func (*Actor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Actor) GetChoice() isActor_Choice {
@@ -3157,7 +3312,7 @@ type TrialSpec struct {
 
 func (x *TrialSpec) Reset() {
 	*x = TrialSpec{}
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3169,7 +3324,7 @@ func (x *TrialSpec) String() string {
 func (*TrialSpec) ProtoMessage() {}
 
 func (x *TrialSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[44]
+	mi := &file_baton_v1_baton_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3182,7 +3337,7 @@ func (x *TrialSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialSpec.ProtoReflect.Descriptor instead.
 func (*TrialSpec) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TrialSpec) GetId() string {
@@ -3245,7 +3400,7 @@ type StartRequest struct {
 
 func (x *StartRequest) Reset() {
 	*x = StartRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3412,7 @@ func (x *StartRequest) String() string {
 func (*StartRequest) ProtoMessage() {}
 
 func (x *StartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[45]
+	mi := &file_baton_v1_baton_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3425,7 @@ func (x *StartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRequest.ProtoReflect.Descriptor instead.
 func (*StartRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{45}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *StartRequest) GetSpec() *TrialSpec {
@@ -3297,7 +3452,7 @@ type StartResponse struct {
 
 func (x *StartResponse) Reset() {
 	*x = StartResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3309,7 +3464,7 @@ func (x *StartResponse) String() string {
 func (*StartResponse) ProtoMessage() {}
 
 func (x *StartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[46]
+	mi := &file_baton_v1_baton_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3322,7 +3477,7 @@ func (x *StartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartResponse.ProtoReflect.Descriptor instead.
 func (*StartResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{46}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *StartResponse) GetIds() []string {
@@ -3342,7 +3497,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3354,7 +3509,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[47]
+	mi := &file_baton_v1_baton_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3367,7 +3522,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{47}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchRequest) GetIds() []string {
@@ -3396,7 +3551,7 @@ type EpisodeResult struct {
 
 func (x *EpisodeResult) Reset() {
 	*x = EpisodeResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[48]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3563,7 @@ func (x *EpisodeResult) String() string {
 func (*EpisodeResult) ProtoMessage() {}
 
 func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[48]
+	mi := &file_baton_v1_baton_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3576,7 @@ func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeResult.ProtoReflect.Descriptor instead.
 func (*EpisodeResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{48}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *EpisodeResult) GetSeed() uint64 {
@@ -3488,7 +3643,7 @@ type TrialResult struct {
 
 func (x *TrialResult) Reset() {
 	*x = TrialResult{}
-	mi := &file_baton_v1_baton_proto_msgTypes[49]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3500,7 +3655,7 @@ func (x *TrialResult) String() string {
 func (*TrialResult) ProtoMessage() {}
 
 func (x *TrialResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[49]
+	mi := &file_baton_v1_baton_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3513,7 +3668,7 @@ func (x *TrialResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialResult.ProtoReflect.Descriptor instead.
 func (*TrialResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{49}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TrialResult) GetAgents() []string {
@@ -3573,7 +3728,7 @@ type EpisodeTotals struct {
 
 func (x *EpisodeTotals) Reset() {
 	*x = EpisodeTotals{}
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3585,7 +3740,7 @@ func (x *EpisodeTotals) String() string {
 func (*EpisodeTotals) ProtoMessage() {}
 
 func (x *EpisodeTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[50]
+	mi := &file_baton_v1_baton_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3598,7 +3753,7 @@ func (x *EpisodeTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeTotals.ProtoReflect.Descriptor instead.
 func (*EpisodeTotals) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{50}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *EpisodeTotals) GetEpisodes() int64 {
@@ -3644,7 +3799,7 @@ type TrialStateChange struct {
 
 func (x *TrialStateChange) Reset() {
 	*x = TrialStateChange{}
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3656,7 +3811,7 @@ func (x *TrialStateChange) String() string {
 func (*TrialStateChange) ProtoMessage() {}
 
 func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[51]
+	mi := &file_baton_v1_baton_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3669,7 +3824,7 @@ func (x *TrialStateChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStateChange.ProtoReflect.Descriptor instead.
 func (*TrialStateChange) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{51}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TrialStateChange) GetTrial() string {
@@ -3709,7 +3864,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3721,7 +3876,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[52]
+	mi := &file_baton_v1_baton_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3734,7 +3889,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{52}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StopRequest) GetIds() []string {
@@ -3752,7 +3907,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[53]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +3919,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[53]
+	mi := &file_baton_v1_baton_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +3932,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{53}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
 }
 
 type ListRequest struct {
@@ -3792,7 +3947,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[54]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3804,7 +3959,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[54]
+	mi := &file_baton_v1_baton_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3817,7 +3972,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{54}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListRequest) GetPageSize() int32 {
@@ -3857,7 +4012,7 @@ type TrialStatus struct {
 
 func (x *TrialStatus) Reset() {
 	*x = TrialStatus{}
-	mi := &file_baton_v1_baton_proto_msgTypes[55]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3869,7 +4024,7 @@ func (x *TrialStatus) String() string {
 func (*TrialStatus) ProtoMessage() {}
 
 func (x *TrialStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[55]
+	mi := &file_baton_v1_baton_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3882,7 +4037,7 @@ func (x *TrialStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TrialStatus.ProtoReflect.Descriptor instead.
 func (*TrialStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{55}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TrialStatus) GetId() string {
@@ -3952,7 +4107,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[56]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4119,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[56]
+	mi := &file_baton_v1_baton_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4132,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{56}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListResponse) GetTrials() []*TrialStatus {
@@ -4015,7 +4170,7 @@ type RewardRequest struct {
 
 func (x *RewardRequest) Reset() {
 	*x = RewardRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[57]
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4027,7 +4182,7 @@ func (x *RewardRequest) String() string {
 func (*RewardRequest) ProtoMessage() {}
 
 func (x *RewardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[57]
+	mi := &file_baton_v1_baton_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4040,7 +4195,7 @@ func (x *RewardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardRequest.ProtoReflect.Descriptor instead.
 func (*RewardRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{57}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RewardRequest) GetTrial() string {
@@ -4100,7 +4255,7 @@ type RewardResponse struct {
 
 func (x *RewardResponse) Reset() {
 	*x = RewardResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4112,7 +4267,7 @@ func (x *RewardResponse) String() string {
 func (*RewardResponse) ProtoMessage() {}
 
 func (x *RewardResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[58]
+	mi := &file_baton_v1_baton_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4125,7 +4280,7 @@ func (x *RewardResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewardResponse.ProtoReflect.Descriptor instead.
 func (*RewardResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{58}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
 }
 
 // ClientActor is an agent played by a client of TrialService. Its agent must act in
@@ -4156,7 +4311,7 @@ type ClientActor struct {
 
 func (x *ClientActor) Reset() {
 	*x = ClientActor{}
-	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4323,7 @@ func (x *ClientActor) String() string {
 func (*ClientActor) ProtoMessage() {}
 
 func (x *ClientActor) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[59]
+	mi := &file_baton_v1_baton_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4336,7 @@ func (x *ClientActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActor.ProtoReflect.Descriptor instead.
 func (*ClientActor) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{59}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ClientActor) GetTimeoutMs() int64 {
@@ -4226,7 +4381,7 @@ type PendingRequest struct {
 
 func (x *PendingRequest) Reset() {
 	*x = PendingRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4238,7 +4393,7 @@ func (x *PendingRequest) String() string {
 func (*PendingRequest) ProtoMessage() {}
 
 func (x *PendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[60]
+	mi := &file_baton_v1_baton_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4251,7 +4406,7 @@ func (x *PendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingRequest.ProtoReflect.Descriptor instead.
 func (*PendingRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{60}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *PendingRequest) GetTrial() string {
@@ -4289,7 +4444,7 @@ type ActionChoice struct {
 
 func (x *ActionChoice) Reset() {
 	*x = ActionChoice{}
-	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4301,7 +4456,7 @@ func (x *ActionChoice) String() string {
 func (*ActionChoice) ProtoMessage() {}
 
 func (x *ActionChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[61]
+	mi := &file_baton_v1_baton_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4314,7 +4469,7 @@ func (x *ActionChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionChoice.ProtoReflect.Descriptor instead.
 func (*ActionChoice) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{61}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ActionChoice) GetRaw() int64 {
@@ -4352,7 +4507,7 @@ type Frame struct {
 
 func (x *Frame) Reset() {
 	*x = Frame{}
-	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4364,7 +4519,7 @@ func (x *Frame) String() string {
 func (*Frame) ProtoMessage() {}
 
 func (x *Frame) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[62]
+	mi := &file_baton_v1_baton_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4377,7 +4532,7 @@ func (x *Frame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Frame.ProtoReflect.Descriptor instead.
 func (*Frame) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{62}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *Frame) GetText() string {
@@ -4415,7 +4570,7 @@ type ClientMessage struct {
 
 func (x *ClientMessage) Reset() {
 	*x = ClientMessage{}
-	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4427,7 +4582,7 @@ func (x *ClientMessage) String() string {
 func (*ClientMessage) ProtoMessage() {}
 
 func (x *ClientMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[63]
+	mi := &file_baton_v1_baton_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4440,7 +4595,7 @@ func (x *ClientMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientMessage.ProtoReflect.Descriptor instead.
 func (*ClientMessage) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{63}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ClientMessage) GetFrom() string {
@@ -4491,7 +4646,7 @@ type PendingResponse struct {
 
 func (x *PendingResponse) Reset() {
 	*x = PendingResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4503,7 +4658,7 @@ func (x *PendingResponse) String() string {
 func (*PendingResponse) ProtoMessage() {}
 
 func (x *PendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[64]
+	mi := &file_baton_v1_baton_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4516,7 +4671,7 @@ func (x *PendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingResponse.ProtoReflect.Descriptor instead.
 func (*PendingResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{64}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *PendingResponse) GetState() TrialState {
@@ -4627,7 +4782,7 @@ type ClientActRequest struct {
 
 func (x *ClientActRequest) Reset() {
 	*x = ClientActRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4639,7 +4794,7 @@ func (x *ClientActRequest) String() string {
 func (*ClientActRequest) ProtoMessage() {}
 
 func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[65]
+	mi := &file_baton_v1_baton_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4652,7 +4807,7 @@ func (x *ClientActRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActRequest.ProtoReflect.Descriptor instead.
 func (*ClientActRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{65}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ClientActRequest) GetTrial() string {
@@ -4732,7 +4887,7 @@ type ClientActResponse struct {
 
 func (x *ClientActResponse) Reset() {
 	*x = ClientActResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4744,7 +4899,7 @@ func (x *ClientActResponse) String() string {
 func (*ClientActResponse) ProtoMessage() {}
 
 func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[66]
+	mi := &file_baton_v1_baton_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4757,7 +4912,7 @@ func (x *ClientActResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientActResponse.ProtoReflect.Descriptor instead.
 func (*ClientActResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{66}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
 }
 
 type EpisodesRequest struct {
@@ -4771,7 +4926,7 @@ type EpisodesRequest struct {
 
 func (x *EpisodesRequest) Reset() {
 	*x = EpisodesRequest{}
-	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	mi := &file_baton_v1_baton_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4783,7 +4938,7 @@ func (x *EpisodesRequest) String() string {
 func (*EpisodesRequest) ProtoMessage() {}
 
 func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[67]
+	mi := &file_baton_v1_baton_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4796,7 +4951,7 @@ func (x *EpisodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodesRequest.ProtoReflect.Descriptor instead.
 func (*EpisodesRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{67}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *EpisodesRequest) GetTrial() string {
@@ -4828,7 +4983,7 @@ type EpisodesResponse struct {
 
 func (x *EpisodesResponse) Reset() {
 	*x = EpisodesResponse{}
-	mi := &file_baton_v1_baton_proto_msgTypes[68]
+	mi := &file_baton_v1_baton_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4840,7 +4995,7 @@ func (x *EpisodesResponse) String() string {
 func (*EpisodesResponse) ProtoMessage() {}
 
 func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_baton_proto_msgTypes[68]
+	mi := &file_baton_v1_baton_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4853,7 +5008,7 @@ func (x *EpisodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodesResponse.ProtoReflect.Descriptor instead.
 func (*EpisodesResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_baton_proto_rawDescGZIP(), []int{68}
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *EpisodesResponse) GetAgents() []string {
@@ -5021,22 +5176,26 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x04info\x18\x04 \x01(\bR\x04info\"(\n" +
 	"\fCloseRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\"\x0f\n" +
-	"\rCloseResponse\"q\n" +
+	"\rCloseResponse\"\x92\x01\n" +
 	"\x10MakeBatchRequest\x12\x10\n" +
 	"\x03env\x18\x01 \x01(\tR\x03env\x12\x16\n" +
 	"\x06config\x18\x02 \x01(\tR\x06config\x12\x19\n" +
 	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\x12\x18\n" +
-	"\aworkers\x18\x04 \x01(\x03R\aworkers\"o\n" +
+	"\aworkers\x18\x04 \x01(\x03R\aworkers\x12\x1f\n" +
+	"\vmulti_agent\x18\x05 \x01(\bR\n" +
+	"multiAgent\"\x90\x01\n" +
 	"\x11MakeBatchResponse\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12%\n" +
 	"\x04spec\x18\x02 \x01(\v2\x11.baton.v1.EnvSpecR\x04spec\x12\x19\n" +
-	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\"A\n" +
+	"\bnum_envs\x18\x03 \x01(\x03R\anumEnvs\x12\x1f\n" +
+	"\vmulti_agent\x18\x04 \x01(\bR\n" +
+	"multiAgent\"A\n" +
 	"\x11ResetBatchRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x04R\x04seed\"X\n" +
 	"\x10StepBatchRequest\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12*\n" +
-	"\aactions\x18\x02 \x01(\v2\x10.baton.v1.TensorR\aactions\"\xb8\x02\n" +
+	"\aactions\x18\x02 \x01(\v2\x10.baton.v1.TensorR\aactions\"\xb6\x03\n" +
 	"\tBatchTurn\x124\n" +
 	"\fobservations\x18\x01 \x01(\v2\x10.baton.v1.TensorR\fobservations\x12&\n" +
 	"\x05masks\x18\x02 \x01(\v2\x10.baton.v1.TensorR\x05masks\x12*\n" +
@@ -5045,7 +5204,16 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"terminated\x18\x04 \x01(\v2\x10.baton.v1.TensorR\n" +
 	"terminated\x12.\n" +
 	"\ttruncated\x18\x05 \x01(\v2\x10.baton.v1.TensorR\ttruncated\x12?\n" +
-	"\x12final_observations\x18\x06 \x01(\v2\x10.baton.v1.TensorR\x11finalObservations\"R\n" +
+	"\x12final_observations\x18\x06 \x01(\v2\x10.baton.v1.TensorR\x11finalObservations\x12,\n" +
+	"\x06groups\x18\a \x03(\v2\x14.baton.v1.BatchGroupR\x06groups\x12&\n" +
+	"\x05spans\x18\b \x01(\v2\x10.baton.v1.TensorR\x05spans\x12&\n" +
+	"\x05ended\x18\t \x01(\v2\x10.baton.v1.TensorR\x05ended\"\xaa\x01\n" +
+	"\n" +
+	"BatchGroup\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12(\n" +
+	"\x06copies\x18\x02 \x01(\v2\x10.baton.v1.TensorR\x06copies\x124\n" +
+	"\fobservations\x18\x03 \x01(\v2\x10.baton.v1.TensorR\fobservations\x12&\n" +
+	"\x05masks\x18\x04 \x01(\v2\x10.baton.v1.TensorR\x05masks\"R\n" +
 	"\x05Clock\x12\x14\n" +
 	"\x05steps\x18\x01 \x01(\x03R\x05steps\x12\x12\n" +
 	"\x04tick\x18\x02 \x01(\x03R\x04tick\x12\x1f\n" +
@@ -5257,7 +5425,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -5301,36 +5469,37 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*ResetBatchRequest)(nil),  // 39: baton.v1.ResetBatchRequest
 	(*StepBatchRequest)(nil),   // 40: baton.v1.StepBatchRequest
 	(*BatchTurn)(nil),          // 41: baton.v1.BatchTurn
-	(*Clock)(nil),              // 42: baton.v1.Clock
-	(*Report)(nil),             // 43: baton.v1.Report
-	(*Turn)(nil),               // 44: baton.v1.Turn
-	(*Actor)(nil),              // 45: baton.v1.Actor
-	(*TrialSpec)(nil),          // 46: baton.v1.TrialSpec
-	(*StartRequest)(nil),       // 47: baton.v1.StartRequest
-	(*StartResponse)(nil),      // 48: baton.v1.StartResponse
-	(*WatchRequest)(nil),       // 49: baton.v1.WatchRequest
-	(*EpisodeResult)(nil),      // 50: baton.v1.EpisodeResult
-	(*TrialResult)(nil),        // 51: baton.v1.TrialResult
-	(*EpisodeTotals)(nil),      // 52: baton.v1.EpisodeTotals
-	(*TrialStateChange)(nil),   // 53: baton.v1.TrialStateChange
-	(*StopRequest)(nil),        // 54: baton.v1.StopRequest
-	(*StopResponse)(nil),       // 55: baton.v1.StopResponse
-	(*ListRequest)(nil),        // 56: baton.v1.ListRequest
-	(*TrialStatus)(nil),        // 57: baton.v1.TrialStatus
-	(*ListResponse)(nil),       // 58: baton.v1.ListResponse
-	(*RewardRequest)(nil),      // 59: baton.v1.RewardRequest
-	(*RewardResponse)(nil),     // 60: baton.v1.RewardResponse
-	(*ClientActor)(nil),        // 61: baton.v1.ClientActor
-	(*PendingRequest)(nil),     // 62: baton.v1.PendingRequest
-	(*ActionChoice)(nil),       // 63: baton.v1.ActionChoice
-	(*Frame)(nil),              // 64: baton.v1.Frame
-	(*ClientMessage)(nil),      // 65: baton.v1.ClientMessage
-	(*PendingResponse)(nil),    // 66: baton.v1.PendingResponse
-	(*ClientActRequest)(nil),   // 67: baton.v1.ClientActRequest
-	(*ClientActResponse)(nil),  // 68: baton.v1.ClientActResponse
-	(*EpisodesRequest)(nil),    // 69: baton.v1.EpisodesRequest
-	(*EpisodesResponse)(nil),   // 70: baton.v1.EpisodesResponse
-	nil,                        // 71: baton.v1.TrialSpec.ActorsEntry
+	(*BatchGroup)(nil),         // 42: baton.v1.BatchGroup
+	(*Clock)(nil),              // 43: baton.v1.Clock
+	(*Report)(nil),             // 44: baton.v1.Report
+	(*Turn)(nil),               // 45: baton.v1.Turn
+	(*Actor)(nil),              // 46: baton.v1.Actor
+	(*TrialSpec)(nil),          // 47: baton.v1.TrialSpec
+	(*StartRequest)(nil),       // 48: baton.v1.StartRequest
+	(*StartResponse)(nil),      // 49: baton.v1.StartResponse
+	(*WatchRequest)(nil),       // 50: baton.v1.WatchRequest
+	(*EpisodeResult)(nil),      // 51: baton.v1.EpisodeResult
+	(*TrialResult)(nil),        // 52: baton.v1.TrialResult
+	(*EpisodeTotals)(nil),      // 53: baton.v1.EpisodeTotals
+	(*TrialStateChange)(nil),   // 54: baton.v1.TrialStateChange
+	(*StopRequest)(nil),        // 55: baton.v1.StopRequest
+	(*StopResponse)(nil),       // 56: baton.v1.StopResponse
+	(*ListRequest)(nil),        // 57: baton.v1.ListRequest
+	(*TrialStatus)(nil),        // 58: baton.v1.TrialStatus
+	(*ListResponse)(nil),       // 59: baton.v1.ListResponse
+	(*RewardRequest)(nil),      // 60: baton.v1.RewardRequest
+	(*RewardResponse)(nil),     // 61: baton.v1.RewardResponse
+	(*ClientActor)(nil),        // 62: baton.v1.ClientActor
+	(*PendingRequest)(nil),     // 63: baton.v1.PendingRequest
+	(*ActionChoice)(nil),       // 64: baton.v1.ActionChoice
+	(*Frame)(nil),              // 65: baton.v1.Frame
+	(*ClientMessage)(nil),      // 66: baton.v1.ClientMessage
+	(*PendingResponse)(nil),    // 67: baton.v1.PendingResponse
+	(*ClientActRequest)(nil),   // 68: baton.v1.ClientActRequest
+	(*ClientActResponse)(nil),  // 69: baton.v1.ClientActResponse
+	(*EpisodesRequest)(nil),    // 70: baton.v1.EpisodesRequest
+	(*EpisodesResponse)(nil),   // 71: baton.v1.EpisodesResponse
+	nil,                        // 72: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -5373,75 +5542,81 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	2,  // 37: baton.v1.BatchTurn.terminated:type_name -> baton.v1.Tensor
 	2,  // 38: baton.v1.BatchTurn.truncated:type_name -> baton.v1.Tensor
 	2,  // 39: baton.v1.BatchTurn.final_observations:type_name -> baton.v1.Tensor
-	2,  // 40: baton.v1.Report.observation:type_name -> baton.v1.Tensor
-	2,  // 41: baton.v1.Report.mask:type_name -> baton.v1.Tensor
-	42, // 42: baton.v1.Report.clock:type_name -> baton.v1.Clock
-	43, // 43: baton.v1.Turn.reports:type_name -> baton.v1.Report
-	61, // 44: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
-	71, // 45: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
-	46, // 46: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
-	50, // 47: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
-	52, // 48: baton.v1.TrialResult.totals:type_name -> baton.v1.EpisodeTotals
-	1,  // 49: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
-	51, // 50: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
-	1,  // 51: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
-	57, // 52: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
-	1,  // 53: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
-	64, // 54: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
-	63, // 55: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
-	65, // 56: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
-	65, // 57: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
-	50, // 58: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
-	45, // 59: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 60: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 61: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 62: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	24, // 63: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 64: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	26, // 65: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	29, // 66: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	31, // 67: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	33, // 68: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	34, // 69: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	35, // 70: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
-	37, // 71: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	39, // 72: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	40, // 73: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	47, // 74: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	49, // 75: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	54, // 76: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	56, // 77: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	59, // 78: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	62, // 79: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
-	67, // 80: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
-	69, // 81: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
-	12, // 82: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	23, // 83: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	23, // 84: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	25, // 85: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 86: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	27, // 87: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	30, // 88: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	32, // 89: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	44, // 90: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	44, // 91: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	36, // 92: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
-	38, // 93: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	41, // 94: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	41, // 95: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	48, // 96: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	53, // 97: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	55, // 98: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	58, // 99: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	60, // 100: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	66, // 101: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
-	68, // 102: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
-	70, // 103: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
-	82, // [82:104] is the sub-list for method output_type
-	60, // [60:82] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	42, // 40: baton.v1.BatchTurn.groups:type_name -> baton.v1.BatchGroup
+	2,  // 41: baton.v1.BatchTurn.spans:type_name -> baton.v1.Tensor
+	2,  // 42: baton.v1.BatchTurn.ended:type_name -> baton.v1.Tensor
+	2,  // 43: baton.v1.BatchGroup.copies:type_name -> baton.v1.Tensor
+	2,  // 44: baton.v1.BatchGroup.observations:type_name -> baton.v1.Tensor
+	2,  // 45: baton.v1.BatchGroup.masks:type_name -> baton.v1.Tensor
+	2,  // 46: baton.v1.Report.observation:type_name -> baton.v1.Tensor
+	2,  // 47: baton.v1.Report.mask:type_name -> baton.v1.Tensor
+	43, // 48: baton.v1.Report.clock:type_name -> baton.v1.Clock
+	44, // 49: baton.v1.Turn.reports:type_name -> baton.v1.Report
+	62, // 50: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
+	72, // 51: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	47, // 52: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
+	51, // 53: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
+	53, // 54: baton.v1.TrialResult.totals:type_name -> baton.v1.EpisodeTotals
+	1,  // 55: baton.v1.TrialStateChange.state:type_name -> baton.v1.TrialState
+	52, // 56: baton.v1.TrialStateChange.result:type_name -> baton.v1.TrialResult
+	1,  // 57: baton.v1.TrialStatus.state:type_name -> baton.v1.TrialState
+	58, // 58: baton.v1.ListResponse.trials:type_name -> baton.v1.TrialStatus
+	1,  // 59: baton.v1.PendingResponse.state:type_name -> baton.v1.TrialState
+	65, // 60: baton.v1.PendingResponse.frame:type_name -> baton.v1.Frame
+	64, // 61: baton.v1.PendingResponse.actions:type_name -> baton.v1.ActionChoice
+	66, // 62: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
+	66, // 63: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
+	51, // 64: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
+	46, // 65: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 66: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 67: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 68: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	24, // 69: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 70: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	26, // 71: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	29, // 72: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	31, // 73: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	33, // 74: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	34, // 75: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	35, // 76: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	37, // 77: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	39, // 78: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	40, // 79: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	48, // 80: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	50, // 81: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	55, // 82: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	57, // 83: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	60, // 84: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	63, // 85: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
+	68, // 86: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
+	70, // 87: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
+	12, // 88: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	23, // 89: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	23, // 90: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	25, // 91: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 92: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	27, // 93: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	30, // 94: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	32, // 95: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	45, // 96: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	45, // 97: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	36, // 98: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	38, // 99: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	41, // 100: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	41, // 101: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	49, // 102: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	54, // 103: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	56, // 104: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	59, // 105: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	61, // 106: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	67, // 107: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
+	69, // 108: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
+	71, // 109: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
+	88, // [88:110] is the sub-list for method output_type
+	66, // [66:88] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -5463,12 +5638,12 @@ func file_baton_v1_baton_proto_init() {
 		(*Feedback_Retro)(nil),
 		(*Feedback_EpisodeEnd)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[43].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[44].OneofWrappers = []any{
 		(*Actor_Policy)(nil),
 		(*Actor_Remote)(nil),
 		(*Actor_Client)(nil),
 	}
-	file_baton_v1_baton_proto_msgTypes[65].OneofWrappers = []any{
+	file_baton_v1_baton_proto_msgTypes[66].OneofWrappers = []any{
 		(*ClientActRequest_Name)(nil),
 		(*ClientActRequest_Raw)(nil),
 	}
@@ -5478,7 +5653,7 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   70,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -335,9 +335,10 @@ type EnvServiceClient interface {
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*Turn, error)
 	// Close ends a session. Closing a session that does not exist (any more) succeeds.
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
-	// MakeBatch opens a batch session: num_envs copies of a single-agent environment,
-	// stepped together by ResetBatch and StepBatch (closed by Close), each call moving
-	// every copy's results as tensors of num_envs rows.
+	// MakeBatch opens a batch session: num_envs copies of an environment, stepped
+	// together by ResetBatch and StepBatch (closed by Close), each call moving every
+	// copy's results as tensors of num_envs rows; the copies of a multi-agent
+	// environment (with MakeBatchRequest.multi_agent) batched per acting agent.
 	MakeBatch(ctx context.Context, in *MakeBatchRequest, opts ...grpc.CallOption) (*MakeBatchResponse, error)
 	// ResetBatch starts an episode of every copy of a batch session.
 	ResetBatch(ctx context.Context, in *ResetBatchRequest, opts ...grpc.CallOption) (*BatchTurn, error)
@@ -459,9 +460,10 @@ type EnvServiceServer interface {
 	Step(context.Context, *StepRequest) (*Turn, error)
 	// Close ends a session. Closing a session that does not exist (any more) succeeds.
 	Close(context.Context, *CloseRequest) (*CloseResponse, error)
-	// MakeBatch opens a batch session: num_envs copies of a single-agent environment,
-	// stepped together by ResetBatch and StepBatch (closed by Close), each call moving
-	// every copy's results as tensors of num_envs rows.
+	// MakeBatch opens a batch session: num_envs copies of an environment, stepped
+	// together by ResetBatch and StepBatch (closed by Close), each call moving every
+	// copy's results as tensors of num_envs rows; the copies of a multi-agent
+	// environment (with MakeBatchRequest.multi_agent) batched per acting agent.
 	MakeBatch(context.Context, *MakeBatchRequest) (*MakeBatchResponse, error)
 	// ResetBatch starts an episode of every copy of a batch session.
 	ResetBatch(context.Context, *ResetBatchRequest) (*BatchTurn, error)
