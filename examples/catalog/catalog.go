@@ -11,8 +11,9 @@ import (
 // Register adds the environments baton ships to reg, in this order: "maze"
 // (maze.Register), "maze-flat" (maze.RegisterFlat), "cartpole" (cartpole.Register),
 // "webtest" (webtest.Register) and "rps" (rps.Register). It is a register function as
-// cli.Main and the fast lane's capi take them, beside a user's own:
-// cli.Main(catalog.Register, mymodule.Register).
+// the command line (cli.Main) and the fast lane's library (capi.Use) take them, so that
+// a program of a user's own environments can hold baton's too:
+// cli.Main(catalog.Register, keydoor.Register).
 func Register(reg *runners.Registry) error {
 	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
 		if err := register(reg); err != nil {

@@ -29,3 +29,11 @@ func TestNew(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotSame(t, reg, other, "each call builds its own registry")
 }
+
+func TestRegister(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, catalog.Register(reg))
+	assert.Equal(t, []string{"maze", "maze-flat", "cartpole", "webtest", "rps"}, reg.Names())
+	err := catalog.Register(reg)
+	require.ErrorIs(t, err, runners.ErrDuplicate, "a second Register clashes with the first")
+}

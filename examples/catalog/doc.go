@@ -2,6 +2,7 @@
 // flat variant), the cart-pole, the web tester and rock-paper-scissors, each
 // registered by its own package. The command
 // (cmd/baton, over package cli) and the fast lane's library (cmd/libbaton, which
-// Python's baton.vector loads) both build their registry with New or Register, so that a name means the same
+// Python's baton.vector loads) both build their registry with New or Register, so
+// that a name means the same
 // environment, with the same configuration, everywhere.
 package catalog

@@ -1,6 +1,6 @@
 // Package fastlane is the logic of the fast lane: N copies of a registered
 // environment stepped per call from another language, Python's baton.vector, through
-// the C library that cmd/libbaton builds. The library itself is a thin cgo wrapper
+// the C library of package capi (cmd/libbaton, or a user's). The library is a thin cgo wrapper
 // that turns C pointers into slices and handles into values of this package; what
 // can be tested with go test -race lives here.
 //
@@ -76,7 +76,7 @@
 //
 // # Limits
 //
-// Admit checks a vector before its caller allocates the buffers (cmd/libbaton calls
+// Admit checks a vector before its caller allocates the buffers (package capi calls
 // it first in every function that makes one): at most MaxWorkers workers, 4 per CPU
 // or 256 where that is more, and an estimated memory of at most the caller's limit
 // (DefaultMaxBytes, 4 GiB, when it names none). The estimate of a copy is what its

@@ -31,8 +31,16 @@ is installed (editable) with every extra of python/pyproject.toml:
 - ``baton.schedule`` (import it by name): schedules of tasks (curricula) in the JSON
   of ``baton run --schedule``, driven from a training loop with Go's rules.
 - ``baton.vector`` (import it by name): the fast lane, N copies of a registered
-  environment stepped per call by Go code in this process into numpy arrays; it builds
-  its Go library with the Go toolchain on first use, and ``import baton`` loads no Go.
+  environment stepped per call by Go code in this process into numpy arrays. Its Go
+  library is the one a wheel of baton carries, or, in a checkout, built with the Go
+  toolchain on first use; ``import baton`` loads no Go.
+- ``baton.build(module_dir=None, package=None)``: builds (and caches) the fast lane's
+  library of a Go module, by default baton's own, else a module of one's own
+  environments and its cmd/lib* package (``capi.Use``), and returns its path: the
+  ``library=`` that every fast-lane entry point takes (``baton.make``,
+  ``baton.make_vec``, ``baton.vector.make``, ``baton.pettingzoo``, ``baton.rllib``).
+- ``baton.register_gymnasium(library=None)``: Gymnasium ids
+  ``baton/<env>-<agent>-v0`` for every agent of every environment of a library.
 
 numpy is the only hard dependency; the extras (arrow, remote, gym, pettingzoo, torch,
 ray, minari) bring the rest.
@@ -79,10 +87,12 @@ __all__ = [
     "export_minari",
     "flat_dim",
     "load",
+    "build",
     "make",
     "make_vec",
     "parse_space",
     "read_table",
+    "register_gymnasium",
     "spaces_from_schema",
     "to_gymnasium",
     "unflatten",
@@ -96,10 +106,15 @@ def __getattr__(name):
         from .dataset import TransitionDataset
 
         return TransitionDataset
-    if name in ("make", "make_vec"):
+    if name in ("make", "make_vec", "register_gymnasium"):
         from . import gym as _gym
 
         return getattr(_gym, name)
+    if name == "build":
+        # The module baton.build, callable as its function build.
+        import importlib
+
+        return importlib.import_module(".build", __name__)
     raise AttributeError(f"module 'baton' has no attribute {name!r}")
 
 

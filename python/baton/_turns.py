@@ -1,33 +1,16 @@
-"""Turns: one environment stepped turn by turn on the fast lane (cmd/libbaton's
+"""Turns: one environment stepped turn by turn on the fast lane (capi's
 baton_turns_new, internal/fastlane's Turns), each Turn written into numpy arrays per
 agent name. The base of baton.pettingzoo."""
 
 from __future__ import annotations
 
 import ctypes
-import threading
+import os
 
 import numpy as np
 
 from . import vector as _vector
 from .vector import _call, _config, _ptr, _readonly, _Vector
-
-_declared: set[int] = set()
-_declare_lock = threading.Lock()
-
-
-def _lib() -> ctypes.CDLL:
-    lib = _vector._native.load()
-    with _declare_lock:
-        if id(lib) not in _declared:
-            c = ctypes
-            i32, i64, p, s = c.c_int32, c.c_int64, c.c_void_p, c.c_char_p
-            lib.baton_turns_new.restype = i32
-            lib.baton_turns_new.argtypes = [s, s, i64, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]
-            lib.baton_turns_step.restype = i32
-            lib.baton_turns_step.argtypes = [i64, i64, p, i64]
-            _declared.add(id(lib))
-    return lib
 
 
 class Turns(_Vector):
@@ -41,10 +24,9 @@ class Turns(_Vector):
     next (-1 when none), ``over`` whether the episode is over, ``tick`` the Turn's tick.
     The arrays are Go's to write, read-only to Python."""
 
-    def __init__(self, name: str, config=None, seed: int | None = None):
-        kind, agents = _vector.describe(name, config)
-        super().__init__(name, 1, agents, seed)
-        self._lib = _lib()
+    def __init__(self, name: str, config=None, seed: int | None = None, library: str | os.PathLike | None = None):
+        kind, agents = _vector.describe(name, config, library=library)
+        super().__init__(name, 1, agents, seed, library)
         na = len(agents)
         self.names = [a.name for a in agents]
         self.obs = [np.zeros(a.obs_dim, np.float32) for a in agents]

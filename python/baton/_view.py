@@ -1,12 +1,12 @@
 """ViewVector: N copies of one agent of a hierarchical environment on the fast lane,
-the other agents driven in Go (cmd/libbaton's baton_view_new, internal/fastlane's
+the other agents driven in Go (capi's baton_view_new, internal/fastlane's
 View). The base of baton.make and baton.make_vec for an agent of a hierarchy."""
 
 from __future__ import annotations
 
 import ctypes
 import json
-import threading
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,26 +22,6 @@ _POLICY_FN = ctypes.CFUNCTYPE(
     ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(ctypes.c_float), ctypes.c_int64,
     ctypes.POINTER(ctypes.c_bool), ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
 )
-_declared: set[int] = set()
-_declare_lock = threading.Lock()
-
-
-def _lib() -> ctypes.CDLL:
-    lib = _vector._native.load()
-    with _declare_lock:
-        if id(lib) not in _declared:
-            c = ctypes
-            i32, i64, u64, p, s = c.c_int32, c.c_int64, c.c_uint64, c.c_void_p, c.c_char_p
-            sigs = {
-                "baton_view_new": (i32, [s, s, s, s, p, i64, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
-                "baton_view_reset": (i32, [i64, u64, c.c_bool, p, i64]),
-                "baton_view_step": (i32, [i64, p, p, i64]),
-            }
-            for name, (res, args) in sigs.items():
-                f = getattr(lib, name)
-                f.restype, f.argtypes = res, args
-            _declared.add(id(lib))
-    return lib
 
 
 class PolicyError(RuntimeError):
@@ -58,9 +38,8 @@ class ViewVector(SingleVector):
 
     def __init__(self, name: str, num_envs: int, layout: AgentLayout, *, agent: str,
                  policies: Mapping[str, str | PolicyFn] | None, seed: int | None, workers: int,
-                 config: bytes | None, max_bytes: int = 0):
-        _Vector.__init__(self, name, num_envs, [layout], seed)
-        self._lib = _lib()
+                 config: bytes | None, max_bytes: int = 0, library: str | os.PathLike | None = None):
+        _Vector.__init__(self, name, num_envs, [layout], seed, library)
         _admit(self._lib, name, config, num_envs, workers, max_bytes)
         a = layout
         self.agent = a.name

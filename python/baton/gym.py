@@ -20,6 +20,16 @@ passes ``kw`` (``policies``, ``config``, ...) to ``BatonEnv``, and
 ``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")`` makes a
 ``BatonVectorEnv``.
 
+Environments of one's own. ``library=`` (every function and class here takes it)
+names the fast lane's library that registers ``env``, built from another Go module
+(``baton.build(module_dir)``, see ``baton.vector``); ``register_gymnasium(library)``
+registers ``baton/<env>-<agent>-v0`` for every agent of every environment it holds:
+
+    lib = baton.build("~/keydoor")
+    env = baton.make("keydoor", agent="explorer", library=lib)
+    baton.register_gymnasium(lib)
+    env = gymnasium.make("baton/keydoor-explorer-v0")
+
 One agent of a hierarchy. A step lasts until the agent acts again or its
 sub-episode ends (Go's env.View): the other agents act in between. The reward is what
 the agent was reported in between: for a strategy agent that hands control to a
@@ -52,6 +62,8 @@ the wrong type raise TypeError naming them.
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -63,7 +75,7 @@ from gymnasium.vector.utils import batch_space
 from . import vector as _vector
 from ._view import PolicyError, ViewVector
 
-__all__ = ["ENV_IDS", "BatonEnv", "BatonVectorEnv", "PolicyError", "make", "make_vec", "register_envs"]
+__all__ = ["ENV_IDS", "BatonEnv", "BatonVectorEnv", "PolicyError", "make", "make_vec", "register_envs", "register_gymnasium"]
 
 Policy = str | Callable[[np.ndarray, "np.ndarray | None"], Any]
 
@@ -86,6 +98,55 @@ def register_envs() -> None:
             gym.register(env_id, entry_point="baton.gym:BatonEnv", vector_entry_point="baton.gym:BatonVectorEnv", kwargs=kw)
 
 
+_NAMESPACE = re.compile(r"^[\w:-]+$")
+
+
+def register_gymnasium(library: str | os.PathLike | None = None, *, namespace: str = "baton") -> list[str]:
+    """Registers a Gymnasium id ``<namespace>/<env>-<agent>-v0`` for every agent of
+    every environment that ``library`` registers (the path of a fast-lane library;
+    None: ``BATON_LIBRARY``, else baton's own), and returns the ids, sorted. Each id
+    makes a ``BatonEnv`` of that agent in that library (the other agents of a
+    hierarchy play their default policies, or what ``policies=`` says), and
+    ``gymnasium.make_vec(id, n, vectorization_mode="vector_entry_point")`` a
+    ``BatonVectorEnv``. Environments the fast lane cannot step are left out. The
+    library is asked in a short-lived child process when this process has loaded
+    none, so that the process stays free to fork.
+
+    Registering the same library again is harmless; an id already registered for
+    another library raises ValueError naming both: pass another ``namespace``. The
+    ids ``import baton`` registers (``ENV_IDS``) stay as they are.
+
+    >>> baton.register_gymnasium(baton.build("~/keydoor"))  # doctest: +SKIP
+    ['baton/keydoor-explorer-v0', ...]
+    >>> env = gymnasium.make("baton/keydoor-explorer-v0")  # doctest: +SKIP
+    """
+    _check_types("env", None, None, None, library)
+    if not isinstance(namespace, str) or not _NAMESPACE.match(namespace):
+        raise ValueError(f"namespace is {namespace!r}; want letters, digits, '_', ':' or '-' (Gymnasium's namespaces)")
+    path = None if library is None else _vector._native.resolve(library)
+    code, out, err = _vector._native.envs(path)
+    if code:
+        _vector._raise(code, err)
+    ids = []
+    for e in json.loads(out)["envs"]:
+        if e.get("error"):
+            continue
+        for a in e["agents"]:
+            env_id = f"{namespace}/{e['name']}-{a['name']}-v0"
+            kw = {"env": e["name"], "agent": a["name"], "library": path}
+            old = gym.registry.get(env_id)
+            if old is not None:
+                if old.kwargs != kw:
+                    theirs = old.kwargs.get("library") or "the default library"
+                    raise ValueError(f"{env_id} is registered already, for {theirs}, not {path or 'the default library'}: "
+                                     "pass another namespace")
+            else:
+                gym.register(env_id, entry_point="baton.gym:BatonEnv", vector_entry_point="baton.gym:BatonVectorEnv",
+                             kwargs=kw)
+            ids.append(env_id)
+    return sorted(ids)
+
+
 def _agent(env: str, agent: str | None, policies: Mapping[str, Policy] | None,
            described: tuple[str, list[_vector.AgentLayout]]) -> _vector.AgentLayout:
     """The layout of the agent presented, checked against the environment's."""
@@ -104,10 +165,12 @@ def _agent(env: str, agent: str | None, policies: Mapping[str, Policy] | None,
     return agents[names.index(agent)]
 
 
-def _check_types(env: Any, agent: Any, config: Any, policies: Any) -> None:
+def _check_types(env: Any, agent: Any, config: Any, policies: Any, library: Any = None) -> None:
     """TypeError, naming the argument, for an argument of BatonEnv and
     BatonVectorEnv of the wrong type."""
     _vector._name(env, "env")
+    if library is not None and not isinstance(library, (str, os.PathLike)):
+        raise TypeError(f"library is {library!r:.60} ({type(library).__name__}); want the path of a built library or None")
     _vector._config(config)
     if agent is not None and not isinstance(agent, str):
         raise TypeError(f"agent is {agent!r:.60} ({type(agent).__name__}); want an agent's name (a str) or None")
@@ -117,20 +180,21 @@ def _check_types(env: Any, agent: Any, config: Any, policies: Any) -> None:
 
 def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | None,
           num_envs: int, workers: int, described: tuple[str, list[_vector.AgentLayout]] | None = None,
-          max_bytes: int | None = None) -> _vector.SingleVector:
-    """The fast-lane vector of the agent (a SingleVector or a ViewVector), within
-    max_bytes (None: BATON_MAX_BYTES, else Go's default)."""
-    _check_types(env, agent, config, policies)
+          max_bytes: int | None = None, library: str | os.PathLike | None = None) -> _vector.SingleVector:
+    """The fast-lane vector of the agent (a SingleVector or a ViewVector) in library,
+    within max_bytes (None: BATON_MAX_BYTES, else Go's default)."""
+    _check_types(env, agent, config, policies, library)
     cfg = _vector._config(config)
     max_bytes = _vector._max_bytes(max_bytes)
     if described is None:
-        described = _vector.describe(env, config)
+        described = _vector.describe(env, config, library=library)
     layout = _agent(env, agent, policies, described)
     kind, agents = described
     if kind == "single":
-        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg, max_bytes=max_bytes)
+        return _vector.SingleVector(env, num_envs, agents, seed=None, workers=workers, config=cfg, max_bytes=max_bytes,
+                                    library=library)
     return ViewVector(env, num_envs, layout, agent=layout.name, policies=policies, seed=None, workers=workers, config=cfg,
-                      max_bytes=max_bytes)
+                      max_bytes=max_bytes, library=library)
 
 
 def _obs_space(space, dim: int):
@@ -155,7 +219,9 @@ class BatonEnv(gym.Env):
     agent to present (None: the single agent, or the first agent of a hierarchy);
     ``config`` its JSON configuration (dict or text); ``policies`` maps each other
     agent to a registry policy name or a callable ``(obs, mask) -> action``
-    (an agent left out plays its default). ``render_mode`` must be None.
+    (an agent left out plays its default); ``library`` the path of the fast lane's
+    library that registers ``env`` (None: ``BATON_LIBRARY``, else baton's own; see
+    ``baton.vector``). ``render_mode`` must be None.
 
     Processes. In a process that has not loaded the fast lane's Go library yet, the
     environment is described (and its named ``policies`` checked) by a short-lived
@@ -168,23 +234,24 @@ class BatonEnv(gym.Env):
     metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None,
-                 *, render_mode: str | None = None, invalid_action: str = "raise", invalid_reward: float = 0.0):
+                 *, render_mode: str | None = None, invalid_action: str = "raise", invalid_reward: float = 0.0,
+                 library: str | os.PathLike | None = None):
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
         if invalid_action not in _INVALID:
             raise ValueError(f"invalid_action {invalid_action!r}; want one of {_INVALID}")
-        _check_types(env, agent, config, policies)
+        _check_types(env, agent, config, policies, library)
         self.render_mode = render_mode
         self.invalid_action, self.invalid_reward = invalid_action, float(invalid_reward)
         if _vector._native.loaded():
-            described = _vector.describe(env, config)
+            described = _vector.describe(env, config, library=library)
         else:
             # The named policies are checked by the child too; callables play the
             # agent's default there.
             names = {k: v for k, v in (policies or {}).items() if isinstance(v, str)}
-            described = _vector._describe_aside(env, config, (agent, json.dumps(names, sort_keys=True)))
+            described = _vector._describe_aside(env, config, (agent, json.dumps(names, sort_keys=True)), library)
         layout = _agent(env, agent, policies, described)
-        self._args = (env, agent, config, policies, described)
+        self._args = (env, agent, config, policies, described, library)
         self._v: _vector.SingleVector | None = None
         if _vector._native.loaded():
             self._open_vector()
@@ -212,8 +279,8 @@ class BatonEnv(gym.Env):
 
     def _open_vector(self) -> _vector.SingleVector:
         if self._v is None:
-            env, agent, config, policies, described = self._args
-            self._v = _open(env, agent, config, policies, 1, 1, described)
+            env, agent, config, policies, described, library = self._args
+            self._v = _open(env, agent, config, policies, 1, 1, described, library=library)
         return self._v
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -272,8 +339,9 @@ class BatonEnv(gym.Env):
 class BatonVectorEnv(VectorEnv):
     """``num_envs`` copies of a baton environment, or of one agent of a hierarchical
     one, as a ``gymnasium.vector.VectorEnv`` stepped by Go in one call (the arguments
-    are ``BatonEnv``'s, plus ``workers``, Go threads, and ``max_bytes``, the memory
-    limit, both checked by Go as ``baton.vector.make`` says). Auto-reset is same-step
+    are ``BatonEnv``'s, ``library`` included, plus ``workers``, Go threads, and
+    ``max_bytes``, the memory limit, both checked by Go as ``baton.vector.make``
+    says). Auto-reset is same-step
     (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): a copy whose
     episode ended is reset in the step that ended it, its row of the observations is
     the new episode's first, and ``info["final_obs"]`` (rows where
@@ -287,11 +355,11 @@ class BatonVectorEnv(VectorEnv):
 
     def __init__(self, env: str, num_envs: int = 1, agent: str | None = None, config=None,
                  policies: Mapping[str, Policy] | None = None, *, workers: int = 1, render_mode: str | None = None,
-                 max_bytes: int | None = None):
+                 max_bytes: int | None = None, library: str | os.PathLike | None = None):
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
         n, w = _vector._count(num_envs, "num_envs", 1), _vector._count(workers, "workers", 0)
-        self._adopt(_open(env, agent, config, policies, n, w, max_bytes=max_bytes))
+        self._adopt(_open(env, agent, config, policies, n, w, max_bytes=max_bytes, library=library))
 
     @classmethod
     def from_vector(cls, vector: _vector.SingleVector) -> BatonVectorEnv:
@@ -341,9 +409,11 @@ class BatonVectorEnv(VectorEnv):
 
 def make(env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None, **kw) -> BatonEnv:
     """A ``gymnasium.Env`` of ``env``, or of its agent ``agent`` with the others driven
-    by ``policies`` (see ``BatonEnv``; ``kw`` are its keyword options).
+    by ``policies`` (see ``BatonEnv``; ``kw`` are its keyword options: ``library``,
+    the path of the library that registers ``env``, ``invalid_action``, ...).
 
     >>> env = baton.make("maze", agent="strategy", policies={"motion": "forward"})  # doctest: +SKIP
+    >>> env = baton.make("keydoor", library=baton.build("~/keydoor"))  # doctest: +SKIP
     """
     return BatonEnv(env, agent, config, policies, **kw)
 
@@ -351,9 +421,9 @@ def make(env: str, agent: str | None = None, config=None, policies: Mapping[str,
 def make_vec(env: str, num_envs: int, agent: str | None = None, config=None,
              policies: Mapping[str, Policy] | None = None, *, workers: int = 1, max_bytes: int | None = None,
              **kw) -> BatonVectorEnv:
-    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` copies (see ``BatonVectorEnv``),
-    within the fast lane's limits (``workers`` and ``max_bytes``, as
-    ``baton.vector.make`` checks them: ``baton.vector.LimitError``).
+    """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` copies (see ``BatonVectorEnv``;
+    ``library`` as ``make``'s), within the fast lane's limits (``workers`` and
+    ``max_bytes``, as ``baton.vector.make`` checks them: ``baton.vector.LimitError``).
 
     >>> envs = baton.make_vec("cartpole", 64, workers=2)  # doctest: +SKIP
     """

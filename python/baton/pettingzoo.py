@@ -56,6 +56,7 @@ its space).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,14 +74,16 @@ __all__ = ["AECEnv", "ParallelEnv", "env", "parallel_env"]
 class _Common:
     """What the AEC and parallel adapters share: the Go turns, spaces, infos, ends."""
 
-    def _setup(self, name: str, config, render_mode: str | None) -> None:
+    def _setup(self, name: str, config, render_mode: str | None, library: str | os.PathLike | None) -> None:
         if render_mode is not None:
             raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
         _vector._name(name, "name")
         _vector._config(config)
+        if library is not None and not isinstance(library, (str, os.PathLike)):
+            raise TypeError(f"library is {library!r:.60} ({type(library).__name__}); want the path of a built library or None")
         self.render_mode = None
         self.env_name = name
-        self._t = Turns(name, config)
+        self._t = Turns(name, config, library=library)
         self.possible_agents = list(self._t.names)
         self._index = {a: j for j, a in enumerate(self.possible_agents)}
         self.observation_spaces = {a.name: _obs_space(a.observation_space, a.obs_dim) for a in self._t.agents}
@@ -148,11 +151,13 @@ class _Common:
 class AECEnv(_Common, pettingzoo.AECEnv):
     """A baton environment as a PettingZoo AEC environment (see the module's
     documentation). ``env`` names a registered environment, ``config`` its JSON
-    configuration (a dict or text)."""
+    configuration (a dict or text), ``library`` the path of the fast lane's library
+    that registers it (None: ``BATON_LIBRARY``, else baton's own; see
+    ``baton.vector``)."""
 
-    def __init__(self, env: str, config=None, render_mode: str | None = None):
+    def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None):
         super().__init__()
-        self._setup(env, config, render_mode)
+        self._setup(env, config, render_mode, library)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self._go_reset(seed)
@@ -199,10 +204,10 @@ class AECEnv(_Common, pettingzoo.AECEnv):
 
 class ParallelEnv(_Common, pettingzoo.ParallelEnv):
     """A simultaneous-move baton environment as a PettingZoo parallel environment (see
-    the module's documentation)."""
+    the module's documentation; the arguments are ``AECEnv``'s)."""
 
-    def __init__(self, env: str, config=None, render_mode: str | None = None):
-        self._setup(env, config, render_mode)
+    def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None):
+        self._setup(env, config, render_mode, library)
         self.agents: list[str] = []
 
     def reset(self, seed: int | None = None, options: dict | None = None):
@@ -256,18 +261,21 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
         return checked
 
 
-def env(name: str, config=None, render_mode: str | None = None) -> AECEnv:
-    """The registered environment ``name`` as a PettingZoo AEC environment.
+def env(name: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None) -> AECEnv:
+    """The environment ``name``, registered in ``library`` (see ``AECEnv``), as a
+    PettingZoo AEC environment.
 
     >>> e = baton.pettingzoo.env("maze")  # doctest: +SKIP
+    >>> k = baton.pettingzoo.env("keydoor", library=baton.build("~/keydoor"))  # doctest: +SKIP
     """
-    return AECEnv(name, config, render_mode)
+    return AECEnv(name, config, render_mode, library=library)
 
 
-def parallel_env(name: str, config=None, render_mode: str | None = None) -> ParallelEnv:
-    """The registered simultaneous-move environment ``name`` as a PettingZoo parallel
-    environment.
+def parallel_env(name: str, config=None, render_mode: str | None = None, *,
+                 library: str | os.PathLike | None = None) -> ParallelEnv:
+    """The simultaneous-move environment ``name``, registered in ``library``, as a
+    PettingZoo parallel environment.
 
     >>> e = baton.pettingzoo.parallel_env("rps", config={"max_cycles": 15})  # doctest: +SKIP
     """
-    return ParallelEnv(name, config, render_mode)
+    return ParallelEnv(name, config, render_mode, library=library)

@@ -54,7 +54,9 @@ default "maze"), ``config`` (its JSON configuration: dict or text), ``seed`` (th
 seed of the first unseeded reset's draw; each env runner and vector index draws
 from its own stream), ``address`` ("HOST:PORT" or "grpc://HOST:PORT": step the
 environment on a ``baton serve env`` server through ``baton.remote`` instead of the
-fast lane; ``key`` its API key), ``action_masking``, ``invalid_action``,
+fast lane; ``key`` its API key), ``library`` (the path of the fast lane's library
+that registers ``env``, one of the user's own built by ``baton.build``; default
+``BATON_LIBRARY``, else baton's own), ``action_masking``, ``invalid_action``,
 ``invalid_reward``, ``ids_per_agent``.
 
 Processes. On the fast lane each copy is one environment stepped turn by turn by Go in
@@ -65,6 +67,7 @@ driver may make one too (see ``baton.vector``, Processes). Not safe for concurre
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -89,7 +92,7 @@ __all__ = [
 
 ENV_NAME = "baton"
 _ID = re.compile(r"^(.+)_(\d+)$")
-_KEYS = {"env", "config", "seed", "address", "key", "action_masking", "invalid_action", "invalid_reward", "ids_per_agent"}
+_KEYS = {"env", "config", "seed", "address", "key", "action_masking", "invalid_action", "invalid_reward", "ids_per_agent", "library"}
 _INVALID = ("raise", "terminate")
 
 
@@ -143,10 +146,10 @@ class _Agent:
 class _Local:
     """One copy on the fast lane, stepped turn by turn (baton._turns)."""
 
-    def __init__(self, name: str, config):
+    def __init__(self, name: str, config, library):
         from ._turns import Turns
 
-        self._t = Turns(name, config)
+        self._t = Turns(name, config, library=library)
         self.agents = [
             _Agent(a.name, a.obs_dim, a.mask_len, a.actions, a.start, _obs_space(a.observation_space, a.obs_dim), a.action_space)
             for a in self._t.agents
@@ -244,11 +247,15 @@ class BatonMultiAgentEnv(MultiAgentEnv):
             raise _vector.ConfigError(1, f"ids_per_agent {self.ids_per_agent!r}; want an integer >= 1", [])
         seed = _vector._seed(config.get("seed"), 'config["seed"]')
         self._rng = np.random.default_rng(None if seed is None else [int(seed), *self._where])
-        address = config.get("address")
+        address, library = config.get("address"), config.get("library")
+        if library is not None and not isinstance(library, (str, os.PathLike)):
+            raise TypeError(f'config["library"] is {library!r:.60} ({type(library).__name__}); want the path of a built library')
         if address:
+            if library is not None:
+                raise _vector.ConfigError(1, 'config["library"]: a remote environment is its server\'s (config["address"])', [])
             self._e = _Remote(str(address), self.env_name, config.get("config"), config.get("key"))
         else:
-            self._e = _Local(self.env_name, config.get("config"))
+            self._e = _Local(self.env_name, config.get("config"), library)
         self._by_name = {a.name: a for a in self._e.agents}
         self._top = self._e.agents[0].name
         self.possible_agents = [f"{a.name}_{k}" for a in self._e.agents for k in range(self.ids_per_agent)]

@@ -10,9 +10,11 @@ code in this process, written straight into numpy arrays that Python owns.
         obs, rewards, terminated, truncated, info = v.step(np.random.randint(0, 2, 1024))
     v.close()
 
-How it works. ``make`` loads (building it first if need be, see ``baton.build``) a Go
-library, cmd/libbaton, with ctypes, asks it the environment's layout, allocates the
-buffers as numpy arrays and hands their addresses to Go once. Every ``reset`` and
+How it works. ``make`` loads a Go library with ctypes (baton's own, cmd/libbaton:
+built from the checkout if need be, see ``baton.build``, or the one a wheel carries;
+or, with ``library=``, a library of one's own environments), asks it the
+environment's layout, allocates the buffers as numpy arrays and hands their addresses
+to Go once. Every ``reset`` and
 ``step`` is one C call in which Go steps every copy (env/vector's Env, or Multi for a
 hierarchy) and writes the results into those arrays: nothing is copied or converted
 on the Python side, and a step costs Python one ctypes call. ctypes releases the GIL
@@ -122,6 +124,17 @@ Each process finds the library at its first vector (``BATON_LIBRARY``,
 ``BATON_CACHE_DIR`` and ``BATON_GO_ROOT`` are read then, not at import, so a child
 sees what its parent set before starting it); a library already built is reused,
 and processes that build at once each rename a whole library into place.
+
+Libraries of one's own. An environment written in another Go module gets the fast
+lane through a library of its own, a main package of that module over Go's package
+capi (``func init() { capi.Use(keydoor.Register) }``), built and cached by
+``baton.build(module_dir)`` (an edit anywhere in the packages it is built from
+builds it again) and named by ``library=`` on every entry point (``make``,
+``describe``, ``baton.make``, ``baton.make_vec``, ``baton.pettingzoo``,
+``baton.rllib``'s ``"library"`` key) or by ``BATON_LIBRARY``;
+``baton.register_gymnasium(library=...)`` registers Gymnasium ids for its
+environments. Each library is a Go runtime of its own: a process may load baton's and
+a user's, and the fork rule holds for all of them together.
 
 Activity logs. ``make(..., log="runs/ppo", policy="ppo")`` records every step of
 every copy into an activity log in that directory, the same Arrow log that ``baton
@@ -402,14 +415,16 @@ class AgentLayout:
     action_space: Any
 
 
-def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -> tuple[str, list[AgentLayout]]:
-    """The kind ("single" or "multi") and agents of a registered environment.
+def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None, *,
+             library: str | os.PathLike | None = None) -> tuple[str, list[AgentLayout]]:
+    """The kind ("single" or "multi") and agents of an environment registered in
+    ``library`` (a path; None: ``BATON_LIBRARY``, else baton's own library).
 
     >>> baton.vector.describe("cartpole")[0]  # doctest: +SKIP
     'single'
     """
     nm, cfg = _name(name), _config(config)
-    lib = _native.load()
+    lib = _native.load(library)
     out = ctypes.create_string_buffer(_ERRLEN)
     _call(lib.baton_describe, nm, cfg, out, _ERRLEN)
     return _layout(out.value)
@@ -417,11 +432,12 @@ def describe(name: str, config: Mapping[str, Any] | str | bytes | None = None) -
 
 def _describe_aside(
     name: str, config: Mapping[str, Any] | str | bytes | None = None, view: tuple[str | None, str] | None = None,
+    library: str | os.PathLike | None = None,
 ) -> tuple[str, list[AgentLayout]]:
     """``describe`` without loading the Go library into this process (see
     ``_native.describe_aside``, and ``view`` there), so that the process may still
     fork and make vectors in its children."""
-    code, out, err = _native.describe_aside(_name(name), _config(config), view)
+    code, out, err = _native.describe_aside(_name(name), _config(config), view, library)
     if code:
         _raise(code, err)
     return _layout(out)
@@ -452,6 +468,7 @@ def make(
     policy: str | Mapping[str, str] | None = None,
     run: str | None = None,
     max_bytes: int | None = None,
+    library: str | os.PathLike | None = None,
     **remote: Any,
 ) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
@@ -486,6 +503,11 @@ def make(
     environments) plus its rows of the buffers, on both sides: about 6 KiB for a maze,
     so 4 GiB holds some 700,000 mazes.
 
+    ``library`` is the path of the fast lane's library that registers ``name``: a
+    library of one's own environments (``baton.build(module_dir=...)``); None means
+    the environment variable ``BATON_LIBRARY``, else baton's own library. A process
+    may load several (see ``baton.vector._native``).
+
     Bad arguments raise before anything is made: TypeError for the wrong type (a
     ``name`` that is not a str, a ``config`` that is not a dict or JSON text, a float
     ``num_envs``), ValueError (ConfigError) for a bad value, such as a negative
@@ -495,6 +517,7 @@ def make(
     >>> v = baton.vector.make("maze", num_envs=64, log="runs/ppo", policy="ppo")  # doctest: +SKIP
     >>> r = baton.vector.make("cartpole", num_envs=256, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
     >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
+    >>> k = baton.vector.make("keydoor", num_envs=8, library=baton.build("~/keydoor"))  # doctest: +SKIP
     """
     _name(name)
     cfg = _config(config)
@@ -511,18 +534,21 @@ def make(
             raise ConfigError(2, "batch_size: the asynchronous mode is in-process only (no address)", [])
         if max_bytes is not None:
             raise ConfigError(2, "max_bytes: a remote vector's memory is its server's to bound (baton serve env)", [])
+        if library is not None:
+            raise ConfigError(2, "library: a remote vector's environments are its server's (baton serve env)", [])
         return RemoteVector(name, num_envs, address=address, seed=seed, workers=workers, config=config, **remote)
     limit = _max_bytes(max_bytes)
     if remote:
         raise ConfigError(2, f"{', '.join(sorted(remote))}: options of a remote vector, which needs an address", [])
-    kind, agents = describe(name, config)
+    kind, agents = describe(name, config, library=library)
     if batch_size is not None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
             raise ConfigError(2, f"batch_size is {batch_size!r}; want an int from 1 to num_envs ({num_envs})", [])
         acls = AsyncVector if kind == "single" else AsyncMultiVector
-        return acls(name, num_envs, agents, seed=seed, workers=workers, batch_size=int(batch_size), config=cfg, max_bytes=limit)
+        return acls(name, num_envs, agents, seed=seed, workers=workers, batch_size=int(batch_size), config=cfg, max_bytes=limit,
+                    library=library)
     cls = SingleVector if kind == "single" else MultiVector
-    v = cls(name, num_envs, agents, seed=seed, workers=workers, config=cfg, max_bytes=limit)
+    v = cls(name, num_envs, agents, seed=seed, workers=workers, config=cfg, max_bytes=limit, library=library)
     if log is not None:
         try:
             v._record(log, policy, run)
@@ -562,14 +588,16 @@ def _close(lib: ctypes.CDLL, handle: int, _buffers: tuple) -> None:
 class _Vector:
     """What both kinds share: the handle, the seeds, close."""
 
-    def __init__(self, name: str, num_envs: int, agents: list[AgentLayout], seed: int | None):
+    def __init__(self, name: str, num_envs: int, agents: list[AgentLayout], seed: int | None,
+                 library: str | os.PathLike | None = None):
         self.name = name
         self.num_envs = num_envs
         self.agents = agents
         self._seed = _seed(seed) or 0
         self._resets = 0
         self._handle = 0
-        self._lib = _native.load()
+        self._lib = _native.load(library)
+        self.library: str = self._lib._name
         self._finalizer: weakref.finalize | None = None
         self._forked = False
         self.log_dir: str | None = None
@@ -656,8 +684,8 @@ class SingleVector(_Vector):
     gymnasium is importable, as ``AgentLayout`` says).
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0):
-        super().__init__(name, num_envs, agents, seed)
+    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0, library=None):
+        super().__init__(name, num_envs, agents, seed, library)
         _admit(self._lib, name, config, num_envs, workers, max_bytes)
         (a,) = agents
         self.agent = a.name
@@ -772,8 +800,8 @@ class MultiVector(_Vector):
     were reset in the same step). All are buffers Go writes, read-only to Python.
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0):
-        super().__init__(name, num_envs, agents, seed)
+    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0, library=None):
+        super().__init__(name, num_envs, agents, seed, library)
         _admit(self._lib, name, config, num_envs, workers, max_bytes)
         n, na = num_envs, len(agents)
         self.agent_names = [a.name for a in agents]

@@ -53,30 +53,10 @@ from . import _ERRLEN, ConfigError, Group, _admit, _call, _groups, _ptr, _raise,
 _SLICE_US = 50_000
 
 
-def declare(lib: ctypes.CDLL) -> None:
-    """Declares the asynchronous mode's C functions of lib."""
-    c = ctypes
-    i32, i64, p, s = c.c_int32, c.c_int64, c.c_void_p, c.c_char_p
-    sigs = {
-        "baton_async_new": (i32, [s, s, i64, i64, i64, i64, p, p, p, p, p, p, p, c.POINTER(i64), p, i64]),
-        "baton_async_multi_new": (
-            i32,
-            [s, s, i64, i64, i64, i64, i64, p, p, p, p, p, p, p, p, p, p, p, c.POINTER(i64), p, i64],
-        ),
-        "baton_async_send": (i32, [i64, p, p, i64, p, i64]),
-        "baton_async_reset_copies": (i32, [i64, p, i64, p, i64]),
-        "baton_async_recv": (i32, [i64, i64, c.POINTER(c.c_bool), p, i64]),
-    }
-    for name, (res, args) in sigs.items():
-        f = getattr(lib, name)
-        f.restype, f.argtypes = res, args
-
-
 class _Async(_Vector):
     """What both kinds share: the ids and actions sent, resets, the wait."""
 
     def _setup(self, num_envs: int, batch_size: int) -> None:
-        declare(self._lib)
         self.batch_size = batch_size
         self._actions = np.zeros(num_envs, np.int64)
         self._ids = np.zeros(num_envs, np.int64)
@@ -142,8 +122,8 @@ class AsyncVector(_Async):
     ``single_observation_space`` and ``single_action_space``.
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config, max_bytes=0):
-        super().__init__(name, num_envs, agents, seed)
+    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config, max_bytes=0, library=None):
+        super().__init__(name, num_envs, agents, seed, library)
         _admit(self._lib, name, config, num_envs, max(workers, 1), max_bytes)
         (a,) = agents
         b = int(batch_size)
@@ -214,8 +194,8 @@ class AsyncMultiVector(_Async):
     episode ended then (and the copy was reset). All are read-only to Python.
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config, max_bytes=0):
-        super().__init__(name, num_envs, agents, seed)
+    def __init__(self, name, num_envs, agents, *, seed, workers, batch_size, config, max_bytes=0, library=None):
+        super().__init__(name, num_envs, agents, seed, library)
         _admit(self._lib, name, config, num_envs, max(workers, 1), max_bytes)
         b, na = int(batch_size), len(agents)
         self.agent_names = [a.name for a in agents]

@@ -1,4 +1,4 @@
-package main
+package capi
 
 /*
 #include <stdbool.h>
@@ -16,22 +16,14 @@ import (
 )
 
 // The asynchronous mode (internal/fastlane's Async, and AsyncMulti for hierarchical
-// environments, whose batch is laid out as its AsyncMultiBatch):
-//
-//	int32 baton_async_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes, int64 batch,
-//	        int64 *ids, float *obs, float *final_obs, bool *masks, double *rewards,
-//	        bool *terminated, bool *truncated, int64 *handle, char *err, int64 errlen)
-//	int32 baton_async_multi_new(char *name, char *config, int64 n, int64 workers, int64 max_bytes,
-//	        int64 batch, int64 agents, int64 *ids, int64 *acting, int64 *counts, int64 **copies,
-//	        float **obs, bool **masks, double *rewards, int64 *spans, bool *terminated,
-//	        bool *truncated, bool *ended, int64 *handle, char *err, int64 errlen)
-//	int32 baton_async_send(int64 handle, int64 *actions, int64 *ids, int64 k, char *err, int64 errlen)
-//	int32 baton_async_reset_copies(int64 handle, int64 *ids, int64 k, char *err, int64 errlen)
-//	int32 baton_async_recv(int64 handle, int64 wait_us, bool *done, char *err, int64 errlen)
+// environments, whose batch is laid out as its AsyncMultiBatch): baton_async_new and
+// baton_async_multi_new make the vector, baton_async_send queues actions of the copies
+// named, baton_async_reset_copies queues resets of them, and baton_async_recv waits
+// for the next batch.
 //
 // baton_reset queues a reset of every copy, and baton_close stops the workers. The
 // buffers of baton_async_new hold one batch (batch rows) and are written by
-// baton_async_recv when it sets *done; it waits at most wait_us microseconds, so that
+// baton_async_recv when it sets *done; it waits at most waitUS microseconds, so that
 // the caller can handle its interrupts between calls.
 
 // asyncVector is what Async and AsyncMulti have in common.

@@ -1,4 +1,4 @@
-package main
+package capi
 
 /*
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-package main
+package capi
 
 /*
 #include <stdbool.h>
@@ -9,27 +9,31 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/catalog"
 	"github.com/batonrl/baton/internal/fastlane"
 	"github.com/batonrl/baton/runners"
 )
 
-// The library's state: the registry, built once, and the open vectors. A C library
-// has nowhere else to keep them.
-var (
-	handles  fastlane.Handles
-	registry = sync.OnceValues(catalog.New)
-)
+// The library's open vectors (its registry is lib, see registry.go). A C library has
+// nowhere else to keep them.
+var handles fastlane.Handles
+
+// codeOf is fastlane.CodeOf, the registry's errors being configuration errors.
+func codeOf(err error) fastlane.Code {
+	if errors.Is(err, ErrNoRegistry) || errors.Is(err, ErrUse) || errors.Is(err, ErrRegister) {
+		return fastlane.CodeConfig
+	}
+	return fastlane.CodeOf(err)
+}
 
 // fail writes err's report into the caller's buffer and returns its code.
 func fail(err error, agent func(int) string, buf *C.char, n C.int64_t) C.int32_t {
-	code := fastlane.CodeOf(err)
+	code := codeOf(err)
 	if buf != nil && n > 0 {
 		report := fastlane.Report(err, agent)
 		out := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))
@@ -54,7 +58,7 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 }
 
 func open(name, config *C.char) (*runners.Registry, string, []byte, error) {
-	reg, err := registry()
+	reg, err := lib.get()
 	if err != nil {
 		return nil, "", nil, err
 	}
