@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 import train_maze
-from ppo import PPOConfig
+from baton.ppo import PPOConfig
 
 VARIANTS = {
     "hierarchy": dict(flat=False, smdp=True),

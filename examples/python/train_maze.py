@@ -1,26 +1,31 @@
 """Trains the maze's hierarchy, its strategy and motion agents together, with PPO on
-the fast lane (``baton.vector.make("maze", ...)``), or the flat maze ("maze-flat",
-one agent moving a tile a tick) with the same PPO, and evaluates the result.
+the fast lane (``baton.ppo`` over ``baton.vector.make("maze", ...)``), or the flat maze
+("maze-flat", one agent moving a tile a tick) with the same PPO, and evaluates the
+result, with the maze's own options on top of ``baton.ppo``: its features, a planner,
+curricula of generated mazes, and an evaluation on mazes never seen in training.
 
     scripts/python examples/python/train_maze.py --json
     scripts/python examples/python/train_maze.py --flat --json
     scripts/python examples/python/train_maze.py --png curve.png --env-steps 500000
     scripts/python examples/python/train_maze.py --schedule examples/python/maze_curriculum.json --json
 
-Each agent name has its own small MLP policy and value (``ppo.ActorCritic``) and its
-own rollout (``ppo.AgentBuffer``), filled a tick at a time with the rows of its group:
-one policy call per agent name per tick, whatever the number of copies. The
-strategy's decision lasts the motion agent's sub-episode: its reward arrives when
-control returns to it, and its return is discounted by gamma ** span_ticks (an
-option of a semi-Markov decision process; ``--no-smdp`` discounts by gamma per
-decision). Masked actions get logit -inf.
+(``python -m baton.ppo --env maze`` trains the same agents with ``baton.ppo``'s
+defaults: an MLP over each agent's whole observation.)
 
-Features: the map is the same in every episode of a run (the reference map, or the
-one ``--config``'s map or generate gives), so each agent sees its position one-hot
-and its action mask, derived from the observation the environment gives. Where each
-episode draws its own map (``"generate": {..., "per_episode": true}``), the agents
-see the map too (``Features``), and the strategy (an agent that picks one of the
-four directions) plans on it with a value-iteration network (``PlanNet``).
+Each agent name has its own network and its own rollout (``baton.ppo.Trainer``): one
+policy call per agent name per tick, whatever the number of copies. The strategy's
+decision lasts the motion agent's sub-episode: its reward arrives when control
+returns to it, and its return is discounted by gamma ** span_ticks (an option of a
+semi-Markov decision process; ``--no-smdp`` discounts by gamma per decision). Masked
+actions get logit -inf.
+
+Features (the networks this script gives ``baton.ppo``, ``networks``): the map is the
+same in every episode of a run (the reference map, or the one ``--config``'s map or
+generate gives), so each agent sees its position one-hot and its action mask, derived
+from the observation the environment gives. Where each episode draws its own map
+(``"generate": {..., "per_episode": true}``), the agents see the map too
+(``Features``), and the strategy (an agent that picks one of the four directions)
+plans on it with a value-iteration network (``PlanNet``).
 
 Curricula: ``--schedule FILE`` (a ``baton.schedule`` JSON, e.g.
 examples/python/maze_curriculum.json) trains on generated mazes of growing sizes,
@@ -42,8 +47,8 @@ trials are named after it), which ``baton inspect DIR --plot`` draws and
 ``--json`` prints the evaluation of the policy learned (success rate over
 ``--eval-episodes`` episodes, each copy's first, with actions sampled from the
 policy, and with its most likely actions), with the untrained policy's for
-comparison, the env steps, wall and CPU seconds, and the learning curve (the
-success rate and mean return of the training episodes that ended in each rollout).
+comparison, the env steps, wall and CPU seconds, and the learning curve (the success
+rate and mean return of the training episodes that ended in each rollout).
 Env steps count ticks of every copy: in the hierarchy, the strategy's decisions and
 the motion agent's moves each take one.
 """
@@ -54,101 +59,25 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
 from torch import nn
 
-import baton.vector
+from baton import ppo
+from baton.ppo import ActorCritic, Agent, MaskedCategorical, Network, PPOConfig, Trainer
+from baton.ppo._core import _layer
 from baton.schedule import Schedule, Scheduler, Task, derive_seed
-from ppo import ActorCritic, AgentBuffer, MaskedCategorical, PPOConfig, _layer, ppo_update
 
 HIERARCHY, FLAT = "maze", "maze-flat"
 GOAL = 3  # a goal tile in the maze's map
 
 
-@dataclass
-class Outcome:
-    """What a step reported, per copy and agent (columns in the order of ``agents``):
-    rewards, span ticks, done (the agent's sub-episode or the episode ended), and per
-    copy whether the episode ended, succeeded (reached the goal), and its top agent's
-    reward."""
-
-    rewards: np.ndarray
-    spans: np.ndarray
-    done: np.ndarray
-    ended: np.ndarray
-    success: np.ndarray
-    top_reward: np.ndarray
-
-
-class Rows:
-    """A group's rows: the copies an agent acts in, their observations and masks, and
-    the actions to fill."""
-
-    def __init__(self, copies, obs, masks, actions):
-        self.copies, self.obs, self.masks, self.actions = copies, obs, masks, actions
-
-
-class HierarchyEnv:
-    """A MultiVector of the hierarchy, its groups as Rows."""
-
-    def __init__(self, v: baton.vector.MultiVector):
-        self.v, self.num_envs = v, v.num_envs
-        self.agents = list(v.agents)
-        self.top = 0  # the initial agent, whose end is the episode's: the strategy
-        self._done = np.zeros((v.num_envs, len(self.agents)), np.bool_)
-
-    def _rows(self, groups):
-        return {n: Rows(g.copies, g.obs, g.masks, g.actions) for n, g in groups.items()}
-
-    def reset(self):
-        return self._rows(self.v.reset())
-
-    def step(self):
-        groups, rewards, term, trunc, ended = self.v.step()
-        np.logical_or(term, trunc, out=self._done)
-        self._done |= ended[:, None]
-        out = Outcome(rewards, self.v.spans, self._done, ended, ended & term[:, self.top], rewards[:, self.top])
-        return self._rows(groups), out
-
-    def close(self):
-        self.v.close()
-
-
-class FlatEnv:
-    """A SingleVector as one group of every copy."""
-
-    def __init__(self, v: baton.vector.SingleVector):
-        self.v, self.num_envs = v, v.num_envs
-        self.agents = list(v.agents)
-        self.top = 0
-        self._copies = np.arange(v.num_envs)
-        self._actions = np.zeros(v.num_envs, np.int64)
-        self._spans = np.ones((v.num_envs, 1), np.int64)
-
-    def _rows(self, obs, info):
-        return {self.agents[0].name: Rows(self._copies, obs, info.get("action_mask"), self._actions)}
-
-    def reset(self):
-        return self._rows(*self.v.reset())
-
-    def step(self):
-        obs, rewards, term, trunc, info = self.v.step(self._actions)
-        ended = term | trunc
-        out = Outcome(rewards[:, None], self._spans, ended[:, None], ended, term.copy(), rewards)
-        return self._rows(obs, info), out
-
-    def close(self):
-        self.v.close()
-
-
-def open_env(flat: bool, num_envs: int, seed: int, config=None, **vector_kwargs):
-    """The environment to train or evaluate on; ``vector_kwargs`` go to
-    ``baton.vector.make``."""
-    v = baton.vector.make(FLAT if flat else HIERARCHY, num_envs=num_envs, seed=seed, config=config, **vector_kwargs)
-    return (FlatEnv if flat else HierarchyEnv)(v)
+def cells_of(layout) -> int:
+    """The tiles of the map in an agent's observation, laid out as the maze's are
+    (the map, row and column, the mask)."""
+    return layout.obs_dim - 2 - layout.mask_len
 
 
 class Features:
@@ -157,8 +86,8 @@ class Features:
     ``with_map``, the (padded, square) map's tiles as two planes, walkable and goal,
     ahead of them. A fixed map needs only the position; generated maps need the map."""
 
-    def __init__(self, layout: baton.vector.AgentLayout, with_map: bool = False):
-        self.cells = layout.obs_dim - 2 - layout.mask_len
+    def __init__(self, layout, with_map: bool = False):
+        self.cells = cells_of(layout)
         self.cols = int(np.asarray(layout.observation_space.high)[self.cells + 1]) + 1
         self.with_map = with_map
         self.side = int(round(self.cells ** 0.5))
@@ -183,7 +112,7 @@ class Features:
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # the maze's directions: up, right, down, left
 
 
-class PlanNet(nn.Module):
+class PlanNet(Network):
     """A policy and value for an agent that picks one of the four directions on a map
     it sees whole (``Features`` with the map): a value iteration network (Tamar et al.,
     2016). A small convolution of the walkable and goal planes gives a reward map R;
@@ -196,10 +125,11 @@ class PlanNet(nn.Module):
     direction, and the value an MLP of them at the agent's tile and the best
     neighbour's. The convolutions are shared over the map, so what is learned on one
     map holds on another, and a network of a few hundred weights plays maps of every
-    size the padding allows. Its methods are ``ppo.ActorCritic``'s."""
+    size the padding allows. A ``baton.ppo.Network`` over ``features`` (a
+    ``Features`` with the map) of the agent's observations."""
 
-    def __init__(self, side: int, actions: int = 8, iters: int | None = None, hidden: int = 64):
-        super().__init__()
+    def __init__(self, side: int, actions: int = 8, iters: int | None = None, hidden: int = 64, features=None):
+        super().__init__(features.dim if features is not None else 3 * side * side + len(MOVES), features)
         self.side = side
         self.iters = 3 * side if iters is None else iters
         self.r = nn.Sequential(nn.Conv2d(2, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 1, 1))
@@ -248,48 +178,43 @@ def map_keys(obs: np.ndarray, cells: int) -> list[bytes]:
     return [row.tobytes() for row in obs[:, :cells].astype(np.uint8)]
 
 
-@dataclass
-class Agent:
-    name: str
-    features: Features
-    net: ActorCritic
-    opt: torch.optim.Optimizer | None = None
-    buf: AgentBuffer | None = None
+def networks(with_map: bool = False, planner: bool = True):
+    """The maze's network factory for ``baton.ppo``: per agent an MLP
+    (``baton.ppo.ActorCritic``) over ``Features``, or with the map (``with_map``) and
+    ``planner`` a ``PlanNet`` for an agent that picks one of the four directions."""
 
-
-def make_agents(env, hidden: int, lr: float, with_map: bool = False, planner: bool = True) -> dict[str, Agent]:
-    """An agent per agent name: an MLP ``ActorCritic``, or with the map (``with_map``)
-    and ``planner`` a ``PlanNet`` for an agent that picks one of the four directions."""
-    agents = {}
-    for layout in env.agents:
+    def make(layout, ppo: PPOConfig) -> Network:
         f = Features(layout, with_map)
         if with_map and planner and layout.actions == len(MOVES):
-            net = PlanNet(f.side)
-        else:
-            net = ActorCritic(f.dim, layout.actions, hidden)
-        agents[layout.name] = Agent(layout.name, f, net, torch.optim.Adam(net.parameters(), lr=lr, eps=1e-5))
-    return agents
+            return PlanNet(f.side, features=f)
+        return ActorCritic(f.dim, layout.actions, ppo.hidden, features=f)
+
+    return make
 
 
-def act(agents: dict[str, Agent], rows: dict[str, Rows], generator: torch.Generator, greedy: bool = False, t: int | None = None):
-    """Fills every group's actions; with ``t``, records them in the agents' buffers."""
-    for name, r in rows.items():
-        if len(r.copies) == 0:
-            continue
-        ag = agents[name]
-        x = ag.features(r.obs)
-        masks = None if r.masks is None else np.array(r.masks)  # torch wants writable arrays
-        a, logp, v = ag.net.act(x, masks, generator, greedy)
-        r.actions[:] = a
-        if t is not None:
-            ag.buf.record_acts(t, r.copies, x, masks, a, logp, v)
+class MazeTrainer(Trainer):
+    """A ``baton.ppo.Trainer`` that keeps, with ``track``, the maps of the training
+    episodes it starts (``maps``, see ``map_keys``)."""
+
+    def __init__(self, *args, track: bool = False, **kwargs):
+        self.track, self.maps = track, set()
+        super().__init__(*args, **kwargs)
+
+    def on_step(self, rows, outcome) -> None:
+        if not self.track:
+            return
+        top = self.vector.agents[self.vector.top]
+        r = rows[top.name]
+        obs = r.obs if outcome is None else r.obs[np.isin(r.copies, np.flatnonzero(outcome.ended))]
+        self.maps.update(map_keys(obs, cells_of(top)))
 
 
 @dataclass
 class Result:
-    """What ``train`` returns: the agents, the learning curve, env steps, seconds; with
-    a schedule, the task changes (``promotions``: the env steps and the task taken) and
-    the maps of the training episodes (``maps``, see ``map_keys``)."""
+    """What ``train`` returns: the agents (``baton.ppo.Agent``), the learning curve, env
+    steps, seconds; with a schedule, the task changes (``promotions``: the env steps and
+    the task taken) and the maps of the training episodes (``maps``, see
+    ``map_keys``)."""
 
     agents: dict[str, Agent]
     curve: list[dict] = field(default_factory=list)
@@ -306,14 +231,16 @@ def train(
     curve_every: int = 1, curve_episodes: int = 200, log=None, vector_kwargs: dict | None = None,
     schedule: Scheduler | None = None, with_map: bool = False, eval_config=None, planner: bool = True,
 ) -> Result:
-    """Trains with PPO for ``env_steps`` env steps (whole rollouts of ``rollout`` ticks
-    of ``num_envs`` copies), or until the curve's success rate reaches ``target``.
-    Every ``curve_every`` rollouts (0: never) a point of the learning curve evaluates
-    the policies, sampled, on ``curve_episodes`` fresh episodes (``evaluate``); their
-    steps are not counted in ``env_steps``, nor their time in the seconds. A point also
-    has the success rate of the training episodes that ended in the rollout
-    (``train_success``), which favours short episodes early on: those are the ones
-    that end within a rollout. ``vector_kwargs`` go to ``baton.vector.make``.
+    """Trains with PPO (``baton.ppo.Trainer`` with the maze's ``networks``) for
+    ``env_steps`` env steps (whole rollouts of ``rollout`` ticks of ``num_envs``
+    copies; they and ``hidden`` replace ``cfg``'s), or until the curve's success rate
+    reaches ``target``. Every ``curve_every`` rollouts (0: never) a point of the
+    learning curve evaluates the policies, sampled, on ``curve_episodes`` fresh
+    episodes (``evaluate``); their steps are not counted in ``env_steps``, nor their
+    time in the seconds. A point also has the success rate of the training episodes
+    that ended in the rollout (``train_success``), which favours short episodes early
+    on: those are the ones that end within a rollout. ``vector_kwargs`` go to
+    ``baton.vector.make``.
 
     With ``schedule`` (a ``baton.schedule.Scheduler`` whose tasks are maze
     configurations), the environment's configuration is the schedule's task, and each
@@ -331,91 +258,38 @@ def train(
     >>> evaluate(res.agents)["success"]  # doctest: +SKIP
     1.0
     """
-    cfg = cfg or PPOConfig()
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    cfg = replace(cfg or PPOConfig(), num_envs=num_envs, rollout=rollout, hidden=hidden)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     task = schedule.task if schedule is not None else None
     if task is not None:
         config = task.config
     makes = 0
-    env = open_env(flat, num_envs, seed, config, **(vector_kwargs_for(vector_kwargs, task)))
-    agents = make_agents(env, hidden, cfg.lr, with_map, planner)
-    names = [a.name for a in env.agents]
-    track = with_map and not flat
-    cells = agents[names[0]].features.cells
-
-    def fresh_buffers():
-        for layout in env.agents:
-            agents[layout.name].buf = AgentBuffer(rollout, num_envs, agents[layout.name].features.dim, layout.mask_len)
-
-    def remember(rows, copies=None):
-        if not track:
-            return
-        r = rows[names[0]]
-        obs = r.obs if copies is None else r.obs[np.isin(r.copies, copies)]
-        res.maps.update(map_keys(obs, cells))
-
-    fresh_buffers()
-    res = Result(agents)
+    trainer = MazeTrainer(FLAT if flat else HIERARCHY, cfg, seed=seed, config=config, networks=networks(with_map, planner),
+                          track=with_map and not flat, **vector_kwargs_for(vector_kwargs, task))
+    names = trainer.vector.names
+    res = Result(trainer.agents, maps=trainer.maps)
     eval_wall = eval_cpu = 0.0
-    rollouts = 0
-    ep_ret = np.zeros(num_envs)
-    ep_ticks = np.zeros(num_envs, np.int64)
     try:
-        rows = env.reset()
-        remember(rows)
         while res.env_steps < env_steps:
-            succ, rets, ticks = [], [], []
+            r = trainer.rollout()
+            res.env_steps = trainer.env_steps
+            s = r.episodes.terminated
             switch = False
-            for t in range(rollout):
-                act(agents, rows, gen, t=t)
-                rows, out = env.step()
-                for j, name in enumerate(names):
-                    agents[name].buf.record_outcomes(out.rewards[:, j], out.spans[:, j], out.done[:, j])
-                ep_ret += out.top_reward
-                ep_ticks += 1
-                if out.ended.any():
-                    e = np.flatnonzero(out.ended)
-                    succ.append(out.success[e])
-                    rets.append(ep_ret[e])
-                    ticks.append(ep_ticks[e])
-                    ep_ret[e] = 0
-                    ep_ticks[e] = 0
-                    remember(rows, e)
-                    if schedule is not None:
-                        for won in out.success[e]:
-                            if switch or schedule.done:
-                                break
-                            switch = schedule.record(bool(won))
-            res.env_steps += rollout * num_envs
-            losses = {}
-            for name in names:
-                ag = agents[name]
-                r = rows[name]
-                with torch.no_grad():
-                    nv = ag.net.value(torch.from_numpy(ag.features(r.obs))).numpy() if len(r.copies) else np.zeros(0, np.float32)
-                adv, ret = ag.buf.advantages(cfg, r.copies, nv)
-                losses[name] = ppo_update(ag.net, ag.opt, ag.buf.batch(adv, ret), cfg, gen)
-                ag.buf.carry(r.copies)
-            rollouts += 1
+            if schedule is not None:
+                for won in s:
+                    if switch or schedule.done:
+                        break
+                    switch = schedule.record(bool(won))
             if switch:
-                env.close()
                 task, config, makes = schedule.task, schedule.task.config, makes + 1
-                env = open_env(flat, num_envs, derive_seed(seed, makes), config, **vector_kwargs_for(vector_kwargs, task))
-                fresh_buffers()
-                ep_ret[:] = 0
-                ep_ticks[:] = 0
-                rows = env.reset()
-                remember(rows)
+                trainer.remake(seed=derive_seed(seed, makes), config=config, **vector_kwargs_for(vector_kwargs, task))
                 res.promotions.append({"env_steps": res.env_steps, "trial": schedule.index, "task": task.name})
                 if log:
                     log(f"env steps {res.env_steps:>9,}  trial {schedule.index}: now on task {task.name}")
-            if not curve_every or rollouts % curve_every:
+            if not curve_every or trainer.rollouts % curve_every:
                 continue
-            s = np.concatenate(succ) if succ else np.zeros(0, np.bool_)
             w, c = time.perf_counter(), time.process_time()
-            e = evaluate(agents, flat=flat, episodes=curve_episodes, seed=seed + 7919 * rollouts, config=config)
+            e = evaluate(res.agents, flat=flat, episodes=curve_episodes, seed=seed + 7919 * trainer.rollouts, config=config)
             point = {
                 "env_steps": res.env_steps,
                 "success": e["success"],
@@ -427,13 +301,13 @@ def train(
             if task is not None:
                 point["task"] = task.name
             if eval_config is not None:
-                point["final_success"] = evaluate(agents, flat=flat, episodes=curve_episodes,
-                                                  seed=seed + 7919 * rollouts + 1, config=eval_config)["success"]
+                point["final_success"] = evaluate(res.agents, flat=flat, episodes=curve_episodes,
+                                                  seed=seed + 7919 * trainer.rollouts + 1, config=eval_config)["success"]
             eval_wall += time.perf_counter() - w
             eval_cpu += time.process_time() - c
             res.curve.append(point)
             if log:
-                ent = " ".join(f"{n}_entropy {losses[n].get('entropy', 0):.3f}" for n in names)
+                ent = " ".join(f"{n}_entropy {r.losses[n].get('entropy', 0):.3f}" for n in names)
                 on = f"[{task.name}] " if task is not None else ""
                 fin = f"  final task {point['final_success']:.3f}" if "final_success" in point else ""
                 log(f"env steps {point['env_steps']:>9,}  {on}success {point['success']:.3f}{fin}  return {point['return']:.3f}  "
@@ -442,7 +316,7 @@ def train(
             if target is not None and goal >= target:
                 break
     finally:
-        env.close()
+        trainer.close()
     res.wall_seconds = time.perf_counter() - wall0 - eval_wall
     res.cpu_seconds = time.process_time() - cpu0 - eval_cpu
     return res
@@ -461,59 +335,40 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
              greedy: bool = False, config=None, exclude: set[bytes] | None = None) -> dict:
     """The success rate, mean return and mean ticks of the first episode of each of
     ``episodes`` copies, with actions sampled from the policies (``greedy``: their
-    most likely actions). With ``exclude`` (maps, as ``map_keys`` gives them, e.g. the
-    training episodes' ``Result.maps``), the episodes on those maps are left out of
-    the rates: ``episodes`` counts those left, ``excluded`` the others.
+    most likely actions): ``baton.ppo.evaluate``, success being the strategy's
+    termination (the goal reached). With ``exclude`` (maps, as ``map_keys`` gives
+    them, e.g. the training episodes' ``Result.maps``), the episodes on those maps are
+    left out of the rates: ``episodes`` counts those left, ``excluded`` the others.
 
     >>> evaluate(untrained(flat=True), flat=True, episodes=300)["success"]  # doctest: +SKIP
     0.30333333333333334
     """
-    gen = torch.Generator().manual_seed(seed)
-    env = open_env(flat, episodes, seed, config)
-    first = np.zeros(episodes, np.bool_)
-    success = np.zeros(episodes, np.bool_)
-    ret = np.zeros(episodes)
-    ticks = np.zeros(episodes, np.int64)
-    keep = np.ones(episodes, np.bool_)
-    try:
-        rows = env.reset()
-        if exclude is not None:
-            r = rows[env.agents[env.top].name]
-            cells = agents[env.agents[env.top].name].features.cells
-            seen = np.array([k in exclude for k in map_keys(r.obs, cells)], np.bool_)
-            keep[r.copies[seen]] = False
-        while not first.all():
-            act(agents, rows, gen, greedy)
-            rows, out = env.step()
-            live = ~first
-            ret[live] += out.top_reward[live]
-            ticks[live] += 1
-            e = out.ended & live
-            success[e] = out.success[e]
-            first |= out.ended
-    finally:
-        env.close()
+
+    def unseen(rows) -> np.ndarray:
+        r = next(r for r in rows.values() if len(r.copies))  # at the reset, the strategy acts in every copy
+        keep = np.ones(episodes, np.bool_)
+        keep[r.copies] = [k not in exclude for k in map_keys(r.obs, cells_of(agents[r.agent].layout))]
+        return keep
+
+    e = ppo.evaluate(agents, FLAT if flat else HIERARCHY, episodes=episodes, seed=seed, greedy=greedy, config=config,
+                     keep=None if exclude is None else unseen)
     out = {
-        "episodes": int(keep.sum()),
-        "policy": "greedy" if greedy else "sampled",
-        "success": float(success[keep].mean()) if keep.any() else 0.0,
-        "return": float(ret[keep].mean()) if keep.any() else 0.0,
-        "episode_ticks": float(ticks[keep].mean()) if keep.any() else 0.0,
+        "episodes": e["episodes"],
+        "policy": e["policy"],
+        "success": e["terminated"] or 0.0,
+        "return": e["return"] or 0.0,
+        "episode_ticks": e["episode_ticks"] or 0.0,
     }
     if exclude is not None:
-        out["excluded"] = int((~keep).sum())
+        out["excluded"] = e["excluded"]
     return out
 
 
 def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False,
               planner: bool = True) -> dict[str, Agent]:
     """The agents ``train`` starts from with this seed."""
-    torch.manual_seed(seed)
-    env = open_env(flat, 1, seed, config)
-    try:
-        return make_agents(env, hidden, PPOConfig().lr, with_map, planner)
-    finally:
-        env.close()
+    return ppo.untrained(FLAT if flat else HIERARCHY, PPOConfig(hidden=hidden), seed=seed, config=config,
+                         networks=networks(with_map, planner))
 
 
 def steps_to(curve: list[dict], rate: float) -> int | None:
@@ -627,7 +482,8 @@ def main(argv=None) -> int:
     final = scheduler.schedule.tasks[-1].config if scheduler else config
     with_map = scheduler is not None or per_episode(config)
     eval_seed = derive_seed(args.seed ^ EVAL_SEED, 1)
-    cfg = PPOConfig(lr=args.lr, gamma=args.gamma, ent_coef=args.ent_coef, smdp=args.smdp)
+    cfg = PPOConfig(num_envs=args.num_envs, rollout=args.rollout, hidden=args.hidden, lr=args.lr, gamma=args.gamma,
+                    ent_coef=args.ent_coef, smdp=args.smdp)
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr if args.json else sys.stdout, flush=True))
     before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner), flat=args.flat,
                       episodes=args.eval_episodes, config=final, seed=eval_seed)

@@ -1,18 +1,24 @@
 """Trains the web tester's strategy agent (examples/webtest, "webtest": the shop site
-with its planted defects) with the PPO of ppo.py, the motion agent played by the
+with its planted defects) with ``baton.ppo``, the motion agent played by the
 registry's scripted policy in Go, and compares it with the registry's strategy
 policies, random (monkey testing) and heuristic (least-covered target first).
 
     scripts/python examples/python/train_webtest.py --json
 
 The strategy is one agent of the hierarchy seen through ``baton.make_vec("webtest",
-N, agent="strategy", policies={"motion": "scripted"})``: a step lasts a decision, the
-motion agent's operations (and the login procedure) run in Go in between, and
-``info["span_ticks"]`` says how many ticks the decision took, so that its return is
-discounted by gamma ** span_ticks (0.999 a tick: the budget is 1000 ticks). Its reward
-is the coverage and the defects the decision gained, with the coverage weighted 10
-rather than 1 by default (``DEFAULT_CONFIG``; ``--config`` replaces it). Features: the observation divided by its Box's bounds. Env steps
-count ticks (UI operations, navigations, the login's), as ``baton run`` does.
+N, agent="strategy", policies={"motion": "scripted"})`` (``baton.ppo.Trainer`` with
+``agent`` and ``policies``): a step lasts a decision, the motion agent's operations
+(and the login procedure) run in Go in between, and ``info["span_ticks"]`` says how
+many ticks the decision took, so that its return is discounted by gamma **
+span_ticks (0.999 a tick: the budget is 1000 ticks). Its reward is the coverage and
+the defects the decision gained, with the coverage weighted 10 rather than 1 by
+default (``DEFAULT_CONFIG``; ``--config`` replaces it). Features: the observation
+divided by its Box's bounds (``baton.ppo``'s default network). Env steps count ticks
+(UI operations, navigations, the login's), as ``baton run`` does. The same training,
+without the metrics and baselines:
+
+    python -m baton.ppo --env webtest --agent strategy --policy motion=scripted \
+        --config '{"strategy": {"reward_for_coverage": 10}}' --ppo '{"gamma": 0.999}' --steps 1000000
 
 ``--json`` prints the learned policy's coverage and defects found (mean over the
 first episode of each of ``--eval-episodes`` copies, actions sampled, and greedy), the
@@ -29,110 +35,98 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 import torch
 
-import baton
-from ppo import ActorCritic, AgentBuffer, PPOConfig, ppo_update
+from baton.ppo import AgentVector, Network, PPOConfig, Trainer, untrained
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The strategy's observation (examples/webtest.Strategy.ObservationSpace): 16 target
 # slots of 7 values, 6 element kinds, 3 page flags, then coverage, pages visited,
 # defects found, budget left, then the session.
+OBS_DIM = 135
 COVERAGE, DEFECTS = 16 * 7 + 6 + 3, 16 * 7 + 6 + 3 + 2
 # The shop with the strategy's coverage reward raised from 1 to 10. With the default
 # rewards a defect is worth as much as covering the whole site, and PPO learns to find
 # four defects fast and stop (coverage about 0.21); at 10, covering the site is worth
 # twice its five defects. The metrics (coverage, defects found) do not change.
 DEFAULT_CONFIG = {"strategy": {"reward_for_coverage": 10}}
+# The strategy is trained; the motion agent plays the registry's scripted policy.
+VIEW = {"agent": "strategy", "policies": {"motion": "scripted"}}
 
 
-def open_env(num_envs: int, config=None, **kw):
-    env = baton.make_vec("webtest", num_envs, agent="strategy", config=config, policies={"motion": "scripted"}, **kw)
-    if env.single_observation_space.shape != (135,):
-        raise RuntimeError(f"webtest: the strategy's observation has shape {env.single_observation_space.shape}; want (135,)")
-    return env
+def _check(layouts) -> None:
+    (a,) = layouts
+    if a.obs_dim != OBS_DIM:
+        raise RuntimeError(f"webtest: the strategy's observation has {a.obs_dim} values; want {OBS_DIM}")
 
 
-def scale_of(env) -> np.ndarray:
-    high = np.asarray(env.single_observation_space.high, np.float32)
-    return np.where(np.isfinite(high) & (high > 0), 1 / np.where(high > 0, high, 1), 1).astype(np.float32)
+class WebtestTrainer(Trainer):
+    """A ``baton.ppo.Trainer`` of the strategy that keeps the coverage and defects
+    found of the training episodes that ended (``ended``, a list of [k, 2] arrays)."""
+
+    def __init__(self, *args, **kwargs):
+        self.ended: list[np.ndarray] = []
+        super().__init__(*args, **kwargs)
+
+    def on_step(self, rows, outcome) -> None:
+        if outcome is not None and outcome.ended.any():
+            self.ended.append(outcome.final_obs[outcome.ended][:, [COVERAGE, DEFECTS]])
 
 
 def train(*, seed=1, env_steps=1_000_000, num_envs=64, rollout=32, hidden=64, cfg: PPOConfig | None = None,
           config=None, log=None, vector_kwargs=None):
     """PPO on the strategy agent for ``env_steps`` ticks (whole rollouts of ``rollout``
-    decisions of ``num_envs`` copies). Returns the network, a curve of the training
-    episodes' coverage and defects per rollout, the ticks, wall and CPU seconds."""
-    cfg = cfg or PPOConfig()
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    decisions of ``num_envs`` copies; they and ``hidden`` replace ``cfg``'s). Returns
+    the network, a curve of the training episodes' coverage and defects per rollout,
+    the ticks, wall and CPU seconds."""
+    cfg = replace(cfg or PPOConfig(), num_envs=num_envs, rollout=rollout, hidden=hidden)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    env = open_env(num_envs, config, **(vector_kwargs or {}))
-    scale = scale_of(env)
-    n_actions = int(env.single_action_space.n)
-    net = ActorCritic(135, n_actions, hidden)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, eps=1e-5)
-    buf = AgentBuffer(rollout, num_envs, 135, n_actions)
-    copies = np.arange(num_envs)
-    ticks, curve = 0, []
-    try:
-        obs, info = env.reset(seed=seed)
-        while ticks < env_steps:
-            cov, found = [], []
-            for t in range(rollout):
-                x = obs * scale
-                m = np.array(info["action_mask"])
-                a, logp, v = net.act(x, m, gen)
-                buf.record_acts(t, copies, x, m, a, logp, v)
-                obs, rewards, term, trunc, info = env.step(a)
-                buf.record_outcomes(rewards, info["span_ticks"], term | trunc)
-                ticks += int(info["span_ticks"].sum())
-                ended = term | trunc
-                if ended.any():
-                    final = info["final_obs"][ended]
-                    cov.append(final[:, COVERAGE])
-                    found.append(final[:, DEFECTS])
-            with torch.no_grad():
-                nv = net.value(torch.from_numpy(obs * scale)).numpy()
-            adv, ret = buf.advantages(cfg, copies, nv)
-            stats = ppo_update(net, opt, buf.batch(adv, ret), cfg, gen)
-            buf.carry(copies)
-            c = np.concatenate(cov) if cov else np.zeros(0)
-            d = np.concatenate(found) if found else np.zeros(0)
-            point = {"env_steps": ticks, "episodes": int(len(c)),
+    curve = []
+    with WebtestTrainer("webtest", cfg, seed=seed, config=config, **VIEW, **(vector_kwargs or {})) as t:
+        _check(t.vector.agents)
+        while t.env_steps < env_steps:
+            t.ended.clear()
+            r = t.rollout()
+            m = np.concatenate(t.ended) if t.ended else np.zeros((0, 2), np.float32)
+            c, d = m[:, 0], m[:, 1]
+            point = {"env_steps": t.env_steps, "episodes": int(len(c)),
                      "coverage": float(c.mean()) if len(c) else None, "defects_found": float(d.mean()) if len(d) else None}
             curve.append(point)
             if log and len(c):
-                log(f"env steps {ticks:>10,}  episodes {len(c):>4}  coverage {point['coverage']:.3f}  "
-                    f"defects {point['defects_found']:.2f}  entropy {stats.get('entropy', 0):.3f}")
-    finally:
-        env.close()
-    return net, curve, ticks, time.perf_counter() - wall0, time.process_time() - cpu0
+                log(f"env steps {t.env_steps:>10,}  episodes {len(c):>4}  coverage {point['coverage']:.3f}  "
+                    f"defects {point['defects_found']:.2f}  entropy {r.losses['strategy'].get('entropy', 0):.3f}")
+        net = t.agents["strategy"].net
+    return net, curve, t.env_steps, time.perf_counter() - wall0, time.process_time() - cpu0
 
 
-def evaluate(net: ActorCritic, *, episodes=200, seed=12345, greedy=False, config=None) -> dict:
+def untrained_net(seed: int = 1, hidden: int = 64, config=None) -> Network:
+    """The network ``train`` starts from with this seed."""
+    return untrained("webtest", PPOConfig(hidden=hidden), seed=seed, config=config, **VIEW)["strategy"].net
+
+
+def evaluate(net: Network, *, episodes=200, seed=12345, greedy=False, config=None) -> dict:
     """Coverage and defects found of the first episode of each of ``episodes`` copies."""
     gen = torch.Generator().manual_seed(seed)
-    env = open_env(episodes, config)
-    scale = scale_of(env)
     done = np.zeros(episodes, np.bool_)
     cov = np.zeros(episodes)
     found = np.zeros(episodes)
     ticks = np.zeros(episodes, np.int64)
-    try:
-        obs, info = env.reset(seed=seed)
+    with AgentVector("webtest", episodes, config=config, **VIEW) as v:
+        _check(v.agents)
+        (r,) = v.reset(seed).values()
         while not done.all():
-            a, _, _ = net.act(obs * scale, np.array(info["action_mask"]), gen, greedy)
-            obs, _, term, trunc, info = env.step(a)
-            ticks[~done] += info["span_ticks"][~done]
-            e = (term | trunc) & ~done
-            cov[e] = info["final_obs"][e, COVERAGE]
-            found[e] = info["final_obs"][e, DEFECTS]
-            done |= term | trunc
-    finally:
-        env.close()
+            a, _, _ = net.act(net.features(r.obs), np.array(r.masks), gen, greedy)
+            r.actions[:] = a
+            rows, out = v.step()
+            (r,) = rows.values()
+            ticks[~done] += out.ticks[~done]
+            e = out.ended & ~done
+            cov[e] = out.final_obs[e, COVERAGE]
+            found[e] = out.final_obs[e, DEFECTS]
+            done |= out.ended
     return {"episodes": episodes, "policy": "greedy" if greedy else "sampled", "coverage": float(cov.mean()),
             "defects_found": float(found.mean()), "found_all": float((found >= 5).mean()), "episode_ticks": float(ticks.mean())}
 
@@ -169,8 +163,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     config = json.loads(args.config) if args.config else None
     log = lambda s: print(s, file=sys.stderr if args.json else sys.stdout, flush=True)  # noqa: E731
-    torch.manual_seed(args.seed)
-    untrained = evaluate(ActorCritic(135, 18), episodes=args.eval_episodes, config=config)
+    before = evaluate(untrained_net(args.seed, config=config), episodes=args.eval_episodes, config=config)
     net, curve, ticks, wall, cpu = train(seed=args.seed, env_steps=args.env_steps, num_envs=args.num_envs,
                                          rollout=args.rollout, cfg=PPOConfig(lr=args.lr, gamma=args.gamma, ent_coef=args.ent_coef),
                                          config=config, log=log)
@@ -178,7 +171,7 @@ def main(argv=None) -> int:
         "env": "webtest", "config": config, "seed": args.seed, "env_steps": ticks, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
         "evaluation": evaluate(net, episodes=args.eval_episodes, config=config),
         "evaluation_greedy": evaluate(net, episodes=args.eval_episodes, greedy=True, config=config),
-        "untrained": untrained,
+        "untrained": before,
     }
     if not args.no_baselines:
         report["random"] = baseline("random", args.eval_episodes, config)

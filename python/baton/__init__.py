@@ -28,6 +28,9 @@ is installed (editable) with every extra of python/pyproject.toml:
 - ``baton.rllib`` (import it by name): an RLlib ``MultiAgentEnv`` for RLlib's new API
   stack, per-invocation agent ids (``strategy_0``, ``motion_3``) mapped to one module
   per agent name, on the fast lane or over gRPC.
+- ``baton.ppo`` (import it by name; needs torch): PPO for every agent of any
+  environment of the fast lane, one policy per agent name, decisions discounted by
+  their span; ``python -m baton.ppo --env NAME`` on the command line.
 - ``baton.schedule`` (import it by name): schedules of tasks (curricula) in the JSON
   of ``baton run --schedule``, driven from a training loop with Go's rules.
 - ``baton.vector`` (import it by name): the fast lane, N copies of a registered

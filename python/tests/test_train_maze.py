@@ -1,15 +1,16 @@
-"""examples/python/train_maze.py and ppo.py: the rollout bookkeeping of an agent that
-acts in some copies and not others, with decisions that span several ticks (checked
-by hand), and a short, seeded PPO training of the maze's hierarchy and of the flat
-maze on the fast lane, which must beat the untrained policy by a clear margin and
-give the same result for the same seed."""
+"""examples/python/train_maze.py and the pieces of baton.ppo it builds on: the rollout
+bookkeeping of an agent that acts in some copies and not others, with decisions that
+span several ticks (checked by hand), and a short, seeded PPO training of the maze's
+hierarchy and of the flat maze on the fast lane with the maze's features, which must
+beat the untrained policy by a clear margin and give the same result for the same
+seed."""
 
 import numpy as np
 import pytest
 import torch
 
-import ppo
 import train_maze
+from baton import ppo
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 import train_webtest
-from ppo import ActorCritic
 
 pytestmark = pytest.mark.go
 
@@ -15,9 +14,8 @@ def test_training_covers_more_than_the_untrained_policy():
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        torch.manual_seed(2)
         config = train_webtest.DEFAULT_CONFIG
-        untrained = train_webtest.evaluate(ActorCritic(135, 18), episodes=50, config=config)
+        untrained = train_webtest.evaluate(train_webtest.untrained_net(2, config=config), episodes=50, config=config)
         net, curve, ticks, _, _ = train_webtest.train(seed=2, env_steps=40_000, num_envs=16, rollout=16, config=config)
         trained = train_webtest.evaluate(net, episodes=50, config=config)
     finally:

@@ -1,10 +1,13 @@
-"""The pieces of PPO (proximal policy optimisation, with a clipped surrogate and GAE)
-that the example trainers share, for agents that act in some copies of a vector and
-not in others, as the agents of a hierarchy do on the fast lane (``baton.vector``):
+"""PPO's pieces (proximal policy optimisation, with a clipped surrogate and GAE), for
+agents that act in some copies of a vector and not in others, as the agents of a
+hierarchy do on the fast lane (``baton.vector``):
 
+- ``PPOConfig``: the hyperparameters;
 - ``MaskedCategorical``: a categorical distribution whose masked actions have logit
   -inf, so that they are never sampled and carry no probability, entropy or gradient;
-- ``ActorCritic``: a small MLP policy and a separate MLP value;
+- ``Network``: what the trainer needs of an agent's network (features from the
+  agent's observations, a masked distribution over its actions, a value);
+  ``ActorCritic``, a small MLP policy and a separate MLP value, is the default;
 - ``AgentBuffer``: one agent's rollout over N copies, filled a tick at a time with
   the rows of the agent's group (``record_acts``) and the outcomes each step reports
   for the agent in each copy (``record_outcomes``). A transition of the agent in a
@@ -17,11 +20,10 @@ not in others, as the agents of a hierarchy do on the fast lane (``baton.vector`
   whose child has not finished) is carried into the next one;
 - ``ppo_update``: epochs of minibatch updates of one agent's network on its batch.
 
-``train_maze.py`` trains the maze's strategy and motion agents with them; a trainer
-of another environment needs an ``ActorCritic`` and an ``AgentBuffer`` per agent.
 Everything is seeded through the ``torch.Generator`` passed in, and single-threaded
 torch gives the same numbers for the same seed. One agent's loop, over a group's rows
-(``copies``, ``obs``, ``masks``) and what each step reports for the agent per copy:
+(``copies``, ``obs``, ``masks``) and what each step reports for the agent per copy
+(``baton.ppo.Trainer`` runs it for every agent name):
 
     net, buf = ActorCritic(obs_dim, n_actions), AgentBuffer(ticks, n, obs_dim, mask_len)
     for t in range(ticks):
@@ -36,17 +38,41 @@ torch gives the same numbers for the same seed. One agent's loop, over a group's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 
-@dataclass
+@dataclass(frozen=True)
 class PPOConfig:
-    """PPO's hyperparameters."""
+    """PPO's hyperparameters. A rollout is ``rollout`` ticks of ``num_envs`` copies;
+    each agent name's network has ``hidden`` units a layer (``ActorCritic``). A
+    decision's return is discounted by ``gamma ** span_ticks`` (``smdp``; else by
+    ``gamma`` per decision), its advantage by GAE's ``lam``; the update is
+    ``epochs`` passes of ``minibatches`` minibatches of Adam at ``lr`` on the clipped
+    surrogate (``clip``), with the value loss weighted ``vf_coef``, an entropy bonus
+    ``ent_coef`` and gradients clipped to the norm ``max_grad_norm``. ``norm_adv``
+    normalises the advantages of each agent's batch to mean 0 and deviation 1: that
+    speeds up an agent whose rewards are rare (the maze's strategy), but where a
+    single agent's reward is rare and every step counts (the flat maze, 200 moves to
+    find the goal) it turns the value's noise into a drift that can trap the policy
+    before it finds the goal; there ``norm_adv=False`` learns reliably.
 
+    >>> PPOConfig(lr=1e-3).lr
+    0.001
+    >>> PPOConfig.from_json('{"gamma": 0.999, "num_envs": 16}').num_envs
+    16
+    """
+
+    num_envs: int = 64
+    rollout: int = 32
+    hidden: int = 64
     gamma: float = 0.99
     lam: float = 0.95
     clip: float = 0.2
@@ -56,7 +82,80 @@ class PPOConfig:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    smdp: bool = True  # discount a transition by gamma ** span (else gamma per decision)
+    smdp: bool = True
+    norm_adv: bool = True
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type == "bool":
+                if not isinstance(v, bool):
+                    raise ValueError(f"baton.ppo: PPOConfig.{f.name} is {v!r}; want true or false")
+                continue
+            if f.type == "int":
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                    raise ValueError(f"baton.ppo: PPOConfig.{f.name} is {v!r}; want an integer")
+                object.__setattr__(self, f.name, int(v))
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+                raise ValueError(f"baton.ppo: PPOConfig.{f.name} is {v!r}; want a number")
+            object.__setattr__(self, f.name, float(v))
+        for name in ("num_envs", "rollout", "hidden", "epochs", "minibatches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"baton.ppo: PPOConfig.{name} is {getattr(self, name)!r}; want 1 or more")
+        bounds = {
+            "gamma": (0 < self.gamma <= 1, "0 < gamma <= 1"),
+            "lam": (0 <= self.lam <= 1, "0 <= lam <= 1"),
+            "clip": (self.clip > 0, "more than 0"),
+            "lr": (self.lr > 0, "more than 0"),
+            "ent_coef": (self.ent_coef >= 0, "0 or more"),
+            "vf_coef": (self.vf_coef >= 0, "0 or more"),
+            "max_grad_norm": (self.max_grad_norm > 0, "more than 0"),
+        }
+        for name, (ok, want) in bounds.items():
+            if not ok:
+                raise ValueError(f"baton.ppo: PPOConfig.{name} is {getattr(self, name)!r}; want {want}")
+
+    @classmethod
+    def from_json(cls, text: str | bytes | Mapping[str, Any]) -> PPOConfig:
+        """A configuration from JSON text, ``@FILE`` (a file of JSON) or a mapping; the
+        fields left out keep their defaults. An unknown field is a ValueError naming it.
+
+        >>> PPOConfig.from_json({"lr": 1e-3, "smdp": False}).smdp
+        False
+        """
+        if isinstance(text, Mapping):
+            raw: Any = dict(text)
+        else:
+            raw = load_json(text, "PPOConfig")
+        if not isinstance(raw, dict):
+            raise ValueError(f"baton.ppo: PPOConfig is {raw!r}; want a JSON object")
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(raw) - set(names))
+        if unknown:
+            raise ValueError(f"baton.ppo: PPOConfig has no field {unknown[0]!r} (fields: {', '.join(names)})")
+        return cls(**raw)
+
+
+def load_json(text: str | bytes | os.PathLike, what: str) -> Any:
+    """JSON text, or the JSON of the file ``@PATH`` names; a ValueError naming ``what``
+    if it does not parse."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    text = os.fspath(text)
+    src = what
+    if text.startswith("@"):
+        path = text[1:]
+        src = f"{what}: {path}"
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise ValueError(f"baton.ppo: {what}: cannot read {path}: {e.strerror}") from e
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"baton.ppo: {src} is not JSON: {e}") from e
 
 
 class MaskedCategorical:
@@ -96,29 +195,109 @@ def _layer(n_in: int, n_out: int, gain: float) -> nn.Linear:
     return layer
 
 
-class ActorCritic(nn.Module):
-    """An MLP policy (logits over ``n_actions``) and a separate MLP value, each of one
-    tanh hidden layer of ``hidden`` units. The policy's last layer starts near zero, so
-    that an untrained policy is close to uniform over the allowed actions."""
+class Network(nn.Module):
+    """What the trainer needs of an agent's network: ``features`` turns the agent's
+    observations [k, obs_dim] float32 (rows of its group) into the network's inputs
+    [k, in_features] float32, which the rollout keeps; ``dist`` is the masked
+    distribution of a batch of inputs and ``value`` their values; ``act`` samples
+    (or, ``greedy``, picks the most likely) actions, 0 to n - 1, with their
+    log-probabilities and values. A subclass sets ``in_features`` and defines
+    ``dist`` and ``value``; ``features`` is the identity unless given (a callable
+    over numpy arrays), and ``act`` is written with ``dist`` and ``value``.
 
-    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64):
+    >>> class Linear(Network):
+    ...     def __init__(self, obs_dim, n_actions):
+    ...         super().__init__(obs_dim)
+    ...         self.pi, self.v = nn.Linear(obs_dim, n_actions), nn.Linear(obs_dim, 1)
+    ...     def dist(self, x, mask):
+    ...         return MaskedCategorical(self.pi(x), mask)
+    ...     def value(self, x):
+    ...         return self.v(x).squeeze(-1)
+    >>> Linear(4, 2).act(np.zeros((3, 4), np.float32), None, torch.Generator())[0].shape
+    (3,)
+    """
+
+    def __init__(self, in_features: int, features: Callable[[np.ndarray], np.ndarray] | None = None):
         super().__init__()
+        self.in_features = int(in_features)
+        self._features = features
+
+    def features(self, obs: np.ndarray) -> np.ndarray:
+        """The network's inputs [k, in_features] float32 of observations [k, obs_dim]."""
+        if self._features is None:
+            return np.array(obs, np.float32)  # a copy: the vector's arrays are read-only
+        return self._features(obs)
+
+    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
+        raise NotImplementedError
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
+        """Actions, their log-probabilities and the values of a batch of inputs (numpy
+        arrays, what ``features`` gives)."""
+        xt = torch.from_numpy(x)
+        d = self.dist(xt, None if mask is None else torch.from_numpy(mask))
+        a = d.greedy() if greedy else d.sample(generator)
+        return a.numpy(), d.log_prob(a).numpy(), self.value(xt).numpy()
+
+
+class Scale:
+    """Features that divide each observation value by the largest magnitude its Box
+    allows (``max(|low|, |high|)``), where that is finite and not 0, and leave the
+    others as they are: values in [-1, 1] where the bounds say so. Any space other
+    than a Box leaves every value as it is.
+
+    >>> Scale(gymnasium.spaces.Box(-2.0, 4.0, (2,)))(np.array([[1.0, -2.0]], np.float32))  # doctest: +SKIP
+    array([[ 0.25, -0.5 ]], dtype=float32)
+    """
+
+    def __init__(self, space: Any, obs_dim: int):
+        low, high = getattr(space, "low", None), getattr(space, "high", None)
+        self.scale = np.ones(obs_dim, np.float32)
+        if low is not None and high is not None:
+            low = np.broadcast_to(np.asarray(low, np.float64), np.shape(high)).reshape(-1)
+            high = np.asarray(high, np.float64).reshape(-1)
+            if len(high) == obs_dim:
+                big = np.maximum(np.abs(low), np.abs(high)).astype(np.float32)
+                ok = np.isfinite(big) & (big > 0)
+                self.scale = np.where(ok, np.float32(1) / np.where(ok, big, np.float32(1)), np.float32(1)).astype(np.float32)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return obs * self.scale
+
+
+class ActorCritic(Network):
+    """An MLP policy (logits over ``n_actions``) and a separate MLP value, each of one
+    tanh hidden layer of ``hidden`` units, over ``features`` of the observations (the
+    identity by default; ``ActorCritic.default`` scales them by their Box's bounds).
+    The policy's last layer starts near zero, so that an untrained policy is close to
+    uniform over the allowed actions.
+
+    >>> net = ActorCritic(4, 2, hidden=32)
+    >>> a, logp, v = net.act(np.zeros((8, 4), np.float32), None, torch.Generator().manual_seed(1))
+    """
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64,
+                 features: Callable[[np.ndarray], np.ndarray] | None = None):
+        super().__init__(obs_dim, features)
         self.pi = nn.Sequential(_layer(obs_dim, hidden, 2**0.5), nn.Tanh(), _layer(hidden, n_actions, 0.01))
         self.v = nn.Sequential(_layer(obs_dim, hidden, 2**0.5), nn.Tanh(), _layer(hidden, 1, 1.0))
+
+    @classmethod
+    def default(cls, layout: Any, ppo: PPOConfig) -> ActorCritic:
+        """The network ``baton.ppo`` gives an agent unless told otherwise: over the
+        agent's whole flat observation (``layout`` is a ``baton.vector.AgentLayout``),
+        scaled by its bounds (``Scale``), ``ppo.hidden`` units a layer."""
+        return cls(layout.obs_dim, layout.actions, ppo.hidden, Scale(layout.observation_space, layout.obs_dim))
 
     def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
         return MaskedCategorical(self.pi(x), mask)
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
         return self.v(x).squeeze(-1)
-
-    @torch.no_grad()
-    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
-        """Actions, their log-probabilities and the values of a batch of features."""
-        xt = torch.from_numpy(x)
-        d = self.dist(xt, None if mask is None else torch.from_numpy(mask))
-        a = d.greedy() if greedy else d.sample(generator)
-        return a.numpy(), d.log_prob(a).numpy(), self.value(xt).numpy()
 
 
 class AgentBuffer:
@@ -235,14 +414,16 @@ class AgentBuffer:
         return arrays
 
 
-def ppo_update(net: ActorCritic, opt: torch.optim.Optimizer, b: dict, cfg: PPOConfig, generator: torch.Generator) -> dict:
+def ppo_update(net: Network, opt: torch.optim.Optimizer, b: dict, cfg: PPOConfig, generator: torch.Generator) -> dict:
     """``cfg.epochs`` passes of ``cfg.minibatches`` minibatches over a batch, with
-    advantages normalised per batch; returns the last epoch's mean losses."""
+    advantages normalised per batch (``cfg.norm_adv``); returns the last epoch's mean
+    losses."""
     n = len(b["actions"])
     if n == 0:
         return {}
     adv = b["adv"]
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if n > 1 else adv * 0
+    if cfg.norm_adv:
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8) if n > 1 else adv * 0
     size = max(1, n // cfg.minibatches)
     stats: dict[str, float] = {}
     for _ in range(cfg.epochs):
