@@ -171,7 +171,7 @@ or trials on the network over gRPC.`,
 	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs),
 		newInspect(), newReplay(envs), newLogCmd(), newServe(envs))
 	if envs.shipped {
-		root.AddCommand(newBench())
+		root.AddCommand(newBench(), newNew())
 	}
 	return root
 }

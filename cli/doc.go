@@ -29,6 +29,9 @@
 //	baton graph ENV   draw an environment's switching state machine
 //	baton bench       run the benchmark suite against its hand-written baselines
 //	                  (only over the shipped environments)
+//	baton new DIR     write a starter module: an environment of one's own, its test,
+//	                  its command line, its fast lane library and a training script
+//	                  (only over the shipped environments)
 //	baton inspect DIR sum up an activity log: rows, episodes, returns, success rate
 //	baton replay DIR  replay a log's trials and report every step that differs
 //	baton log recover DIR  rewrite the parts a killed writer left without a footer
@@ -280,6 +283,48 @@
 // case it is compared with: the hand-written loop doing the same work, or the layer
 // below (the campaign through the runner against the same trials driven by hand over
 // the hrl runtime, and those against the hand-written maze). Progress goes to stderr.
+//
+// # New
+//
+//	baton new DIR --module PATH [--replace BATON_DIR] [--name NAME]
+//
+// writes a Go module of path PATH into DIR (a new or empty folder) that builds and
+// passes its tests at once, to be edited into one's own environment:
+//
+//	env.go, agents.go    a small hierarchical environment: in a room split by a wall,
+//	                     a planner picks the key, the door or the exit, and a walker
+//	                     walks there a tile a tick (two typed agents, a switching
+//	                     machine with an action trigger and an on-done table, masks
+//	                     and rewards at both levels, a JSON configuration whose
+//	                     defaults are the reward constants, a room drawn per episode)
+//	register.go          Register(*runners.Registry) error: its name, policies,
+//	                     success and runners.Look
+//	render.go            the room drawn as text and SVG (env.Renderer)
+//	env_test.go          hrltest.Check, the rules, and the command line run in the
+//	                     process (cli.Run)
+//	cmd/NAME/main.go     os.Exit(cli.Main(NAME.Register)): this command line over it
+//	cmd/libNAME/main.go  capi.Use(NAME.Register): the fast lane's library for Python
+//	train.py             builds that library (baton.build) and trains both agents with
+//	                     baton.ppo, against random policies
+//	README.md, go.mod, go.sum, .gitignore
+//
+// NAME names the root package, the environment and both commands: the module path's
+// last element (before a major version suffix such as /v2), lower-cased, with every
+// character but letters, digits and underscores left out (example.com/Key-Door gives
+// keydoor), or --name. A name that is empty, does not start with a letter, is a Go
+// keyword or main, ends in _test, or is the name of a package that a file of the
+// module imports beside its own (cli, capi, hrl), is bad input, as are a module path
+// that is not one, a DIR that is a file or holds anything, and a --replace folder that
+// is not a checkout of baton; nothing is written then.
+//
+// go.mod requires baton. With --replace BATON_DIR it replaces baton with that checkout
+// and lists the checkout's requirements, and go.sum is the checkout's: the module
+// builds from Go's module cache, without the network (go mod tidy later drops what it
+// does not use). Without --replace, a baton built at a released version requires that
+// version (then go mod tidy, which downloads it, writes go.sum); a development build
+// (or one of a pseudo-version or of modified sources) replaces baton with the checkout
+// found in the working directory or above it, and says so, and without one asks for
+// --replace. new prints the files it wrote and the commands to run next.
 //
 // # Inspect
 //

@@ -60,6 +60,8 @@ func TestRunRegisters(t *testing.T) {
 				`then by github.com/batonrl/baton/examples/rps.Register (`, `from github.com/batonrl/baton/cli_test.registerMine (example_test.go:`}},
 		{"bench over the shipped only", []func(*runners.Registry) error{rps.Register}, []string{"bench"}, 2, nil,
 			[]string{`unknown command "bench"`}},
+		{"new over the shipped only", []func(*runners.Registry) error{rps.Register}, []string{"new", "kd"}, 2, nil,
+			[]string{`unknown command "new"`}},
 		{"nil register", []func(*runners.Registry) error{nil}, []string{"envs"}, 1, nil, []string{"register function is nil"}},
 	}
 	for _, tt := range tests {
