@@ -1,7 +1,7 @@
 """baton new, from a folder outside the repository: the starter module it writes (with
 --replace to this checkout) passes its own tests, its command line runs a campaign
 with a log, play, graph, inspect and replay over it and serves it to Python's
-RemoteMultiAgentEnv; baton.build makes its library, which Gymnasium's and
+RemoteMultiAgentEnv and to a batched remote vector; baton.build makes its library, which Gymnasium's and
 PettingZoo's checkers accept; an edit of a reward constant reaches Python at the next
 baton.build; and its train.py trains it with baton.ppo well past random policies.
 
@@ -25,6 +25,7 @@ from pettingzoo.test import api_test
 
 import baton
 import baton.pettingzoo as bp
+import baton.vector as bv
 from baton import remote as R
 from conftest import REPO_ROOT
 from test_remote_go import Process, baton_bin  # noqa: F401  (a fixture)
@@ -144,10 +145,40 @@ def test_pettingzoo_api_test(library):
     env.close()
 
 
-# A batched remote vector of the starter (baton.vector.make(NAME, num_envs=..., remote=
-# the address of `NAME serve env`), stepped like the local one) belongs here: batched
-# remote vectors of hierarchical environments are being added apart from the starter,
-# and this check comes with them.
+def test_a_batched_remote_vector_equals_the_local_one(starter, library):
+    """The starter's hierarchy served by its own command line, as a batched remote
+    vector: step by step the groups, rewards, spans and ends of the in-process vector
+    of its library, for the same seed and actions."""
+    module, cmd = starter
+    n = 32
+    rng = np.random.default_rng(2)
+    server = Process([cmd, "serve", "env", "--addr", "127.0.0.1:0"], cwd=module)
+    try:
+        with bv.make(NAME, num_envs=n, address=server.addr, seed=4) as r, \
+                bv.make(NAME, num_envs=n, seed=4, library=library) as v:
+            assert isinstance(r, bv.RemoteMultiVector)
+            assert r.agent_names == v.agent_names == ["planner", "walker"]
+            rg, vg = r.reset(), v.reset()
+            ended = 0
+            for tick in range(200):
+                for j, g in enumerate(vg.values()):
+                    if len(g):
+                        u = rng.random((len(g), v.agents[j].actions))
+                        u[~g.masks] = -1.0
+                        g.actions[:] = np.argmax(u, axis=1) + v.agents[j].start
+                acts = {name: g.actions.copy() for name, g in vg.items()}
+                rg, vg = r.step(acts)[0], v.step(acts)[0]
+                assert list(rg) == list(vg)
+                for name in vg:
+                    np.testing.assert_array_equal(rg[name].copies, vg[name].copies, err_msg=f"tick {tick}: {name}")
+                    np.testing.assert_array_equal(rg[name].obs, vg[name].obs, err_msg=f"tick {tick}: {name}")
+                    np.testing.assert_array_equal(rg[name].masks, vg[name].masks, err_msg=f"tick {tick}: {name}")
+                for attr in ("acting", "rewards", "spans", "terminated", "truncated", "ended"):
+                    np.testing.assert_array_equal(getattr(r, attr), getattr(v, attr), err_msg=f"tick {tick}: {attr}")
+                ended += int(v.ended.sum())
+            assert ended > 0
+    finally:
+        server.stop()
 
 
 def planner_return(library, seed: int = 7) -> float:
