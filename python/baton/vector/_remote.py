@@ -215,7 +215,7 @@ class RemoteVector:
         try:
             if session is not None:
                 try:
-                    self._conn.call(self._stub.Close, self._pb.CloseRequest(session=session), "EnvService/Close", self._target)
+                    self._conn.call(self._stub.CloseSession, self._pb.CloseRequest(session=session), "EnvService/CloseSession", self._target)
                 except self._R.RemoteError:
                     pass  # the server is gone or the session expired: nothing to end
         finally:
