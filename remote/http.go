@@ -104,7 +104,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Nothing of the body is read before the key is checked: a refused request is
-	// answered at once, and its connection closed rather than drained.
+	// answered at once, and its connection closed (refuse).
 	ctx := r.Context()
 	md := metadata.MD{}
 	if v := r.Header.Values("Authorization"); len(v) > 0 {
@@ -137,8 +137,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The answer may take long (a Watch, a Pending that waits): the deadline was
-	// the request's. (A failed read leaves it, so that net/http does not wait for
-	// the rest of the body either.)
+	// the request's. (A failed read sets its own, in refuse.)
 	_ = rc.SetReadDeadline(time.Time{})
 	msg, err := wi.request(body)
 	if err != nil {
