@@ -36,8 +36,8 @@
 //	baton replay DIR  replay a log's trials and report every step that differs
 //	baton log recover DIR  rewrite the parts a killed writer left without a footer
 //	baton serve agent|env|trials  serve agents, environments or trials over gRPC,
-//	                  and the same calls as JSON over HTTP/1.1 (package remote;
-//	                  baton serve --help)
+//	                  and the same calls over HTTP/1.1 in Connect (JSON and
+//	                  binary) and gRPC-Web (package remote; baton serve --help)
 //	baton serve ui    serve trials and a page where people play, reward and watch
 //	                  them (package webui)
 //

@@ -251,8 +251,8 @@ elsewhere, or learners in any language, ask them for actions; "serve env" serves
 registered environments (EnvService), so that a trainer in any language makes, resets
 and steps them; "serve trials" serves a trial controller (TrialService): start trials
 and campaigns, watch, stop and reward them; "serve ui" serves trials and a page where
-people play, reward and watch them. Every server answers the same calls as Connect
-JSON over HTTP/1.1 on its address.
+people play, reward and watch them. Every server answers the same calls over
+HTTP/1.1 on its address, in the Connect protocol (JSON and binary) and in gRPC-Web.
 
 Every server has gRPC health checking and reflection (open without a key), listens on
 loopback unless --addr says otherwise, takes API keys with --key-file (NAME=KEY lines,

@@ -20,7 +20,7 @@ const (
 	methodMake  = "EnvService/Make"
 	methodReset = "EnvService/Reset"
 	methodStep  = "EnvService/Step"
-	methodClose = "EnvService/Close"
+	methodClose = "EnvService/CloseSession"
 )
 
 // EnvInfo is an environment an environment server can make.
@@ -339,7 +339,7 @@ func (e *Env) close(ctx context.Context) error { return e.c.closeSession(ctx, e.
 // closeSession ends a session, plain or batch, on the server; target names it in errors.
 func (c *EnvClient) closeSession(ctx context.Context, target, session string) error {
 	return c.c.call(ctx, methodClose, target, func(ctx context.Context) error {
-		_, err := c.api.Close(ctx, &pb.CloseRequest{Session: session})
+		_, err := c.api.CloseSession(ctx, &pb.CloseRequest{Session: session})
 		return err
 	})
 }

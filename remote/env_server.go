@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/batonrl/baton/hrl"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -71,7 +73,26 @@ func (s *Server) AddEnvs(reg *runners.Registry) error {
 		return fmt.Errorf("%w: AddEnvs: %w", ErrConfig, err)
 	}
 	svc := &envService{reg: view, idle: s.cfg.sessionIdle, budget: newBudget(&s.cfg), sessions: map[string]*session{}}
-	return s.register(&pb.EnvService_ServiceDesc, svc, svc.scope, svc.closeAll)
+	return s.register(envServiceDesc(), svc, svc.scope, svc.closeAll)
+}
+
+// closeAliasMethod is CloseSession's former name, which shadowed the close() of
+// grpc-js clients made from the contract. The contract names it no more, and
+// servers answer it on the wire (/baton.v1.EnvService/Close) as CloseSession, for
+// clients built before the rename. It is deprecated.
+const closeAliasMethod = "Close"
+
+// envServiceDesc is EnvService's description with closeAliasMethod beside
+// CloseSession.
+func envServiceDesc() *grpc.ServiceDesc {
+	d := pb.EnvService_ServiceDesc
+	d.Methods = slices.Clone(d.Methods)
+	for _, m := range pb.EnvService_ServiceDesc.Methods {
+		if m.MethodName == "CloseSession" {
+			d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: closeAliasMethod, Handler: m.Handler})
+		}
+	}
+	return &d
 }
 
 // ServeEnv serves the environments of reg on lis until ctx is done (see
@@ -312,7 +333,7 @@ func (e *envService) Make(ctx context.Context, req *pb.MakeRequest) (*pb.MakeRes
 	return &pb.MakeResponse{Session: ss.id, Spec: ss.proto}, nil
 }
 
-func (e *envService) Close(_ context.Context, req *pb.CloseRequest) (*pb.CloseResponse, error) {
+func (e *envService) CloseSession(_ context.Context, req *pb.CloseRequest) (*pb.CloseResponse, error) {
 	e.mu.Lock()
 	ss := e.sessions[req.GetSession()]
 	delete(e.sessions, req.GetSession())

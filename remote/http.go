@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,11 +24,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 )
 
-// httpMethod is a method of a served service that the JSON gateway calls.
+// httpMethod is a method of a served service that the gateway calls.
 type httpMethod struct {
 	impl   any
 	full   string // "/baton.v1.TrialService/Start"
@@ -38,7 +34,7 @@ type httpMethod struct {
 	stream *grpc.StreamDesc // server streaming only
 }
 
-// expose records the unary and server-streaming methods of a service for the JSON
+// expose records the unary and server-streaming methods of a service for the
 // gateway. Methods with a client stream (ActStream) are gRPC only.
 func (s *Server) expose(desc *grpc.ServiceDesc, impl any) {
 	if s.methods == nil {
@@ -59,12 +55,15 @@ func (s *Server) expose(desc *grpc.ServiceDesc, impl any) {
 	}
 }
 
-// ServeHTTP serves the JSON gateway: the unary and server-streaming methods of the
-// server's services in the Connect protocol's JSON forms (POST /baton.v1.SERVICE/METHOD;
-// application/json for unary calls, application/connect+json for streams), the key in
-// the "Authorization: Bearer KEY" or "X-Baton-Key" header. Other paths go to the
-// handler of WithHTTPHandler (404 without one). Serve serves it on the same listener
-// as gRPC; ServeHTTP lets it be mounted elsewhere too.
+// ServeHTTP serves the gateway: the unary and server-streaming methods of the
+// server's services (POST /baton.v1.SERVICE/METHOD) in the Connect protocol, JSON
+// (application/json for unary calls, application/connect+json for streams) or
+// binary (application/proto, application/connect+proto), and in gRPC-Web, binary
+// (application/grpc-web, application/grpc-web+proto) or text
+// (application/grpc-web-text); the key in the "Authorization: Bearer KEY" or
+// "X-Baton-Key" header. Other paths go to the handler of WithHTTPHandler (404
+// without one). Serve serves it on the same listener as gRPC; ServeHTTP lets it be
+// mounted elsewhere too.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The body of a request must come within the read timeout: net/http bounds its
 	// headers, and nothing bounds the rest unless a deadline is set.
@@ -75,29 +74,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	m, ok := s.methods[r.URL.Path]
 	s.mu.Unlock()
+	if !ok && s.cfg.httpHandler != nil && !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
+		if r.ContentLength != 0 {
+			// Once the handler has read it all, the answer may take its time.
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+		s.cfg.httpHandler.ServeHTTP(w, r)
+		return
+	}
+	if !ok && !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
+		http.NotFound(w, r)
+		return
+	}
+	// The protocol of the call, from its content type: its answers, refusals
+	// included, are in that protocol. Before the call is known to be a method's in a
+	// form the method takes, Connect's are its unary JSON errors.
+	wi, known := wireOf(r.Header.Get("Content-Type"))
+	early := defaultWire
+	if wi.kind == grpcWeb {
+		early = wi
+	}
 	if !ok {
-		if s.cfg.httpHandler != nil && !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
-			if r.ContentLength != 0 {
-				// Once the handler has read it all, the answer may take its time.
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-			}
-			s.cfg.httpHandler.ServeHTTP(w, r)
-			return
-		}
-		if !strings.HasPrefix(r.URL.Path, "/baton.v1.") {
-			http.NotFound(w, r)
-			return
-		}
-		refuse(w, r, http.StatusNotImplemented, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
+		refuse(w, r, s.linger(), early, http.StatusNotImplemented, status.Errorf(codes.Unimplemented, "no method %s over HTTP (POST /baton.v1.SERVICE/METHOD; client streams are gRPC only)", r.URL.Path))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		refuse(w, r, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
+		refuse(w, r, s.linger(), early, http.StatusMethodNotAllowed, status.Errorf(codes.Unimplemented, "%s %s: use POST", r.Method, r.URL.Path))
 		return
 	}
 	// Nothing of the body is read before the key is checked: a refused request is
-	// answered at once, and its connection closed rather than drained.
+	// answered at once, and its connection closed (refuse).
 	ctx := r.Context()
 	md := metadata.MD{}
 	if v := r.Header.Values("Authorization"); len(v) > 0 {
@@ -110,34 +117,43 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.cfg.keys.Empty() {
 		g, err := s.cfg.keys.authenticate(md)
 		if err != nil {
-			refuse(w, r, http.StatusUnauthorized, err)
+			refuse(w, r, s.linger(), wi, http.StatusUnauthorized, err)
 			return
 		}
 		ctx = context.WithValue(ctx, grantKey{}, g)
 	}
-	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
-	ct = strings.TrimSpace(strings.ToLower(ct))
-	switch {
-	case m.unary != nil && ct != "application/json":
-		refuse(w, r, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: send application/json", ct))
-		return
-	case m.stream != nil && ct != "application/connect+json":
-		refuse(w, r, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s is a stream: send application/connect+json", ct, m.full))
+	if !known || !wi.takes(m) {
+		w.Header().Set("Accept-Post", acceptPost(m))
+		refuse(w, r, s.linger(), defaultWire, http.StatusUnsupportedMediaType, status.Errorf(codes.InvalidArgument, "content type %q: %s", mediaType(r.Header.Get("Content-Type")), wantContentType(m)))
 		return
 	}
-	body, err := s.readBody(w, r, m.full)
+	timeout, err := wi.checkHeaders(r.Header)
+	if err != nil {
+		refuse(w, r, s.linger(), wi, 0, err)
+		return
+	}
+	body, err := s.readBody(w, r, m.full, wi)
 	if err != nil {
 		return
 	}
 	// The answer may take long (a Watch, a Pending that waits): the deadline was
-	// the request's. (A failed read leaves it, so that net/http does not wait for
-	// the rest of the body either.)
+	// the request's. (A failed read sets its own, in refuse.)
 	_ = rc.SetReadDeadline(time.Time{})
-	if m.unary != nil {
-		s.serveUnary(ctx, w, m, body)
+	msg, err := wi.request(body)
+	if err != nil {
+		wi.fail(w, 0, err)
 		return
 	}
-	s.serveStream(ctx, w, m, body)
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if m.unary != nil {
+		s.serveUnary(ctx, w, m, wi, msg)
+		return
+	}
+	s.serveStream(ctx, w, m, wi, msg)
 }
 
 // smallRequests are the methods whose requests hold names, ids and numbers only:
@@ -145,16 +161,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // observations, actions, configurations or lists of ids, bounded by the maximum
 // message size (WithMaxMessageSize).
 var smallRequests = map[string]bool{
-	"/baton.v1.AgentService/Spec":     true,
-	"/baton.v1.AgentService/Agents":   true,
-	"/baton.v1.EnvService/Envs":       true,
-	"/baton.v1.EnvService/Spec":       true,
-	"/baton.v1.EnvService/Reset":      true,
-	"/baton.v1.EnvService/Close":      true,
-	"/baton.v1.TrialService/List":     true,
-	"/baton.v1.TrialService/Reward":   true,
-	"/baton.v1.TrialService/Pending":  true,
-	"/baton.v1.TrialService/Episodes": true,
+	"/baton.v1.AgentService/Spec":       true,
+	"/baton.v1.AgentService/Agents":     true,
+	"/baton.v1.EnvService/Envs":         true,
+	"/baton.v1.EnvService/Spec":         true,
+	"/baton.v1.EnvService/Reset":        true,
+	"/baton.v1.EnvService/CloseSession": true,
+	"/baton.v1.EnvService/Close":        true, // CloseSession's former name
+	"/baton.v1.TrialService/List":       true,
+	"/baton.v1.TrialService/Reward":     true,
+	"/baton.v1.TrialService/Pending":    true,
+	"/baton.v1.TrialService/Episodes":   true,
 }
 
 // smallRequestLimit bounds the bodies of smallRequests over HTTP: 64 KiB.
@@ -171,23 +188,31 @@ func (s *Server) requestLimit(fullMethod string) int64 {
 }
 
 // readBody reads the body of a request to method, within the limit of the method
-// and the read deadline set on the connection. It answers the request itself when
-// it fails: 413 for a body too large (its declared length is checked before any
-// of it is read), 408 for one too slow.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string) ([]byte, error) {
+// (in base64 for gRPC-Web's text form) and the read deadline set on the
+// connection. It answers the request itself when it fails: 413 for a body too
+// large (its declared length is checked before any of it is read), 408 for one too
+// slow (or their codes in the protocol of wi).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string, wi wire) ([]byte, error) {
 	limit := s.requestLimit(method)
+	small := limit == smallRequestLimit
+	if wi.text {
+		limit = base64Len(limit)
+	}
 	// tooLarge answers 413; size is the declared length, or "" for a body that grew
 	// past the limit as it came.
 	tooLarge := func(size string) error {
 		why := fmt.Sprintf("the server's maximum message size is %d bytes", s.cfg.maxMsg)
-		if limit == smallRequestLimit {
+		if small {
 			why = "its requests hold names, ids and numbers only"
+		}
+		if wi.text {
+			why += ", in base64"
 		}
 		if size != "" {
 			size += " bytes, "
 		}
 		err := status.Errorf(codes.ResourceExhausted, "request body: %smore than the %d bytes that %s takes (%s)", size, limit, method, why)
-		refuse(w, r, http.StatusRequestEntityTooLarge, err)
+		refuse(w, r, s.linger(), wi, http.StatusRequestEntityTooLarge, err)
 		return err
 	}
 	if r.ContentLength > limit {
@@ -207,24 +232,36 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, method string)
 		return nil, tooLarge("")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = status.Errorf(codes.DeadlineExceeded, "request body: not received within the read timeout (%v); %d bytes came", s.cfg.readTimeout, buf.Len())
-		refuse(w, r, http.StatusRequestTimeout, err)
+		refuse(w, r, 0, wi, http.StatusRequestTimeout, err)
 		return nil, err
 	}
 	err = status.Errorf(codes.InvalidArgument, "request body: %v", err)
-	refuse(w, r, http.StatusBadRequest, err)
+	refuse(w, r, 0, wi, http.StatusBadRequest, err)
 	return nil, err
 }
 
-// refuse answers a request whose body is not read (all of it, at least); a
-// request that has a body gets its connection closed afterwards, rather than
-// read what is left of the body (net/http would read up to 256 KiB of it).
-func refuse(w http.ResponseWriter, r *http.Request, code int, err error) {
+// refuse answers a request whose body is not read (all of it, at least), in the
+// protocol of wi (code is the HTTP status of Connect's unary answer; 0 for the
+// status code's). A request that has a body gets its connection closed after the
+// answer: what is left of the body is read and dropped (up to 256 KiB, net/http's
+// bound; more is not read) for at most linger, so that a client still sending it
+// reads the answer rather than a reset of the connection; a body that does not
+// come in that time is not waited for.
+func refuse(w http.ResponseWriter, r *http.Request, linger time.Duration, wi wire, code int, err error) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(linger))
 	}
-	writeHTTPErrorStatus(w, code, err)
+	wi.fail(w, code, err)
 }
+
+// maxLinger bounds how long a refused request's body is waited for (refuse), as
+// net/http waits before closing a connection whose request it did not read.
+const maxLinger = 500 * time.Millisecond
+
+// linger is how long a refused request's body is waited for: maxLinger, or the
+// read timeout when shorter.
+func (s *Server) linger() time.Duration { return min(maxLinger, s.cfg.readTimeout) }
 
 // deadlineBody is the body of a request with a read deadline on its connection; it
 // clears the deadline once the body is read to its end.
@@ -243,64 +280,42 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-var (
-	jsonIn = protojson.UnmarshalOptions{}
-	// jsonOut writes every field, zero values too ("tick": "0"), for people who read
-	// the answers; Connect clients accept both forms.
-	jsonOut = protojson.MarshalOptions{EmitUnpopulated: true}
-)
-
-func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMethod, body []byte) {
-	dec := func(v any) error {
-		msg, ok := v.(proto.Message)
-		if !ok {
-			return status.Errorf(codes.Internal, "%s: request is not a protobuf message", m.full)
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			return nil
-		}
-		if err := jsonIn.Unmarshal(body, msg); err != nil {
-			return status.Errorf(codes.InvalidArgument, "request JSON: %v", err)
-		}
-		return nil
-	}
+func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMethod, wi wire, req []byte) {
+	dec := func(v any) error { return s.decodeMessage(wi, req, v) }
 	resp, err := m.unary.Handler(m.impl, ctx, dec, s.unaryInterceptor)
 	if err != nil {
-		writeHTTPError(w, err)
+		wi.fail(w, 0, err)
 		return
 	}
-	out, err := jsonOut.Marshal(resp.(proto.Message))
+	out, err := s.encodeMessage(wi, resp)
 	if err != nil {
-		writeHTTPError(w, status.Errorf(codes.Internal, "response JSON: %v", err))
+		wi.fail(w, 0, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	if wi.kind == connectUnary {
+		w.Header().Set("Content-Type", wi.contentType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		_, _ = w.Write(out)
+		return
+	}
+	newFrameWriter(w, wi).whole(appendFrame(appendFrame(make([]byte, 0, len(out)+32), 0, out), grpcWebTrailers, trailersOf(nil)))
 }
 
-func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, m httpMethod, body []byte) {
-	w.Header().Set("Content-Type", "application/connect+json")
-	st := &httpStream{ctx: ctx, w: w}
-	if f, ok := w.(http.Flusher); ok {
-		st.flush = f.Flush
-	}
-	if len(body) < 5 || body[0]&1 != 0 || int(binary.BigEndian.Uint32(body[1:5])) != len(body)-5 {
-		st.end(status.Error(codes.InvalidArgument, "request: want one enveloped JSON message (flags byte 0, 4-byte big-endian length, the JSON)"))
-		return
-	}
-	st.req = body[5:]
+func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, m httpMethod, wi wire, req []byte) {
+	st := &httpStream{ctx: ctx, srv: s, wi: wi, fw: newFrameWriter(w, wi), req: req}
 	info := &grpc.StreamServerInfo{FullMethod: m.full, IsServerStream: true}
 	err := s.streamInterceptor(m.impl, st, info, m.stream.Handler)
 	st.end(err)
 }
 
-// httpStream is a server stream over a Connect streaming response.
+// httpStream is a server stream over a Connect or gRPC-Web streaming response.
 type httpStream struct {
-	ctx   context.Context
-	w     http.ResponseWriter
-	flush func()
-	req   []byte
-	read  bool
+	ctx  context.Context
+	srv  *Server
+	wi   wire
+	fw   *frameWriter
+	req  []byte
+	read bool
 }
 
 func (h *httpStream) SetHeader(metadata.MD) error  { return nil }
@@ -313,97 +328,34 @@ func (h *httpStream) RecvMsg(v any) error {
 		return io.EOF
 	}
 	h.read = true
-	if err := jsonIn.Unmarshal(h.req, v.(proto.Message)); err != nil {
-		return status.Errorf(codes.InvalidArgument, "request JSON: %v", err)
-	}
-	return nil
+	return h.srv.decodeMessage(h.wi, h.req, v)
 }
 
 func (h *httpStream) SendMsg(v any) error {
-	b, err := jsonOut.Marshal(v.(proto.Message))
+	b, err := h.srv.encodeMessage(h.wi, v)
 	if err != nil {
-		return status.Errorf(codes.Internal, "response JSON: %v", err)
-	}
-	return h.frame(0, b)
-}
-
-func (h *httpStream) frame(flags byte, b []byte) error {
-	var hdr [5]byte
-	hdr[0] = flags
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(b)))
-	if _, err := h.w.Write(hdr[:]); err != nil {
 		return err
 	}
-	if _, err := h.w.Write(b); err != nil {
-		return err
-	}
-	if h.flush != nil {
-		h.flush()
-	}
-	return nil
+	return h.fw.frame(0, b)
 }
 
-// end writes the end-of-stream message, with the error if any.
+// end ends the stream with err (nil for OK): Connect's end-of-stream message, or
+// gRPC-Web's trailers (in the headers when nothing was sent).
 func (h *httpStream) end(err error) {
-	b := []byte("{}")
-	if err != nil {
-		b = errorJSON(err)
-		b = append(append([]byte(`{"error":`), b...), '}')
+	if err != nil && !h.fw.started {
+		h.wi.fail(h.fw.w, 0, err)
+		return
 	}
-	_ = h.frame(2, b)
-}
-
-// connectCodes are the Connect protocol's names of gRPC codes, and their HTTP status.
-var connectCodes = map[codes.Code]struct {
-	name string
-	http int
-}{
-	codes.Canceled:           {"canceled", 499},
-	codes.Unknown:            {"unknown", 500},
-	codes.InvalidArgument:    {"invalid_argument", 400},
-	codes.DeadlineExceeded:   {"deadline_exceeded", 504},
-	codes.NotFound:           {"not_found", 404},
-	codes.AlreadyExists:      {"already_exists", 409},
-	codes.PermissionDenied:   {"permission_denied", 403},
-	codes.ResourceExhausted:  {"resource_exhausted", 429},
-	codes.FailedPrecondition: {"failed_precondition", 400},
-	codes.Aborted:            {"aborted", 409},
-	codes.OutOfRange:         {"out_of_range", 400},
-	codes.Unimplemented:      {"unimplemented", 501},
-	codes.Internal:           {"internal", 500},
-	codes.Unavailable:        {"unavailable", 503},
-	codes.DataLoss:           {"data_loss", 500},
-	codes.Unauthenticated:    {"unauthenticated", 401},
-}
-
-// errorJSON is the Connect error object of err: {"code": "invalid_argument", "message": ...}.
-func errorJSON(err error) []byte {
-	st := status.Convert(err)
-	c, ok := connectCodes[st.Code()]
-	if !ok {
-		c = connectCodes[codes.Unknown]
+	if h.wi.kind == grpcWeb {
+		_ = h.fw.frame(grpcWebTrailers, trailersOf(err))
+		return
 	}
-	msg, _ := json.Marshal(st.Message())
-	return fmt.Appendf(nil, `{"code":%q,"message":%s}`, c.name, msg)
-}
-
-func writeHTTPError(w http.ResponseWriter, err error) {
-	c, ok := connectCodes[status.Code(err)]
-	if !ok {
-		c = connectCodes[codes.Unknown]
-	}
-	writeHTTPErrorStatus(w, c.http, err)
-}
-
-func writeHTTPErrorStatus(w http.ResponseWriter, code int, err error) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(errorJSON(err))
+	_ = h.fw.frame(connectEndStream, endStreamJSON(err))
 }
 
 // split divides the connections of a listener between gRPC (HTTP/2 with prior
 // knowledge, or TLS with ALPN h2 to a client that offers no HTTP/1.1) and HTTP/1.1
-// (the JSON gateway and the handler of WithHTTPHandler). It alone calls the
+// (the HTTP gateway and the handler of WithHTTPHandler). It alone calls the
 // listener's Accept: it retries temporary errors (too many open files) as net/http
 // does, and keeps the error that ends it for Serve to report.
 type split struct {

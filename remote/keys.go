@@ -339,7 +339,7 @@ type scoper func(fullMethod string, req any) (names []string, err error)
 // its grant. It fails with UNAUTHENTICATED for a missing key or one that matches no
 // key, and says nothing more, so that a caller without a valid key learns nothing
 // of what the server serves; which names the key grants is checked per request by
-// check. A context that carries a grant already (the gRPC tap and the JSON gateway
+// check. A context that carries a grant already (the gRPC tap and the HTTP gateway
 // check the key on the headers, before the request is read) is taken as it is.
 func authenticate(ctx context.Context, keys *Keys) (context.Context, *grant, error) {
 	if keys.Empty() {

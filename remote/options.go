@@ -363,7 +363,7 @@ func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 }
 
 // WithHTTPHandler serves h, on the server's listener, for the HTTP/1.1 requests whose
-// path is not a method of the JSON gateway (see Server.ServeHTTP): a page, its assets.
+// path is not a method of the HTTP gateway (see Server.ServeHTTP): a page, its assets.
 // nil, the default, answers them 404.
 func WithHTTPHandler(h http.Handler) ServerOption {
 	return serverOption(func(c *serverConfig) { c.httpHandler = h })
@@ -395,7 +395,7 @@ func WithHeaderTimeout(d time.Duration) ServerOption {
 	return durationOption("WithHeaderTimeout", d, DefaultHeaderTimeout, func(c *serverConfig) *time.Duration { return &c.headerTimeout })
 }
 
-// WithReadTimeout bounds how long the body of an HTTP/1.1 request (the JSON gateway)
+// WithReadTimeout bounds how long the body of an HTTP/1.1 request (the HTTP gateway)
 // may take to arrive once its headers have: a slower one is answered 408 Request
 // Timeout and its connection closed. It bounds the request only, not the answer, so
 // that a Watch or a Pending that waits is not cut short. 0 means DefaultReadTimeout.

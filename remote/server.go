@@ -43,7 +43,7 @@ type Server struct {
 	services []string
 	closers  []func(ctx context.Context) error
 	serving  bool
-	methods  map[string]httpMethod // by full method name, for the JSON gateway
+	methods  map[string]httpMethod // by full method name, for the HTTP gateway
 }
 
 // NewServer returns a server with the options; errors wrap ErrConfig.

@@ -717,6 +717,7 @@ class RefusingEnvService(pb_grpc.EnvServiceServicer):
 
     def __init__(self, ok=0):
         self.ok = ok
+        self.closed = []
 
     def Make(self, request, context):
         spec = R.agent_spec(SPACES, name="strategy").to_proto()
@@ -731,7 +732,8 @@ class RefusingEnvService(pb_grpc.EnvServiceServicer):
         report = pb.Report(agent_id="strategy_0", agent="strategy", observation=obs, mask=mask, start=True, clock=pb.Clock())
         return pb.Turn(reports=[report], next="strategy_0")
 
-    def Close(self, request, context):
+    def CloseSession(self, request, context):
+        self.closed.append(request.session)
         return pb.CloseResponse()
 
 
@@ -747,7 +749,8 @@ def serve_env(service):
 def test_a_refused_reset_raises_with_the_servers_message(ok):
     """A refused reset, the first or after an episode started, raises Rejected with the
     server's message, and a step after it asks for a reset without calling the server."""
-    srv, addr = serve_env(RefusingEnvService(ok))
+    service = RefusingEnvService(ok)
+    srv, addr = serve_env(service)
     try:
         with R.RemoteMultiAgentEnv(addr, "refusing") as env:
             for _ in range(ok):
@@ -759,6 +762,7 @@ def test_a_refused_reset_raises_with_the_servers_message(ok):
             assert e.value.method == "EnvService/Reset"
             with pytest.raises(RuntimeError, match="call reset"):
                 env.step(0)
+        assert service.closed == ["5e55"], "closing the environment ends its session (CloseSession)"
     finally:
         srv.stop(None)
     srv, addr = serve_env(RefusingEnvService(ok))

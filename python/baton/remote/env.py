@@ -386,7 +386,7 @@ class RemoteMultiAgentEnv:
         return Turn(reports=reports, next=self._next, over=bool(msg.over), tick=int(msg.tick), info=info)
 
     def close(self) -> None:
-        """Ends the session (Close) and closes the connection. Calling it again does
+        """Ends the session (CloseSession) and closes the connection. Calling it again does
         nothing. A server that cannot be reached any more closes the session itself
         when it has been idle for its idle timeout."""
         session, self._session = self._session, None
@@ -396,7 +396,7 @@ class RemoteMultiAgentEnv:
         try:
             if session:
                 try:
-                    self._conn.call(self._stub.Close, pb.CloseRequest(session=session), "EnvService/Close", self._target)
+                    self._conn.call(self._stub.CloseSession, pb.CloseRequest(session=session), "EnvService/CloseSession", self._target)
                 except Exception:
                     pass  # the session ends with the server's idle timeout
         finally:

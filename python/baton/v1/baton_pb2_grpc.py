@@ -397,9 +397,9 @@ class EnvServiceStub:
     """---------------------------------------------------------------------------------
     EnvService: baton environments stepped from another process, in the turn-taking
     multi-agent form (PettingZoo's AEC API; a single-agent environment has one agent).
-    Make opens a session, which holds one environment; Reset and Step drive it; Close
-    ends it. A server closes sessions idle for longer than its idle timeout, and each
-    session serves one call at a time.
+    Make opens a session, which holds one environment; Reset and Step drive it;
+    CloseSession ends it. A server closes sessions idle for longer than its idle
+    timeout, and each session serves one call at a time.
 
     A Step the environment refuses leaves the session as it was: INVALID_ARGUMENT for an
     action outside the agent's action space or invalid in the current state (a
@@ -442,8 +442,8 @@ class EnvServiceStub:
                 request_serializer=baton_dot_v1_dot_baton__pb2.StepRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_baton__pb2.Turn.FromString,
                 _registered_method=True)
-        self.Close = channel.unary_unary(
-                '/baton.v1.EnvService/Close',
+        self.CloseSession = channel.unary_unary(
+                '/baton.v1.EnvService/CloseSession',
                 request_serializer=baton_dot_v1_dot_baton__pb2.CloseRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_baton__pb2.CloseResponse.FromString,
                 _registered_method=True)
@@ -468,9 +468,9 @@ class EnvServiceServicer:
     """---------------------------------------------------------------------------------
     EnvService: baton environments stepped from another process, in the turn-taking
     multi-agent form (PettingZoo's AEC API; a single-agent environment has one agent).
-    Make opens a session, which holds one environment; Reset and Step drive it; Close
-    ends it. A server closes sessions idle for longer than its idle timeout, and each
-    session serves one call at a time.
+    Make opens a session, which holds one environment; Reset and Step drive it;
+    CloseSession ends it. A server closes sessions idle for longer than its idle
+    timeout, and each session serves one call at a time.
 
     A Step the environment refuses leaves the session as it was: INVALID_ARGUMENT for an
     action outside the agent's action space or invalid in the current state (a
@@ -517,8 +517,11 @@ class EnvServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Close(self, request, context):
-        """Close ends a session. Closing a session that does not exist (any more) succeeds.
+    def CloseSession(self, request, context):
+        """CloseSession ends a session, plain or batch. Closing a session that does not exist
+        (any more) succeeds. It was named Close, which shadowed the close() of grpc-js
+        clients; servers still answer that name on the wire (/baton.v1.EnvService/Close),
+        deprecated, for clients built before the rename.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -526,8 +529,8 @@ class EnvServiceServicer:
 
     def MakeBatch(self, request, context):
         """MakeBatch opens a batch session: num_envs copies of an environment, stepped
-        together by ResetBatch and StepBatch (closed by Close), each call moving every
-        copy's results as tensors of num_envs rows; the copies of a multi-agent
+        together by ResetBatch and StepBatch (closed by CloseSession), each call moving
+        every copy's results as tensors of num_envs rows; the copies of a multi-agent
         environment (with MakeBatchRequest.multi_agent) batched per acting agent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -576,8 +579,8 @@ def add_EnvServiceServicer_to_server(servicer, server):
                     request_deserializer=baton_dot_v1_dot_baton__pb2.StepRequest.FromString,
                     response_serializer=baton_dot_v1_dot_baton__pb2.Turn.SerializeToString,
             ),
-            'Close': grpc.unary_unary_rpc_method_handler(
-                    servicer.Close,
+            'CloseSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseSession,
                     request_deserializer=baton_dot_v1_dot_baton__pb2.CloseRequest.FromString,
                     response_serializer=baton_dot_v1_dot_baton__pb2.CloseResponse.SerializeToString,
             ),
@@ -608,9 +611,9 @@ class EnvService:
     """---------------------------------------------------------------------------------
     EnvService: baton environments stepped from another process, in the turn-taking
     multi-agent form (PettingZoo's AEC API; a single-agent environment has one agent).
-    Make opens a session, which holds one environment; Reset and Step drive it; Close
-    ends it. A server closes sessions idle for longer than its idle timeout, and each
-    session serves one call at a time.
+    Make opens a session, which holds one environment; Reset and Step drive it;
+    CloseSession ends it. A server closes sessions idle for longer than its idle
+    timeout, and each session serves one call at a time.
 
     A Step the environment refuses leaves the session as it was: INVALID_ARGUMENT for an
     action outside the agent's action space or invalid in the current state (a
@@ -758,7 +761,7 @@ class EnvService:
             _registered_method=True)
 
     @staticmethod
-    def Close(request,
+    def CloseSession(request,
             target,
             options=(),
             channel_credentials=None,
@@ -771,7 +774,7 @@ class EnvService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/baton.v1.EnvService/Close',
+            '/baton.v1.EnvService/CloseSession',
             baton_dot_v1_dot_baton__pb2.CloseRequest.SerializeToString,
             baton_dot_v1_dot_baton__pb2.CloseResponse.FromString,
             options,

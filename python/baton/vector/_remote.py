@@ -174,7 +174,7 @@ class _Session:
         try:
             if session is not None:
                 try:
-                    conn.call(self.stub.Close, self.pb.CloseRequest(session=session), "EnvService/Close", self.target)
+                    conn.call(self.stub.CloseSession, self.pb.CloseRequest(session=session), "EnvService/CloseSession", self.target)
                 except self.R.RemoteError:
                     pass  # the server is gone or the session expired: nothing to end
         finally:

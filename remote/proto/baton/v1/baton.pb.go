@@ -2135,7 +2135,7 @@ func (x *MakeRequest) GetMaxTicks() int64 {
 
 type MakeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session's id: an unguessable token to pass to Reset, Step and Close.
+	// The session's id: an unguessable token to pass to Reset, Step and CloseSession.
 	Session       string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
 	Spec          *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2508,7 +2508,7 @@ func (x *MakeBatchRequest) GetMultiAgent() bool {
 
 type MakeBatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The session's id, for ResetBatch, StepBatch and Close.
+	// The session's id, for ResetBatch, StepBatch and CloseSession.
 	Session string   `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
 	Spec    *EnvSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	NumEnvs int64    `protobuf:"varint,3,opt,name=num_envs,json=numEnvs,proto3" json:"num_envs,omitempty"`
@@ -5389,15 +5389,15 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x03Act\x12\x14.baton.v1.ActRequest\x1a\x15.baton.v1.ActResponse\x12<\n" +
 	"\tActStream\x12\x14.baton.v1.ActRequest\x1a\x15.baton.v1.ActResponse(\x010\x01\x12A\n" +
 	"\bActBatch\x12\x19.baton.v1.ActBatchRequest\x1a\x1a.baton.v1.ActBatchResponse\x12;\n" +
-	"\x06Agents\x12\x17.baton.v1.AgentsRequest\x1a\x18.baton.v1.AgentsResponse2\x8d\x04\n" +
+	"\x06Agents\x12\x17.baton.v1.AgentsRequest\x1a\x18.baton.v1.AgentsResponse2\x94\x04\n" +
 	"\n" +
 	"EnvService\x125\n" +
 	"\x04Envs\x12\x15.baton.v1.EnvsRequest\x1a\x16.baton.v1.EnvsResponse\x123\n" +
 	"\x04Spec\x12\x18.baton.v1.EnvSpecRequest\x1a\x11.baton.v1.EnvSpec\x125\n" +
 	"\x04Make\x12\x15.baton.v1.MakeRequest\x1a\x16.baton.v1.MakeResponse\x12/\n" +
 	"\x05Reset\x12\x16.baton.v1.ResetRequest\x1a\x0e.baton.v1.Turn\x12-\n" +
-	"\x04Step\x12\x15.baton.v1.StepRequest\x1a\x0e.baton.v1.Turn\x128\n" +
-	"\x05Close\x12\x16.baton.v1.CloseRequest\x1a\x17.baton.v1.CloseResponse\x12D\n" +
+	"\x04Step\x12\x15.baton.v1.StepRequest\x1a\x0e.baton.v1.Turn\x12?\n" +
+	"\fCloseSession\x12\x16.baton.v1.CloseRequest\x1a\x17.baton.v1.CloseResponse\x12D\n" +
 	"\tMakeBatch\x12\x1a.baton.v1.MakeBatchRequest\x1a\x1b.baton.v1.MakeBatchResponse\x12>\n" +
 	"\n" +
 	"ResetBatch\x12\x1b.baton.v1.ResetBatchRequest\x1a\x13.baton.v1.BatchTurn\x12<\n" +
@@ -5578,7 +5578,7 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	31, // 73: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
 	33, // 74: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
 	34, // 75: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	35, // 76: baton.v1.EnvService.Close:input_type -> baton.v1.CloseRequest
+	35, // 76: baton.v1.EnvService.CloseSession:input_type -> baton.v1.CloseRequest
 	37, // 77: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
 	39, // 78: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
 	40, // 79: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
@@ -5600,7 +5600,7 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	32, // 95: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
 	45, // 96: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
 	45, // 97: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	36, // 98: baton.v1.EnvService.Close:output_type -> baton.v1.CloseResponse
+	36, // 98: baton.v1.EnvService.CloseSession:output_type -> baton.v1.CloseResponse
 	38, // 99: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
 	41, // 100: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
 	41, // 101: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn

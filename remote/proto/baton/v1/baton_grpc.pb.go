@@ -308,15 +308,15 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	EnvService_Envs_FullMethodName       = "/baton.v1.EnvService/Envs"
-	EnvService_Spec_FullMethodName       = "/baton.v1.EnvService/Spec"
-	EnvService_Make_FullMethodName       = "/baton.v1.EnvService/Make"
-	EnvService_Reset_FullMethodName      = "/baton.v1.EnvService/Reset"
-	EnvService_Step_FullMethodName       = "/baton.v1.EnvService/Step"
-	EnvService_Close_FullMethodName      = "/baton.v1.EnvService/Close"
-	EnvService_MakeBatch_FullMethodName  = "/baton.v1.EnvService/MakeBatch"
-	EnvService_ResetBatch_FullMethodName = "/baton.v1.EnvService/ResetBatch"
-	EnvService_StepBatch_FullMethodName  = "/baton.v1.EnvService/StepBatch"
+	EnvService_Envs_FullMethodName         = "/baton.v1.EnvService/Envs"
+	EnvService_Spec_FullMethodName         = "/baton.v1.EnvService/Spec"
+	EnvService_Make_FullMethodName         = "/baton.v1.EnvService/Make"
+	EnvService_Reset_FullMethodName        = "/baton.v1.EnvService/Reset"
+	EnvService_Step_FullMethodName         = "/baton.v1.EnvService/Step"
+	EnvService_CloseSession_FullMethodName = "/baton.v1.EnvService/CloseSession"
+	EnvService_MakeBatch_FullMethodName    = "/baton.v1.EnvService/MakeBatch"
+	EnvService_ResetBatch_FullMethodName   = "/baton.v1.EnvService/ResetBatch"
+	EnvService_StepBatch_FullMethodName    = "/baton.v1.EnvService/StepBatch"
 )
 
 // EnvServiceClient is the client API for EnvService service.
@@ -333,11 +333,14 @@ type EnvServiceClient interface {
 	Reset(ctx context.Context, in *ResetRequest, opts ...grpc.CallOption) (*Turn, error)
 	// Step applies the action of the acting agent and returns every agent reported.
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*Turn, error)
-	// Close ends a session. Closing a session that does not exist (any more) succeeds.
-	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
+	// CloseSession ends a session, plain or batch. Closing a session that does not exist
+	// (any more) succeeds. It was named Close, which shadowed the close() of grpc-js
+	// clients; servers still answer that name on the wire (/baton.v1.EnvService/Close),
+	// deprecated, for clients built before the rename.
+	CloseSession(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
 	// MakeBatch opens a batch session: num_envs copies of an environment, stepped
-	// together by ResetBatch and StepBatch (closed by Close), each call moving every
-	// copy's results as tensors of num_envs rows; the copies of a multi-agent
+	// together by ResetBatch and StepBatch (closed by CloseSession), each call moving
+	// every copy's results as tensors of num_envs rows; the copies of a multi-agent
 	// environment (with MakeBatchRequest.multi_agent) batched per acting agent.
 	MakeBatch(ctx context.Context, in *MakeBatchRequest, opts ...grpc.CallOption) (*MakeBatchResponse, error)
 	// ResetBatch starts an episode of every copy of a batch session.
@@ -404,10 +407,10 @@ func (c *envServiceClient) Step(ctx context.Context, in *StepRequest, opts ...gr
 	return out, nil
 }
 
-func (c *envServiceClient) Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error) {
+func (c *envServiceClient) CloseSession(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CloseResponse)
-	err := c.cc.Invoke(ctx, EnvService_Close_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, EnvService_CloseSession_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -458,11 +461,14 @@ type EnvServiceServer interface {
 	Reset(context.Context, *ResetRequest) (*Turn, error)
 	// Step applies the action of the acting agent and returns every agent reported.
 	Step(context.Context, *StepRequest) (*Turn, error)
-	// Close ends a session. Closing a session that does not exist (any more) succeeds.
-	Close(context.Context, *CloseRequest) (*CloseResponse, error)
+	// CloseSession ends a session, plain or batch. Closing a session that does not exist
+	// (any more) succeeds. It was named Close, which shadowed the close() of grpc-js
+	// clients; servers still answer that name on the wire (/baton.v1.EnvService/Close),
+	// deprecated, for clients built before the rename.
+	CloseSession(context.Context, *CloseRequest) (*CloseResponse, error)
 	// MakeBatch opens a batch session: num_envs copies of an environment, stepped
-	// together by ResetBatch and StepBatch (closed by Close), each call moving every
-	// copy's results as tensors of num_envs rows; the copies of a multi-agent
+	// together by ResetBatch and StepBatch (closed by CloseSession), each call moving
+	// every copy's results as tensors of num_envs rows; the copies of a multi-agent
 	// environment (with MakeBatchRequest.multi_agent) batched per acting agent.
 	MakeBatch(context.Context, *MakeBatchRequest) (*MakeBatchResponse, error)
 	// ResetBatch starts an episode of every copy of a batch session.
@@ -494,8 +500,8 @@ func (UnimplementedEnvServiceServer) Reset(context.Context, *ResetRequest) (*Tur
 func (UnimplementedEnvServiceServer) Step(context.Context, *StepRequest) (*Turn, error) {
 	return nil, status.Error(codes.Unimplemented, "method Step not implemented")
 }
-func (UnimplementedEnvServiceServer) Close(context.Context, *CloseRequest) (*CloseResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
+func (UnimplementedEnvServiceServer) CloseSession(context.Context, *CloseRequest) (*CloseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseSession not implemented")
 }
 func (UnimplementedEnvServiceServer) MakeBatch(context.Context, *MakeBatchRequest) (*MakeBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MakeBatch not implemented")
@@ -617,20 +623,20 @@ func _EnvService_Step_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
-func _EnvService_Close_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _EnvService_CloseSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CloseRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(EnvServiceServer).Close(ctx, in)
+		return srv.(EnvServiceServer).CloseSession(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: EnvService_Close_FullMethodName,
+		FullMethod: EnvService_CloseSession_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(EnvServiceServer).Close(ctx, req.(*CloseRequest))
+		return srv.(EnvServiceServer).CloseSession(ctx, req.(*CloseRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -717,8 +723,8 @@ var EnvService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _EnvService_Step_Handler,
 		},
 		{
-			MethodName: "Close",
-			Handler:    _EnvService_Close_Handler,
+			MethodName: "CloseSession",
+			Handler:    _EnvService_CloseSession_Handler,
 		},
 		{
 			MethodName: "MakeBatch",

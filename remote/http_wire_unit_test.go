@@ -1,0 +1,90 @@
+package remote
+
+import (
+	"encoding/base64"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// TestErrorEncodings checks the three encodings of a status with a detail: Connect's
+// error object (details as type, unpadded base64 value and debug JSON), its
+// end-of-stream message, and gRPC-Web's trailers.
+func TestErrorEncodings(t *testing.T) {
+	br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "config", Description: "unknown field \"nope\""}}}
+	st, err := status.New(codes.InvalidArgument, "config: 100% wrong\n").WithDetails(br)
+	require.NoError(t, err)
+	detail := base64.RawStdEncoding.EncodeToString(st.Proto().GetDetails()[0].GetValue())
+
+	want := `{"code":"invalid_argument","message":"config: 100% wrong\n","details":[{"type":"google.rpc.BadRequest","value":"` + detail +
+		`","debug":{"fieldViolations":[{"field":"config","description":"unknown field \"nope\""}]}}]}`
+	assert.JSONEq(t, want, string(errorJSON(st.Err())))
+	assert.JSONEq(t, `{"error":`+want+`}`, string(endStreamJSON(st.Err())))
+	assert.JSONEq(t, `{}`, string(endStreamJSON(nil)))
+	assert.JSONEq(t, `{"code":"unknown","message":"plain"}`, string(errorJSON(status.Error(codes.Code(99), "plain"))), "a code Connect lacks is unknown")
+
+	tr := string(trailersOf(st.Err()))
+	assert.Contains(t, tr, "grpc-status: 3\r\ngrpc-message: config: 100%25 wrong%0A\r\ngrpc-status-details-bin: ")
+	assert.Equal(t, "grpc-status: 0\r\n", string(trailersOf(nil)))
+}
+
+// TestDecodeBase64Chunks decodes gRPC-Web text bodies sent in one piece or in
+// chunks each padded, and refuses what is not base64.
+func TestDecodeBase64Chunks(t *testing.T) {
+	for _, tt := range []struct {
+		name, in, want string
+		fails          bool
+	}{
+		{"one chunk", base64.StdEncoding.EncodeToString([]byte("hello")), "hello", false},
+		{"chunks each padded", base64.StdEncoding.EncodeToString([]byte("he")) + base64.StdEncoding.EncodeToString([]byte("llo!")), "hello!", false},
+		{"no padding needed", base64.StdEncoding.EncodeToString([]byte("abc")) + base64.StdEncoding.EncodeToString([]byte("d")), "abcd", false},
+		{"empty", "", "", false},
+		{"unpadded tail", "aGVsbG8", "", true},
+		{"not base64", "!!!!", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeBase64Chunks([]byte(tt.in))
+			if tt.fails {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(got))
+		})
+	}
+}
+
+// TestGRPCTimeout parses grpc-timeout values and refuses malformed ones.
+func TestGRPCTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"50m", 50 * time.Millisecond, true},
+		{"2S", 2 * time.Second, true},
+		{"1H", time.Hour, true},
+		{"99999999H", maxTimeout, true},
+		{"7n", 7, true},
+		{"50", 0, false},
+		{"m", 0, false},
+		{"123456789S", 0, false},
+		{"5x", 0, false},
+		{"-5S", 0, false},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := grpcTimeout(tt.in)
+			if !tt.ok {
+				assert.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
