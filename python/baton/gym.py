@@ -422,8 +422,13 @@ class BatonEnv(gym.Env):
         return None if self._v.masks is None else self._v.masks[0].copy()
 
     def close(self) -> None:
+        """Frees the Go environment and closes the window, if any. A later
+        ``reset()`` makes the environment again (as checkers that close it between
+        their checks expect)."""
         if self._v is not None:
             self._v.close()
+            self._v = None
+        self._active, self._next, self._final = False, None, False
         if self._window is not None:
             self._window.close()
 
