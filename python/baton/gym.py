@@ -440,8 +440,8 @@ class BatonVectorEnv(VectorEnv):
     included, plus ``workers``, Go threads, and ``max_bytes``, the memory limit, both
     checked by Go as ``baton.vector.make`` says, and ``autoreset_mode``).
 
-    Auto-reset. ``autoreset_mode`` (a ``gymnasium.vector.AutoresetMode`` or its
-    value) is Gymnasium's, and ``metadata["autoreset_mode"]`` says which:
+    Auto-reset. ``autoreset_mode`` (a ``gymnasium.vector.AutoresetMode``, its value
+    or its name: "next_step") is Gymnasium's, and ``metadata["autoreset_mode"]`` says which:
 
     - ``NEXT_STEP`` (the default, as Gymnasium's): the step that ends a copy's episode
       returns its last observation; the next step resets it (its action is ignored,
@@ -546,7 +546,7 @@ class BatonVectorEnv(VectorEnv):
         # Copies whose episode ended in the last step and that Go has reset already:
         # NEXT_STEP shows their new episode at the next step, DISABLED at their reset.
         self._pending = np.zeros(n, np.bool_)
-        self._shown = np.zeros(self._shape, np.float32)  # the observations returned last
+        self._waiting = False  # whether any copy is pending
         self._actions = np.zeros(n, np.int64)
         self._all = np.ones(n, np.bool_)
         if render_mode is not None and vector.hold is not None:
@@ -577,11 +577,10 @@ class BatonVectorEnv(VectorEnv):
             v.reset(seed, fresh=True)
         else:
             v.reset(seed)
-        self._pending[:] = False
-        self._shown[:] = v.obs.reshape(self._shape)
+        self._pending, self._waiting = np.zeros(self.num_envs, np.bool_), False
         masks = None if v.masks is None else v.masks.copy()
         spans = np.zeros(self.num_envs, np.int64) if self._view else None
-        return self._shown.copy(), self._infos(self._all, spans, masks)
+        return v.obs.reshape(self._shape).copy(), self._infos(self._all, spans, masks)
 
     def _reset_some(self, seed, mask) -> tuple[np.ndarray, dict]:
         """Resets the copies of ``mask`` alone: those whose episode ended show the
@@ -602,69 +601,85 @@ class BatonVectorEnv(VectorEnv):
                 v.step(self._actions.fill(self._start) or self._actions)
             finally:
                 v.hold[:] = _STEP
-        self._pending &= ~mask
-        obs = v.obs.reshape(self._shape)
-        self._shown[mask] = obs[mask]
+        self._pending = self._pending & ~mask
+        self._waiting = bool(self._pending.any())
+        # The copies still waiting for their reset show their episode's last
+        # observation; the others their current one.
+        obs = v.obs.reshape(self._shape).copy()
+        obs[self._pending] = v.final_obs.reshape(self._shape)[self._pending]
         masks = None if v.masks is None else v.masks.copy()
         if masks is not None:
             masks[~mask] = False  # as Gymnasium's: the rows of the copies reset only
         spans = np.zeros(self.num_envs, np.int64) if self._view else None
-        return self._shown.copy(), self._infos(mask.copy(), spans, masks)
+        return obs, self._infos(mask.copy(), spans, masks)
 
     def step(self, actions):
-        v, n = self.vector, self.num_envs
-        mode = self.autoreset_mode
-        pending = self._pending
-        if mode == AutoresetMode.DISABLED and pending.any():
+        v, mode = self.vector, self.autoreset_mode
+        pending, hold = self._pending, v.hold
+        waiting = self._waiting  # whether any copy is pending
+        if waiting and mode == AutoresetMode.DISABLED:
             raise gym.error.ResetNeeded(
                 f"baton: the episodes of copies {np.flatnonzero(pending).tolist()[:16]} ended: reset them with "
                 "reset(options={'reset_mask': mask}) before the next step (autoreset_mode DISABLED)")
-        stay = pending if mode == AutoresetMode.NEXT_STEP else np.zeros(n, np.bool_)
-        bad = self._refused(actions, stay) if self.invalid_action == "terminate" else None
-        if v.hold is not None:
-            v.hold[:] = _STEP
-            v.hold[stay] = _STAY
-            if bad is not None:
-                v.hold[bad] = _END
+        stay = waiting and mode == AutoresetMode.NEXT_STEP
+        held = False
+        if stay:
+            np.copyto(hold, pending)  # _STAY (1) where pending, else _STEP (0)
+            held = True
+        bad = None
+        if self.invalid_action == "terminate":
+            bad = self._refused(actions, pending if stay else None)
+            if np.count_nonzero(bad):
+                hold[bad] = _END
+                held = True
+            else:
+                bad = None
         try:
-            obs, rewards, term, trunc, _ = v.step(np.asarray(actions))
+            obs, rewards, term, trunc, _ = v.step(actions)
         finally:
-            if v.hold is not None:
-                v.hold[:] = _STEP
+            if held:
+                hold.fill(_STEP)
         rewards, term, trunc = rewards.copy(), term.copy(), trunc.copy()
         if bad is not None:
             rewards[bad], term[bad], trunc[bad] = self.invalid_reward, True, False
         done = term | trunc
-        go_obs = obs.reshape(self._shape)
-        final = v.final_obs.reshape(self._shape)
+        ended = np.count_nonzero(done) > 0
+        shape = self._shape
         spans = v.spans.copy() if self._view else None
         masks = None if v.masks is None else v.masks.copy()
         info: dict[str, Any]
         if mode == AutoresetMode.SAME_STEP:
             # The ended rows show their new episode; their last step is in final_*.
-            self._shown[:] = go_obs
-            info = self._infos(self._all, None if spans is None else np.where(done, 0, spans), masks)
-            if done.any():
-                fin = self._infos(done, None if spans is None else np.where(done, spans, 0),
+            shown = obs.reshape(shape).copy()
+            if ended and spans is not None:
+                last, spans = spans, np.where(done, 0, spans)
+            info = self._infos(self._all, spans, masks)
+            if ended:
+                fin = self._infos(done, None if spans is None else np.where(done, last, 0),
                                   None if masks is None else np.zeros_like(masks))
-                if bad is not None and bad.any():
-                    fin["invalid_action"], fin["_invalid_action"] = bad.copy(), bad.copy()
-                info["final_obs"], info["_final_obs"] = final.copy(), done.copy()
+                if bad is not None:
+                    fin["invalid_action"], fin["_invalid_action"] = bad, bad.copy()
+                info["final_obs"], info["_final_obs"] = v.final_obs.reshape(shape).copy(), done
                 info["final_info"], info["_final_info"] = fin, done.copy()
+            self._waiting = False
         else:
             # The ended rows show their last observation; NEXT_STEP shows their new
             # episode at the next step (stay), DISABLED at their reset.
-            self._shown[:] = np.where(done.reshape(-1, *([1] * (len(self._shape) - 1))), final, go_obs)
-            if masks is not None:
-                masks[done] = False
+            shown = obs.reshape(shape).copy()
+            if ended:
+                col = done.reshape(-1, *([1] * (len(shape) - 1)))
+                np.copyto(shown, v.final_obs.reshape(shape), where=col)
+                if masks is not None:
+                    np.copyto(masks, False, where=done[:, None])
             info = self._infos(self._all, spans, masks)
-        if bad is not None and bad.any() and mode != AutoresetMode.SAME_STEP:
-            info["invalid_action"], info["_invalid_action"] = bad.copy(), bad.copy()
-        self._pending = done if mode != AutoresetMode.SAME_STEP else np.zeros(n, np.bool_)
-        return self._shown.copy(), rewards, term, trunc, info
+            if bad is not None:
+                info["invalid_action"], info["_invalid_action"] = bad, bad.copy()
+            self._pending, self._waiting = done, ended
+        return shown, rewards, term, trunc, info
 
-    def _refused(self, actions, stay: np.ndarray) -> np.ndarray:
-        """Which copies (not staying) are given an action outside the space or masked."""
+    def _refused(self, actions, stay: np.ndarray | None) -> np.ndarray:
+        """Which copies (but those that stay) are given an action outside the space or
+        masked."""
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
             return np.zeros(self.num_envs, np.bool_)  # the vector's own checks say what is wrong
@@ -675,7 +690,7 @@ class BatonVectorEnv(VectorEnv):
         if m is not None:
             ok = ~bad
             bad[ok] = ~m[np.flatnonzero(ok), k[ok]]
-        return bad & ~stay
+        return bad if stay is None else bad & ~stay
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """Each copy's frame (see Rendering), or None, with a warning, without a
@@ -693,12 +708,16 @@ class BatonVectorEnv(VectorEnv):
 
 
 def _autoreset(mode: AutoresetMode | str) -> AutoresetMode:
-    """The AutoresetMode of ``mode`` (the enum or its value): ValueError otherwise."""
-    try:
-        return AutoresetMode(mode)
-    except ValueError:
-        raise ValueError(f"autoreset_mode {mode!r}; want a gymnasium.vector.AutoresetMode "
-                         f"({', '.join(m.value for m in AutoresetMode)})") from None
+    """The AutoresetMode of ``mode``: the enum, its value ("NextStep") or its name
+    in any case ("next_step"); ValueError otherwise."""
+    if isinstance(mode, str):
+        for m in AutoresetMode:
+            if mode == m.value or mode.upper() == m.name:
+                return m
+    elif isinstance(mode, AutoresetMode):
+        return mode
+    raise ValueError(f"autoreset_mode {mode!r}; want a gymnasium.vector.AutoresetMode, its value or its name "
+                     f"({', '.join(m.name for m in AutoresetMode)})")
 
 
 def make(env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None, **kw) -> BatonEnv:
