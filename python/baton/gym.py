@@ -563,7 +563,9 @@ class BatonVectorEnv(VectorEnv):
         self._waiting = False  # whether any copy is pending
         self._actions = np.zeros(n, np.int64)
         self._all = np.ones(n, np.bool_)
-        if render_mode is not None and vector.hold is not None:
+        # The copies' holds, None for a vector made without (from_vector).
+        self._hold = getattr(vector, "hold", None)
+        if render_mode is not None and self._hold is not None:
             vector._final_frames(True)
 
     def _infos(self, rows: np.ndarray, spans: np.ndarray | None, masks: np.ndarray | None) -> dict[str, Any]:
@@ -585,8 +587,8 @@ class BatonVectorEnv(VectorEnv):
             self._np_random, _ = gym.utils.seeding.np_random(seed)
         else:
             seed = int(self.np_random.integers(0, 2**63))
-        if v.hold is not None:
-            v.hold[:] = _STEP
+        if self._hold is not None:
+            self._hold[:] = _STEP
         if self._view:
             v.reset(seed, fresh=True)
         else:
@@ -606,16 +608,16 @@ class BatonVectorEnv(VectorEnv):
         if seed is not None:
             raise ValueError("seed with options['reset_mask']: the copies reset alone start their next episodes, "
                              "seeded from the vector's seed; reset(seed=...) without a mask reseeds every copy")
-        if v.hold is None:
+        if self._hold is None:
             raise ValueError("options['reset_mask']: this vector (from_vector) cannot reset copies alone")
         cut = mask & ~self._pending
         if cut.any():
-            v.hold[:] = np.where(cut, _END, _STAY)
+            self._hold[:] = np.where(cut, _END, _STAY)
             self._actions.fill(self._start)  # unread: every copy stays or ends
             try:
                 v.step(self._actions)
             finally:
-                v.hold[:] = _STEP
+                self._hold[:] = _STEP
         self._pending = self._pending & ~mask
         self._waiting = bool(self._pending.any())
         # The copies still waiting for their reset show their episode's last
@@ -630,7 +632,7 @@ class BatonVectorEnv(VectorEnv):
 
     def step(self, actions):
         v, mode = self.vector, self.autoreset_mode
-        pending, hold = self._pending, v.hold
+        pending, hold = self._pending, self._hold
         waiting = self._waiting  # whether any copy is pending
         if waiting and mode == AutoresetMode.DISABLED:
             raise gym.error.ResetNeeded(

@@ -257,7 +257,15 @@ def test_results_are_the_callers():
     assert not o.flags.writeable
     o2, r, *_ = v.step(np.zeros(2, np.int64))
     assert o2 is o and not r.flags.writeable
-    v.close()
+    # Its Gymnasium view resets in the same step, as the vector does; the other modes
+    # need holds, which baton.make_vec's vectors have.
+    with pytest.raises(ValueError, match="make_vec"):
+        BatonVectorEnv.from_vector(v, gym.vector.AutoresetMode.NEXT_STEP)
+    view = v.to_gymnasium()
+    assert view.autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
+    obs, *_ = view.step(np.zeros(2, np.int64))
+    assert obs.flags.writeable
+    view.close()
 
 
 @pytest.mark.parametrize("wrapper", ["NormalizeObservation", "TransformObservation", "NormalizeReward",
