@@ -483,9 +483,10 @@ class BatonVectorEnv(VectorEnv):
     returns without a copy, are read-only and overwritten by the next step):
     ``info["action_mask"]`` holds the masks and, for one agent of a hierarchy,
     ``info["span_ticks"]`` each copy's span, each with its ``_`` mask as Gymnasium's
-    vectors give infos. The copies cost a few microseconds a step: at N=1024
-    cart-poles the adapter steps 0.7 to 0.8 as many copies a second as the fast lane's
-    zero-copy arrays do (``python -m baton.bench``, on a loaded 2-core machine).
+    vectors give infos. At N=1024 cart-poles the adapter steps 0.55 to 0.8 as many
+    copies a second as the fast lane's zero-copy arrays do (``python -m baton.bench``,
+    on a loaded 2-core machine): the copies take about a microsecond each, the rest is
+    the adapter's bookkeeping.
 
     Invalid actions. ``invalid_action="raise"`` (the default) raises
     ``baton.vector.ActionError`` for an action outside the space or masked, and
