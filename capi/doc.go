@@ -70,7 +70,11 @@
 //   - baton_single_new and baton_multi_new make a vector of a single-agent
 //     environment, or of a hierarchical one batched per acting agent;
 //     baton_step_single and baton_step_multi step it and baton_reset resets it (copy i
-//     with env/vector's EpisodeSeed(seed, i, 0)).
+//     with env/vector's EpisodeSeed(seed, i, 0)). baton_single_new's hold (NULL for
+//     none) is one int32 per copy that the caller writes between steps: 0 steps the
+//     copy, 1 leaves it as it is for the step, 2 ends its episode where it is and
+//     resets it (internal/fastlane's WithHold): Gymnasium's next-step and disabled
+//     auto-reset over the vector's same-step one.
 //   - baton_view_new makes a vector of one agent of a multi-agent environment, the
 //     others driven by named policies or by the caller's function fn (policies is
 //     JSON: agent name to policy name, or to an index passed to fn, a
@@ -89,6 +93,13 @@
 //     baton_record_close ends the recording and closes the log, reporting its error
 //     (a log that could not be written gives code 7, as do the steps after the
 //     failure); baton_close closes it too, without a report.
+//   - baton_render draws one copy of a vector (of any kind but asynchronous) as
+//     pixels, H×W×3 bytes of red, green and blue, rasterised in Go by env/raster from
+//     the environment's frame (its SVG picture, else its text), for Gymnasium's
+//     render_mode "rgb_array"; it writes the picture's height and width first, so
+//     that a caller whose buffer is too small (code 2) retries with room enough.
+//     baton_final_frames makes a vector with hold flags keep each copy's frame at the
+//     end of its episodes, before the auto-reset, which baton_render draws with final.
 //   - baton_close frees a vector and stops its workers, and is harmless on a closed
 //     handle; baton_live counts the open vectors and baton_goroutines the library's
 //     goroutines (for leak checks).

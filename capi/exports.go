@@ -122,9 +122,14 @@ func baton_admit(name, config *C.char, n, workers, maxBytes C.int64_t, errbuf *C
 	return 0
 }
 
+// baton_single_new makes n copies of a single-agent environment writing into the
+// buffers. hold, when not NULL, is n holds that the caller writes between steps to
+// say what a step does with each copy: 0 steps it, 1 leaves it as it is, 2 ends its
+// episode where it is (truncated) and resets it (internal/fastlane's WithHold).
+//
 //export baton_single_new
 func baton_single_new(name, config *C.char, n, workers, maxBytes C.int64_t,
-	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool,
+	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool, hold *C.int32_t,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
 	reg, nm, cfg, l, err := describe(name, config)
@@ -143,7 +148,7 @@ func baton_single_new(name, config *C.char, n, workers, maxBytes C.int64_t,
 		Masks: slice[bool](unsafe.Pointer(masks), k*a.MaskLen), Rewards: slice[float64](unsafe.Pointer(rewards), k),
 		Terminated: slice[bool](unsafe.Pointer(term), k), Truncated: slice[bool](unsafe.Pointer(trunc), k),
 	}
-	v, err := fastlane.NewSingle(reg, nm, cfg, k, int(workers), b)
+	v, err := fastlane.NewSingle(reg, nm, cfg, k, int(workers), b, holdOption(hold, k))
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}

@@ -22,12 +22,13 @@ import (
 // a JSON object of agent name to policy name, or to an integer k for the caller's
 // policy fn called with agent index k (see callback.go's baton_policy_fn); an agent
 // left out plays its default (NULL or "{}": every agent plays its default). Its
-// buffers are baton_single_new's, plus spans (n int64s: each copy's span ticks after
-// a step). It is stepped with baton_view_step and reset with baton_view_reset.
+// buffers are baton_single_new's, hold included, plus spans (n int64s: each copy's
+// span ticks after a step). It is stepped with baton_view_step and reset with
+// baton_view_reset.
 //
 //export baton_view_new
 func baton_view_new(name, config, agentName, policies *C.char, fn C.uintptr_t, n, workers, maxBytes C.int64_t,
-	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool, spans *C.int64_t,
+	obs, final *C.float, masks *C.bool, rewards *C.double, term, trunc *C.bool, hold *C.int32_t, spans *C.int64_t,
 	handle *C.int64_t, errbuf *C.char, errlen C.int64_t) (code C.int32_t) {
 	defer guard(&code, errbuf, errlen)
 	reg, nm, cfg, err := open(name, config)
@@ -78,7 +79,8 @@ func baton_view_new(name, config, agentName, policies *C.char, fn C.uintptr_t, n
 		Terminated: slice[bool](unsafe.Pointer(term), k), Truncated: slice[bool](unsafe.Pointer(trunc), k),
 	}
 	// The view keeps the context for its life (env.NewView); the library has no other.
-	v, err := fastlane.NewView(context.Background(), reg, nm, cfg, an, pol, funcs, k, int(workers), b, slice[int64](unsafe.Pointer(spans), k))
+	v, err := fastlane.NewView(context.Background(), reg, nm, cfg, an, pol, funcs, k, int(workers), b, slice[int64](unsafe.Pointer(spans), k),
+		holdOption(hold, k))
 	if err != nil {
 		return fail(err, nil, errbuf, errlen)
 	}

@@ -90,7 +90,9 @@
 // (Scene, its JSON) and, optionally, as an SVG picture. Displays find it with As, so
 // that adapters which unwrap (Sequential, runners.SingleAgent) pass it on; the state
 // of a hierarchical environment can implement it too, and a registry entry then
-// draws the runtime's state (runners.RenderState).
+// draws the runtime's state (runners.RenderState). Package env/raster draws a Frame
+// as pixels (its SVG picture, else its text), which Gymnasium's render_mode
+// "rgb_array" returns from Python.
 //
 // # Concurrency
 //

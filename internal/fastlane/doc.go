@@ -65,6 +65,17 @@
 // each agent's latest observation and mask, and what the Turn reported of it. It is
 // what Python's baton.pettingzoo steps, for PettingZoo's AEC and parallel APIs.
 //
+// # Holds and frames
+//
+// WithHold gives a Single or a View one Hold per copy, which the caller writes
+// between steps: HoldStay leaves a copy as it is for a step, HoldEnd ends its
+// episode where it is (the vector then resets it). They are how Python's Gymnasium
+// adapters have Gymnasium's next-step and disabled auto-reset, and end an episode on
+// a refused action, over the vector's same-step one. Every vector draws its copies
+// (Framer: Frame, by the registry entry's Look); a Single with holds keeps, while
+// KeepFinalFrames is on, each copy's frame at the end of its episodes, before the
+// auto-reset, so that a caller shows the state an episode ended in.
+//
 // # Errors
 //
 // Actions are checked before any copy steps: an action outside the agent's space,

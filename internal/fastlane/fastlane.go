@@ -238,11 +238,16 @@ type Single struct {
 	// rec records the steps into dir; nil when not recording.
 	rec *recorder
 	dir string
+	*frames
+	// held is whether the copies have holds (WithHold), hold the holds.
+	held bool
+	hold []Hold
 }
 
 // NewSingle makes n copies of the named single-agent environment (KindSingle) with
-// the given number of workers, writing into b (see vector.Buffers for the lengths).
-func NewSingle(reg *runners.Registry, name string, config []byte, n, workers int, b vector.Buffers) (*Single, error) {
+// the given number of workers, writing into b (see vector.Buffers for the lengths),
+// with the options (WithHold).
+func NewSingle(reg *runners.Registry, name string, config []byte, n, workers int, b vector.Buffers, opts ...Option) (*Single, error) {
 	f, l, err := open(reg, name, config)
 	if err != nil {
 		return nil, err
@@ -253,18 +258,24 @@ func NewSingle(reg *runners.Registry, name string, config []byte, n, workers int
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d copies; want 1 or more", ErrArgument, n)
 	}
-	v, err := vector.New(n, func(int) (env.Env, error) {
+	o, err := newOptions(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	fr := &frames{ms: make([]env.MultiAgent, n), look: look(reg, name)}
+	v, err := vector.New(n, func(i int) (env.Env, error) {
 		m, err := f.NewEnv(runners.EnvOptions{})
 		if err != nil {
 			return nil, err
 		}
+		fr.ms[i] = m
 		e, _ := single(m)
-		return e, nil
+		return o.holding(i, e, fr), nil
 	}, vector.WithWorkers(workers), vector.WithBuffers(b))
 	if err != nil {
 		return nil, err
 	}
-	return &Single{v: v, layout: l, src: source{reg: reg, name: name, config: config, f: f}}, nil
+	return &Single{v: v, layout: l, src: source{reg: reg, name: name, config: config, f: f}, frames: fr, held: o.hold != nil, hold: o.hold}, nil
 }
 
 func names(l Layout) string {
@@ -292,7 +303,8 @@ func (s *Single) Reset(ctx context.Context, seed uint64) error {
 }
 
 // Step checks every action (an *ActionError for the first bad one, changing nothing)
-// and steps every copy with its action.
+// and steps every copy with its action. With holds (WithHold), the action of a copy
+// held (HoldStay, HoldEnd) is neither checked nor used.
 func (s *Single) Step(ctx context.Context, actions []int64) error {
 	if err := sameSize("actions", len(actions), s.v.Len()); err != nil {
 		return err
@@ -311,6 +323,9 @@ func (s *Single) Step(ctx context.Context, actions []int64) error {
 		}
 	}
 	for i, x := range actions {
+		if s.hold != nil && (s.hold[i] == HoldStay || s.hold[i] == HoldEnd) {
+			continue
+		}
 		var mask []bool
 		if m > 0 {
 			mask = masks[i*m : (i+1)*m]

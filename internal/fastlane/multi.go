@@ -80,6 +80,7 @@ type Multi struct {
 	// rec records the steps into dir; nil when not recording.
 	rec *recorder
 	dir string
+	*frames
 }
 
 // NewMulti makes n copies of the named environment, of either kind, with the given
@@ -107,8 +108,12 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 	}
 	x := &Multi{layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
 		src: source{reg: reg, name: name, config: config, f: f}}
-	m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) },
-		vector.WithWorkers(workers), vector.WithEpisodeEnd(x.judge))
+	x.frames = &frames{ms: make([]env.MultiAgent, n), look: look(reg, name)}
+	m, err := vector.NewMulti(n, func(i int) (env.MultiAgent, error) {
+		e, err := f.NewEnv(runners.EnvOptions{})
+		x.frames.ms[i] = e
+		return e, err
+	}, vector.WithWorkers(workers), vector.WithEpisodeEnd(x.judge))
 	if err != nil {
 		return nil, err
 	}

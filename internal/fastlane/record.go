@@ -358,6 +358,9 @@ func (s *Single) Record(rec Recording) error {
 	if s.rec != nil {
 		return fmt.Errorf("%w: the vector is recording already (into %s)", ErrArgument, s.dir)
 	}
+	if s.held {
+		return fmt.Errorf("%w: a vector whose copies can be held (WithHold) does not record", ErrArgument)
+	}
 	r, err := newRecorder(s.src, rec, s.Len())
 	if err != nil {
 		return err

@@ -70,6 +70,7 @@ type Turns struct {
 	turn   env.Turn
 	next   int // the index of the agent acting next, -1 when none
 	reset  bool
+	*frames
 }
 
 // NewTurns makes the named environment, with its JSON configuration, over b.
@@ -85,7 +86,8 @@ func NewTurns(reg *runners.Registry, name string, config []byte, b TurnBuffers) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
-	t := &Turns{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), next: -1}
+	t := &Turns{m: m, layout: l, b: b, index: make(map[string]int, len(l.Agents)), next: -1,
+		frames: &frames{ms: []env.MultiAgent{m}, look: look(reg, name)}}
 	for j, a := range l.Agents {
 		t.index[a.Name] = j
 	}

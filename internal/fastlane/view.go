@@ -36,7 +36,7 @@ type View struct {
 // from the reset's seed and the agent's index, so that the same seeds give the same
 // episodes.
 func NewView(ctx context.Context, reg *runners.Registry, name string, config []byte, agentName string, policies map[string]string,
-	funcs map[string]agent.Policy, n, workers int, b vector.Buffers, spans []int64) (*View, error) {
+	funcs map[string]agent.Policy, n, workers int, b vector.Buffers, spans []int64, opts ...Option) (*View, error) {
 	entry, err := reg.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -99,17 +99,27 @@ func NewView(ctx context.Context, reg *runners.Registry, name string, config []b
 	if err := sameSize("spans", len(spans), n); err != nil {
 		return nil, err
 	}
+	o, err := newOptions(n, opts)
+	if err != nil {
+		return nil, err
+	}
 	v := &View{spans: spans}
-	copies := make([]*viewCopy, n)
+	fr := &frames{ms: make([]env.MultiAgent, n), look: entry.Look}
 	vec, err := vector.New(n, func(k int) (env.Env, error) {
 		c, err := newViewCopy(ctx, f, specs, agentName, chosen, funcs, &v.fresh, &spans[k])
-		copies[k] = c
-		return c, err
+		if err != nil {
+			return nil, err
+		}
+		fr.ms[k] = c.m
+		if o.hold != nil {
+			c.hold, c.i, c.frames = &o.hold[k], k, fr
+		}
+		return c, nil
 	}, vector.WithWorkers(workers), vector.WithBuffers(b))
 	if err != nil {
 		return nil, err
 	}
-	v.Single = Single{v: vec, layout: Layout{Kind: KindSingle, Agents: []AgentLayout{a}}}
+	v.Single = Single{v: vec, layout: Layout{Kind: KindSingle, Agents: []AgentLayout{a}}, frames: fr, held: o.hold != nil, hold: o.hold}
 	return v, nil
 }
 
@@ -148,6 +158,13 @@ type viewCopy struct {
 	view   *env.View
 	fresh  *bool
 	span   *int64
+	// hold is the copy's Hold (WithHold), nil without; cur its current observation
+	// and mask, which a held Step returns; i its index in frames, which keeps its
+	// final frames.
+	hold   *Hold
+	cur    current
+	i      int
+	frames *frames
 }
 
 func newViewCopy(ctx context.Context, f runners.Factory, specs []env.Spec, name string, chosen map[string]*runners.PolicyEntry,
@@ -194,13 +211,32 @@ func (c *viewCopy) Reset(seed uint64) (env.Step, error) {
 	for j, p := range c.pcgs {
 		p.Seed(seed, uint64(j))
 	}
-	return c.view.Reset(seed)
+	st, err := c.view.Reset(seed)
+	if err == nil && c.hold != nil {
+		c.cur.keep(st)
+	}
+	return st, err
 }
 
 func (c *viewCopy) Step(a agent.RawAction) (env.Step, error) {
+	if c.hold != nil {
+		if st, ok := c.cur.held(*c.hold); ok {
+			*c.span = 0
+			if st.Truncated {
+				c.frames.ended(c.i)
+			}
+			return st, nil
+		}
+	}
 	st, err := c.view.Step(a)
 	if err == nil {
 		*c.span = int64(c.view.SpanTicks())
+		if c.hold != nil {
+			c.cur.keep(st)
+			if st.Done() {
+				c.frames.ended(c.i)
+			}
+		}
 	}
 	return st, err
 }

@@ -38,7 +38,8 @@ class ViewVector(SingleVector):
 
     def __init__(self, name: str, num_envs: int, layout: AgentLayout, *, agent: str,
                  policies: Mapping[str, str | PolicyFn] | None, seed: int | None, workers: int,
-                 config: bytes | None, max_bytes: int = 0, library: str | os.PathLike | None = None):
+                 config: bytes | None, max_bytes: int = 0, library: str | os.PathLike | None = None,
+                 hold: bool = False):
         _Vector.__init__(self, name, num_envs, [layout], seed, library)
         _admit(self._lib, name, config, num_envs, workers, max_bytes)
         a = layout
@@ -67,16 +68,17 @@ class ViewVector(SingleVector):
                 raise ConfigError(1, f"policy of agent {other!r} is {p!r}; want a policy name or a callable", [])
         self._callback = _POLICY_FN(self._trampoline) if self._fns else None
         bufs = (self.obs, self.final_obs, self.masks, self.rewards, self.terminated, self.truncated, self.spans)
+        self.hold = np.zeros(n, np.int32) if hold else None
         handle = ctypes.c_int64()
         cb = ctypes.cast(self._callback, ctypes.c_void_p) if self._callback is not None else None
         _call(
             self._lib.baton_view_new, name.encode(), config, agent.encode(), json.dumps(spec).encode(), cb,
-            n, workers, max_bytes, *(_ptr(b) for b in bufs), ctypes.byref(handle),
+            n, workers, max_bytes, *(_ptr(b) for b in bufs[:6]), _ptr(self.hold), _ptr(self.spans), ctypes.byref(handle),
         )
         self._actions = np.zeros(n, np.int64)
         self._done_w = np.zeros(n, np.bool_)
         self._done = self._done_w.view()
-        self._open(handle.value, (*bufs, self._actions, self._callback))
+        self._open(handle.value, (*bufs, self.hold, self._actions, self._callback))
         self._actions_ptr = self._actions.ctypes.data
         self._step_native = self._lib.baton_view_step
         _readonly(*bufs, self._done)

@@ -16,6 +16,11 @@ The rows:
   numpy-native ``CartPoleVectorEnv``; against EnvPool's ``CartPole-v1`` with as many
   envs and threads (``num_envs=batch_size=N, num_threads=1``); and with 2 workers
   against 1.
+- CartPole, N=1024, through the Gymnasium adapter (``baton.make_vec``, a
+  ``gymnasium.vector.VectorEnv`` whose results are arrays the caller owns, copied from
+  the fast lane's each step), in its default next-step auto-reset and in same-step,
+  against the fast lane's zero-copy arrays (``baton.vector``) in the same round: what
+  the copies (and next-step's bookkeeping) cost.
 - Maze, N=256, hierarchical: the fast lane's MultiVector with random valid actions
   chosen in Python per agent group (masks honoured, from uniform draws made ahead of
   time) against Go's ``VectorMaze/N=256/sync`` (per-copy random masked policies).
@@ -190,6 +195,19 @@ def fast_lane(n: int, workers: int, seconds: float, log: Path | None = None) -> 
     finally:
         if d is not None:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def gymnasium_adapter(n: int, seconds: float, mode: str = "next_step") -> float:
+    """baton.make_vec's CartPole steps/s (Gymnasium's vector API, results copied for
+    the caller) in the auto-reset mode named."""
+    from .gym import make_vec
+
+    env = make_vec("cartpole", n, autoreset_mode=mode)
+    env.reset(seed=0)
+    try:
+        return _timed(env.step, _actions(n), seconds) * n
+    finally:
+        env.close()
 
 
 def gymnasium_vector(n: int, seconds: float) -> float:
@@ -555,6 +573,8 @@ def run(sizes: Sizes, long_memory: bool = False, log: Callable[[str], None] | No
             "fast2": lambda: fast_lane(n, 2, sec),
             "go": lambda: go.bench(f"VectorCartPole/N={n}/sync", sec),
             "gym": lambda: gymnasium_vector(n, sec),
+            "adapter": lambda: gymnasium_adapter(n, sec),
+            "adapter_same": lambda: gymnasium_adapter(n, sec, "same_step"),
             "envpool": lambda: envpool_vector(n, sec),
             "fastlog": lambda: fast_lane(n, 1, sec, log=tmp),
             "maze": lambda: fast_lane_maze(nm, sec, sizes.maze_warmup),
@@ -599,6 +619,9 @@ def _rows(sizes: Sizes, res: dict[str, list], samples: list[tuple[int, int]], me
         _row(f"{cp}, fast lane", res["fast"], res["gym"], "Gymnasium CartPoleVectorEnv", 1.0, 2.0),
         _row(f"{cp}, fast lane", res["fast"], res["envpool"], "EnvPool CartPole-v1, 1 thread", None, 1.0),
         _row(f"{cp}, fast lane, workers=2", res["fast2"], res["fast"], "fast lane, workers=1", None, 1.6),
+        _row(f"{cp}, baton.make_vec (NEXT_STEP, copies)", res["adapter"], res["fast"], "fast lane, zero copy", 0.7, 0.9),
+        _row(f"{cp}, baton.make_vec (SAME_STEP, copies)", res["adapter_same"], res["fast"], "fast lane, zero copy", 0.7,
+             0.9),
         _row(f"Maze N={nm} hierarchical, fast lane", res["maze"], res["gomaze"], f"Go VectorMaze/N={nm}/sync", 0.6, None),
         _row(f"{cp}, fast lane recording (log=)", res["fastlog"], res["fast"], "fast lane, no log", None, None),
         _row(f"Maze N={nm} hierarchical, fast lane recording (log=)", res["mazelog"], res["maze"], "fast lane, no log",

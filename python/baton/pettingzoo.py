@@ -47,6 +47,25 @@ actions of the agents that Go asks for, in turn, until the environment's tick
 advances: one round of a simultaneous-move environment (Go's env.Parallel through
 env.Sequential, such as "rps").
 
+Invalid actions. An action outside the agent's space or forbidden by its mask raises
+``baton.vector.ActionError`` and changes nothing (``invalid_action="raise"``, the
+default), or, with ``invalid_action="terminate"``, ends the episode: the agent that
+acted (each such agent, in a parallel step) is terminated with reward
+``invalid_reward`` and ``infos[name]["invalid_action"]`` True, the others truncated,
+for samplers and benchmarks that do not read masks (PettingZoo's
+``performance_benchmark``, random ``action_space(agent).sample()``). The choices are
+``baton.make``'s and ``baton.rllib``'s.
+
+Rendering. ``render_mode="rgb_array"``: ``render()`` returns the environment's
+current state drawn as an [H, W, 3] uint8 array, rasterised in Go from the frame the
+environment draws of itself (its SVG picture, else its text; see ``baton.gym``);
+``"human"`` shows it in a pygame window at each step (see ``baton.gym``:
+``RenderError`` where no window can be opened).
+
+Copies. ``pickle`` and ``copy.deepcopy`` make the environment again from its
+arguments (name, configuration, library, options) in the other process or object:
+a new environment, to be reset (SuperSuit's vector environments pickle theirs).
+
 Seeds. ``reset(seed=s)`` starts the Go episode from ``s``; ``reset()`` draws the
 seed from a generator seeded by the last seeded reset. A seed is None or an int from
 0 to 2**64 - 1 (TypeError, ValueError otherwise); an action is an int, a numpy integer
@@ -64,9 +83,10 @@ import gymnasium
 import numpy as np
 import pettingzoo
 
+from . import _render
 from . import vector as _vector
 from ._turns import Turns
-from .gym import _obs_space
+from .gym import _check_invalid, _obs_space, _rebuild
 
 __all__ = ["AECEnv", "ParallelEnv", "env", "parallel_env"]
 
@@ -74,14 +94,19 @@ __all__ = ["AECEnv", "ParallelEnv", "env", "parallel_env"]
 class _Common:
     """What the AEC and parallel adapters share: the Go turns, spaces, infos, ends."""
 
-    def _setup(self, name: str, config, render_mode: str | None, library: str | os.PathLike | None) -> None:
-        if render_mode is not None:
-            raise ValueError(f"render_mode {render_mode!r}: baton environments render nothing (want None)")
+    def _setup(self, name: str, config, render_mode: str | None, library: str | os.PathLike | None,
+               invalid_action: str, invalid_reward: float) -> None:
         _vector._name(name, "name")
         _vector._config(config)
         if library is not None and not isinstance(library, (str, os.PathLike)):
             raise TypeError(f"library is {library!r:.60} ({type(library).__name__}); want the path of a built library or None")
-        self.render_mode = None
+        _check_invalid(invalid_action)
+        _render.check_mode(render_mode)
+        self._made = ((name, config, render_mode), {"library": library, "invalid_action": invalid_action,
+                                                    "invalid_reward": invalid_reward})
+        self.render_mode = render_mode
+        self.invalid_action, self.invalid_reward = invalid_action, float(invalid_reward)
+        self._window = _render.Window(f"baton {name}") if render_mode == "human" else None
         self.env_name = name
         self._t = Turns(name, config, library=library)
         self.possible_agents = list(self._t.names)
@@ -90,7 +115,11 @@ class _Common:
         self.action_spaces = {a.name: a.action_space for a in self._t.agents}
         self._rng = np.random.default_rng()
         self._ended: dict[str, tuple[bool, bool]] = {}
-        self.metadata = {"render_modes": [], "name": f"baton_{name}", "is_parallelizable": True}
+        self.metadata = {"render_modes": _render.RENDER_MODES, "name": f"baton_{name}", "is_parallelizable": True,
+                         "render_fps": 30}
+
+    def __reduce__(self):
+        return _rebuild, (type(self), *self._made)
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
         return self.observation_spaces[agent]
@@ -140,24 +169,50 @@ class _Common:
             return (term, trunc) if term or trunc else (False, True)
         return self._ended.get(agent, (False, True))
 
-    def render(self) -> None:
-        """Renders nothing: baton environments take render_mode None."""
-        return None
+    def render(self) -> np.ndarray | None:
+        """The current state drawn (see the module's documentation): an [H, W, 3]
+        uint8 array with ``render_mode="rgb_array"``; shown in the window, returning
+        None, with "human"; None, with a warning as PettingZoo gives, without a render
+        mode."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render mode: make the environment with "
+                                  'render_mode="rgb_array" or "human"')
+            return None
+        frame = self._t.render(0)
+        if self._window is not None:
+            self._window.show(frame)
+            return None
+        return frame
+
+    def _invalid(self, action, agent: str) -> bool:
+        """Whether agent's action is outside its space or masked (the action an int)."""
+        j = self._index[agent]
+        lay, m = self._t.agents[j], self._t.masks[j]
+        return not lay.start <= action < lay.start + lay.actions or (m is not None and not m[action - lay.start])
+
+    def _ends(self, refused: set[str]) -> dict[str, tuple[bool, bool]]:
+        """The ends of an episode ended by the refused agents' invalid actions:
+        they are terminated, the others truncated."""
+        return {a: (a in refused, a not in refused) for a in self.possible_agents}
 
     def close(self) -> None:
         self._t.close()
+        if self._window is not None:
+            self._window.close()
 
 
 class AECEnv(_Common, pettingzoo.AECEnv):
     """A baton environment as a PettingZoo AEC environment (see the module's
     documentation). ``env`` names a registered environment, ``config`` its JSON
-    configuration (a dict or text), ``library`` the path of the fast lane's library
-    that registers it (None: ``BATON_LIBRARY``, else baton's own; see
-    ``baton.vector``)."""
+    configuration (a dict or text), ``render_mode`` None, "rgb_array" or "human",
+    ``library`` the path of the fast lane's library that registers it (None:
+    ``BATON_LIBRARY``, else baton's own; see ``baton.vector``), ``invalid_action``
+    ("raise" or "terminate") and ``invalid_reward`` what an invalid action does."""
 
-    def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None):
+    def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
+                 invalid_action: str = "raise", invalid_reward: float = 0.0):
         super().__init__()
-        self._setup(env, config, render_mode, library)
+        self._setup(env, config, render_mode, library, invalid_action, invalid_reward)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self._go_reset(seed)
@@ -173,10 +228,12 @@ class AECEnv(_Common, pettingzoo.AECEnv):
         else:  # over at once
             self.agent_selection = self.agents[0]
             self._end()
+        if self._window is not None:
+            self.render()
 
-    def _end(self) -> None:
+    def _end(self, ends: dict[str, tuple[bool, bool]] | None = None) -> None:
         for a in self.agents:
-            self.terminations[a], self.truncations[a] = self._final(a)
+            self.terminations[a], self.truncations[a] = ends[a] if ends else self._final(a)
         self._deads_step_first()
 
     def step(self, action) -> None:
@@ -188,6 +245,16 @@ class AECEnv(_Common, pettingzoo.AECEnv):
             raise ValueError(f"agent {agent!r} is live: its action cannot be None")
         x = _vector._action(action, self.action_spaces[agent], f"agent {agent}")
         self._cumulative_rewards[agent] = 0
+        if self.invalid_action == "terminate" and self._invalid(x, agent):
+            for a in self.agents:
+                self.rewards[a] = self.invalid_reward if a == agent else 0.0
+                self.infos[a] = self._info(a)
+                if a in self._t.names and self._t.masks[self._index[a]] is not None:
+                    self.infos[a]["action_mask"] = np.zeros_like(self.infos[a]["action_mask"])
+            self.infos[agent]["invalid_action"] = True
+            self._accumulate_rewards()
+            self._end(self._ends({agent}))
+            return
         self._t.step(x)
         t = self._t
         self._note_ends()
@@ -197,22 +264,27 @@ class AECEnv(_Common, pettingzoo.AECEnv):
         if t.over:
             self._accumulate_rewards()
             self._end()
-            return
-        self.agent_selection = self.possible_agents[t.next]
-        self._accumulate_rewards()
+        else:
+            self.agent_selection = self.possible_agents[t.next]
+            self._accumulate_rewards()
+        if self._window is not None:
+            self.render()
 
 
 class ParallelEnv(_Common, pettingzoo.ParallelEnv):
     """A simultaneous-move baton environment as a PettingZoo parallel environment (see
     the module's documentation; the arguments are ``AECEnv``'s)."""
 
-    def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None):
-        self._setup(env, config, render_mode, library)
+    def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
+                 invalid_action: str = "raise", invalid_reward: float = 0.0):
+        self._setup(env, config, render_mode, library, invalid_action, invalid_reward)
         self.agents: list[str] = []
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         self._go_reset(seed)
         self.agents = self.possible_agents[:]
+        if self._window is not None:
+            self.render()
         return {a: self.observe(a) for a in self.agents}, {a: self._info(a) for a in self.agents}
 
     def step(self, actions: dict[str, Any]):
@@ -220,7 +292,16 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
         if not self.agents:
             raise RuntimeError("baton: the episode is over: call reset()")
         live = self.agents
-        checked = self._check(actions)
+        checked, refused = self._check(actions)
+        if refused:
+            obs = {a: self.observe(a) for a in live}
+            infos = {a: self._info(a) for a in live}
+            for a in refused:
+                infos[a]["invalid_action"] = True
+            rewards = {a: self.invalid_reward if a in refused else 0.0 for a in live}
+            ends = self._ends(refused)
+            self.agents = []
+            return obs, rewards, {a: ends[a][0] for a in live}, {a: ends[a][1] for a in live}, infos
         rewards = dict.fromkeys(live, 0.0)
         tick = t.tick
         while not t.over and t.tick == tick:
@@ -238,44 +319,54 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
         terms = {a: e[0] for a, e in ends.items()}
         truncs = {a: e[1] for a, e in ends.items()}
         self.agents = [a for a in live if not (terms[a] or truncs[a])]
+        if self._window is not None:
+            self.render()
         return obs, rewards, terms, truncs, infos
 
-
-    def _check(self, actions: dict[str, Any]) -> dict[str, int]:
-        """The live agents' actions as ints; raises, before anything steps, for a live
-        agent without an action or with one that is not an integer, outside its
-        Discrete space or masked: a round is applied whole or not at all."""
+    def _check(self, actions: dict[str, Any]) -> tuple[dict[str, int], set[str]]:
+        """The live agents' actions as ints, and the agents whose actions are invalid
+        with ``invalid_action="terminate"``; raises, before anything steps, for a live
+        agent without an action or with one that is not an integer, and, with
+        "raise", outside its Discrete space or masked: a round is applied whole or not
+        at all."""
         if not isinstance(actions, Mapping):
             raise TypeError(f"actions is a {type(actions).__name__}; want a dict of agent name to action")
-        checked = {}
+        checked, refused = {}, set()
         for a in self.agents:
             if actions.get(a) is None:
                 raise KeyError(f"no action for the live agent {a!r}")
             j = self._index[a]
             x = checked[a] = _vector._action(actions[a], self.action_spaces[a], f"agent {a}")
             lay, m = self._t.agents[j], self._t.masks[j]
+            if self.invalid_action == "terminate":
+                if self._invalid(x, a):
+                    refused.add(a)
+                continue
             if not lay.start <= x < lay.start + lay.actions:
                 raise _vector.ActionError(3, f"agent {a}: action {x} outside Discrete({lay.actions}, start={lay.start})", [])
             if m is not None and not m[x - lay.start]:
                 raise _vector.ActionError(3, f"agent {a}: action {x} masked (the action mask forbids it)", [])
-        return checked
+        return checked, refused
 
 
-def env(name: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None) -> AECEnv:
+def env(name: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
+        invalid_action: str = "raise", invalid_reward: float = 0.0) -> AECEnv:
     """The environment ``name``, registered in ``library`` (see ``AECEnv``), as a
     PettingZoo AEC environment.
 
     >>> e = baton.pettingzoo.env("maze")  # doctest: +SKIP
+    >>> e = baton.pettingzoo.env("maze", invalid_action="terminate", render_mode="rgb_array")  # doctest: +SKIP
     >>> k = baton.pettingzoo.env("keydoor", library=baton.build("~/keydoor"))  # doctest: +SKIP
     """
-    return AECEnv(name, config, render_mode, library=library)
+    return AECEnv(name, config, render_mode, library=library, invalid_action=invalid_action, invalid_reward=invalid_reward)
 
 
-def parallel_env(name: str, config=None, render_mode: str | None = None, *,
-                 library: str | os.PathLike | None = None) -> ParallelEnv:
+def parallel_env(name: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
+                 invalid_action: str = "raise", invalid_reward: float = 0.0) -> ParallelEnv:
     """The simultaneous-move environment ``name``, registered in ``library``, as a
-    PettingZoo parallel environment.
+    PettingZoo parallel environment (see ``AECEnv`` for the options).
 
     >>> e = baton.pettingzoo.parallel_env("rps", config={"max_cycles": 15})  # doctest: +SKIP
     """
-    return ParallelEnv(name, config, render_mode, library=library)
+    return ParallelEnv(name, config, render_mode, library=library, invalid_action=invalid_action,
+                       invalid_reward=invalid_reward)

@@ -28,15 +28,17 @@ def test_rows_and_yardsticks(table):
         ("CartPole N=64, fast lane", "Gymnasium CartPoleVectorEnv"),
         ("CartPole N=64, fast lane", "EnvPool CartPole-v1, 1 thread"),
         ("CartPole N=64, fast lane, workers=2", "fast lane, workers=1"),
+        ("CartPole N=64, baton.make_vec (NEXT_STEP, copies)", "fast lane, zero copy"),
+        ("CartPole N=64, baton.make_vec (SAME_STEP, copies)", "fast lane, zero copy"),
         ("Maze N=16 hierarchical, fast lane", "Go VectorMaze/N=16/sync"),
         ("CartPole N=64, fast lane recording (log=)", "fast lane, no log"),
         ("Maze N=16 hierarchical, fast lane recording (log=)", "fast lane, no log"),
     ]
     assert names[: len(want)] == want
-    assert names[7][0].startswith("Recording 5 CartPole episodes")
-    assert names[8][0] == "Recording, bytes on disk per env step"
-    assert names[9][0].startswith("Memory, RSS over")
-    assert names[10:] == [
+    assert names[9][0].startswith("Recording 5 CartPole episodes")
+    assert names[10][0] == "Recording, bytes on disk per env step"
+    assert names[11][0].startswith("Memory, RSS over")
+    assert names[12:] == [
         ("Remote CartPole N=16, loopback gRPC, batched", "one gRPC call per step (RemoteEnv)"),
         ("Remote CartPole N=16, loopback gRPC, batched", "the target, 500k steps/s"),
         ("Remote Maze N=16 hierarchical, loopback gRPC, batched", "one gRPC call per step (RemoteMultiAgentEnv)"),

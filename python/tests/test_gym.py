@@ -147,42 +147,138 @@ def test_bad_arguments():
     with pytest.raises(baton.vector.ConfigError, match="single-agent"):
         baton.make("cartpole", policies={"x": "random"})
     with pytest.raises(ValueError, match="render_mode"):
-        baton.make("cartpole", render_mode="human")
+        baton.make("cartpole", render_mode="video")
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        baton.make_vec("cartpole", 2, autoreset_mode="later")
+    with pytest.raises(ValueError, match="invalid_action"):
+        baton.make_vec("cartpole", 2, invalid_action="ignore")
 
 
-@pytest.mark.parametrize("name,kw", [("cartpole", {}), ("maze", {"agent": "motion", "policies": {"strategy": "random"}})])
-def test_vector_matches_sync_vector(name, kw):
+# Copy i of a vector reset with seed s plays the episodes of a one-copy vector reset
+# with s + i·γ (env/vector's EpisodeSeed: DeriveSeed(s, i+1) = mix(s + (i+1)·γ)), so
+# Gymnasium's own vector of BatonEnvs seeded so replays ours copy for copy.
+_GAMMA = 0x9E3779B97F4A7C15
+_VIEWS = [
+    ("cartpole", {}),
+    ("maze", {"agent": "strategy", "policies": {"motion": "forward"}}),
+    ("maze", {"agent": "motion", "policies": {"strategy": "random"}}),
+]
+
+
+def _same_infos(i1: dict, i2: dict, where: str) -> None:
+    assert set(i1) == set(i2), where
+    for k, want in i2.items():
+        if k == "final_obs":
+            d = i2["_final_obs"]
+            np.testing.assert_array_equal(i1[k][d], np.stack(want[d]), err_msg=where)
+        elif k == "final_info":
+            _same_infos(i1[k], want, where + " final_info")
+        else:
+            np.testing.assert_array_equal(i1[k], want, err_msg=f"{where}: {k}")
+
+
+@pytest.mark.parametrize("mode", list(gym.vector.AutoresetMode))
+@pytest.mark.parametrize("name,kw", _VIEWS)
+@pytest.mark.parametrize("invalid", [False, True])
+def test_vector_matches_gymnasium_step_by_step(name, kw, mode, invalid):
+    """Each auto-reset mode gives what Gymnasium's SyncVectorEnv of the same mode gives
+    over BatonEnvs, step by step: observations, rewards, ends and infos (final_obs and
+    final_info in SAME_STEP), DISABLED's reset_mask, and invalid_action="terminate"."""
+    if invalid and name == "cartpole":
+        pytest.skip("every cart-pole action is valid")
     n, seed = 4, 11
-    ours = BatonVectorEnv(name, n, **kw)
-    assert ours.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
-    ref = gym.vector.SyncVectorEnv([lambda: BatonEnv(name, **kw) for _ in range(n)],
-                                   autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    opts = {"invalid_action": "terminate", "invalid_reward": -1.0} if invalid else {}
+    ours = baton.make_vec(name, n, autoreset_mode=mode, **kw, **opts)
+    assert ours.metadata["autoreset_mode"] == mode
+    ref = gym.vector.SyncVectorEnv([lambda: BatonEnv(name, **kw, **opts) for _ in range(n)], autoreset_mode=mode)
     o1, i1 = ours.reset(seed=seed)
-    o2, i2 = ref.reset(seed=seed)
-    np.testing.assert_array_equal(o1[0], o2[0])
+    o2, i2 = ref.reset(seed=[(seed + i * _GAMMA) % 2**64 for i in range(n)])
+    np.testing.assert_array_equal(o1, o2)
+    _same_infos(i1, i2, "reset")
     rng = np.random.default_rng(0)
-    ended = 0
-    for _ in range(200):
-        mask = i1.get("action_mask")
-        acts = np.array([rng.choice(np.flatnonzero(m)) for m in mask]) if mask is not None else rng.integers(0, 2, n)
-        o1, r1, t1, u1, i1 = ours.step(acts)
-        acts2 = acts.copy()  # the others' copies differ: valid actions of their own
-        if mask is not None:
-            acts2[1:] = [np.flatnonzero(m)[0] for m in i2["action_mask"][1:]]
-        o2, r2, t2, u2, i2 = ref.step(acts2)
-        # Copy 0 has the same seeds in both (copy i of ours EpisodeSeed(seed, i, k)):
-        # the same episodes, auto-resets included.
-        np.testing.assert_array_equal(o1[0], o2[0])
-        assert (r1[0], t1[0], u1[0]) == (r2[0], t2[0], u2[0])
-        if t1[0] or u1[0]:
-            assert i1["_final_obs"][0] and i2["_final_obs"][0]
-            np.testing.assert_array_equal(i1["final_obs"][0], i2["final_obs"][0])
-            ended += 1
-        assert o1.shape == o2.shape and o1.dtype == o2.dtype and r1.dtype == r2.dtype
-        assert set(i1) >= {"final_obs", "_final_obs"}
+    ended = refused = 0
+    for t in range(150):
+        mask = i2.get("action_mask")
+        if mask is None or invalid:
+            acts = rng.integers(0, ours.single_action_space.n, n)
+        else:
+            acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        r1, r2 = ours.step(acts), ref.step(acts)
+        for k, (x, y) in enumerate(zip(r1[:4], r2[:4])):
+            np.testing.assert_array_equal(x, y, err_msg=f"step {t}, result {k}")
+            assert x.dtype == y.dtype
+        i1, i2 = r1[4], r2[4]
+        _same_infos(i1, i2, f"step {t}")
+        done = r1[2] | r1[3]
+        ended += int(done.sum())
+        refused += int((r1[1] == -1).sum())
+        if mode == gym.vector.AutoresetMode.DISABLED and done.any():
+            o1, i1 = ours.reset(options={"reset_mask": done})
+            o2, i2 = ref.reset(options={"reset_mask": done})
+            np.testing.assert_array_equal(o1, o2)
+            _same_infos(i1, i2, f"reset_mask at {t}")
     assert ended > 0
+    assert refused > 0 or not invalid
     ours.close()
     ref.close()
+
+
+def test_disabled_asks_for_resets():
+    envs = baton.make_vec("cartpole", 2, autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    envs.reset(seed=0)
+    for _ in range(500):
+        _, _, t, u, _ = envs.step(np.ones(2, np.int64))
+        if (t | u).any():
+            break
+    with pytest.raises(gym.error.ResetNeeded, match="reset_mask"):
+        envs.step(np.ones(2, np.int64))
+    with pytest.raises(ValueError, match="seed"):
+        envs.reset(seed=3, options={"reset_mask": t | u})
+    # A copy still in its episode can be reset alone too: it starts its next one.
+    obs, _ = envs.reset(options={"reset_mask": np.ones(2, np.bool_)})
+    assert (np.abs(obs) < 0.05).all()
+    envs.step(np.ones(2, np.int64))
+
+
+def test_results_are_the_callers():
+    """Gymnasium's vector wrappers write into what a step returns (ClipReward's
+    np.clip(..., out=)); the fast lane's own vector keeps its read-only views."""
+    envs = gym.wrappers.vector.ClipReward(baton.make_vec("cartpole", 2), -0.5, 0.5)
+    obs, info = envs.reset(seed=0)
+    assert obs.flags.writeable
+    obs2, r, t, u, info = envs.step(np.zeros(2, np.int64))
+    assert (r == 0.5).all() and obs2.flags.writeable and t.flags.writeable
+    obs2[:] = 7  # the caller's: the next step does not see it, nor overwrite it
+    obs3, *_ = envs.step(np.zeros(2, np.int64))
+    assert (obs2 == 7).all() and not (obs3 == 7).any()
+    envs.close()
+    v = baton.vector.make("cartpole", num_envs=2)
+    o, _ = v.reset(0)
+    assert not o.flags.writeable
+    o2, r, *_ = v.step(np.zeros(2, np.int64))
+    assert o2 is o and not r.flags.writeable
+    # Its Gymnasium view resets in the same step, as the vector does; the other modes
+    # need holds, which baton.make_vec's vectors have.
+    with pytest.raises(ValueError, match="make_vec"):
+        BatonVectorEnv.from_vector(v, gym.vector.AutoresetMode.NEXT_STEP)
+    view = v.to_gymnasium()
+    assert view.autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
+    obs, *_ = view.step(np.zeros(2, np.int64))
+    assert obs.flags.writeable
+    view.close()
+
+
+@pytest.mark.parametrize("wrapper", ["NormalizeObservation", "TransformObservation", "NormalizeReward",
+                                     "RecordEpisodeStatistics", "ClipReward"])
+def test_gymnasium_vector_wrappers_take_the_default_mode(wrapper):
+    w = getattr(gym.wrappers.vector, wrapper)
+    args = {"TransformObservation": (lambda o: 2 * o,), "ClipReward": (-1, 1)}.get(wrapper, ())
+    envs = w(baton.make_vec("cartpole", 4), *args)
+    envs.reset(seed=0)
+    for _ in range(60):
+        obs, r, t, u, info = envs.step(envs.action_space.sample())
+    assert obs.shape == (4, 4)
+    envs.close()
 
 
 def test_vector_wrappers():
@@ -214,14 +310,20 @@ def test_vector_python_policy_on_workers():
 
     runs = []
     for workers in (1, 4):
-        envs = baton.make_vec("maze", 16, agent="strategy", policies={"motion": forward}, workers=workers)
+        envs = baton.make_vec("maze", 16, agent="strategy", policies={"motion": forward}, workers=workers,
+                              autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
         obs, info = envs.reset(seed=1)
         rewards, spans = [], []
         for _ in range(100):
             acts = np.array([np.flatnonzero(m)[0] for m in info["action_mask"]])
             obs, r, t, u, info = envs.step(acts)
             rewards.append(r.copy())
-            spans.append(info["span_ticks"].copy())
+            # An ended copy's span is its last step's, in final_info (its info is its
+            # next episode's first).
+            span = info["span_ticks"].copy()
+            if "final_info" in info:
+                span[info["_final_info"]] = info["final_info"]["span_ticks"][info["_final_info"]]
+            spans.append(span)
         envs.close()
         assert all((s >= 1).all() for s in spans)
         runs.append((np.array(rewards), np.array(spans), obs.copy()))

@@ -654,6 +654,34 @@ class _Vector:
         self._call(self._lib.baton_record, self._live(), json.dumps(spec).encode())
         self.log_dir = os.fspath(log)
 
+    def render(self, i: int = 0, *, final: bool = False) -> np.ndarray:
+        """Copy ``i``'s current state drawn as pixels: an [H, W, 3] uint8 array of its
+        own (Go rasterises the environment's frame: its SVG picture, else its text; see
+        capi's baton_render). With ``final``, the state that ended the copy's last
+        episode, before its auto-reset, which a vector made with ``hold`` keeps while
+        ``_final_frames(True)``. ConfigError for a picture Go cannot draw.
+
+        >>> v.render(0).shape  # doctest: +SKIP
+        (400, 600, 3)
+        """
+        shape = np.zeros(2, np.int64)
+        buf = getattr(self, "_frame", None)
+        for _ in range(2):
+            n = 0 if buf is None else buf.size
+            code = self._lib.baton_render(self._live(), int(i), bool(final), _ptr(buf), n, shape.ctypes.data, self._err,
+                                          _ERRLEN)
+            if code == 0:
+                return buf[: 3 * int(shape[0]) * int(shape[1])].reshape(int(shape[0]), int(shape[1]), 3).copy()
+            if code != 2 or shape[0] * shape[1] == 0 or (buf is not None and buf.size >= 3 * shape[0] * shape[1]):
+                _raise(code, self._err)
+            buf = self._frame = np.zeros(3 * int(shape[0]) * int(shape[1]), np.uint8)
+        _raise(code, self._err)
+
+    def _final_frames(self, on: bool) -> None:
+        # Whether the copies keep their frames at their episodes' ends (render's final),
+        # for a vector made with hold.
+        self._call(self._lib.baton_final_frames, self._live(), bool(on))
+
     def close(self) -> None:
         """Closes the activity log, if recording (the episodes in progress end as
         stopped trials; raises ``LogError`` if the log could not be written), frees
@@ -688,7 +716,7 @@ class SingleVector(_Vector):
     library whose Go code steps it (every kind of vector has it).
     """
 
-    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0, library=None):
+    def __init__(self, name, num_envs, agents, *, seed, workers, config, max_bytes=0, library=None, hold=False):
         super().__init__(name, num_envs, agents, seed, library)
         _admit(self._lib, name, config, num_envs, workers, max_bytes)
         (a,) = agents
@@ -701,10 +729,13 @@ class SingleVector(_Vector):
         self.terminated = np.zeros(num_envs, np.bool_)
         self.truncated = np.zeros(num_envs, np.bool_)
         bufs = (self.obs, self.final_obs, self.masks, self.rewards, self.terminated, self.truncated)
+        # hold: one int32 per copy, written between steps: what the next step does with it
+        # (0 step, 1 stay, 2 end its episode; capi's baton_single_new, baton.gym); None without.
+        self.hold = np.zeros(num_envs, np.int32) if hold else None
         handle = ctypes.c_int64()
         _call(
             self._lib.baton_single_new, name.encode(), config, num_envs, workers, max_bytes,
-            *(_ptr(b) for b in bufs), ctypes.byref(handle),
+            *(_ptr(b) for b in bufs), _ptr(self.hold), ctypes.byref(handle),
         )
         # The actions are copied into _actions, whose address is known, rather than
         # passed by their own: asking a numpy array for its address costs more than
@@ -712,7 +743,7 @@ class SingleVector(_Vector):
         self._actions = np.zeros(num_envs, np.int64)
         self._done_w = np.zeros(num_envs, np.bool_)
         self._done = self._done_w.view()
-        self._open(handle.value, (*bufs, self._actions))
+        self._open(handle.value, (*bufs, self.hold, self._actions))
         self._actions_ptr = self._actions.ctypes.data
         self._step_c = self._lib.baton_step_single
         _readonly(*bufs, self._done)

@@ -66,6 +66,9 @@ FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         ("char*", "out"), ("int64_t", "outlen"), ("int64_t*", "needed"),
         ("char*", "errbuf"), ("int64_t", "errlen"),
     )),
+    "baton_final_frames": ("int32_t", (
+        ("int64_t", "h"), ("_Bool", "on"), ("char*", "errbuf"), ("int64_t", "errlen"),
+    )),
     "baton_goroutines": ("int64_t", ()),
     "baton_live": ("int64_t", ()),
     "baton_multi_new": ("int32_t", (
@@ -82,6 +85,11 @@ FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "baton_record_close": ("int32_t", (
         ("int64_t", "h"), ("char*", "errbuf"), ("int64_t", "errlen"),
     )),
+    "baton_render": ("int32_t", (
+        ("int64_t", "h"), ("int64_t", "i"), ("_Bool", "final"), ("void*", "out"),
+        ("int64_t", "outlen"), ("int64_t*", "shape"), ("char*", "errbuf"),
+        ("int64_t", "errlen"),
+    )),
     "baton_reset": ("int32_t", (
         ("int64_t", "h"), ("uint64_t", "seed"), ("char*", "errbuf"), ("int64_t", "errlen"),
     )),
@@ -89,8 +97,8 @@ FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         ("char*", "name"), ("char*", "config"), ("int64_t", "n"), ("int64_t", "workers"),
         ("int64_t", "maxBytes"), ("float*", "obs"), ("float*", "final"),
         ("_Bool*", "masks"), ("double*", "rewards"), ("_Bool*", "term"),
-        ("_Bool*", "trunc"), ("int64_t*", "handle"), ("char*", "errbuf"),
-        ("int64_t", "errlen"),
+        ("_Bool*", "trunc"), ("int32_t*", "hold"), ("int64_t*", "handle"),
+        ("char*", "errbuf"), ("int64_t", "errlen"),
     )),
     "baton_step_multi": ("int32_t", (
         ("int64_t", "h"), ("char*", "errbuf"), ("int64_t", "errlen"),
@@ -114,8 +122,9 @@ FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         ("char*", "policies"), ("uintptr_t", "fn"), ("int64_t", "n"),
         ("int64_t", "workers"), ("int64_t", "maxBytes"), ("float*", "obs"),
         ("float*", "final"), ("_Bool*", "masks"), ("double*", "rewards"),
-        ("_Bool*", "term"), ("_Bool*", "trunc"), ("int64_t*", "spans"),
-        ("int64_t*", "handle"), ("char*", "errbuf"), ("int64_t", "errlen"),
+        ("_Bool*", "term"), ("_Bool*", "trunc"), ("int32_t*", "hold"),
+        ("int64_t*", "spans"), ("int64_t*", "handle"), ("char*", "errbuf"),
+        ("int64_t", "errlen"),
     )),
     "baton_view_reset": ("int32_t", (
         ("int64_t", "h"), ("uint64_t", "seed"), ("_Bool", "fresh"), ("char*", "errbuf"),

@@ -398,7 +398,7 @@ if layout is not None and view is not None and layout["kind"] != "single":
         bufs = [
             (c.c_float * a["obs_dim"])(), (c.c_float * a["obs_dim"])(),
             (c.c_bool * a["mask_len"])() if a["mask_len"] else None,
-            (c.c_double * 1)(), (c.c_bool * 1)(), (c.c_bool * 1)(), (c.c_int64 * 1)(),
+            (c.c_double * 1)(), (c.c_bool * 1)(), (c.c_bool * 1)(), None, (c.c_int64 * 1)(),
         ]
         handle = c.c_int64()
         code = lib.baton_view_new(s(req["name"]), s(req["config"]), s(agent), s(view["policies"]), None, 1, 1, 0,
