@@ -219,8 +219,12 @@ func TestShippedFrames(t *testing.T) {
 		assert.Positive(t, colours[c], "the maze draws %v (walls, corridors, goal, agent)", c)
 	}
 
-	for _, name := range []string{"rps", "webtest"} {
-		img := frame(name)
-		assert.Greater(t, img.Bounds().Dx(), 600, "%s draws its text", name)
-	}
+	// rps draws its SVG picture (480 x 240, each player's panel outlined in #333333);
+	// webtest has no picture and draws its text, wider than the default 80 columns.
+	rp := frame("rps")
+	require.Equal(t, image.Pt(480, 240), rp.Bounds().Size())
+	assert.Equal(t, white, rgb(rp, 2, 2), "rps's background")
+	assert.Equal(t, [3]uint8{0x33, 0x33, 0x33}, rgb(rp, 30, 136), "the first player's panel's edge")
+	wt := frame("webtest")
+	assert.Greater(t, wt.Bounds().Dx(), 600, "webtest draws its text")
 }
