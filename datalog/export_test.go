@@ -58,3 +58,10 @@ func (o readOptionFunc) applyRead(c *readConfig) { o(c) }
 func WithWriteWrapper(wrap func(io.Writer) io.Writer) ReadOption {
 	return readOptionFunc(func(c *readConfig) { c.wrapWrite = wrap })
 }
+
+// WithoutChecksums makes a dataset write its batches without their checksums, to
+// measure what the checksums cost: the log it writes claims format version 2 and
+// does not read.
+func WithoutChecksums() WriteOption {
+	return writeOption(func(c *writeConfig) { c.noChecksums = true })
+}

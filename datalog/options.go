@@ -85,6 +85,9 @@ type writeConfig struct {
 	compression Compression
 	meta        map[string]string
 	shard       string
+	// noChecksums leaves the checksums out of the batches (tests and benchmarks
+	// only: a log of format version 2 without them does not read).
+	noChecksums bool
 	err         error
 }
 
