@@ -65,3 +65,10 @@ func WithWriteWrapper(wrap func(io.Writer) io.Writer) ReadOption {
 func WithoutChecksums() WriteOption {
 	return writeOption(func(c *writeConfig) { c.noChecksums = true })
 }
+
+// WithoutObservations makes a dataset leave the observations out of its batches,
+// neither copied nor compressed, to measure what they cost the writer: the log it
+// writes does not read.
+func WithoutObservations() WriteOption {
+	return writeOption(func(c *writeConfig) { c.noObservations = true })
+}

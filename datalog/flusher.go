@@ -127,6 +127,9 @@ func startFlusher(ds *Dataset) *flusher {
 	if ds.cfg.noChecksums {
 		f.enc.NoChecksums()
 	}
+	if ds.cfg.noObservations {
+		f.enc.DropRows()
+	}
 	go f.run()
 	return f
 }

@@ -88,7 +88,10 @@ type writeConfig struct {
 	// noChecksums leaves the checksums out of the batches (tests and benchmarks
 	// only: a log of format version 2 without them does not read).
 	noChecksums bool
-	err         error
+	// noObservations leaves the observations out of the batches: neither copied
+	// nor compressed (benchmarks only: the log does not read).
+	noObservations bool
+	err            error
 }
 
 type readConfig struct {

@@ -30,22 +30,27 @@ func recordMaze(tb testing.TB, n int) []*runners.Event {
 	return events
 }
 
-// BenchmarkChecksums measures what the batches' checksums cost the writer: it feeds
-// one writer the recorded events of maze trials, over and over, with the checksums
-// (crc32, as every log is written) and without them (none, a log that does not read,
-// written only here), one op a logged row. Besides ns/op it reports cpu-ns/row, the
-// process's CPU time per row (the writer's flusher and the kernel's writes included),
-// which is the figure to compare on a machine that other work shares:
+// BenchmarkWriterCost measures what parts of a row cost the writer: it feeds one
+// writer the recorded events of maze trials, over and over, one op a logged row, as
+// every log is written (full), without the batches' checksums (no-checksums), and
+// without the observations, neither copied nor compressed (no-observations: the most
+// that any encoding of them, or leaving them out, could save). The last two write logs
+// that do not read, here only. Besides ns/op it reports cpu-ns/row, the process's CPU
+// time per row (the writer's flusher and the kernel's writes included), the figure to
+// compare on a machine that other work shares, and B/row, the bytes on disk. Run the
+// cases in alternating rounds, and compare them round by round:
 //
-//	go test ./datalog -run XXX -bench Checksums -count 8
-func BenchmarkChecksums(b *testing.B) {
+//	for i in 1 2 3 4 5 6 7 8; do for c in full no-checksums no-observations; do
+//	  go test ./datalog -run XXX -bench "WriterCost/$c\$" -benchtime 400000x; done; done
+func BenchmarkWriterCost(b *testing.B) {
 	events := recordMaze(b, 64)
 	for _, c := range []struct {
 		name string
 		opts []datalog.WriteOption
 	}{
-		{"crc32", nil},
-		{"none", []datalog.WriteOption{datalog.WithoutChecksums()}},
+		{"full", nil},
+		{"no-checksums", []datalog.WriteOption{datalog.WithoutChecksums()}},
+		{"no-observations", []datalog.WriteOption{datalog.WithoutObservations()}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ds, err := datalog.NewDataset(b.TempDir(), c.opts...)
