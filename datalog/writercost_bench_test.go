@@ -83,3 +83,56 @@ func BenchmarkWriterCost(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCampaignCost is BenchmarkWriterCost's cases in a campaign: b.N one-episode
+// trials of the reference maze on two workers, as baton run maze --workers 2 plays
+// them, without a log (off) and with each worker writing into a dataset of the
+// case's options, one op a trial. It reports trials/s and cpu-us/trial (the process's
+// CPU time per trial); the ratio of a case's trials/s to off's, round by round, is
+// the share of the campaign's throughput that logging leaves:
+//
+//	for i in 1 2 3 4 5 6; do for c in off full no-checksums no-observations; do
+//	  go test ./datalog -run XXX -bench "CampaignCost/$c\$" -benchtime 10000x; done; done
+func BenchmarkCampaignCost(b *testing.B) {
+	reg := runners.NewRegistry()
+	require.NoError(b, maze.Register(reg))
+	for _, c := range []struct {
+		name string
+		log  bool
+		opts []datalog.WriteOption
+	}{
+		{"off", false, nil},
+		{"full", true, nil},
+		{"no-checksums", true, []datalog.WriteOption{datalog.WithoutChecksums()}},
+		{"no-observations", true, []datalog.WriteOption{datalog.WithoutObservations()}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := []runners.CampaignOption{runners.WithTrials(max(b.N, 1)), runners.WithWorkers(2)}
+			var ds *datalog.Dataset
+			if c.log {
+				var err error
+				ds, err = datalog.NewDataset(b.TempDir(), c.opts...)
+				require.NoError(b, err)
+				opts = append(opts, runners.WithWorkerSinks(ds.WorkerSinks()))
+			}
+			camp, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1}, opts...)
+			require.NoError(b, err)
+			cpu0, cpuOK := processCPU()
+			b.ResetTimer()
+			sum, err := camp.Run(context.Background())
+			if ds != nil {
+				if cerr := ds.Close(); err == nil {
+					err = cerr
+				}
+			}
+			b.StopTimer()
+			cpu1, _ := processCPU()
+			require.NoError(b, err)
+			require.Equal(b, max(b.N, 1), sum.Ended)
+			b.ReportMetric(float64(max(b.N, 1))/b.Elapsed().Seconds(), "trials/s")
+			if cpuOK {
+				b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/1e3/float64(max(b.N, 1)), "cpu-us/trial")
+			}
+		})
+	}
+}
