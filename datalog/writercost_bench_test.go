@@ -30,6 +30,63 @@ func recordMaze(tb testing.TB, n int) []*runners.Event {
 	return events
 }
 
+// The cases of the cost benchmarks write what they say: the full log reads back whole,
+// the one without checksums is refused for want of them (its format version has them
+// all), and the one without observations is the smaller by most of its bytes.
+func TestWriterCostCases(t *testing.T) {
+	events := recordMaze(t, 8)
+	var steps int64
+	for _, e := range events {
+		if e.Kind == runners.KindStep {
+			steps++
+		}
+	}
+	write := func(opts ...datalog.WriteOption) (string, datalog.Stats) {
+		dir := t.TempDir()
+		ds, err := datalog.NewDataset(dir, opts...)
+		require.NoError(t, err)
+		w, err := ds.NewWriter()
+		require.NoError(t, err)
+		for _, e := range events {
+			require.NoError(t, w.Handle(context.Background(), e))
+		}
+		require.NoError(t, w.Close())
+		require.NoError(t, ds.Close())
+		return dir, ds.Stats()
+	}
+	rows := func(dir string) (int64, error) {
+		l, err := datalog.Open(dir)
+		if err != nil {
+			return 0, err
+		}
+		var n int64
+		for _, agent := range l.Agents() {
+			for _, err := range l.Rows(agent) {
+				if err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
+		return n, nil
+	}
+
+	full, fullStats := write()
+	n, err := rows(full)
+	require.NoError(t, err)
+	require.Equal(t, steps, n)
+	require.Equal(t, steps, fullStats.Rows)
+
+	noSums, noSumsStats := write(datalog.WithoutChecksums())
+	_, err = rows(noSums)
+	require.ErrorIs(t, err, datalog.ErrCorrupt)
+	require.Equal(t, steps, noSumsStats.Rows)
+
+	_, noObsStats := write(datalog.WithoutObservations())
+	require.Equal(t, steps, noObsStats.Rows)
+	require.Less(t, noObsStats.Bytes, fullStats.Bytes)
+}
+
 // BenchmarkWriterCost measures what parts of a row cost the writer: it feeds one
 // writer the recorded events of maze trials, over and over, one op a logged row, as
 // every log is written (full), without the batches' checksums (no-checksums), and
