@@ -8,6 +8,7 @@ import (
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // recordMaze returns the events of n trials of the reference maze (oracle strategy,
@@ -34,6 +35,7 @@ func recordMaze(tb testing.TB, n int) []*runners.Event {
 // the one without checksums is refused for want of them (its format version has them
 // all), and the one without observations is the smaller by most of its bytes.
 func TestWriterCostCases(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	events := recordMaze(t, 8)
 	var steps int64
 	for _, e := range events {
