@@ -220,6 +220,8 @@ type stepColumns struct {
 	sh   *shape
 	rows int // capacity
 	n    int // rows held
+	// noObs leaves the observations out: a benchmark's measure of their cost.
+	noObs bool
 	// dicts are the dictionaries of the rows' strings, set when the batch is handed
 	// to the flusher.
 	dicts dicts
@@ -319,7 +321,9 @@ func (c *stepColumns) append(s *runners.StepEvent, id ids, src *dict.Strings) {
 	c.parentValid.vals.s[i] = b2u(id.parent >= 0)
 	c.start.vals.s[i] = b2u(s.Start)
 	c.acting.vals.s[i] = b2u(s.Acting)
-	copy(c.obs.s[i*sh.obsDim:(i+1)*sh.obsDim], s.Obs)
+	if !c.noObs {
+		copy(c.obs.s[i*sh.obsDim:(i+1)*sh.obsDim], s.Obs)
+	}
 
 	c.actValid.vals.s[i] = b2u(!s.Start)
 	switch d := sh.actDim; {

@@ -58,3 +58,17 @@ func (o readOptionFunc) applyRead(c *readConfig) { o(c) }
 func WithWriteWrapper(wrap func(io.Writer) io.Writer) ReadOption {
 	return readOptionFunc(func(c *readConfig) { c.wrapWrite = wrap })
 }
+
+// WithoutChecksums makes a dataset write its batches without their checksums, to
+// measure what the checksums cost: the log it writes claims format version 2 and
+// does not read.
+func WithoutChecksums() WriteOption {
+	return writeOption(func(c *writeConfig) { c.noChecksums = true })
+}
+
+// WithoutObservations makes a dataset leave the observations out of its batches,
+// neither copied nor compressed, to measure what they cost the writer: the log it
+// writes does not read.
+func WithoutObservations() WriteOption {
+	return writeOption(func(c *writeConfig) { c.noObservations = true })
+}

@@ -124,6 +124,12 @@ const flusherQueue = 32
 
 func startFlusher(ds *Dataset) *flusher {
 	f := &flusher{ds: ds, bw: bufio.NewWriterSize(nil, partBuffer), enc: ipcfile.NewEncoder(ds.cfg.compression.codec()), jobs: make(chan job, flusherQueue), done: make(chan struct{}), open: map[*output]struct{}{}}
+	if ds.cfg.noChecksums {
+		f.enc.NoChecksums()
+	}
+	if ds.cfg.noObservations {
+		f.enc.DropRows()
+	}
 	go f.run()
 	return f
 }

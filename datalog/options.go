@@ -85,7 +85,13 @@ type writeConfig struct {
 	compression Compression
 	meta        map[string]string
 	shard       string
-	err         error
+	// noChecksums leaves the checksums out of the batches (tests and benchmarks
+	// only: a log of format version 2 without them does not read).
+	noChecksums bool
+	// noObservations leaves the observations out of the batches: neither copied
+	// nor compressed (benchmarks only: the log does not read).
+	noObservations bool
+	err            error
 }
 
 type readConfig struct {

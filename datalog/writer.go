@@ -526,7 +526,9 @@ func (al *agentLog) columns() *stepColumns {
 		default:
 		}
 		al.sets++
-		return newStepColumns(al.w.cfg.mem, al.sh, al.w.cfg.batchRows)
+		c := newStepColumns(al.w.cfg.mem, al.sh, al.w.cfg.batchRows)
+		c.noObs = al.w.cfg.noObservations
+		return c
 	}
 	return (<-al.free).(*stepColumns)
 }
