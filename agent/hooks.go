@@ -76,6 +76,35 @@ type ViewEncoder[AS any] interface {
 	EncodeView(as AS, obs []float32, mask []bool)
 }
 
+// InPlace is implemented by agents that do the runtime's work of a step in three calls
+// on views held in place, passed by pointer, instead of one call through the Agent
+// interface per method with the view copied in and out of each. It adds no behaviour:
+// each method must do exactly what the Agent methods it names do (test it against them,
+// as the maze does; hrltest.Check does too). The methods are the same on every agent,
+// so they are a few lines that call the agent's own methods directly, which the
+// compiler can then inline (see the maze's agents):
+//
+//	func (x *Mine) ObserveTo(view *View, s *State, c agent.Clock, obs []float32, mask []bool) {
+//		*view = x.TranslateState(*s, c)
+//		x.EncodeView(*view, obs, mask) // or EncodeObservation(obs, Observe(*view)), ActionMask
+//	}
+//
+// The runtime uses InPlace on the step path instead of TranslateState, DecodeAction,
+// Done, Reward and the encoders; it still calls those for everything else (typed
+// observations, AgentDone, Info, an AtOnceReturner's first Done). The pointers it passes
+// are valid for the call only, and the methods must not retain them, obs or mask.
+type InPlace[S, AS any, R Raw, A any] interface {
+	// ObserveTo writes TranslateState(*s, c) into *view, and the observation and the mask
+	// of that view into obs and mask (mask is nil for an agent without a Masker), as
+	// EncodeView, or EncodeObservation(obs, Observe(*view)) and ActionMask, would.
+	ObserveTo(view *AS, s *S, c Clock, obs []float32, mask []bool)
+	// SettleTo does what ObserveTo does with next, and returns Reward(*prev, *a, *next)
+	// and Done(*next).
+	SettleTo(next *AS, s *S, c Clock, prev *AS, a *A, obs []float32, mask []bool) (reward float64, terminated, truncated bool)
+	// DecodeAt returns DecodeAction(*as, raw).
+	DecodeAt(as *AS, raw R) (A, error)
+}
+
 // Informer is implemented by agents that describe their view for humans and logs
 // (the runtime calls it only when asked, never on the step path).
 type Informer[AS any] interface {

@@ -22,7 +22,7 @@ type Binding[S, A any] interface {
 	hooks() hooks[S, A]
 	masked() int // length of the action mask, 0 without one
 	returnsAtOnce() bool
-	instance() instance[S, A]
+	instance(inPlace bool) instance[S, A]
 	typedObservation(s S, c agent.Clock) any
 	info(s S, c agent.Clock) any
 	done(s S, c agent.Clock) (terminated, truncated bool)
@@ -71,6 +71,9 @@ func Bind[S, AS, O any, R agent.Raw, A any](a agent.Agent[S, AS, O, R, A]) Bindi
 	if e, ok := a.(agent.ViewEncoder[AS]); ok {
 		b.encodeView = e
 	}
+	if p, ok := a.(agent.InPlace[S, AS, R, A]); ok {
+		b.inPlace = p
+	}
 	if r, ok := a.(agent.AtOnceReturner); ok {
 		b.atOnce = r.ReturnsAtOnce()
 	}
@@ -85,6 +88,7 @@ type binding[S, AS, O any, R agent.Raw, A any] struct {
 	mask       agent.Masker[AS]
 	inform     agent.Informer[AS]
 	encodeView agent.ViewEncoder[AS]
+	inPlace    agent.InPlace[S, AS, R, A]
 	atOnce     bool // the agent returns control at once when it is done as it takes it
 }
 
@@ -129,7 +133,12 @@ func (b *binding[S, AS, O, R, A]) masked() int {
 	return int(b.act.(spaces.Discrete).N)
 }
 
-func (b *binding[S, AS, O, R, A]) instance() instance[S, A] {
+// instance binds the agent into one runtime, through its agent.InPlace when it has one
+// and inPlace is set.
+func (b *binding[S, AS, O, R, A]) instance(inPlace bool) instance[S, A] {
+	if inPlace && b.inPlace != nil {
+		return &boundInPlace[S, AS, O, R, A]{binding: b, p: b.inPlace}
+	}
 	return &bound[S, AS, O, R, A]{binding: b}
 }
 
@@ -195,6 +204,42 @@ func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
 		b.encode(&v, rep.Obs, rep.Mask)
 	}
 	b.view = v
+}
+
+// boundInPlace is the instance of an agent.InPlace: the step path makes one call to the
+// agent per decision and per report, passes views by pointer, and keeps the view of the
+// latest report and that of the pending decision in two slots it switches between rather
+// than copying one into the other. The view of the pending decision stays in its slot
+// until the decision is settled: a report writes the other slot. An agent is reported
+// again only after it decided (its view then is the pending one) or when it takes
+// control, with no decision pending.
+type boundInPlace[S, AS, O any, R agent.Raw, A any] struct {
+	*binding[S, AS, O, R, A]
+	p       agent.InPlace[S, AS, R, A]
+	views   [2]AS
+	latest  uint8 // the slot of the view at the agent's latest report
+	pending uint8 // the slot of the view at the agent's pending decision
+}
+
+func (b *boundInPlace[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
+	b.pending = b.latest
+	return b.p.DecodeAt(&b.views[b.latest&1], rawOf[R](&raw))
+}
+
+func (b *boundInPlace[S, AS, O, R, A]) doneNow() (bool, bool) {
+	return b.a.Done(b.views[b.latest&1])
+}
+
+func (b *boundInPlace[S, AS, O, R, A]) observe(s *S, rep *Report) {
+	n := b.pending ^ 1
+	b.p.ObserveTo(&b.views[n&1], s, rep.Clock, rep.Obs, rep.Mask)
+	b.latest = n
+}
+
+func (b *boundInPlace[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
+	n := b.pending ^ 1
+	rep.Reward, rep.Terminated, rep.Truncated = b.p.SettleTo(&b.views[n&1], s, rep.Clock, &b.views[b.pending&1], a, rep.Obs, rep.Mask)
+	b.latest = n
 }
 
 // encode writes the observation and the mask of an agent without a ViewEncoder (observe

@@ -13,11 +13,17 @@ import (
 	"go.uber.org/multierr"
 )
 
-// Config tunes a Runtime. The zero value means no tick limit.
+// Config tunes a Runtime. The zero value means no tick limit, and agents that implement
+// agent.InPlace stepped through it.
 type Config struct {
 	// MaxTicks truncates an episode after this many environment steps: every agent still
 	// in control is reported truncated. 0 means no limit.
 	MaxTicks int
+	// NoInPlace steps every agent through its agent.Agent methods, ignoring
+	// agent.InPlace. The results are the same when each agent's InPlace does what it
+	// must; hrltest plays a runtime with and one without to check that. false (the zero
+	// value) uses InPlace where an agent implements it.
+	NoInPlace bool
 }
 
 // Report is what one agent sees in one step. Obs and Mask belong to the runtime and
@@ -57,7 +63,8 @@ type Report struct {
 func (r *Report) Done() bool { return r.Terminated || r.Truncated }
 
 // Result is what a Reset or Step returns. Its slices belong to the runtime and stay valid
-// until its next Step or Reset.
+// until its next Step or Reset; its reports are read-only (the runtime writes only what
+// changed into the next result's).
 type Result struct {
 	// Reports lists every agent reported in the step: normally one; when a sub-episode
 	// ends, the finishing agent and then the agent that takes control; when an agent
@@ -163,6 +170,7 @@ type Runtime[S, A any] struct {
 	slots    []reportSlot[S] // one per report slot
 	maxObs   int
 	maxMask  int
+	begun    uint64 // sub-episodes begun, for frame.begun
 }
 
 // reportSlot holds a report's buffers: its observation and mask, sized for the largest
@@ -171,6 +179,9 @@ type reportSlot[S any] struct {
 	obs   []float32
 	mask  []bool
 	state S
+	// frame is the sub-episode (frame.begun) whose agent the slot's report last
+	// described, 0 for none: its id, name, parent and buffers are still in the report.
+	frame uint64
 }
 
 // boundAgent is an agent as the step path uses it: its instance, its hooks, the range
@@ -191,7 +202,9 @@ type boundAgent[S, A any] struct {
 // frame is an agent in control: the acting agent on top, its ancestors below, each
 // waiting for its child's sub-episode to end.
 type frame[S, A any] struct {
-	agent    int
+	agent int
+	// begun numbers the sub-episode among those the runtime has begun, from 1.
+	begun    uint64
 	id       string
 	parentID string
 	steps    int
@@ -259,7 +272,7 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			fast = discreteRange{lo: d.Start, hi: d.Start + d.N, ok: true}
 		}
 		r.bound[i] = boundAgent[S, A]{
-			inst:    b.instance(),
+			inst:    b.instance(!cfg.NoInPlace),
 			hooks:   b.hooks(),
 			fast:    fast,
 			name:    b.Name(),
@@ -487,21 +500,27 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	}
 	// The report is written field by field, not as one composite value: a composite is
 	// built on the stack and copied, and the copy stalls on the stores that built it.
-	ag := &r.bound[i]
+	// What names the agent and its buffers is written only when the slot last reported
+	// another sub-episode: an agent acting on is reported in the same slot step after
+	// step.
 	rep := &r.res.Reports[n]
-	rep.AgentID = f.id
-	rep.Agent = ag.name
-	rep.ParentID = f.parentID
-	rep.Obs = sl.obs[:ag.obsDim]
-	rep.Mask = nil
-	if ag.maskLen > 0 {
-		rep.Mask = sl.mask[:ag.maskLen]
+	if sl.frame != f.begun {
+		sl.frame = f.begun
+		ag := &r.bound[i]
+		rep.AgentID = f.id
+		rep.Agent = ag.name
+		rep.ParentID = f.parentID
+		rep.Obs = sl.obs[:ag.obsDim]
+		rep.Mask = nil
+		if ag.maskLen > 0 {
+			rep.Mask = sl.mask[:ag.maskLen]
+		}
+		rep.agent = i
 	}
 	rep.Reward = 0
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
 	rep.SpanTicks = 0
 	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, r.subEp[i]
-	rep.agent = i
 	return rep
 }
 
@@ -515,7 +534,8 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 		r.stack = append(r.stack, frame[S, A]{})
 	}
 	f := &r.stack[len(r.stack)-1]
-	f.agent, f.id, f.parentID, f.steps, f.actedTick = i, r.id(i), parentID, 0, 0
+	r.begun++
+	f.agent, f.begun, f.id, f.parentID, f.steps, f.actedTick = i, r.begun, r.id(i), parentID, 0, 0
 	if h := r.bound[i].hooks.onTakes; h != nil {
 		r.state = h.OnTakesControl(r.state, *sw)
 	}

@@ -90,6 +90,35 @@ func (s *Strategy) Reward(_ View, _ Action, next View) float64 {
 	return 0
 }
 
+// ObserveTo, SettleTo and DecodeAt are the strategy's step path on views by pointer
+// (agent.InPlace): the bodies of its own methods, called directly so that they inline.
+// TestInPlaceMatchesAgent checks them against those methods.
+
+// ObserveTo writes the strategy's view, its observation and its mask.
+func (s *Strategy) ObserveTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
+	*v = s.TranslateState(*st, c)
+	directionMask(v.State, mask)
+	encode(obs, s.rows, s.cols, v.Maze, v.Pos, mask)
+}
+
+// SettleTo writes the view, observation and mask of a decision's end and scores it.
+func (s *Strategy) SettleTo(next *View, st *State, c agent.Clock, prev *View, a *Action, obs []float32, mask []bool) (float64, bool, bool) {
+	*next = s.TranslateState(*st, c)
+	terminated, truncated := s.Done(*next)
+	reward := s.Reward(*prev, *a, *next)
+	directionMask(next.State, mask)
+	encode(obs, s.rows, s.cols, next.Maze, next.Pos, mask)
+	return reward, terminated, truncated
+}
+
+// DecodeAt is DecodeAction on a view by pointer; the error comes from DecodeAction.
+func (s *Strategy) DecodeAt(v *View, raw int64) (Action, error) {
+	if d := Direction(raw); v.Maze.Walkable(v.Pos.Move(d)) {
+		return Action{Kind: Choose, Dir: d}, nil
+	}
+	return s.DecodeAction(*v, raw)
+}
+
 // Motion walks the heading the strategy chose, one tile per action: forward along it or
 // backward against it (standing still on an intersection). It is done after MaxSteps
 // moves (truncated), or (terminated) on an intersection after at least one move or when
@@ -184,3 +213,41 @@ func (m *Motion) Reward(_ View, a Action, _ View) float64 {
 	}
 	return *m.cfg.WrongReward
 }
+
+// ObserveTo, SettleTo and DecodeAt are the motion agent's step path on views by pointer
+// (agent.InPlace): the bodies of its own methods, called directly so that they inline.
+
+// ObserveTo writes the motion agent's view, its observation and its mask.
+func (m *Motion) ObserveTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
+	*v = m.TranslateState(*st, c)
+	moveMask(v.State, mask)
+	encode(obs, m.rows, m.cols, v.Maze, v.Pos, mask)
+}
+
+// SettleTo writes the view, observation and mask after a move and scores the move.
+func (m *Motion) SettleTo(next *View, st *State, c agent.Clock, prev *View, a *Action, obs []float32, mask []bool) (float64, bool, bool) {
+	*next = m.TranslateState(*st, c)
+	terminated, truncated := m.Done(*next)
+	reward := m.Reward(*prev, *a, *next)
+	moveMask(next.State, mask)
+	encode(obs, m.rows, m.cols, next.Maze, next.Pos, mask)
+	return reward, terminated, truncated
+}
+
+// DecodeAt is DecodeAction on a view by pointer; the error comes from DecodeAction.
+func (m *Motion) DecodeAt(v *View, raw int64) (Action, error) {
+	d := v.Heading
+	if Move(raw) == Backward {
+		d = d.Opposite()
+	}
+	if v.Maze.Walkable(v.Pos.Move(d)) {
+		return Action{Kind: Step, Move: Move(raw)}, nil
+	}
+	return m.DecodeAction(*v, raw)
+}
+
+// The agents do the step path's work in place.
+var (
+	_ agent.InPlace[State, View, int64, Action] = (*Strategy)(nil)
+	_ agent.InPlace[State, View, int64, Action] = (*Motion)(nil)
+)

@@ -507,3 +507,92 @@ func mustReset[T any](tb testing.TB, m interface{ Reset(uint64) (T, error) }, se
 	require.NoError(tb, err)
 	return r
 }
+
+// TestInPlaceMatchesAgent plays the runtime twice in lockstep, once through the agents'
+// agent.InPlace (the step path's default) and once through their Agent methods
+// (hrl.Config.NoInPlace), with the same seeded random policies, and checks that every
+// reset and step gives the same result: agents, ids, observations, masks, rewards, ends,
+// spans and clocks. Before each valid action both sides are also offered every action
+// the mask rules out, which both must reject with the same error.
+func TestInPlaceMatchesAgent(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   maze.Config
+		steps int
+	}{
+		{"reference", maze.Config{}, 5000},
+		{"generated 21 with limits and rewards", maze.Config{
+			Generate: &maze.GenerateConfig{Rows: 21, Cols: 21, Seed: 3},
+			Strategy: maze.StrategyConfig{MaxSteps: 6, GoalReward: ptr(5)},
+			Motion:   maze.MotionConfig{MaxSteps: 3, RightReward: ptr(0.5), WrongReward: ptr(-2)},
+		}, 5000},
+		{"a map per episode, padded", maze.Config{Generate: &maze.GenerateConfig{Rows: 9, Cols: 9, PerEpisode: true}, ObsSide: 13}, 5000},
+		{"the walk procedure", maze.Config{Procedure: true}, 2000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			sides := [2]*hrl.Runtime[maze.State, maze.Action]{}
+			policies := [2]map[string]agent.Policy{}
+			for i, noInPlace := range []bool{false, true} {
+				e, err := maze.NewEnv(tt.cfg)
+				require.NoError(t, err)
+				sides[i], err = hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](e), hrl.Config{NoInPlace: noInPlace})
+				require.NoError(t, err)
+				rng := rand.New(rand.NewPCG(7, 8))
+				policies[i] = map[string]agent.Policy{}
+				for _, spec := range sides[i].Agents() {
+					policies[i][spec.Name], err = agent.Random(spec.ActionSpace, rng)
+					require.NoError(t, err)
+				}
+			}
+			same := func(step int, a, b hrl.Result) {
+				t.Helper()
+				require.Equal(t, b.Reports, a.Reports, "step %d", step)
+				require.Equal(t, []any{b.Next, b.Over, b.Tick}, []any{a.Next, a.Over, a.Tick}, "step %d", step)
+			}
+			var res [2]hrl.Result
+			seed, episodes := uint64(0), 0
+			for i := range sides {
+				res[i] = mustReset(t, sides[i], seed)
+			}
+			same(-1, res[0], res[1])
+			for step := range tt.steps {
+				acting := res[0].Acting()
+				id := acting.AgentID
+				for a, ok := range acting.Mask {
+					if ok {
+						continue
+					}
+					_, errFast := sides[0].Step(id, agent.Discrete(int64(a)))
+					_, errSlow := sides[1].Step(id, agent.Discrete(int64(a)))
+					require.Error(t, errFast, "step %d, masked-out action %d", step, a)
+					require.EqualError(t, errFast, errSlow.Error(), "step %d", step)
+				}
+				var raws [2]agent.RawAction
+				for i := range sides {
+					rep := res[i].Acting()
+					var err error
+					raws[i], err = policies[i][rep.Agent].Act(ctx, rep.Obs, rep.Mask)
+					require.NoError(t, err)
+				}
+				require.Equal(t, raws[1], raws[0], "step %d", step)
+				for i := range sides {
+					var err error
+					res[i], err = sides[i].Step(id, raws[i])
+					require.NoError(t, err, "step %d", step)
+				}
+				same(step, res[0], res[1])
+				if res[0].Over {
+					seed++
+					episodes++
+					for i := range sides {
+						res[i] = mustReset(t, sides[i], seed)
+					}
+					same(step, res[0], res[1])
+				}
+			}
+			assert.GreaterOrEqual(t, episodes, 10, "episodes")
+		})
+	}
+}

@@ -69,8 +69,12 @@ func episode[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options, se
 			fatal = fmt.Errorf("hrltest: seed %d: panic: %v\n%s", seed, v, debug.Stack())
 		}
 	}()
-	// a steps with bad actions interleaved, b without; both must agree.
-	a, err := newPlayer(newEnv, opts, seed)
+	// a steps with bad actions interleaved, b without; both must agree. a steps every
+	// agent through its Agent methods, whose results the checks judge, and b through its
+	// agent.InPlace where it has one, so that an InPlace that disagrees shows.
+	general := opts
+	general.Config.NoInPlace = true
+	a, err := newPlayer(newEnv, general, seed)
 	if err != nil {
 		return fmt.Errorf("hrltest: hrl.New: %w", err), nil
 	}
@@ -218,7 +222,7 @@ func compare[S, A any](a, b *player[S, A], probe bool) error {
 			return fmt.Errorf("tick %d: %w", ra.Tick, err)
 		}
 		if sa, sb := snap(ra), snap(rb); !equalSnapshots(sa, sb) {
-			return fmt.Errorf("tick %d: the same seed and actions gave different results (or a rejected action changed the state):\n  %s\n  %s", ra.Tick, sa, sb)
+			return fmt.Errorf("tick %d: the same seed and actions gave different results (or a rejected action changed the state), or an agent's agent.InPlace disagrees with its methods:\n  %s\n  %s", ra.Tick, sa, sb)
 		}
 	}
 	if _, err := a.rt.Step(ra.Next, agent.RawAction{}); !errors.Is(err, hrl.ErrEpisodeOver) {

@@ -442,3 +442,51 @@ func TestCheckReportsAgentsDoneWhenTheyTakeControl(t *testing.T) {
 	hrltest.Check(good, newKeyEnv(keyKnobs{atOnce: true}), hrltest.Options{})
 	assert.Empty(t, good.errs)
 }
+
+// TestRunCatchesInPlaceThatDisagrees: an agent that embeds the maze's strategy and
+// overrides its Reward still has the strategy's agent.InPlace, which scores with the
+// strategy's own Reward. Run steps one runtime through the methods and one through
+// InPlace, and reports the difference.
+func TestRunCatchesInPlaceThatDisagrees(t *testing.T) {
+	newEnv := func() hrl.HierarchicalEnv[maze.State, maze.Action] {
+		e, err := maze.NewEnv(maze.Config{})
+		require.NoError(t, err)
+		return sevenMaze{Env: e}
+	}
+	err := hrltest.Run(newEnv, hrltest.Options{Episodes: 2, Seed: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent.InPlace disagrees with its methods")
+
+	// With InPlace hidden, the same agent keeps every contract.
+	hidden := func() hrl.HierarchicalEnv[maze.State, maze.Action] {
+		e, err := maze.NewEnv(maze.Config{})
+		require.NoError(t, err)
+		return sevenMaze{Env: e, hide: true}
+	}
+	require.NoError(t, hrltest.Run(hidden, hrltest.Options{Episodes: 2, Seed: 1}))
+}
+
+// sevenMaze is the maze with a strategy whose Reward is 7 for every decision.
+type sevenMaze struct {
+	*maze.Env
+	hide bool // bind the strategy without its agent.InPlace
+}
+
+func (e sevenMaze) Agents() []hrl.Binding[maze.State, maze.Action] {
+	strategy := sevenStrategy{maze.NewStrategy(e.Maze(), e.Config().Strategy)}
+	b := hrl.Bind(strategy)
+	if e.hide {
+		b = hrl.Bind(methodsOnly{strategy})
+	}
+	return []hrl.Binding[maze.State, maze.Action]{b, e.Env.Agents()[1]}
+}
+
+type sevenStrategy struct{ *maze.Strategy }
+
+func (sevenStrategy) Reward(maze.View, maze.Action, maze.View) float64 { return 7 }
+
+// methodsOnly is the strategy without agent.InPlace: its ObserveTo, of another
+// signature, hides the promoted one.
+type methodsOnly struct{ sevenStrategy }
+
+func (methodsOnly) ObserveTo() {}
