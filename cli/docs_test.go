@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -507,4 +508,100 @@ func echoAnswers(out string, answers []string) string {
 	}
 	b.WriteString(out)
 	return b.String()
+}
+
+// docCommand matches a command line of a ```sh block that runs baton.
+var docCommand = regexp.MustCompile(`^(?:go run \./cmd/baton|\./baton) (.*)$`)
+
+// shellCommands returns the baton command lines of a file's ```sh blocks (continued
+// lines joined), each without what the shell does around it: a trailing "&", a
+// comment, a pipe or a redirection.
+func shellCommands(lines []string) (cmds []string, at []int) {
+	in := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case l == "```sh":
+			in = true
+			continue
+		case strings.HasPrefix(l, "```"):
+			in = false
+			continue
+		case !in:
+			continue
+		}
+		from := i
+		for strings.HasSuffix(l, `\`) && i+1 < len(lines) {
+			i++
+			l = strings.TrimSuffix(l, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		l = shellStatement(strings.TrimSpace(l))
+		if m := docCommand.FindStringSubmatch(l); m != nil {
+			cmds = append(cmds, m[1])
+			at = append(at, from)
+		}
+	}
+	return cmds, at
+}
+
+// shellStatement cuts a shell line at its first comment, pipe, redirection or "&"
+// outside quotes.
+func shellStatement(l string) string {
+	var quote byte
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '|' || c == '>' || c == '&' || c == ';' || c == '#' && (i == 0 || l[i-1] == ' '):
+			return strings.TrimSpace(l[:i])
+		}
+	}
+	return l
+}
+
+// TestDocsCommands checks every baton command line of the documentation's ```sh
+// blocks against the command line: the command exists and takes the flags given, so
+// that a renamed command or flag cannot linger in a page. (The ```text samples are run
+// by TestDocs.)
+func TestDocsCommands(t *testing.T) {
+	envs, err := newEnvironments("baton", nil)
+	require.NoError(t, err)
+	checked := 0
+	for _, path := range docFiles(t) {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		cmds, at := shellCommands(strings.Split(string(data), "\n"))
+		for i, line := range cmds {
+			where := fmt.Sprintf("%s:%d: baton %s", docName(path), at[i]+1, line)
+			if strings.Contains(line, "$") {
+				continue // a shell variable: the words are the shell's
+			}
+			args, err := shellWords(line)
+			require.NoError(t, err, where)
+			root := newRoot(envs, io.Discard, io.Discard)
+			cmd, rest, err := root.Find(args)
+			require.NoError(t, err, where)
+			require.NotEqual(t, root, cmd, "%s: no such command", where)
+			require.NoError(t, cmd.ParseFlags(rest), where)
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 20, "the documentation's ```sh blocks run baton")
+}
+
+// TestShellStatement checks the cutting of shell lines.
+func TestShellStatement(t *testing.T) {
+	for in, want := range map[string]string{
+		"go run ./cmd/baton run maze   # comment":           "go run ./cmd/baton run maze",
+		"./baton serve ui --addr 127.0.0.1:8080 &":          "./baton serve ui --addr 127.0.0.1:8080",
+		"go run ./cmd/baton envs maze --json > /tmp/x.json": "go run ./cmd/baton envs maze --json",
+		`./baton run maze --env-config '{"a": "#|>"}' | jq`: `./baton run maze --env-config '{"a": "#|>"}'`,
+	} {
+		assert.Equal(t, want, shellStatement(in), in)
+	}
 }
