@@ -605,3 +605,24 @@ func TestShellStatement(t *testing.T) {
 		assert.Equal(t, want, shellStatement(in), in)
 	}
 }
+
+// readmeLink matches a Markdown link or picture's target.
+var readmeLink = regexp.MustCompile(`\]\(([^)\s#]+)(?:#[^)]*)?\)`)
+
+// TestREADMELinks checks that every file the README links to or shows is there (the
+// site's pages are checked by scripts/docs --check, which the README is not part of).
+func TestREADMELinks(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	n := 0
+	for _, m := range readmeLink.FindAllStringSubmatch(string(data), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") {
+			continue
+		}
+		n++
+		_, err := os.Stat(filepath.Join("..", filepath.FromSlash(target)))
+		assert.NoError(t, err, "README.md links to %s", target)
+	}
+	assert.Greater(t, n, 10, "the README links to the documentation's pages")
+}
