@@ -168,7 +168,7 @@ func (b legendBox) Plot(c draw.Canvas, _ *plot.Plot) {
 	m := vg.Points(4)
 	box := vg.Rectangle{
 		Min: vg.Point{X: c.Min.X + b.legend.XOffs - m, Y: c.Max.Y + b.legend.YOffs - size.Y - m},
-		Max: vg.Point{X: c.Min.X + b.legend.XOffs + size.X + m, Y: c.Max.Y + b.legend.YOffs + m},
+		Max: vg.Point{X: c.Min.X + b.legend.XOffs + size.X + 3*m, Y: c.Max.Y + b.legend.YOffs + m},
 	}
 	c.SetColor(color.White)
 	c.Fill(box.Path())
