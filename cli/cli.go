@@ -56,6 +56,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return runWithInput(ctx, envs, args, stdin, stdout, stderr)
 }
 
+// Command returns the command tree that Main and Run execute, named prog, over a
+// registry made of the given register functions (none: the shipped environments), for
+// tools that work on the tree rather than run it: the command line reference of the
+// documentation is written from it with cobra's doc package. Executing it is Run's job;
+// its output goes to os.Stdout and os.Stderr.
+func Command(prog string, register ...func(*runners.Registry) error) (*cobra.Command, error) {
+	envs, err := newEnvironments(prog, register)
+	if err != nil {
+		return nil, err
+	}
+	return newRoot(envs, os.Stdout, os.Stderr), nil
+}
+
 // run is Run over the shipped environments, reading os.Stdin.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return Run(ctx, args, nil, stdout, stderr)

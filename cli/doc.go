@@ -47,13 +47,16 @@
 // (examples/rps). Each agent of an environment plays one of its registered
 // policies; --policy AGENT=POLICY picks one (repeatable), and an agent left out plays
 // its default (the maze: strategy=oracle|random, default oracle; motion=random|forward,
-// default random; the cart-pole: cartpole=random|balance, default random; webtest:
-// strategy=heuristic|random, default heuristic; motion=scripted|random, default
-// scripted). --env-config configures the environment with JSON (for the maze, the
-// fields of maze.Config: map, generate, procedure, strategy, motion; for the cart-pole,
-// those of cartpole.Config: max_steps, kinematics_integrator; for webtest, those of
-// webtest.Config: site, site_file, generate, strategy, motion), given inline or, with
-// a leading @, read from a file.
+// default random; the flat maze: walker=oracle|random, default oracle; the cart-pole:
+// cartpole=random|balance, default random; webtest: strategy=heuristic|random, default
+// heuristic; motion=scripted|random, default scripted; rps: player_0=random|rock and
+// player_1=random|rock, default random). --env-config configures the environment with
+// JSON (for the maze, the fields of maze.Config: map, generate, obs_side, procedure,
+// strategy, motion; for the flat maze, those of maze.FlatConfig: map, generate,
+// max_steps, reward_for_reaching_goal; for the cart-pole, those of cartpole.Config:
+// max_steps, kinematics_integrator; for webtest, those of webtest.Config: site,
+// site_file, generate, strategy, motion; for rps, max_cycles), given inline or, with a
+// leading @, read from a file. "baton envs" lists them all, with each agent's spaces.
 // --max-ticks truncates every episode after that many environment steps (0: only the
 // environment's own limits). `baton envs` and `baton COMMAND --help` list the choices.
 //

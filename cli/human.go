@@ -137,14 +137,12 @@ func writeHumanEnd(w io.Writer, o *opened, policies []string, res *runners.Resul
 			fmt.Fprintf(&b, "trial %s %s after %s: %s\n", res.ID, strings.ToLower(res.State.String()), ticks, oneLine(stopReason(res.Err)))
 		}
 		if ep.Returns != nil {
-			width := 0
-			for _, a := range o.agents {
-				width = max(width, len(a.Name))
-			}
 			b.WriteString("returns:\n")
+			tw := newTable(&b, 1)
 			for i, a := range o.agents {
-				fmt.Fprintf(&b, "  %-*s %7.3f  (%s)\n", width, a.Name, ep.Returns[i], policies[i])
+				fmt.Fprintf(tw, "  %s\t%7.3f  (%s)\n", a.Name, ep.Returns[i], policies[i])
 			}
+			tw.Flush()
 		}
 	}
 	if ds != nil {

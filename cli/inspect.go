@@ -372,43 +372,40 @@ func (s *logSummary) writeText(w io.Writer, plotTo string) error {
 	if plotTo != "" {
 		row("plot", "%s", plotTo)
 	}
-	width := len("agent")
-	for _, name := range s.agentOrder {
-		width = max(width, len(name))
-	}
-	fmt.Fprintf(&b, "\n%-*s  %9s  %8s  %9s  %9s  %9s  %9s\n", width, "agent", "rows", "episodes", "mean", "std", "min", "max")
+	b.WriteString("\n")
+	tw := newTable(&b, 2)
+	fmt.Fprintf(tw, "%s\t%9s\t%8s\t%9s\t%9s\t%9s\t%9s\n", "agent", "rows", "episodes", "mean", "std", "min", "max")
 	for _, name := range s.agentOrder {
 		a := s.Agents[name]
-		fmt.Fprintf(&b, "%-*s  %9s  %8s  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, group(a.Rows), group(int64(a.Episodes)),
+		fmt.Fprintf(tw, "%s\t%9s\t%8s\t%9.3f\t%9.3f\t%9.3f\t%9.3f\n", name, group(a.Rows), group(int64(a.Episodes)),
 			a.Return.Mean, a.Return.Std, a.Return.Min, a.Return.Max)
 	}
+	tw.Flush()
 	b.WriteString("(mean, std, min and max of the agent's episode return over its complete episodes)\n")
 	if len(s.metricOrder) > 0 {
-		width = len("metric")
-		for _, name := range s.metricOrder {
-			width = max(width, len(name))
-		}
-		fmt.Fprintf(&b, "\n%-*s  %8s  %9s  %9s  %9s  %9s\n", width, "metric", "episodes", "mean", "std", "min", "max")
+		b.WriteString("\n")
+		tw := newTable(&b, 2)
+		fmt.Fprintf(tw, "%s\t%8s\t%9s\t%9s\t%9s\t%9s\n", "metric", "episodes", "mean", "std", "min", "max")
 		for _, name := range s.metricOrder {
 			m := s.Metrics[name]
-			fmt.Fprintf(&b, "%-*s  %8s  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, group(int64(m.Episodes)), m.Mean, m.Std, m.Min, m.Max)
+			fmt.Fprintf(tw, "%s\t%8s\t%9.3f\t%9.3f\t%9.3f\t%9.3f\n", name, group(int64(m.Episodes)), m.Mean, m.Std, m.Min, m.Max)
 		}
+		tw.Flush()
 		b.WriteString("(the environment's metrics over the complete episodes that measured them)\n")
 	}
 	if len(s.Tasks) > 0 {
-		width = len("task")
-		for _, ts := range s.Tasks {
-			width = max(width, len(ts.Name))
-		}
-		fmt.Fprintf(&b, "\n%-*s  %8s  %8s  %8s  %9s\n", width, "task", "trials", "episodes", "success", "trials of")
+		b.WriteString("\n")
+		tw := newTable(&b, 2)
+		fmt.Fprintf(tw, "%s\t%8s\t%8s\t%8s\t%9s\n", "task", "trials", "episodes", "success", "trials of")
 		for _, ts := range s.Tasks {
 			success := "-"
 			if ts.SuccessRate != nil && ts.SuccessRate.known {
 				success = fmt.Sprintf("%.3f", ts.SuccessRate.value)
 			}
-			fmt.Fprintf(&b, "%-*s  %8s  %8s  %8s  %9s\n", width, ts.Name, group(int64(ts.Trials)), group(int64(ts.Episodes)), success,
+			fmt.Fprintf(tw, "%s\t%8s\t%8s\t%8s\t%9s\n", ts.Name, group(int64(ts.Trials)), group(int64(ts.Episodes)), success,
 				fmt.Sprintf("%d-%d", ts.First, ts.Last))
 		}
+		tw.Flush()
 		b.WriteString("(the tasks of the schedule, by first trial: trials, complete episodes, their success rate, the first and last trial index)\n")
 	}
 	_, err := io.WriteString(w, b.String())

@@ -160,17 +160,18 @@ func writeEnvsText(w io.Writer, list []envListing) error {
 				b.WriteString("    policies     none registered: a trial must give one\n")
 				continue
 			}
-			width := 0
-			for _, p := range a.Policies {
-				width = max(width, len(policyLabel(p)))
-			}
+			var rows strings.Builder
+			tw := newTable(&rows, 2)
 			for j, p := range a.Policies {
 				head := "    policies     "
 				if j > 0 {
 					head = strings.Repeat(" ", len(head))
 				}
-				line := fmt.Sprintf("%s%-*s  %s", head, width, policyLabel(p), p.Description)
-				b.WriteString(strings.TrimRight(line, " ") + "\n")
+				fmt.Fprintf(tw, "%s%s\t%s\n", head, policyLabel(p), p.Description)
+			}
+			tw.Flush()
+			for line := range strings.Lines(rows.String()) {
+				b.WriteString(strings.TrimRight(line, " \n") + "\n")
 			}
 		}
 	}

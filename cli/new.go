@@ -489,12 +489,9 @@ func (s *starter) write(w io.Writer) (err error) {
 		{fmt.Sprintf("go run ./cmd/%s play %s", s.Name, s.Name), "play one episode, step by step"},
 		{"python train.py", "train both agents with PPO (baton installed with its torch extra)"},
 	}
-	width := 0
+	tw := newTable(w, 2)
 	for _, c := range cmds {
-		width = max(width, len(c[0]))
+		fmt.Fprintf(tw, "  %s\t# %s\n", c[0], c[1])
 	}
-	for _, c := range cmds {
-		fmt.Fprintf(w, "  %-*s  # %s\n", width, c[0], c[1])
-	}
-	return nil
+	return tw.Flush()
 }

@@ -273,21 +273,20 @@ func status(rep *env.Report) string {
 
 func (p *textPrinter) end(res env.Turn, cut bool) error {
 	w := p.w
-	width := 0
+	// The returns by agent id and by agent name, aligned as one table: the rows of
+	// both through one tabwriter, each heading put back before its rows.
+	var rows strings.Builder
+	tw := newTable(&rows, 1)
 	for _, id := range p.sums.ids {
-		width = max(width, len(id))
-	}
-	fmt.Fprintln(w, "returns by agent id:")
-	for _, id := range p.sums.ids {
-		fmt.Fprintf(w, "  %-*s %7.3f\n", width, id, p.sums.byID[id])
-	}
-	fmt.Fprintln(w, "returns by agent:")
-	for _, a := range p.ep.agents {
-		width = max(width, len(a.Name))
+		fmt.Fprintf(tw, "  %s\t%7.3f\n", id, p.sums.byID[id])
 	}
 	for _, a := range p.ep.agents {
-		fmt.Fprintf(w, "  %-*s %7.3f\n", width, a.Name, p.sums.byName[a.Name])
+		fmt.Fprintf(tw, "  %s\t%7.3f\n", a.Name, p.sums.byName[a.Name])
 	}
+	tw.Flush()
+	lines := strings.SplitAfter(rows.String(), "\n")
+	fmt.Fprint(w, "returns by agent id:\n"+strings.Join(lines[:len(p.sums.ids)], ""))
+	fmt.Fprint(w, "returns by agent:\n"+strings.Join(lines[len(p.sums.ids):], ""))
 	ticks := "ticks"
 	if res.Tick == 1 {
 		ticks = "tick"

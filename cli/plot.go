@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -93,10 +94,12 @@ type panelText struct{ title, y, dots string }
 func returnPanel(env string, text panelText, xs []float64, c color.Color) (*plot.Plot, error) {
 	window := movingWindow(len(xs))
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s (%s episodes)", env, text.title, group(int64(len(xs))))
+	p.Title.Text = fmt.Sprintf("%s: %s (%s)", env, text.title, plural(len(xs), "episode", "episodes"))
 	p.Title.Padding = vg.Points(6)
 	p.Y.Label.Text = text.y
 	p.X.Label.Text = "episode (in trial order)"
+	p.X.Tick.Marker = integerTicks{}
+	p.Y.Tick.Marker = distinctTicks{}
 
 	dots := make(plotter.XYs, len(xs))
 	means := make(plotter.XYs, len(xs))
@@ -136,16 +139,100 @@ func returnPanel(env string, text panelText, xs []float64, c color.Color) (*plot
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true
+	// The legend is drawn last, over the data, on a box of the plot's background, so
+	// that neither the dots nor the grid run through its text.
+	p.Add(legendBox{legend: p.Legend})
+	p.Legend = plot.New().Legend
 
 	// Room above and below the data, so that no dot sits on an edge and the legend
 	// has space.
 	span := hi - lo
-	if span == 0 { // every return the same
-		span = math.Max(0.1*math.Abs(hi), 1)
+	if span == 0 { // every return the same: the value in the middle of a unit range
+		half := math.Max(0.1*math.Abs(hi), 0.5)
+		p.Y.Min, p.Y.Max = lo-half, hi+half
+	} else {
+		p.Y.Min, p.Y.Max = lo-0.08*span, hi+0.35*span
 	}
-	p.Y.Min, p.Y.Max = lo-0.08*span, hi+0.35*span
 	p.X.Min, p.X.Max = 0, float64(len(xs)+1)
 	return p, nil
+}
+
+// legendBox draws a plot's legend on a box of the background colour, as the last of
+// the plot's plotters (a plot draws its own legend with no background).
+type legendBox struct{ legend plot.Legend }
+
+func (b legendBox) Plot(c draw.Canvas, _ *plot.Plot) {
+	// The legend's size; it is drawn in the top left corner (Top and Left), where
+	// Rectangle does not place it.
+	size := b.legend.Rectangle(c).Size()
+	m := vg.Points(4)
+	box := vg.Rectangle{
+		Min: vg.Point{X: c.Min.X + b.legend.XOffs - m, Y: c.Max.Y + b.legend.YOffs - size.Y - m},
+		Max: vg.Point{X: c.Min.X + b.legend.XOffs + size.X + 3*m, Y: c.Max.Y + b.legend.YOffs + m},
+	}
+	c.SetColor(color.White)
+	c.Fill(box.Path())
+	c.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 200}, Width: vg.Points(0.5)})
+	c.Stroke(box.Path())
+	b.legend.Draw(c)
+}
+
+// integerTicks marks an axis of episodes: whole numbers only, every one when they are
+// few.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	first, last := math.Ceil(lo), math.Floor(hi)
+	if last-first <= 12 { // up to about ten episodes
+		var ts []plot.Tick
+		for v := first; v <= last; v++ {
+			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+		}
+		return ts
+	}
+	var ts []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Value == math.Trunc(t.Value) {
+			if t.Label != "" {
+				t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// distinctTicks are plot.DefaultTicks labelled with as many decimals as it takes for
+// every label to read as its value (6.05 and 6.1, where the default writes 6 and 6.1).
+type distinctTicks struct{}
+
+func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := (plot.DefaultTicks{}).Ticks(lo, hi)
+	decimals := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			decimals = max(decimals, decimalsOf(t.Value))
+		}
+	}
+	for i, t := range ts {
+		if t.Label != "" {
+			ts[i].Label = strconv.FormatFloat(t.Value, 'f', decimals, 64)
+		}
+	}
+	return ts
+}
+
+// decimalsOf is the fewest decimals (at most 6) that write v to within a millionth of
+// its magnitude.
+func decimalsOf(v float64) int {
+	tol := 1e-6 * math.Max(math.Abs(v), 1e-6)
+	for d := 0; d < 6; d++ {
+		r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', d, 64), 64)
+		if err == nil && math.Abs(r-v) <= tol {
+			return d
+		}
+	}
+	return 6
 }
 
 // movingWindow is the number of episodes the moving mean of n episodes spans: about a

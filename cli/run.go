@@ -503,25 +503,23 @@ func (r *runSummary) writeText(w io.Writer, requested, workers int) error {
 	if r.SuccessRate != nil && r.SuccessRate.known {
 		row("success rate", "%.3f (%s of %s episodes)", r.SuccessRate.value, group(int64(*r.Successes)), group(int64(r.Episodes)))
 	}
-	width := len("return of")
-	for _, name := range r.agentOrder {
-		width = max(width, len(name))
-	}
-	fmt.Fprintf(&b, "\n%-*s  %8s  %9s  %9s  %9s  %9s\n", width, "return of", "episodes", "mean", "std", "min", "max")
+	b.WriteString("\n")
+	tw := newTable(&b, 2)
+	fmt.Fprintf(tw, "%s\t%8s\t%9s\t%9s\t%9s\t%9s\n", "return of", "episodes", "mean", "std", "min", "max")
 	for _, name := range r.agentOrder {
 		a := r.Agents[name]
-		fmt.Fprintf(&b, "%-*s  %8d  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, a.Episodes, a.Mean, a.Std, a.Min, a.Max)
+		fmt.Fprintf(tw, "%s\t%8d\t%9.3f\t%9.3f\t%9.3f\t%9.3f\n", name, a.Episodes, a.Mean, a.Std, a.Min, a.Max)
 	}
+	tw.Flush()
 	if len(r.metricOrder) > 0 {
-		width = len("metric")
-		for _, name := range r.metricOrder {
-			width = max(width, len(name))
-		}
-		fmt.Fprintf(&b, "\n%-*s  %8s  %9s  %9s  %9s  %9s\n", width, "metric", "episodes", "mean", "std", "min", "max")
+		b.WriteString("\n")
+		tw := newTable(&b, 2)
+		fmt.Fprintf(tw, "%s\t%8s\t%9s\t%9s\t%9s\t%9s\n", "metric", "episodes", "mean", "std", "min", "max")
 		for _, name := range r.metricOrder {
 			m := r.Metrics[name]
-			fmt.Fprintf(&b, "%-*s  %8d  %9.3f  %9.3f  %9.3f  %9.3f\n", width, name, m.Episodes, m.Mean, m.Std, m.Min, m.Max)
+			fmt.Fprintf(tw, "%s\t%8d\t%9.3f\t%9.3f\t%9.3f\t%9.3f\n", name, m.Episodes, m.Mean, m.Std, m.Min, m.Max)
 		}
+		tw.Flush()
 	}
 	if len(r.Failures) > 0 {
 		b.WriteString("\nfailed trials:\n")

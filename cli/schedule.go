@@ -148,18 +148,17 @@ func newScheduleSummary(envs *environments, f runFlags, s *runners.Schedule, sum
 
 // writeText adds the schedule's tasks and runs to baton run's text summary.
 func (s *scheduleSummary) writeText(b *strings.Builder) {
-	width := len("task")
-	for _, t := range s.Tasks {
-		width = max(width, len(t.Name))
-	}
-	fmt.Fprintf(b, "\n%-*s  %8s  %9s  %8s  %s\n", width, "task", "trials", "successes", "rate", "trials of")
+	b.WriteString("\n")
+	tw := newTable(b, 2)
+	fmt.Fprintf(tw, "%s\t%8s\t%9s\t%8s\t%s\n", "task", "trials", "successes", "rate", "trials of")
 	for _, t := range s.Tasks {
 		span := "-"
 		if t.Trials > 0 {
 			span = fmt.Sprintf("%d-%d", t.First, t.Last)
 		}
-		fmt.Fprintf(b, "%-*s  %8s  %9s  %8.3f  %s\n", width, t.Name, group(int64(t.Trials)), group(int64(t.Successes)), t.SuccessRate, span)
+		fmt.Fprintf(tw, "%s\t%8s\t%9s\t%8.3f\t%s\n", t.Name, group(int64(t.Trials)), group(int64(t.Successes)), t.SuccessRate, span)
 	}
+	tw.Flush()
 	runs := make([]string, len(s.Runs))
 	for i, r := range s.Runs {
 		runs[i] = fmt.Sprintf("%s x%d", r.Task, r.Trials)

@@ -198,7 +198,7 @@
 // (protoc-gen-connect-go, another pinned generator in scripts/genproto) and an
 // adapter per method to the grpc-go servers, or a move of the servers to connect-go
 // with its own HTTP/2 stack in place of grpc-go's tuned transport, custom codec,
-// keepalives and flow-control windows (see the Cost section of the README).
+// keepalives and flow-control windows (see "Remote calls" in docs/performance.md).
 // vanguard-go (v0.4.0) transcodes Connect and gRPC-Web into gRPC for grpc-go's
 // Server.ServeHTTP (a second gRPC transport, on net/http), so a call is decoded,
 // re-encoded as gRPC and decoded again; it takes a JSON request without the

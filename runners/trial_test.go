@@ -32,7 +32,7 @@ func runOne(t *testing.T, reg *runners.Registry, spec runners.Spec) (runners.Res
 }
 
 // The oracle with a motion agent that only moves forward reaches the goal in seven
-// decisions and 20 ticks (README, quick start 2): every agent step is an event, with
+// decisions and 20 ticks (docs/getting-started.md, "Swap a policy"): every agent step is an event, with
 // the action its reward scores and the span of the decision.
 func TestTrialMazeOracleForward(t *testing.T) {
 	defer goleak.VerifyNone(t)

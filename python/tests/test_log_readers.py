@@ -1,4 +1,4 @@
-"""Logs of every example environment read by baton.load and by the readers the README
+"""Logs of every example environment read by baton.load and by the readers the documentation
 names (pyarrow.dataset, polars), value by value against the Go reader
 (``tools/arrowcheck/dump -rows``): the maze (two agents, masks, parent ids), the cart-pole
 (Box observations with infinite bounds, no mask) and the web tester (metrics), each

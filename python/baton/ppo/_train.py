@@ -433,7 +433,8 @@ class Result:
     def evaluate(self, episodes: int = 100, *, seed: int = 12345, greedy: bool = False, **vector_kwargs: Any) -> dict:
         """``evaluate`` of these agents on the environment they trained on.
 
-        >>> baton.ppo.train("cartpole", steps=50_000).evaluate()["return"]  # doctest: +SKIP
+        Examples:
+            >>> baton.ppo.train("cartpole", steps=50_000).evaluate()["return"]  # doctest: +SKIP
         """
         return evaluate(self.agents, self.env, episodes=episodes, seed=seed, greedy=greedy, config=self.config,
                         agent=self.agent, policies=self.policies, **vector_kwargs)
@@ -451,8 +452,9 @@ def train(env: str, ppo: PPOConfig | None = None, *, steps: int = 100_000, seed:
     ``log`` with ``policy``, and ``library`` where it takes one). ``progress`` is told
     a line per curve point.
 
-    >>> res = baton.ppo.train("cartpole", steps=50_000, seed=1)  # doctest: +SKIP
-    >>> res.curve[-1]["return"], res.evaluate()["return"]  # doctest: +SKIP
+    Examples:
+        >>> res = baton.ppo.train("cartpole", steps=50_000, seed=1)  # doctest: +SKIP
+        >>> res.curve[-1]["return"], res.evaluate()["return"]  # doctest: +SKIP
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ValueError(f"baton.ppo: steps is {steps!r}; want an int >= 0")

@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The curl session of README.md (the ```sh block that starts baton serve ui) is run
+// The curl session of the documentation (the ```sh block of docs/tutorials/
+// people-in-the-loop.md that starts baton serve ui) is run
 // here: each curl request against a baton serve ui process, each answer shown after
 // it ("# " lines) compared, as JSON, with the server's, through the session's jq
 // filters ('{a, b}' keeps those keys, .a.b picks a value). A request shown without an
@@ -28,24 +29,27 @@ var (
 	jqPath   = regexp.MustCompile(`^(\.\w+)+$`)
 )
 
-// curlSession returns the lines of the README's curl session.
-func curlSession(t *testing.T) []string {
+// curlSession returns the lines of the documentation's curl session, and the file
+// that shows it.
+func curlSession(t *testing.T) (string, []string) {
 	t.Helper()
-	b, err := os.ReadFile(readmePath)
-	require.NoError(t, err)
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		if l != "```sh" || i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "./baton serve ui ") {
-			continue
-		}
-		for j := i + 1; j < len(lines); j++ {
-			if lines[j] == "```" {
-				return lines[i+1 : j]
+	for _, path := range docFiles(t) {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if l != "```sh" || i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "./baton serve ui ") {
+				continue
+			}
+			for j := i + 1; j < len(lines); j++ {
+				if lines[j] == "```" {
+					return docName(path), lines[i+1 : j]
+				}
 			}
 		}
 	}
-	t.Fatal("README.md has no ```sh block starting with ./baton serve ui")
-	return nil
+	t.Fatal("no page of the documentation has a ```sh block starting with ./baton serve ui")
+	return "", nil
 }
 
 // jq applies the session's jq filter to a JSON answer.
@@ -74,11 +78,11 @@ func jq(t *testing.T, filter string, answer []byte) any {
 	return nil
 }
 
-// TestREADMECurlSession runs the README's curl session: a person walks the maze's
+// TestDocsCurlSession runs the documentation's curl session: a person walks the maze's
 // strategy agent to the goal over JSON/HTTP and rewards a past step; the log keeps
 // that reward, source human, at its tick.
-func TestREADMECurlSession(t *testing.T) {
-	session := curlSession(t)
+func TestDocsCurlSession(t *testing.T) {
+	name, session := curlSession(t)
 	dir := filepath.Join(t.TempDir(), "runs", "ui")
 	start := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(session[0], "./baton "), "&"))
 	var args []string
@@ -120,13 +124,13 @@ func TestREADMECurlSession(t *testing.T) {
 			require.NoError(t, err)
 			requests++
 			if len(shown) == 0 {
-				require.Equal(t, http.StatusOK, resp.StatusCode, "README.md: %s: %s", line, body)
+				require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s: %s", name, line, body)
 				continue
 			}
 			require.Len(t, shown, 1, line)
 			var want any
 			require.NoError(t, json.Unmarshal([]byte(shown[0]), &want), shown[0])
-			assert.Equal(t, want, jq(t, m[3], body), "README.md: %s", line)
+			assert.Equal(t, want, jq(t, m[3], body), "%s: %s", name, line)
 		case line == "kill -INT %1":
 			require.Equal(t, 0, srv.stop(t, syscall.SIGINT), srv.stderr.String())
 		case line == "./baton inspect runs/ui":
@@ -136,7 +140,7 @@ func TestREADMECurlSession(t *testing.T) {
 				assert.Contains(t, lines(r.stdout), s)
 			}
 		default:
-			t.Fatalf("README.md: the curl session's line %q is not one the test runs", line)
+			t.Fatalf("%s: the curl session's line %q is not one the test runs", name, line)
 		}
 	}
 	assert.Greater(t, requests, 10)

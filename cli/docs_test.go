@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,17 +15,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The command samples of README.md are checked against what the command prints, so that
-// they cannot go stale. A sample is a ```text block whose first line is a command,
-// "$ go run ./cmd/baton ARGS" or "$ baton ARGS"; its lines up to the next "$ " line are
-// what the command prints on stdout. The commands of one block run in order in one
-// temporary directory, empty but for a link to the repository's examples (so "--log
-// runs/maze" then "inspect runs/maze" works, and examples/maze/curriculum.json is
-// there). A
-// line "..." stands for any number of lines. Lines whose figures change from run to run
-// or machine to machine (wall time, steps/s, the number of workers) are compared with
-// those figures masked. go test ./cli -run TestREADME -update rewrites the samples
-// with what the command prints now, keeping their "..." and their masked figures.
+// The command samples of the documentation, README.md and every page of the site under
+// docs/ (but the command line reference, which cobra writes), are checked against what
+// the command prints, so that they cannot go stale. A sample is a ```text block whose
+// first line is a command, "$ go run ./cmd/baton ARGS" or "$ baton ARGS"; its lines up
+// to the next "$ " line are what the command prints on stdout. The commands of one
+// block run in order in one temporary directory, empty but for a link to the
+// repository's examples (so "--log runs/maze" then "inspect runs/maze" works, and
+// examples/maze/curriculum.json is there). A line "..." stands for any number of
+// lines. Lines whose figures change from run to run or machine to machine (wall time,
+// steps/s, the number of workers) are compared with those figures masked. go test
+// ./cli -run TestDocs -update rewrites the samples with what the command prints now,
+// keeping their "..." and their masked figures.
 //
 // A sample of baton play --human is a terminal session: what the person types follows
 // each prompt ("choice [1, 4]: ", or "press Enter (or type 2) for RIGHT, the only
@@ -31,11 +34,35 @@ import (
 // on stdin, and its output is compared with each answer put back after its prompt, as
 // a terminal echoes it.
 
-const readmePath = "../README.md"
+// docFiles returns the documentation's Markdown files, relative to package cli: the
+// README and the pages of docs/, generated ones left out.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"../README.md"}
+	err := filepath.WalkDir("../docs", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path == filepath.Join("..", "docs", "reference", "cli"):
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(path, ".md"):
+			files = append(files, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return files
+}
 
-// readmeSample is one ```text block of README.md that shows commands.
+// docName is how a message names a documentation file: its path from the repository's
+// root.
+func docName(path string) string {
+	return filepath.ToSlash(strings.TrimPrefix(filepath.Clean(path), ".."+string(filepath.Separator)))
+}
+
+// readmeSample is one ```text block of a documentation file that shows commands.
 type readmeSample struct {
-	from, to int // the block's body: lines [from, to) of the README
+	from, to int // the block's body: lines [from, to) of the file
 	cmds     []readmeCmd
 }
 
@@ -58,8 +85,8 @@ func isReadmeCommand(line string) bool {
 	return false
 }
 
-// readmeSamples returns the command samples of the README's lines.
-func readmeSamples(t *testing.T, lines []string) []readmeSample {
+// readmeSamples returns the command samples of a documentation file's lines.
+func readmeSamples(t *testing.T, name string, lines []string) []readmeSample {
 	t.Helper()
 	var samples []readmeSample
 	for i := 0; i < len(lines); i++ {
@@ -71,7 +98,7 @@ func readmeSamples(t *testing.T, lines []string) []readmeSample {
 		for to < len(lines) && lines[to] != "```" {
 			to++
 		}
-		require.Less(t, to, len(lines), "README.md:%d: the block is not closed", i+1)
+		require.Less(t, to, len(lines), "%s:%d: the block is not closed", name, i+1)
 		i = to
 		if from == to || !isReadmeCommand(lines[from]) {
 			continue
@@ -79,9 +106,9 @@ func readmeSamples(t *testing.T, lines []string) []readmeSample {
 		s := readmeSample{from: from, to: to}
 		for _, l := range lines[from:to] {
 			if strings.HasPrefix(l, "$ ") {
-				require.True(t, isReadmeCommand(l), "README.md: %q: a sample runs baton alone", l)
+				require.True(t, isReadmeCommand(l), "%s: %q: a sample runs baton alone", name, l)
 				args, err := shellWords(l[strings.Index(l, "baton ")+len("baton "):])
-				require.NoError(t, err, "README.md: %q", l)
+				require.NoError(t, err, "%s: %q", name, l)
 				s.cmds = append(s.cmds, readmeCmd{line: l, args: args})
 				continue
 			}
@@ -270,13 +297,26 @@ func keepMasked(old, got []string) []string {
 	return out
 }
 
-// TestREADME runs the command samples of README.md and checks what they print.
-func TestREADME(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
+// TestDocs runs the command samples of README.md and of the pages under docs/, and
+// checks what they print.
+func TestDocs(t *testing.T) {
+	total := 0
+	for _, path := range docFiles(t) {
+		t.Run(docName(path), func(t *testing.T) {
+			total += checkSamples(t, path)
+		})
+	}
+	require.Positive(t, total, "the documentation shows no command sample")
+}
+
+// checkSamples runs the command samples of one documentation file (with -update,
+// rewrites them) and returns how many it has.
+func checkSamples(t *testing.T, path string) int {
+	name := docName(path)
+	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	readme := strings.Split(string(data), "\n")
-	samples := readmeSamples(t, readme)
-	require.NotEmpty(t, samples, "README.md shows no command sample")
+	doc := strings.Split(string(data), "\n")
+	samples := readmeSamples(t, name, doc)
 
 	// The samples read the repository's examples (a schedule file) by their path from
 	// the repository's root.
@@ -302,15 +342,15 @@ func TestREADME(t *testing.T) {
 				got := lines(r.stdout)
 				if *update {
 					show, err := updateSample(c.want, got)
-					require.NoError(t, err, "README.md:%d: %s", s.from+1, c.line)
-					require.True(t, matchSample(show, got), "README.md:%d: %s: the rewritten sample does not match", s.from+1, c.line)
+					require.NoError(t, err, "%s:%d: %s", name, s.from+1, c.line)
+					require.True(t, matchSample(show, got), "%s:%d: %s: the rewritten sample does not match", name, s.from+1, c.line)
 					body = append(append(body, c.line), show...)
 					continue
 				}
 				if !matchSample(c.want, got) {
-					assert.Fail(t, "README.md sample differs from the output",
-						"README.md:%d: %s\nREADME shows (... is any lines; wall time, steps/s and workers are masked):\n%s\n\nthe command prints:\n%s\n\ngo test ./cli -run TestREADME -update rewrites the samples",
-						s.from+1, c.line, strings.Join(c.want, "\n"), r.stdout)
+					assert.Fail(t, "the sample differs from the output",
+						"%s:%d: %s\nthe sample shows (... is any lines; wall time, steps/s and workers are masked):\n%s\n\nthe command prints:\n%s\n\ngo test ./cli -run TestDocs -update rewrites the samples",
+						name, s.from+1, c.line, strings.Join(c.want, "\n"), r.stdout)
 				}
 			}
 			if *update {
@@ -319,20 +359,21 @@ func TestREADME(t *testing.T) {
 		})
 	}
 	if !*update || t.Failed() {
-		return
+		return len(samples)
 	}
 	var out []string
 	prev := 0
 	for si, s := range samples {
-		out = append(append(out, readme[prev:s.from]...), updated[si]...)
+		out = append(append(out, doc[prev:s.from]...), updated[si]...)
 		prev = s.to
 	}
-	out = append(out, readme[prev:]...)
-	require.NoError(t, os.WriteFile(filepath.Clean(readmePath), []byte(strings.Join(out, "\n")), 0o644))
+	out = append(out, doc[prev:]...)
+	require.NoError(t, os.WriteFile(filepath.Clean(path), []byte(strings.Join(out, "\n")), 0o644))
+	return len(samples)
 }
 
-// TestREADMEMatch checks the matching of samples against output, elisions and masks.
-func TestREADMEMatch(t *testing.T) {
+// TestDocsMatch checks the matching of samples against output, elisions and masks.
+func TestDocsMatch(t *testing.T) {
 	got := []string{"a", "b", "c", "d", "wall time      0.013 s", "steps/s        3,489,431", "trials 8 on 16 workers (8 ended)"}
 	for _, tc := range []struct {
 		name string
@@ -358,8 +399,8 @@ func TestREADMEMatch(t *testing.T) {
 	}
 }
 
-// TestREADMEUpdate checks that -update keeps a sample's elisions and masked figures.
-func TestREADMEUpdate(t *testing.T) {
+// TestDocsUpdate checks that -update keeps a sample's elisions and masked figures.
+func TestDocsUpdate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		want, got []string
@@ -467,4 +508,121 @@ func echoAnswers(out string, answers []string) string {
 	}
 	b.WriteString(out)
 	return b.String()
+}
+
+// docCommand matches a command line of a ```sh block that runs baton.
+var docCommand = regexp.MustCompile(`^(?:go run \./cmd/baton|\./baton) (.*)$`)
+
+// shellCommands returns the baton command lines of a file's ```sh blocks (continued
+// lines joined), each without what the shell does around it: a trailing "&", a
+// comment, a pipe or a redirection.
+func shellCommands(lines []string) (cmds []string, at []int) {
+	in := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case l == "```sh":
+			in = true
+			continue
+		case strings.HasPrefix(l, "```"):
+			in = false
+			continue
+		case !in:
+			continue
+		}
+		from := i
+		for strings.HasSuffix(l, `\`) && i+1 < len(lines) {
+			i++
+			l = strings.TrimSuffix(l, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		l = shellStatement(strings.TrimSpace(l))
+		if m := docCommand.FindStringSubmatch(l); m != nil {
+			cmds = append(cmds, m[1])
+			at = append(at, from)
+		}
+	}
+	return cmds, at
+}
+
+// shellStatement cuts a shell line at its first comment, pipe, redirection or "&"
+// outside quotes.
+func shellStatement(l string) string {
+	var quote byte
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '|' || c == '>' || c == '&' || c == ';' || c == '#' && (i == 0 || l[i-1] == ' '):
+			return strings.TrimSpace(l[:i])
+		}
+	}
+	return l
+}
+
+// TestDocsCommands checks every baton command line of the documentation's ```sh
+// blocks against the command line: the command exists and takes the flags given, so
+// that a renamed command or flag cannot linger in a page. (The ```text samples are run
+// by TestDocs.)
+func TestDocsCommands(t *testing.T) {
+	envs, err := newEnvironments("baton", nil)
+	require.NoError(t, err)
+	checked := 0
+	for _, path := range docFiles(t) {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		cmds, at := shellCommands(strings.Split(string(data), "\n"))
+		for i, line := range cmds {
+			where := fmt.Sprintf("%s:%d: baton %s", docName(path), at[i]+1, line)
+			if strings.Contains(line, "$") {
+				continue // a shell variable: the words are the shell's
+			}
+			args, err := shellWords(line)
+			require.NoError(t, err, where)
+			root := newRoot(envs, io.Discard, io.Discard)
+			cmd, rest, err := root.Find(args)
+			require.NoError(t, err, where)
+			require.NotEqual(t, root, cmd, "%s: no such command", where)
+			require.NoError(t, cmd.ParseFlags(rest), where)
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 20, "the documentation's ```sh blocks run baton")
+}
+
+// TestShellStatement checks the cutting of shell lines.
+func TestShellStatement(t *testing.T) {
+	for in, want := range map[string]string{
+		"go run ./cmd/baton run maze   # comment":           "go run ./cmd/baton run maze",
+		"./baton serve ui --addr 127.0.0.1:8080 &":          "./baton serve ui --addr 127.0.0.1:8080",
+		"go run ./cmd/baton envs maze --json > /tmp/x.json": "go run ./cmd/baton envs maze --json",
+		`./baton run maze --env-config '{"a": "#|>"}' | jq`: `./baton run maze --env-config '{"a": "#|>"}'`,
+	} {
+		assert.Equal(t, want, shellStatement(in), in)
+	}
+}
+
+// readmeLink matches a Markdown link or picture's target.
+var readmeLink = regexp.MustCompile(`\]\(([^)\s#]+)(?:#[^)]*)?\)`)
+
+// TestREADMELinks checks that every file the README links to or shows is there (the
+// site's pages are checked by scripts/docs --check, which the README is not part of).
+func TestREADMELinks(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	n := 0
+	for _, m := range readmeLink.FindAllStringSubmatch(string(data), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") {
+			continue
+		}
+		n++
+		_, err := os.Stat(filepath.Join("..", filepath.FromSlash(target)))
+		assert.NoError(t, err, "README.md links to %s", target)
+	}
+	assert.Greater(t, n, 10, "the README links to the documentation's pages")
 }
