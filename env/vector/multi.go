@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -61,10 +63,17 @@ type Multi struct {
 	// policy the caller runs), and the context of that Act.
 	acts   []*perCopy
 	actCtx context.Context
+	// Spread's function, and the first panic of one of its calls.
+	spread      func(lo, hi int)
+	spreadPanic atomic.Pointer[PanicError]
 }
 
-// opGather is Multi's internal third phase: copying acting observations into groups.
-const opGather = OpAct + 1
+// Multi's internal phases: copying acting observations into groups (opGather), and a
+// caller's function (opSpread).
+const (
+	opGather = OpAct + 1 + iota
+	opSpread
+)
 
 // multiCopy is the state of one copy.
 type multiCopy struct {
@@ -321,6 +330,37 @@ func (m *Multi) actOne(i int) error {
 	return err
 }
 
+// Spread calls f over the copies on the vector's workers, and returns when every call
+// has returned: the copies 0 to N-1 are cut into contiguous ranges [lo, hi), each
+// passed to one call of f, and calls for different ranges may run at once, on
+// different goroutines (with WithWorkers; without, the caller calls f once or more).
+// It is how a caller spreads its own per-copy work after a Step (copying each copy's
+// results into its buffers, say) over the goroutines that stepped the copies: f must
+// write only what belongs to the copies of its range, and must not call the vector;
+// it may read the vector (Groups, Acting, Stepped, Ended) for any copy. If a call of f
+// panics, the others run to their end, and Spread panics with the first panic's
+// *PanicError. On a closed vector, Spread calls f(0, N) from the calling goroutine.
+func (m *Multi) Spread(f func(lo, hi int)) {
+	if m.closed {
+		f(0, m.n)
+		return
+	}
+	m.spread = f
+	m.do(opSpread, nil)
+	m.spread = nil
+	if p := m.spreadPanic.Swap(nil); p != nil {
+		panic(p)
+	}
+}
+
+// Acting returns the index in Groups of the group copy i is in, the group of the agent
+// that acts in the copy now, and the copy's row in that group. After a Reset or Step
+// that failed, the groups are empty and Acting's answer means nothing.
+func (m *Multi) Acting(i int) (group, row int) {
+	c := &m.copies[i]
+	return c.agent, c.row
+}
+
 // Step steps every copy with its action, the element of its group's Actions at its
 // row, resets each copy whose episode is over (Ended; the final reports stay in
 // Stepped, the next episode seed is EpisodeSeed(seed, i, k+1)), and regroups the copies
@@ -366,6 +406,13 @@ func (m *Multi) run(w, lo, hi int) {
 	switch m.op {
 	case opGather:
 		m.gather(w, lo, hi)
+	case opSpread:
+		defer func() {
+			if r := recover(); r != nil {
+				m.spreadPanic.CompareAndSwap(nil, &PanicError{Value: r, Stack: debug.Stack()})
+			}
+		}()
+		m.spread(lo, hi)
 	case OpReset, OpStep:
 		each(m.pool, w, lo, hi, m.done, m.errs, m.op, m.fns[m.op])
 		m.count(w, lo, hi)
