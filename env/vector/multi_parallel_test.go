@@ -135,3 +135,43 @@ func TestMultiTiming(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiSpread: Spread passes every copy to f once, in ranges that cover 0 to N-1,
+// re-panics a panic of f in the caller once the other calls are done, and on a
+// closed vector calls f from the caller.
+func TestMultiSpread(t *testing.T) {
+	for _, w := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
+			noLeaks(t)
+			const n = 300
+			m := newMulti(t, n, mazes(testMaze), vector.WithWorkers(w))
+			require.NoError(t, m.Reset(bg, 1))
+			seen := make([]int, n)
+			m.Spread(func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					seen[i]++
+					j, r := m.Acting(i)
+					require.Equal(t, i, m.Groups()[j].Copies[r])
+				}
+			})
+			for i, k := range seen {
+				require.Equal(t, 1, k, "copy %d", i)
+			}
+			var pe *vector.PanicError
+			func() {
+				defer func() { pe, _ = recover().(*vector.PanicError) }()
+				m.Spread(func(lo, hi int) {
+					if lo == 0 {
+						panic("boom")
+					}
+				})
+			}()
+			require.NotNil(t, pe)
+			assert.Equal(t, "boom", pe.Value)
+			require.NoError(t, m.Close())
+			calls := 0
+			m.Spread(func(lo, hi int) { calls++; assert.Equal(t, [2]int{0, n}, [2]int{lo, hi}) })
+			assert.Equal(t, 1, calls)
+		})
+	}
+}

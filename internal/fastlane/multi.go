@@ -83,7 +83,10 @@ type Multi struct {
 	errs    []error
 	failed  atomic.Bool
 	stepped bool // publish's argument, for publishRange
-	src     source
+	// takeActions and publishRange as funcs, made once: a method value made per call
+	// would allocate.
+	takeFn, publishFn func(lo, hi int)
+	src               source
 	// rec records the steps into dir; nil when not recording.
 	rec *recorder
 	dir string
@@ -125,6 +128,7 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 		return nil, err
 	}
 	x.m = m
+	x.takeFn, x.publishFn = x.takeActions, x.publishRange
 	for j, a := range l.Agents {
 		x.index[a.Name] = j
 	}
@@ -169,7 +173,7 @@ func (x *Multi) Step(ctx context.Context) error {
 	// and their rows, as a check one row after the other finds it.
 	groups := x.m.Groups()
 	x.failed.Store(false)
-	x.m.Spread(x.takeActions)
+	x.m.Spread(x.takeFn)
 	if x.failed.Load() {
 		var first error
 		for j := range groups {
@@ -243,7 +247,7 @@ func (x *Multi) publish(stepped bool) {
 		x.b.Counts[j] = int64(len(g.Copies))
 	}
 	x.stepped = stepped
-	x.m.Spread(x.publishRange)
+	x.m.Spread(x.publishFn)
 }
 
 // publishRange writes copies lo to hi-1's rows: of its group (its copy index, its
