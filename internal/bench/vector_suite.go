@@ -33,8 +33,12 @@ var vectorWorkers = []struct {
 
 func vectorCases() []Case {
 	var cs []Case
-	for _, n := range []int{1, 64, 1024} {
-		for _, w := range vectorWorkers {
+	for _, n := range []int{1, 64, 1024, 4096, 16384} {
+		ws := vectorWorkers
+		if n > 1024 {
+			ws = ws[:1] // large N on one worker: where the time goes is memory's
+		}
+		for _, w := range ws {
 			c := Case{Name: fmt.Sprintf("VectorCartPole/N=%d/%s", n, w.name), Unit: "step", Run: vectorCartPole(n, w.workers)}
 			c.Baseline = "CartPoleBaseline"
 			if w.workers > 0 {
