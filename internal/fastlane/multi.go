@@ -75,7 +75,6 @@ type Multi struct {
 	m      *vector.Multi
 	layout Layout
 	b      MultiBuffers
-	index  map[string]int
 	before []int // the acting agent of each copy before the Step in progress
 	// The Step in progress: each copy's acting agent (before's next value) and the
 	// error of its action, written on the vector's workers; failed says one failed.
@@ -116,7 +115,7 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 	if err := b.check(n, l); err != nil {
 		return nil, err
 	}
-	x := &Multi{layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
+	x := &Multi{layout: l, b: b, before: make([]int, n),
 		next: make([]int, n), errs: make([]error, n), src: source{reg: reg, name: name, config: config, f: f}}
 	x.frames = &frames{ms: make([]env.MultiAgent, n), look: look(reg, name)}
 	m, err := vector.NewMulti(n, func(i int) (env.MultiAgent, error) {
@@ -129,9 +128,6 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 	}
 	x.m = m
 	x.takeFn, x.publishFn = x.takeActions, x.publishRange
-	for j, a := range l.Agents {
-		x.index[a.Name] = j
-	}
 	return x, nil
 }
 
