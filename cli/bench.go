@@ -61,6 +61,10 @@ type benchResult struct {
 	PerSecond   float64 `json:"per_second"`
 	Baseline    string  `json:"baseline,omitempty"`
 	Ratio       float64 `json:"ratio,omitempty"` // throughput over the baseline's
+	// SerialPercent is, for a synchronous vector case, the share of a tick spent
+	// outside the work that workers share (its "serial%" metric): by Amdahl's law, W
+	// workers go at most 1/(s + (1-s)/W) times as fast.
+	SerialPercent float64 `json:"serial_percent,omitempty"`
 }
 
 func benchmark(ctx context.Context, run string, benchtime time.Duration, asJSON bool, stdout, stderr io.Writer) error {
@@ -105,6 +109,7 @@ func benchmark(ctx context.Context, run string, benchtime time.Duration, asJSON 
 			NsPerOp:     float64(r.T.Nanoseconds()) / float64(r.N),
 			AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp(),
 			PerSecond: r.Extra[c.Unit+"s/s"], Baseline: c.Baseline,
+			SerialPercent: r.Extra["serial%"],
 		}
 		results[c.Name], order = res, append(order, res)
 	}
@@ -117,13 +122,16 @@ func benchmark(ctx context.Context, run string, benchtime time.Duration, asJSON 
 		return json.NewEncoder(stdout).Encode(map[string]any{"benchtime": benchtime.String(), "cases": order})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tunit\tns/op\tallocs/op\tper second\tratio\tagainst\t")
+	fmt.Fprintln(tw, "case\tunit\tns/op\tallocs/op\tper second\tratio\tagainst\tserial\t")
 	for _, r := range order {
-		ratio := ""
+		ratio, serial := "", ""
 		if r.Ratio > 0 {
 			ratio = fmt.Sprintf("%.0f%%", 100*r.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%s\t%s\t%s\t\n", r.Name, r.Unit, r.NsPerOp, r.AllocsPerOp, group(int64(math.Round(r.PerSecond))), ratio, r.Baseline)
+		if r.SerialPercent > 0 {
+			serial = fmt.Sprintf("%.1f%%", r.SerialPercent)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%s\t%s\t%s\t%s\t\n", r.Name, r.Unit, r.NsPerOp, r.AllocsPerOp, group(int64(math.Round(r.PerSecond))), ratio, r.Baseline, serial)
 	}
 	return tw.Flush()
 }

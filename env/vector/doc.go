@@ -175,6 +175,17 @@
 // vector and the copies own, valid until the next Reset or Step: a trainer reads them
 // without allocating. Auto-reset, seeds, workers and errors work as for Env.
 //
+// With workers, a Multi leaves little to the caller. The step phase counts, per chunk
+// of copies, the copies each agent acts in; the caller turns those counts into each
+// chunk's first row in each group (a pass over chunks and agents, not over copies);
+// the gather, on the workers, gives every copy its row, in copy order, and copies its
+// observation there. Act runs RandomPerCopy's policies (one generator per copy) on
+// the workers too; any other BatchPolicy is the caller's. Spread runs a caller's own
+// per-copy work (copying results into its buffers) on the workers, and Acting gives a
+// copy's group and row. WithTiming measures the time of these phases: without
+// workers, the rest of a tick is its serial fraction, which bounds what more workers
+// can gain (Amdahl's law).
+//
 // # Concurrency and allocation
 //
 // Env and Multi are not safe for concurrent use: one goroutine calls their methods.

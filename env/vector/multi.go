@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -47,10 +49,31 @@ type Multi struct {
 	copies []multiCopy
 	fns    [opGather + 1]func(i int) error
 	lockstep
+
+	// The regrouping, done on the workers (see tick): the copies are cut into chunks
+	// of up to grain copies, each range's from its start (chunk c of range w is
+	// chunk chunkBase[w]+c), and each chunk is stepped and gathered by one goroutine. The
+	// step phase counts, per chunk, the copies each agent acts in (counts, chunk by
+	// chunk, one element per agent); the caller turns the counts into each chunk's
+	// first row in each group (rows, laid out alike), and the gather phase gives
+	// each copy its row and copies its observation there.
+	chunkBase    []int
+	counts, rows []int
+	// The policies that Act runs on the workers, per agent (nil for a group whose
+	// policy the caller runs), and the context of that Act.
+	acts   []*perCopy
+	actCtx context.Context
+	// Spread's function, and the first panic of one of its calls.
+	spread      func(lo, hi int)
+	spreadPanic atomic.Pointer[PanicError]
 }
 
-// opGather is Multi's internal third phase: copying acting observations into groups.
-const opGather = OpAct + 1
+// Multi's internal phases: copying acting observations into groups (opGather), and a
+// caller's function (opSpread).
+const (
+	opGather = OpAct + 1 + iota
+	opSpread
+)
 
 // multiCopy is the state of one copy.
 type multiCopy struct {
@@ -138,8 +161,16 @@ func NewMulti(n int, factory func(i int) (env.MultiAgent, error), opts ...Option
 		}
 		m.groups[j] = g
 	}
-	m.fns[OpReset], m.fns[OpStep], m.fns[opGather] = m.resetOne, m.stepOne, m.gatherOne
+	m.fns[OpReset], m.fns[OpStep], m.fns[OpAct] = m.resetOne, m.stepOne, m.actOne
 	m.lockstep = newLockstep(n, cfg.workers, m.run)
+	m.pool.timing = cfg.timing
+	m.chunkBase = make([]int, cfg.workers+1)
+	for w := range cfg.workers {
+		m.chunkBase[w+1] = m.chunkBase[w] + (m.pool.lo[w+1]-m.pool.lo[w]+grain-1)/grain
+	}
+	chunks := m.chunkBase[cfg.workers]
+	m.counts, m.rows = make([]int, chunks*len(m.specs)), make([]int, chunks*len(m.specs))
+	m.acts = make([]*perCopy, len(m.specs))
 	return m, nil
 }
 
@@ -236,9 +267,42 @@ func (m *Multi) Act(ctx context.Context, policies map[string]BatchPolicy) error 
 	if err := m.usable(OpAct); err != nil {
 		return err
 	}
+	// With workers, the per-copy policies of RandomPerCopy, one generator per copy,
+	// choose their rows on the workers, each copy's on the goroutine that steps it.
+	fanout := false
+	for j := range m.groups {
+		g := &m.groups[j]
+		m.acts[j] = nil
+		if len(g.Copies) == 0 || len(m.pool.state) == 1 {
+			continue
+		}
+		if p, ok := policies[g.Agent].(*perCopy); ok && p.own && len(p.ps) == m.n {
+			m.acts[j], fanout = p, true
+		}
+	}
+	if fanout {
+		m.actCtx = ctx
+		m.do(OpAct, nil)
+		m.actCtx = nil
+		// An error is reported as the groups' policies would have reported it called
+		// one after the other: the first in the order of the groups, then of the rows.
+		defer func() {
+			if failed, _ := m.pool.outcome(); failed {
+				clear(m.errs)
+			}
+		}()
+	}
 	for j := range m.groups {
 		g := &m.groups[j]
 		if len(g.Copies) == 0 {
+			continue
+		}
+		if m.acts[j] != nil {
+			for _, i := range g.Copies {
+				if err := m.errs[i]; err != nil {
+					return fmt.Errorf("vector: policy of %q: %w", g.Agent, err)
+				}
+			}
 			continue
 		}
 		p := policies[g.Agent]
@@ -250,6 +314,51 @@ func (m *Multi) Act(ctx context.Context, policies map[string]BatchPolicy) error 
 		}
 	}
 	return nil
+}
+
+// actOne chooses copy i's action with its own policy, when Act runs its group's
+// policy on the workers.
+func (m *Multi) actOne(i int) error {
+	c := &m.copies[i]
+	p := m.acts[c.agent]
+	if p == nil {
+		return nil
+	}
+	g := &m.groups[c.agent]
+	a, err := p.act(m.actCtx, i, g.Row(c.row), g.Mask(c.row))
+	g.Actions[c.row] = a
+	return err
+}
+
+// Spread calls f over the copies on the vector's workers, and returns when every call
+// has returned: the copies 0 to N-1 are cut into contiguous ranges [lo, hi), each
+// passed to one call of f, and calls for different ranges may run at once, on
+// different goroutines (with WithWorkers; without, the caller calls f once or more).
+// It is how a caller spreads its own per-copy work after a Step (copying each copy's
+// results into its buffers, say) over the goroutines that stepped the copies: f must
+// write only what belongs to the copies of its range, and must not call the vector;
+// it may read the vector (Groups, Acting, Stepped, Ended) for any copy. If a call of f
+// panics, the others run to their end, and Spread panics with the first panic's
+// *PanicError. On a closed vector, Spread calls f(0, N) from the calling goroutine.
+func (m *Multi) Spread(f func(lo, hi int)) {
+	if m.closed {
+		f(0, m.n)
+		return
+	}
+	m.spread = f
+	m.do(opSpread, nil)
+	m.spread = nil
+	if p := m.spreadPanic.Swap(nil); p != nil {
+		panic(p)
+	}
+}
+
+// Acting returns the index in Groups of the group copy i is in, the group of the agent
+// that acts in the copy now, and the copy's row in that group. After a Reset or Step
+// that failed, the groups are empty and Acting's answer means nothing.
+func (m *Multi) Acting(i int) (group, row int) {
+	c := &m.copies[i]
+	return c.agent, c.row
 }
 
 // Step steps every copy with its action, the element of its group's Actions at its
@@ -273,7 +382,10 @@ func (m *Multi) Close() error {
 }
 
 // tick runs one phase over the copies (reset or step), regroups them and gathers the
-// acting observations into the groups.
+// acting observations into the groups. The regrouping is parallel: the phase counted
+// each chunk's copies per agent; the caller turns the counts into rows (a pass over
+// chunks × agents, not over the copies); the gather, on the workers, gives each copy
+// its row, in copy order within its group, and copies its observation and mask there.
 func (m *Multi) tick(ctx context.Context, op Op, done <-chan struct{}) error {
 	m.do(op, done)
 	if err := m.outcome(ctx); err != nil {
@@ -286,18 +398,48 @@ func (m *Multi) tick(ctx context.Context, op Op, done <-chan struct{}) error {
 	// The gather runs to the end, whatever ctx says, and cannot fail: the lengths
 	// were checked when the acting reports were taken. With workers, each copies its
 	// own copies' rows, which it has in its cache.
-	if len(m.pool.state) > 1 {
-		m.do(opGather, nil)
-	} else {
-		for i := range m.copies {
-			m.gatherOne(i)
-		}
-	}
+	m.do(opGather, nil)
 	return nil
 }
 
 func (m *Multi) run(w, lo, hi int) {
-	each(m.pool, w, lo, hi, m.done, m.errs, m.op, m.fns[m.op])
+	switch m.op {
+	case opGather:
+		m.gather(w, lo, hi)
+	case opSpread:
+		defer func() {
+			if r := recover(); r != nil {
+				m.spreadPanic.CompareAndSwap(nil, &PanicError{Value: r, Stack: debug.Stack()})
+			}
+		}()
+		m.spread(lo, hi)
+	case OpReset, OpStep:
+		each(m.pool, w, lo, hi, m.done, m.errs, m.op, m.fns[m.op])
+		m.count(w, lo, hi)
+	default:
+		each(m.pool, w, lo, hi, m.done, m.errs, m.op, m.fns[m.op])
+	}
+}
+
+// chunk returns the chunk of copy i of range w, and the end of that chunk.
+func (m *Multi) chunk(w, i int) (c, end int) {
+	k := (i - m.pool.lo[w]) / grain
+	return m.chunkBase[w] + k, min(m.pool.lo[w]+(k+1)*grain, m.pool.lo[w+1])
+}
+
+// count counts, for each chunk of the copies lo to hi-1 of range w, the copies that
+// each agent acts in. The copies of a chunk are counted by the goroutine that ran
+// them, whole chunks at a time (one, or, without workers, all of the range).
+func (m *Multi) count(w, lo, hi int) {
+	a := len(m.groups)
+	for i := lo; i < hi; {
+		c, end := m.chunk(w, i)
+		counts := m.counts[c*a : (c+1)*a]
+		clear(counts)
+		for ; i < end; i++ {
+			counts[m.copies[i].agent]++
+		}
+	}
 }
 
 func (g *Group) setLen(k int) {
@@ -310,33 +452,43 @@ func (g *Group) setLen(k int) {
 	}
 }
 
-// regroup assigns each copy its row in its acting agent's group, in copy order.
+// regroup sizes the groups and sets each chunk's first row in each group: the rows
+// of a group are its copies in copy order, so chunk c's first row is the number of
+// the group's copies in chunks 0 to c-1.
 func (m *Multi) regroup() {
+	a := len(m.groups)
 	for j := range m.groups {
-		g := &m.groups[j]
-		g.Copies, g.IDs = g.Copies[:0], g.IDs[:0]
-	}
-	for i := range m.copies {
-		c := &m.copies[i]
-		g := &m.groups[c.agent]
-		c.row = len(g.Copies)
-		g.Copies = append(g.Copies, i)
-		g.IDs = append(g.IDs, c.id)
-	}
-	for j := range m.groups {
-		g := &m.groups[j]
-		g.setLen(len(g.Copies))
+		row := 0
+		for k := j; k < len(m.counts); k += a {
+			m.rows[k] = row
+			row += m.counts[k]
+		}
+		m.groups[j].setLen(row)
 	}
 }
 
-func (m *Multi) gatherOne(i int) error {
-	c := &m.copies[i]
-	g := &m.groups[c.agent]
-	copy(g.Obs[c.row*g.ObsDim:(c.row+1)*g.ObsDim], c.obs)
-	if g.MaskLen > 0 {
-		copy(g.Masks[c.row*g.MaskLen:(c.row+1)*g.MaskLen], c.mask)
+// gather gives each of the copies lo to hi-1 of range w its row in its group, from
+// its chunk's first row there, and copies its acting observation, mask and id into
+// that row.
+func (m *Multi) gather(w, lo, hi int) {
+	a := len(m.groups)
+	for i := lo; i < hi; {
+		ch, end := m.chunk(w, i)
+		rows := m.rows[ch*a : (ch+1)*a]
+		for ; i < end; i++ {
+			c := &m.copies[i]
+			g := &m.groups[c.agent]
+			r := rows[c.agent]
+			rows[c.agent]++
+			c.row = r
+			g.Copies[r] = i
+			g.IDs[r] = c.id
+			copy(g.Obs[r*g.ObsDim:(r+1)*g.ObsDim], c.obs)
+			if g.MaskLen > 0 {
+				copy(g.Masks[r*g.MaskLen:(r+1)*g.MaskLen], c.mask)
+			}
+		}
 	}
-	return nil
 }
 
 func (m *Multi) resetOne(i int) error {

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/batonrl/baton/env"
 )
@@ -26,6 +27,8 @@ type config struct {
 	buffers *Buffers
 	// ended is WithEpisodeEnd's function; nil for none.
 	ended func(i int, final env.Turn)
+	// timing is WithTiming's; nil for none.
+	timing *Timing
 }
 
 // WithWorkers spreads the copies over w workers, each owning a contiguous range of
@@ -53,6 +56,25 @@ func WithFinalInfo(on bool) Option { return optionFunc(func(c *config) { c.final
 func WithEpisodeEnd(f func(i int, final env.Turn)) Option {
 	return optionFunc(func(c *config) { c.ended = f })
 }
+
+// Timing is where a vector adds up, with WithTiming, the wall time it spends in the
+// phases it runs over its copies (stepping and resetting them, gathering the acting
+// observations into groups, a Multi's per-copy policies): the work it spreads over
+// its workers. Without workers, that is the work itself: the rest of a tick, the
+// part a caller spends outside these phases (regrouping, a batched policy's call,
+// whatever the caller does between steps), is the serial fraction that bounds the
+// speed-up of more workers by Amdahl's law.
+type Timing struct {
+	// Parallel is the time spent in those phases; Phases counts them.
+	Parallel time.Duration
+	Phases   int
+}
+
+// WithTiming makes the vector add to t the time of each phase it runs over its copies
+// (see Timing), reading the clock twice per phase. t is written by the goroutine that
+// calls the vector, during its calls; read it between them. nil (the default) times
+// nothing.
+func WithTiming(t *Timing) Option { return optionFunc(func(c *config) { c.timing = t }) }
 
 func newConfig(n int, opts []Option) (config, error) {
 	var c config

@@ -87,19 +87,34 @@ func (f DiscretePolicyFunc) ActDiscrete(ctx context.Context, b Batch, actions []
 // use as the policies in ps.
 func PerCopy(ps []agent.Policy) BatchPolicy { return &perCopy{ps: ps} }
 
-type perCopy struct{ ps []agent.Policy }
+// perCopy is PerCopy's policy. own says that its policies are distinct values that
+// nothing else holds (RandomPerCopy's): a Multi with workers may then ask each
+// copy's on the goroutine that steps the copy.
+type perCopy struct {
+	ps  []agent.Policy
+	own bool
+}
+
+// act asks copy c's policy, and returns its error as ActBatch does.
+func (p *perCopy) act(ctx context.Context, c int, obs []float32, mask []bool) (agent.RawAction, error) {
+	if c < 0 || c >= len(p.ps) || p.ps[c] == nil {
+		return agent.RawAction{}, &CopyError{Copy: c, Op: OpAct, Err: fmt.Errorf("no policy among %d", len(p.ps))}
+	}
+	a, err := p.ps[c].Act(ctx, obs, mask)
+	if err != nil {
+		return agent.RawAction{}, &CopyError{Copy: c, Op: OpAct, Err: err}
+	}
+	return a, nil
+}
 
 func (p *perCopy) ActBatch(ctx context.Context, b Batch, actions []agent.RawAction) error {
 	if len(actions) != len(b.Copies) {
 		return fmt.Errorf("%w: %d actions for %d rows", ErrActions, len(actions), len(b.Copies))
 	}
 	for r, c := range b.Copies {
-		if c < 0 || c >= len(p.ps) || p.ps[c] == nil {
-			return &CopyError{Copy: c, Op: OpAct, Err: fmt.Errorf("no policy among %d", len(p.ps))}
-		}
-		a, err := p.ps[c].Act(ctx, b.Row(r), b.Mask(r))
+		a, err := p.act(ctx, c, b.Row(r), b.Mask(r))
 		if err != nil {
-			return &CopyError{Copy: c, Op: OpAct, Err: err}
+			return err
 		}
 		actions[r] = a
 	}
@@ -110,6 +125,10 @@ func (p *perCopy) ActBatch(ctx context.Context, b Batch, actions []agent.RawActi
 // copy i draws with agent.Random(space, rand.New(rand.NewPCG(seed, uint64(i)))), so
 // it honours a Discrete space's action mask and allocates nothing, and its draws
 // depend on its copy index and seed alone. It fails as agent.Random does.
+//
+// Since each copy has a generator of its own, a Multi of n copies with workers
+// (Multi.Act) asks each copy's policy on a worker, in parallel, rather than the rows
+// one after the other: the actions are the same.
 func RandomPerCopy(space spaces.Space, n int, seed uint64) (BatchPolicy, error) {
 	ps := make([]agent.Policy, n)
 	for i := range ps {
@@ -119,5 +138,5 @@ func RandomPerCopy(space spaces.Space, n int, seed uint64) (BatchPolicy, error) 
 		}
 		ps[i] = p
 	}
-	return PerCopy(ps), nil
+	return &perCopy{ps: ps, own: true}, nil
 }

@@ -83,6 +83,7 @@ type pool struct {
 	quit    atomic.Bool
 	exit    sync.WaitGroup
 	closed  bool
+	timing  *Timing // WithTiming's, or nil
 }
 
 // workerState is a range's cursor and report for the current tick, and its worker's
@@ -149,6 +150,10 @@ func (p *pool) loop(w int) {
 // before do are visible to the workers, and theirs to the caller after do returns
 // (the atomic cursors, epoch and pending counter order them).
 func (p *pool) do() {
+	if t := p.timing; t != nil {
+		start := time.Now()
+		defer func() { t.Parallel += time.Since(start); t.Phases++ }()
+	}
 	if len(p.state) == 1 {
 		st := &p.state[0]
 		st.failed.Store(false)

@@ -130,6 +130,7 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 	v.infos = make([]any, n)
 	v.fns[OpReset] = v.resetOne
 	v.lockstep = newLockstep(n, cfg.workers, v.run)
+	v.pool.timing = cfg.timing
 	v.shift = make([]int, cfg.workers)
 	if cfg.workers > 1 {
 		const line = 64

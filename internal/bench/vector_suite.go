@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
@@ -31,8 +33,12 @@ var vectorWorkers = []struct {
 
 func vectorCases() []Case {
 	var cs []Case
-	for _, n := range []int{1, 64, 1024} {
-		for _, w := range vectorWorkers {
+	for _, n := range []int{1, 64, 1024, 4096, 16384} {
+		ws := vectorWorkers
+		if n > 1024 {
+			ws = ws[:1] // large N on one worker: where the time goes is memory's
+		}
+		for _, w := range ws {
 			c := Case{Name: fmt.Sprintf("VectorCartPole/N=%d/%s", n, w.name), Unit: "step", Run: vectorCartPole(n, w.workers)}
 			c.Baseline = "CartPoleBaseline"
 			if w.workers > 0 {
@@ -42,8 +48,12 @@ func vectorCases() []Case {
 		}
 	}
 	cs = append(cs, Case{Name: "CartPoleBaseline", Unit: "step", Run: cartPoleBaseline})
-	for _, n := range []int{1, 16, 256} {
-		for _, w := range vectorWorkers {
+	for _, n := range []int{1, 16, 256, 1024} {
+		ws := vectorWorkers
+		if n == 1024 {
+			ws = mazeWorkers(runtime.GOMAXPROCS(0))
+		}
+		for _, w := range ws {
 			c := Case{Name: fmt.Sprintf("VectorMaze/N=%d/%s", n, w.name), Unit: "step", Run: vectorMaze(n, w.workers)}
 			c.Baseline = "MazeStep/ref"
 			if w.workers > 0 {
@@ -53,6 +63,22 @@ func vectorCases() []Case {
 		}
 	}
 	return cs
+}
+
+// mazeWorkers are the worker counts of VectorMaze/N=1024: sync, then 2, 4, 8 ... up
+// to procs (always 2), so that the speed-up is seen as far as the machine goes.
+func mazeWorkers(procs int) []struct {
+	name    string
+	workers int
+} {
+	ws := vectorWorkers[:1:1]
+	for w := 2; w == 2 || w <= procs; w *= 2 {
+		ws = append(ws, struct {
+			name    string
+			workers int
+		}{fmt.Sprintf("workers=%d", w), w})
+	}
+	return ws
 }
 
 // reportSteps reports steps/s and ns/step for perOp environment steps per iteration.
@@ -110,16 +136,22 @@ const vectorMazeWarmup = 3000
 
 // vectorMaze steps n maze runtimes with per-copy random masked policies, batched per
 // acting agent name.
+//
+// The synchronous case also reports its serial fraction ("serial%"): the share of a
+// tick spent outside the phases a vector with workers spreads over them (vector.Timing):
+// the groups' regrouping and whatever else the caller does. By Amdahl's law it bounds
+// the speed-up of W workers to 1/(s + (1-s)/W).
 func vectorMaze(n, workers int) func(b *testing.B) {
 	return func(b *testing.B) {
 		ctx := context.Background()
+		var timing vector.Timing
 		m, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) {
 			e, err := maze.NewEnv(maze.Config{})
 			if err != nil {
 				return nil, err
 			}
 			return hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](e), hrl.Config{})
-		}, vector.WithWorkers(workers))
+		}, vector.WithWorkers(workers), vector.WithTiming(&timing))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -146,10 +178,32 @@ func vectorMaze(n, workers int) func(b *testing.B) {
 		for range vectorMazeWarmup {
 			tick()
 		}
+		// A synchronous tick runs the policies in the caller; a tick with workers runs
+		// RandomPerCopy's on them (vector.Multi.Act). Time them as parallel work in
+		// the synchronous case too, so that its serial fraction is the one of the
+		// vector with workers.
+		act := func() {
+			start := time.Now()
+			if err := m.Act(ctx, policies); err != nil {
+				b.Fatal(err)
+			}
+			timing.Parallel += time.Since(start)
+		}
+		timing = vector.Timing{}
 		b.ReportAllocs()
 		for b.Loop() {
-			tick()
+			if workers > 1 {
+				tick()
+				continue
+			}
+			act()
+			if err := m.Step(ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
 		reportSteps(b, n)
+		if workers <= 1 {
+			b.ReportMetric(100*(1-timing.Parallel.Seconds()/b.Elapsed().Seconds()), "serial%")
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -74,9 +75,17 @@ type Multi struct {
 	m      *vector.Multi
 	layout Layout
 	b      MultiBuffers
-	index  map[string]int
 	before []int // the acting agent of each copy before the Step in progress
-	src    source
+	// The Step in progress: each copy's acting agent (before's next value) and the
+	// error of its action, written on the vector's workers; failed says one failed.
+	next    []int
+	errs    []error
+	failed  atomic.Bool
+	stepped bool // publish's argument, for publishRange
+	// takeActions and publishRange as funcs, made once: a method value made per call
+	// would allocate.
+	takeFn, publishFn func(lo, hi int)
+	src               source
 	// rec records the steps into dir; nil when not recording.
 	rec *recorder
 	dir string
@@ -106,8 +115,8 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 	if err := b.check(n, l); err != nil {
 		return nil, err
 	}
-	x := &Multi{layout: l, b: b, index: make(map[string]int, len(l.Agents)), before: make([]int, n),
-		src: source{reg: reg, name: name, config: config, f: f}}
+	x := &Multi{layout: l, b: b, before: make([]int, n),
+		next: make([]int, n), errs: make([]error, n), src: source{reg: reg, name: name, config: config, f: f}}
 	x.frames = &frames{ms: make([]env.MultiAgent, n), look: look(reg, name)}
 	m, err := vector.NewMulti(n, func(i int) (env.MultiAgent, error) {
 		e, err := f.NewEnv(runners.EnvOptions{})
@@ -118,9 +127,7 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 		return nil, err
 	}
 	x.m = m
-	for j, a := range l.Agents {
-		x.index[a.Name] = j
-	}
+	x.takeFn, x.publishFn = x.takeActions, x.publishRange
 	return x, nil
 }
 
@@ -157,26 +164,25 @@ func (x *Multi) Reset(ctx context.Context, seed uint64) error {
 // (an *ActionError for the first bad one, changing nothing), steps every copy with
 // its action and fills the buffers.
 func (x *Multi) Step(ctx context.Context) error {
+	// The actions are checked and converted on the vector's workers, each copy's by
+	// the goroutine that steps it; the error is the first in the order of the groups
+	// and their rows, as a check one row after the other finds it.
 	groups := x.m.Groups()
-	for j := range groups {
-		g, a, acts := &groups[j], &x.layout.Agents[j], x.b.Agents[j].Actions
-		for r, i := range g.Copies {
-			var mask []bool
-			if a.MaskLen > 0 {
-				mask = g.Mask(r)
-			}
-			if err := a.check(i, acts[r], mask); err != nil {
-				return err
+	x.failed.Store(false)
+	x.m.Spread(x.takeFn)
+	if x.failed.Load() {
+		var first error
+		for j := range groups {
+			for _, i := range groups[j].Copies {
+				if err := x.errs[i]; err != nil && first == nil {
+					first = err
+				}
 			}
 		}
+		clear(x.errs)
+		return first
 	}
-	for j := range groups {
-		g, acts := &groups[j], x.b.Agents[j].Actions
-		for r, i := range g.Copies {
-			g.Actions[r] = agent.Discrete(acts[r])
-			x.before[i] = j
-		}
-	}
+	x.before, x.next = x.next, x.before
 	if x.rec != nil {
 		for j := range groups {
 			for r, i := range groups[j].Copies {
@@ -196,6 +202,31 @@ func (x *Multi) Step(ctx context.Context) error {
 	return cmp.Or(err, x.rec.err())
 }
 
+// takeActions checks the actions of the copies lo to hi-1 and converts them into
+// the vector's actions, for Step.
+func (x *Multi) takeActions(lo, hi int) {
+	groups := x.m.Groups()
+	for i := lo; i < hi; i++ {
+		j, r := x.m.Acting(i)
+		g := &groups[j]
+		if r >= len(g.Copies) || g.Copies[r] != i {
+			continue // not reset, or after a failure: the groups are empty
+		}
+		a, act := &x.layout.Agents[j], x.b.Agents[j].Actions[r]
+		var mask []bool
+		if a.MaskLen > 0 {
+			mask = g.Mask(r)
+		}
+		if err := a.check(i, act, mask); err != nil {
+			x.errs[i] = err
+			x.failed.Store(true)
+			continue
+		}
+		g.Actions[r] = agent.Discrete(act)
+		x.next[i] = j
+	}
+}
+
 // Agent returns the name of the agent that acted in copy i in the last Step, for
 // Failures.
 func (x *Multi) Agent(i int) string {
@@ -206,35 +237,44 @@ func (x *Multi) Agent(i int) string {
 }
 
 // publish writes the groups, and the reports of the last Step when stepped, into the
-// caller's buffers.
+// caller's buffers: the counts here, each copy's rows on the vector's workers.
 func (x *Multi) publish(stepped bool) {
-	b, a := &x.b, len(x.layout.Agents)
 	for j, g := range x.m.Groups() {
-		ab := &b.Agents[j]
-		k := len(g.Copies)
-		b.Counts[j] = int64(k)
-		for r, i := range g.Copies {
+		x.b.Counts[j] = int64(len(g.Copies))
+	}
+	x.stepped = stepped
+	x.m.Spread(x.publishFn)
+}
+
+// publishRange writes copies lo to hi-1's rows: of its group (its copy index, its
+// observation and mask), its acting agent, and its rewards, spans and ends.
+func (x *Multi) publishRange(lo, hi int) {
+	b, a, groups := &x.b, len(x.layout.Agents), x.m.Groups()
+	clear(b.Rewards[lo*a : hi*a])
+	clear(b.Spans[lo*a : hi*a])
+	clear(b.Terminated[lo*a : hi*a])
+	clear(b.Truncated[lo*a : hi*a])
+	clear(b.Ended[lo:hi])
+	for i := lo; i < hi; i++ {
+		j, r := x.m.Acting(i)
+		if g := &groups[j]; r < len(g.Copies) && g.Copies[r] == i {
+			ab := &b.Agents[j]
 			ab.Copies[r] = int64(i)
 			b.Acting[i] = int64(j)
+			copy(ab.Obs[r*g.ObsDim:(r+1)*g.ObsDim], g.Row(r))
+			if g.MaskLen > 0 {
+				copy(ab.Masks[r*g.MaskLen:(r+1)*g.MaskLen], g.Mask(r))
+			}
 		}
-		copy(ab.Obs, g.Obs)
-		copy(ab.Masks, g.Masks)
-	}
-	clear(b.Rewards)
-	clear(b.Spans)
-	clear(b.Terminated)
-	clear(b.Truncated)
-	clear(b.Ended)
-	if !stepped {
-		return
-	}
-	for i := range x.m.Len() {
+		if !x.stepped {
+			continue
+		}
 		b.Ended[i] = x.m.Ended(i)
 		t := x.m.Stepped(i)
-		for r := range t.Reports {
-			rep := &t.Reports[r]
-			j, ok := x.index[rep.Agent]
-			if !ok {
+		for k := range t.Reports {
+			rep := &t.Reports[k]
+			j := x.agentIndex(rep.Agent)
+			if j < 0 {
 				continue
 			}
 			b.Rewards[i*a+j] += rep.Reward
@@ -243,6 +283,17 @@ func (x *Multi) publish(stepped bool) {
 			b.Truncated[i*a+j] = b.Truncated[i*a+j] || rep.Truncated
 		}
 	}
+}
+
+// agentIndex returns the index of the named agent in the layout, or -1: a look along
+// a few names, cheaper than a map's hash.
+func (x *Multi) agentIndex(name string) int {
+	for j := range x.layout.Agents {
+		if x.layout.Agents[j].Name == name {
+			return j
+		}
+	}
+	return -1
 }
 
 // Close ends the recording (CloseLog, whose error it returns) and stops the

@@ -47,10 +47,11 @@ func pick(rng *rand.Rand, g vector.Group, dst []int64) {
 // env/vector's Multi gives for the same actions: groups, acting agents, rewards and
 // ends per agent, ended episodes.
 func TestMultiMatchesVector(t *testing.T) {
-	for _, w := range []int{1, 2} {
-		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
+	for _, tc := range []struct{ n, w int }{{12, 1}, {12, 2}, {200, 2}, {200, 3}} { // 200: ranges of several chunks
+		n, w := tc.n, tc.w
+		t.Run(fmt.Sprintf("N=%d/W=%d", n, w), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			const n, seed = 12, 9
+			const seed = 9
 			reg := registry(t)
 			var config []byte // the reference maze
 			l, err := fastlane.Describe(reg, "maze", config)
