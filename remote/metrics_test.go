@@ -37,6 +37,18 @@ func scrape(t *testing.T, target, key string) (int, map[string]*dto.MetricFamily
 	return resp.StatusCode, fams
 }
 
+// gathered gathers m's registry, as a scrape would, by family name.
+func gathered(t *testing.T, m *telemetry.Metrics) map[string]*dto.MetricFamily {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	require.NoError(t, err)
+	out := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
 // value is the value of the family's metric whose labels are labels (name=value
 // pairs), or of a histogram its sample count; -1 when there is none.
 func value(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
