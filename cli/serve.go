@@ -18,6 +18,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/telemetry"
 	"github.com/batonrl/baton/webui"
 	"github.com/spf13/cobra"
 )
@@ -35,6 +36,13 @@ type serveFlags struct {
 	headerTimeout time.Duration
 	readTimeout   time.Duration
 	idleTimeout   time.Duration
+
+	// The operator's metrics (GET /metrics): off with --metrics=false, and who may
+	// read them. options sets metrics.
+	metricsOn      bool
+	metricsKeyFile string
+	metricsPublic  bool
+	metrics        *telemetry.Metrics
 }
 
 func (f *serveFlags) register(cmd *cobra.Command) {
@@ -49,6 +57,9 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.readTimeout, "read-timeout", remote.DefaultReadTimeout, "answer 408 to an HTTP request whose body has not arrived within `DURATION` of its headers")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", remote.DefaultIdleTimeout, "close connections with no call in flight for `DURATION` (clients dial again by themselves)")
 	fl.BoolVar(&f.quiet, "quiet", false, "log only warnings and errors to stderr")
+	fl.BoolVar(&f.metricsOn, "metrics", true, "serve Prometheus metrics at GET /metrics on --addr (--metrics=false: none)")
+	fl.StringVar(&f.metricsKeyFile, "metrics-key-file", "", "let a scrape of /metrics in only with a key of `FILE` (the --key-file format), instead of --key-file's keys")
+	fl.BoolVar(&f.metricsPublic, "metrics-public", false, "serve /metrics without a key, even with --key-file")
 }
 
 // options checks the shared flags and returns the server's options.
@@ -70,6 +81,12 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 		if d.v <= 0 {
 			bad = append(bad, fmt.Sprintf("%s %v: want a positive duration", d.flag, d.v))
 		}
+	}
+	if f.metricsKeyFile != "" && f.metricsPublic {
+		bad = append(bad, "--metrics-key-file and --metrics-public exclude each other")
+	}
+	if !f.metricsOn && (f.metricsKeyFile != "" || f.metricsPublic) {
+		bad = append(bad, "--metrics-key-file and --metrics-public need --metrics")
 	}
 	if _, _, err := net.SplitHostPort(f.addr); err != nil {
 		bad = append(bad, fmt.Sprintf("--addr %q: want HOST:PORT", f.addr))
@@ -95,6 +112,23 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 			return nil, usageErr(err, "--key-file")
 		}
 		opts = append(opts, remote.WithKeys(keys))
+	}
+	if f.metricsOn {
+		f.metrics = telemetry.New()
+		opts = append(opts, remote.WithMetrics(f.metrics))
+		switch {
+		case f.metricsPublic:
+			opts = append(opts, remote.WithMetricsKeys(remote.Keys{}))
+		case f.metricsKeyFile != "":
+			keys, err := remote.ReadKeys(f.metricsKeyFile)
+			if err != nil {
+				return nil, usageErr(err, "--metrics-key-file")
+			}
+			if keys.Empty() {
+				return nil, usagef("--metrics-key-file %s holds no key", f.metricsKeyFile)
+			}
+			opts = append(opts, remote.WithMetricsKeys(keys))
+		}
 	}
 	if f.tlsCert != "" {
 		cfg, err := remote.ServerTLS(f.tlsCert, f.tlsKey)
@@ -266,7 +300,12 @@ connection may hold: requests above --max-message-bytes are refused (413 over HT
 a connection must show what it speaks and an HTTP request send its headers within
 --header-timeout, an HTTP request's body must arrive within --read-timeout (408
 otherwise), and connections with no call in flight are closed after --idle-timeout.
-When the process runs out of file descriptors, the server waits and accepts again.`
+When the process runs out of file descriptors, the server waits and accepts again.
+
+Every server serves Prometheus metrics at GET /metrics on its address (calls, act and
+step latencies, errors by gRPC code, open sessions, trials by state, rows and bytes
+logged). A scrape presents a key as calls do: any key of --key-file, or one of
+--metrics-key-file; --metrics-public needs none; --metrics=false serves none.`
 
 func newServe(envs *environments) *cobra.Command {
 	cmd := &cobra.Command{
@@ -548,6 +587,10 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 					return fmt.Errorf("--log %s: %w", logDir, err)
 				}
 				copts = append(copts, runners.WithSinks(datalog.NewLocked(w)))
+				sf.metrics.AddLog(ds.Stats)
+			}
+			if sf.metrics != nil {
+				copts = append(copts, runners.WithSinks(sf.metrics.Sink()))
 			}
 			r, err := cf.remote(envs)
 			if err != nil {

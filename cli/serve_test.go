@@ -418,6 +418,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "env", "--header-timeout", "0s", "--read-timeout", "-1s", "--idle-timeout", "0s"}, 2,
 			"--header-timeout 0s: want a positive duration; --read-timeout -1s: want a positive duration; --idle-timeout 0s: want a positive duration"},
 		{[]string{"serve", "trials", "--actor-key-file", keys}, 2, "need --allow-remote-actors"},
+		{[]string{"serve", "env", "--metrics-public", "--metrics-key-file", keys}, 2, "--metrics-key-file and --metrics-public exclude each other"},
+		{[]string{"serve", "env", "--metrics=false", "--metrics-public"}, 2, "--metrics-key-file and --metrics-public need --metrics"},
 		{[]string{"serve", "trials", "--workers", "10000"}, 2, "--workers 10000: at most "},
 		{[]string{"serve", "ui", "--workers", "10000"}, 2, "--workers 10000: at most "},
 		{[]string{"serve", "env", "--env-limit", "maze.sides=3"}, 2, `--env-limit: unknown limit "maze.sides" (choices: maze.side, maze-flat.side, webtest.pages)`},

@@ -58,7 +58,8 @@
 // each episode's return and length, ActionMaskInfo copies the action mask into Info.
 // The multi-agent counterparts are EpisodeStatsMulti and, for simultaneous agents,
 // TimeLimitParallel (a turn-taking environment limits its own episodes, as
-// hrl.Config.MaxTicks does). They compose by wrapping; the outermost wrapper sees the
+// hrl.Config.MaxTicks does); Scramble permutes every agent's discrete actions and
+// observation features by a seed (CommAI's scrambled mode). They compose by wrapping; the outermost wrapper sees the
 // effects of the inner ones:
 //
 //	e := env.EpisodeStats(env.TimeLimit(inner, 200)) // returns include truncated episodes

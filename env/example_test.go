@@ -57,3 +57,29 @@ func ExampleNewView() {
 	// strategy_0 reward 1 over 2 ticks, done true
 	// episode: {Return:1 Length:7 Terminated:true Truncated:false}
 }
+
+// The maze with its agents' actions and observation features scrambled by seed 7:
+// the strategy's action 1 now means DOWN (the maze's action 2), and its observation is
+// reordered. The
+// permutations are fixed by the seed, and Info records them.
+func ExampleScramble() {
+	e, err := maze.NewEnv(maze.Config{})
+	if err != nil {
+		panic(err)
+	}
+	rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](e), hrl.Config{})
+	if err != nil {
+		panic(err)
+	}
+	s, err := env.Scramble(rt, 7)
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range []string{maze.StrategyName, maze.MotionName} {
+		p, _ := s.Permutation(name)
+		fmt.Printf("%s: actions %v, first observation features %v\n", name, p.Actions, p.Observation[:4])
+	}
+	// Output:
+	// strategy: actions [0 2 3 1], first observation features [42 96 23 87]
+	// motion: actions [0 1], first observation features [102 88 101 4]
+}

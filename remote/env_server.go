@@ -73,7 +73,18 @@ func (s *Server) AddEnvs(reg *runners.Registry) error {
 		return fmt.Errorf("%w: AddEnvs: %w", ErrConfig, err)
 	}
 	svc := &envService{reg: view, idle: s.cfg.sessionIdle, budget: newBudget(&s.cfg), sessions: map[string]*session{}}
+	s.cfg.metrics.AddSessions(svc.openSessions)
 	return s.register(envServiceDesc(), svc, svc.scope, svc.closeAll)
+}
+
+// openSessions counts the sessions open, Make's and MakeBatch's.
+func (e *envService) openSessions() int {
+	e.mu.Lock()
+	n := len(e.sessions)
+	e.mu.Unlock()
+	e.batches.mu.Lock()
+	defer e.batches.mu.Unlock()
+	return n + len(e.batches.m)
 }
 
 // closeAliasMethod is CloseSession's former name, which shadowed the close() of

@@ -18,6 +18,7 @@ import (
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
+	"github.com/batonrl/baton/telemetry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -169,7 +170,8 @@ func TestFeedbackMatchesLocal(t *testing.T) {
 
 			served := &recorder{Policy: maze.AlwaysForward()}
 			var counter feedbackCounter
-			srv := serveAgents(t, false, []remote.Agent{{Spec: motionSpec(t), Policy: served}}, counter.options())
+			metrics := telemetry.New()
+			srv := serveAgents(t, false, []remote.Agent{{Spec: motionSpec(t), Policy: served}}, counter.options(), remote.WithMetrics(metrics))
 			client := dialAgent(t, srv, append(tt.opts, remote.WithTimeout(time.Minute))...)
 			require.True(t, client.Learns())
 			spec.Actors = map[string]runners.Actor{maze.StrategyName: strategy, maze.MotionName: runners.Value(client)}
@@ -194,6 +196,14 @@ func TestFeedbackMatchesLocal(t *testing.T) {
 			defer served.mu.Unlock()
 			assert.Equal(t, local.got, served.got)
 			assert.Equal(t, local.n.Load(), counter.feedback.Load())
+			fams := gathered(t, metrics)
+			assert.Equal(t, float64(counter.feedback.Load()), value(fams, "baton_feedback_messages_total"))
+			method := "ActStream"
+			if tt.name == "unary" {
+				method = "Act"
+			}
+			assert.Positive(t, value(fams, "baton_act_duration_seconds", "method", method))
+			assert.Equal(t, value(fams, "baton_act_duration_seconds", "method", method), value(fams, "baton_actions_total", "source", "agent"))
 		})
 	}
 }

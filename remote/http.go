@@ -71,6 +71,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.readTimeout))
 	}
+	if r.URL.Path == metricsPath && s.cfg.metrics != nil {
+		s.serveMetrics(w, r)
+		return
+	}
 	s.mu.Lock()
 	m, ok := s.methods[r.URL.Path]
 	s.mu.Unlock()

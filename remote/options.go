@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/telemetry"
 	"google.golang.org/grpc"
 )
 
@@ -95,6 +96,11 @@ type serverConfig struct {
 	grpcOpts    []grpc.ServerOption
 	httpHandler http.Handler
 	errs        []error
+
+	// The metrics (WithMetrics) and who may read them (WithMetricsKeys): nil
+	// metricsKeys means the server's own keys.
+	metrics     *telemetry.Metrics
+	metricsKeys *Keys
 
 	// The connection limits (WithHeaderTimeout, WithReadTimeout, WithIdleTimeout).
 	headerTimeout time.Duration
@@ -367,6 +373,26 @@ func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 // nil, the default, answers them 404.
 func WithHTTPHandler(h http.Handler) ServerOption {
 	return serverOption(func(c *serverConfig) { c.httpHandler = h })
+}
+
+// WithMetrics has the server record its calls in m (call counts, latencies, errors
+// by code, open sessions, feedback: see package telemetry) and serve m's registry at
+// GET /metrics on its address, beside gRPC and the HTTP gateway, in Prometheus'
+// text format. Who may read /metrics is WithMetricsKeys' rule. nil, the default,
+// records nothing and serves no /metrics (the WithHTTPHandler handler gets the path).
+// Several servers may share one m.
+func WithMetrics(m *telemetry.Metrics) ServerOption {
+	return serverOption(func(c *serverConfig) { c.metrics = m })
+}
+
+// WithMetricsKeys sets who may read /metrics: a scrape must present one of k's keys
+// (any name's or the default key), as "Authorization: Bearer KEY" or "X-Baton-Key:
+// KEY"; a zero Keys serves /metrics to anyone who reaches the address. Without this
+// option /metrics follows the server's keys (WithKeys): open on a server without
+// keys, else any key the server knows. A scrape without a good key gets 401 and
+// nothing else.
+func WithMetricsKeys(k Keys) ServerOption {
+	return serverOption(func(c *serverConfig) { c.metricsKeys = &k })
 }
 
 // The connection limits of a server. A server reads nothing of a call before it has

@@ -307,7 +307,10 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 			return nil, err
 		}
 	}
+	feedback, acted := requestCounts(req)
+	start := time.Now()
 	resp, err = handler(ctx, req)
+	s.recordUnary(info.FullMethod, start, feedback, acted, resp, err)
 	if err != nil {
 		s.logFailure(info.FullMethod, err)
 	}
@@ -329,11 +332,15 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		return err
 	}
 	ss = decodingStream{ServerStream: ss, codec: s.codec}
+	if s.cfg.metrics != nil && info.FullMethod == "/baton.v1."+methodActStream {
+		ss = &meteredStream{ServerStream: ss, srv: s}
+	}
 	if g.open {
 		err = handler(srv, ss)
 	} else {
 		err = handler(srv, &authedStream{ServerStream: ss, ctx: ctx, srv: s, grant: g, scope: s.scopeOf(info.FullMethod), method: info.FullMethod})
 	}
+	s.recordStream(info.FullMethod, err)
 	if err != nil {
 		s.logFailure(info.FullMethod, err)
 	}
