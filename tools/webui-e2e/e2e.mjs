@@ -392,11 +392,12 @@ try {
       await page.click(`#actions button[data-name=${move}]`);
     }
   }
-  await page.locator('#outcome h3', { hasText: 'Episode 0 of 1: player_0 wins by 5' }).waitFor();
+  await page.locator('#play-state', { hasText: 'ended' }).waitFor();
+  assert.equal(await page.locator('#outcome h3').textContent(), 'Episode 0 of 1: player_0 wins, 5 to -5');
   const rps = await gateway('Episodes', { trial: 'trial-7' });
   assert.deepEqual(JSON.parse(await page.locator('#outcome').getAttribute('data-returns')),
     Object.fromEntries(rps.body.agents.map((a, i) => [a, rps.body.episodes[0].returns[i] || 0])));
-  step('two people played rock-paper-scissors to the end: player_0 wins by 5, returns as Episodes');
+  step('two people played rock-paper-scissors to the end: player_0 wins, 5 to -5, as Episodes says');
 
   // The cart-pole, pushed right until the pole falls.
   await page.selectOption('#env', 'cartpole');

@@ -213,7 +213,7 @@ const guides = {
     legend: () => [el('span', {}, 'Rock beats scissors, scissors beat paper, paper beats rock. Both players choose at once.')],
     budget: (g, turn) => {
       const s = turn.scene || {};
-      return s.max_cycles ? `Round ${Number(s.round || 0) + 1} of ${s.max_cycles}.` : '';
+      return s.max_cycles ? `${s.round || 0} of ${s.max_cycles} rounds played; your move is for round ${Number(s.round || 0) + 1}.` : '';
     },
   },
 };
@@ -463,7 +463,7 @@ function showOutcome(g, o, final) {
   else verdict = ep.complete ? 'ended' : 'not complete';
   if (g.env === 'rps') {
     const [a, b] = ep.returns || [];
-    verdict = (a || 0) === (b || 0) ? 'a draw' : `${agents[(a || 0) > (b || 0) ? 0 : 1]} wins by ${Math.abs((a || 0) - (b || 0))}`;
+    verdict = `${(a || 0) === (b || 0) ? 'a draw' : agents[(a || 0) > (b || 0) ? 0 : 1] + ' wins'}, ${a || 0} to ${b || 0}`;
   }
   const good = ep.success || (!guide.success && ep.complete);
   box.className = 'outcome' + (good ? '' : ' fail');
