@@ -342,7 +342,7 @@ try {
   await stateOf('trial-5', 'running').waitFor();
   assert.match(await page.locator('#trials tr[data-trial="trial-5"] td[data-state]').getAttribute('title'), /^waiting for the client of agent strategy /);
   assert.ok(await page.locator('#play-panel').isHidden());
-  await both('resume', '#trials-panel');
+  await both('resume', '#trials tr[data-trial="trial-5"]');
   await page.locator('#trials tr[data-trial="trial-5"] button', { hasText: 'Play' }).click();
   await page.locator('#play-title', { hasText: 'trial-5' }).waitFor();
   await turn(0);
@@ -424,10 +424,12 @@ try {
   await page.locator('#play-title', { hasText: 'trial-9' }).waitFor();
   await page.locator('#actions button[data-name=UP]').click();
   await page.locator('#timeline li').first().waitFor();
+  await page.locator('#frame img[src^="data:image/svg+xml"]').waitFor();
+  assert.equal(await page.locator('#legend span').count(), 5, 'the maze legend');
   await both('maze-flat', '#play-panel');
   await page.locator('#trials tr[data-trial="trial-9"] button', { hasText: 'Stop' }).click();
   await page.locator('#play-state', { hasText: 'stopped' }).waitFor();
-  step('the flat maze is played and stopped');
+  step('the flat maze is drawn as the maze is, with its legend, played and stopped');
 
   // A server stopped and started again: a second one, on its own port.
   const startSpare = async (addr) => {

@@ -191,9 +191,10 @@ const guides = {
     alt: 'The maze from above: walls dark, the start light blue, the goal green, and a red arrow where the agent is, pointing where it heads.',
   },
   'maze-flat': {
-    legend: () => [el('span', {}, 'Position is [row column], then the heading.')],
-    budget: () => 'Reach the goal; each move is one tile.',
+    legend: () => guides.maze.legend(),
+    budget: (g, turn) => `Move ${Number(turn.tick || 0) + 1}: each move is one tile; reach the goal.`,
     success: ['goal reached', 'goal not reached'],
+    alt: 'The maze from above: walls dark, the start light blue, the goal green, and a red arrow where the agent is, pointing where it last moved.',
   },
   cartpole: {
     legend: () => [el('span', {}, 'Push the cart LEFT or RIGHT to keep the pole within 12° of upright and the cart on the track.')],
@@ -573,9 +574,9 @@ function drawFrame(t) {
   if (f.svg) {
     const guide = guideOf(game.env);
     const alt = guide.alt || (f.text ? f.text.trim() : `${game.env} drawn`);
-    parts.push(el('img', { alt, className: game.env === 'maze' ? 'pixel' : '', src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(f.svg) }));
+    parts.push(el('img', { alt, className: game.env.startsWith('maze') ? 'pixel' : '', src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(f.svg) }));
     if (game.env === 'rps') parts.push(el('p', { className: 'score', textContent: `Score: ${game.score[0]} to ${game.score[1]} (player_0 to player_1)` }));
-    if (f.text && game.env !== 'maze') parts.push(el('figcaption', { className: 'muted small', textContent: f.text.trim().split('\n').at(-1) }));
+    if (f.text && !game.env.startsWith('maze')) parts.push(el('figcaption', { className: 'muted small', textContent: f.text.trim().split('\n').at(-1) }));
   } else if (f.text) {
     parts.push(el('pre', { textContent: f.text }));
   } else if (f.sceneJson) {
@@ -959,7 +960,9 @@ function chart(result) {
     for (const [cx, cy] of eps.length <= 30 ? pts : [pts.at(-1)]) g.append(svgEl('circle', { cx, cy, r: 2.5, fill: colour }));
     svg.append(g);
     const last = (eps.at(-1).returns || [])[a] || 0;
-    svg.append(svgEl('text', { x: 4 + (a % 2) * 128, y: h + 10 + 14 * Math.floor(a / 2), fill: colour }, `● ${name}: ${fmt(last)} last`));
+    const label = svgEl('text', { x: 4 + (a % 2) * 128, y: h + 10 + 14 * Math.floor(a / 2) });
+    label.append(svgEl('tspan', { style: `fill:${colour}` }, '● '), `${name}: ${fmt(last)} last`);
+    svg.append(label);
   });
   return svg;
 }
@@ -1020,7 +1023,7 @@ function trialRow(t, state, data, canPlay, playing) {
     ['Trial', el('td', { textContent: t.id })], ['Environment', el('td', { textContent: t.env || '' })], ['State', stateCell],
     ['Episode', el('td', { textContent: String(t.episode || 0) })], ['Tick', el('td', { textContent: String(t.tick || 0) })],
     ['Return per episode', el('td', {}, (data.episodes || []).length ? chart(data) : '')],
-    ['Actions', el('td', {}, stop, resume)],
+    ['Actions', el('td', {}, ...[stop, resume].filter((b) => !b.hidden))],
   ];
   for (const [label, td] of cells) td.dataset.label = label;
   const tr = el('tr', {}, ...cells.map((c) => c[1]));
