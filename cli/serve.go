@@ -234,10 +234,13 @@ Environments:
 `
 
 const uiLong = `serve ui serves trials as serve trials does, and on the same address a page for people
-(http://ADDR/, https:// with --tls-cert): start a trial with a policy, a remote agent or
-"human" per agent; play the human agents (the environment drawn, a button per action,
-masked ones disabled, keys 1-9 and the arrows); reward them now or for a past turn;
-send messages; and watch every trial live with each agent's return per episode. The
+(http://ADDR/, https:// with --tls-cert), on a laptop or a phone: start a trial with a
+policy, a remote agent or yourself per agent (a policy or the first allowed action
+moves for you after a timeout, 60 s unless you say otherwise); play your agents (the
+environment drawn with a legend and your budget, a button per action, masked ones
+disabled, keys 1-9 and the arrows, the outcome of each episode); reward them now or
+for a past turn; send messages; play on after a reload; and watch every trial live
+with each agent's return per episode. The
 page calls the server's TrialService with the key typed in its "API key" field, or
 given in the link's fragment (http://ADDR/#key=KEY); ?poll=MS sets how often it polls
 besides following the trials with Watch (2000 by default, 0 never).
