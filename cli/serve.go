@@ -31,6 +31,7 @@ type serveFlags struct {
 	grace   time.Duration
 	maxMsg  int
 	quiet   bool
+	keys    remote.Keys // read from keyFile by options
 
 	headerTimeout time.Duration
 	readTimeout   time.Duration
@@ -95,6 +96,7 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 			return nil, usageErr(err, "--key-file")
 		}
 		opts = append(opts, remote.WithKeys(keys))
+		f.keys = keys
 	}
 	if f.tlsCert != "" {
 		cfg, err := remote.ServerTLS(f.tlsCert, f.tlsKey)
@@ -565,7 +567,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 				return err
 			}
 			if ui {
-				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg)))
+				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg, webui.WithTrials(c, sf.keys))))
 			}
 			s, err := remote.NewServer(opts...)
 			if err != nil {
