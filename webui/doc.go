@@ -45,6 +45,12 @@
 // again, or started elsewhere): the trial waits for its person, who finds it there.
 // A row is redrawn only when what it shows changed.
 //
+// The page watches a trial that policies play drawn step by step, at a speed the
+// person chooses: it asks "/ui/frame" (Handler's WithTrials; runners.Controller.Frame)
+// for the trial's latest frame, and each call keeps the trial drawing its steps for a
+// while, waiting the chosen pace after each. It opens a trial started without a
+// person there, and any pending or running trial from its row.
+//
 // # Following trials
 //
 // The page follows the trials it knows of with one TrialService.Watch stream, read
@@ -70,10 +76,12 @@
 // key in the page's key field, or follows a link that carries it in its fragment
 // (http://HOST:PORT/#key=KEY; a fragment never goes to the server); the page keeps
 // it in the browser's local storage and takes it out of the address bar. Without
-// the key a server that has keys refuses every call (401) and the page says so. The one
-// other path, /ui/envs.json, lists the registered environments, their agents and the
-// agents' policies, as `baton serve ui --help` does: the start form needs them and
-// baton.v1 does not carry policy names.
+// the key a server that has keys refuses every call (401) and the page says so, next
+// to the key field. Two other paths: /ui/envs.json lists the registered environments,
+// their agents and the agents' policies, as `baton serve ui --help` does (the start
+// form needs them and baton.v1 does not carry policy names), and /ui/frame answers a
+// watched trial's latest frame to a caller whose key grants the trial's environment,
+// as the trial service's keys do (remote.Keys.Check).
 //
 // # Why plain files
 //

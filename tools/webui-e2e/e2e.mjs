@@ -16,6 +16,8 @@
 //   - plays webtest on its drawn page (no empty slots shown), rock-paper-scissors as
 //     two people at one screen to the end (score and outcome), the cart-pole until
 //     the pole falls, and the flat maze;
+//   - watches a trial two random policies play, drawn, at 1 step a second and then
+//     20, and stops it;
 //   - keeps the page when its server stops and comes back (a second server on its own
 //     port, stopped and started again): a banner says so, then the page reads the
 //     trials again and drops those the new server does not have;
@@ -431,6 +433,34 @@ try {
   await page.locator('#play-state', { hasText: 'stopped' }).waitFor();
   step('the flat maze is drawn as the maze is, with its legend, played and stopped');
 
+  // A trial policies play, watched drawn at the speed chosen, then stopped. Its
+  // episodes are many, so that it runs on while the page watches.
+  await page.selectOption('#env', 'rps');
+  await choose('player_0', 'policy:random');
+  await choose('player_1', 'policy:random');
+  await openOptions();
+  await page.fill('#episodes', '100000');
+  await page.click('#start button[type=submit]');
+  await page.locator('#watch-title', { hasText: 'trial-10' }).waitFor();
+  await page.locator('#watch-frame img[src^="data:image/svg+xml"]').waitFor();
+  const tickOf = async () => Number((await page.locator('#watch-state').textContent()).match(/tick (\d+)/)[1]);
+  await page.locator('#watch-state', { hasText: /^running: episode \d+, tick \d+$/ }).waitFor();
+  await page.selectOption('#watch-speed', '1000');
+  const slow = await tickOf();
+  await page.waitForTimeout(1500);
+  const slower = await tickOf();
+  assert.ok(slower - slow <= 3, `at 1 step a second the trial went from tick ${slow} to ${slower} in 1.5 s`);
+  await page.selectOption('#watch-speed', '50');
+  await page.waitForFunction((t) => {
+    const m = document.getElementById('watch-state').textContent.match(/tick (\d+)/);
+    return m && Math.abs(Number(m[1]) - t) >= 5;
+  }, slower);
+  await both('watch', '#watch-panel');
+  await page.locator('#trials tr[data-trial="trial-10"] button', { hasText: 'Stop' }).click();
+  await page.locator('#watch-state', { hasText: /^stopped/ }).waitFor();
+  await page.fill('#episodes', '1');
+  step('a trial policies play is watched drawn, at 1 step a second and then 20, and stopped');
+
   // A server stopped and started again: a second one, on its own port.
   const startSpare = async (addr) => {
     const p = spawn(opts.baton, ['serve', 'ui', '--addr', addr, '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -481,8 +511,8 @@ try {
   await openOptions();
   await page.fill('#episodes', '3');
   await page.click('#start button[type=submit]');
-  const last = page.locator('#trials tr[data-trial="trial-10"]');
-  await stateOf('trial-10', 'ended').waitFor();
+  const last = page.locator('#trials tr[data-trial="trial-11"]');
+  await stateOf('trial-11', 'ended').waitFor();
   await last.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
   assert.equal((await last.locator('svg.chart title').allTextContents()).length, 2);
   assert.ok(watchRefused > 1, 'the page did not call Watch');

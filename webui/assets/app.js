@@ -325,8 +325,9 @@ $('start').onsubmit = async (ev) => {
     if (humans.length) {
       play(ids[0], humans, { env: spec.env, config, others });
       $('play-panel').scrollIntoView({ block: 'start' });
-    } else if (game && game.over) {
-      closeGame();
+    } else {
+      if (game && game.over) closeGame();
+      watch(ids[0]);
     }
   } catch (e) {
     note('start-status', e.detail || e.message, 'error');
@@ -562,29 +563,32 @@ async function showTurn(t) {
 // drawFrame draws the turn's environment for people: the page under test as a page,
 // else the environment's SVG, else its text.
 function drawFrame(t) {
-  const f = t.frame || {};
-  const fig = $('frame');
-  const s = t.scene;
+  const extra = game.env === 'rps' ? el('p', { className: 'score', textContent: `Score: ${game.score[0]} to ${game.score[1]} (player_0 to player_1)` }) : null;
+  draw($('frame'), game.env, t.frame || {}, t.scene, t.actions || [], extra);
+}
+
+// draw draws a frame of env into fig: webtest's page as a page (its elements play
+// actions when given), else the SVG, else the text.
+function draw(fig, env, f, s, actions, extra) {
+  fig.classList.remove('ended');
   if (s && s.kind === 'page') {
-    fig.classList.remove('ended');
-    fig.replaceChildren(webPage(s, t));
+    fig.replaceChildren(webPage(s, { actions }));
     return;
   }
   const parts = [];
   if (f.svg) {
-    const guide = guideOf(game.env);
-    const alt = guide.alt || (f.text ? f.text.trim() : `${game.env} drawn`);
-    parts.push(el('img', { alt, className: game.env.startsWith('maze') ? 'pixel' : '', src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(f.svg) }));
-    if (game.env === 'rps') parts.push(el('p', { className: 'score', textContent: `Score: ${game.score[0]} to ${game.score[1]} (player_0 to player_1)` }));
-    if (f.text && !game.env.startsWith('maze')) parts.push(el('figcaption', { className: 'muted small', textContent: f.text.trim().split('\n').at(-1) }));
+    const guide = guideOf(env);
+    const alt = guide.alt || (f.text ? f.text.trim() : `${env} drawn`);
+    parts.push(el('img', { alt, className: env.startsWith('maze') ? 'pixel' : '', src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(f.svg) }));
+    if (extra) parts.push(extra);
+    if (f.text && !env.startsWith('maze')) parts.push(el('figcaption', { className: 'muted small', textContent: f.text.trim().split('\n').at(-1) }));
   } else if (f.text) {
     parts.push(el('pre', { textContent: f.text }));
-  } else if (f.sceneJson) {
+  } else if (s) {
     parts.push(el('pre', { textContent: JSON.stringify(s, null, 1) }));
   } else {
     parts.push(el('p', { className: 'muted', textContent: '(this environment draws nothing)' }));
   }
-  fig.classList.remove('ended');
   fig.replaceChildren(...parts);
 }
 
@@ -768,6 +772,74 @@ document.addEventListener('keydown', (ev) => {
     b.click();
   }
 });
+
+// --- Watching ------------------------------------------------------------------------
+
+// The page watches one trial at a time, drawn frame by frame (/ui/frame): each call
+// keeps the trial drawing its steps for a while, at the pace the speed asks for.
+let watching = null; // { trial, env, abort, seq }
+
+async function frameOf(trial, pace, signal) {
+  let r;
+  try {
+    r = await fetch(`/ui/frame?trial=${encodeURIComponent(trial)}&pace=${pace}`, { headers: headers('application/json'), signal });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    markDown(e.message);
+    throw new CallError('unavailable', 'the server does not answer');
+  }
+  const j = await r.json().catch(() => ({}));
+  answered(r.ok ? '' : j.code);
+  if (!r.ok) throw new CallError(j.code || String(r.status), j.message || r.statusText);
+  return j;
+}
+
+function stopWatching() {
+  if (watching) watching.abort.abort();
+  watching = null;
+  $('watch-panel').hidden = true;
+  renderTrials();
+}
+
+async function watch(trial) {
+  if (watching) watching.abort.abort();
+  const t = trials.get(trial) || {};
+  const w = { trial, env: t.env || '', abort: new AbortController(), seq: 0 };
+  watching = w;
+  $('watch-panel').hidden = false;
+  $('watch-title').textContent = `${trial} (${w.env})`;
+  $('watch-legend').replaceChildren(...guideOf(w.env).legend());
+  $('watch-frame').replaceChildren(el('p', { className: 'muted', textContent: 'Waiting for its next step…' }));
+  $('watch-state').textContent = '';
+  renderTrials();
+  for (;;) {
+    const pace = Number($('watch-speed').value);
+    try {
+      const f = await frameOf(trial, pace, w.abort.signal);
+      if (w !== watching) return;
+      if (f.seq !== w.seq && f.seq) {
+        w.seq = f.seq;
+        let scene = null;
+        if (f.scene) scene = f.scene;
+        draw($('watch-frame'), w.env, f, scene, [], null);
+      }
+      const done = ['ended', 'stopped', 'failed'].includes(f.state);
+      $('watch-state').textContent = `${f.state}: episode ${f.episode}, tick ${f.tick}` + (done && !f.seq ? ' (it finished before it could be drawn; its returns are in the list)' : done ? ' (the last step drawn)' : '');
+      if (done) return;
+    } catch (e) {
+      if (e.name === 'AbortError' || w !== watching) return;
+      if (e.code === 'unavailable') {
+        await whenUp();
+        continue;
+      }
+      $('watch-state').textContent = e.detail || e.message;
+      return;
+    }
+    await new Promise((r) => setTimeout(r, Math.max(100, Math.min(pace, 500))));
+  }
+}
+
+$('watch-close').onclick = stopWatching;
 
 // --- Trials --------------------------------------------------------------------------
 
@@ -979,7 +1051,7 @@ function renderTrials() {
     const data = t.result ? t.result : { agents: t.agents, episodes: t.live || [] };
     const playing = game && game.trial === t.id && !game.over;
     const canPlay = state === 'running' && (t.clients || []).length && !playing;
-    const sig = JSON.stringify([state, t.error, t.reason, t.episode, t.tick, (data.episodes || []).length, Boolean(t.result), canPlay, playing]);
+    const sig = JSON.stringify([state, t.error, t.reason, t.episode, t.tick, (data.episodes || []).length, Boolean(t.result), canPlay, playing, watching && watching.trial === t.id]);
     let row = rowsById.get(t.id);
     if (!row || row.sig !== sig) {
       const fresh = trialRow(t, state, data, canPlay, playing);
@@ -1005,7 +1077,11 @@ function renderTrials() {
 function trialRow(t, state, data, canPlay, playing) {
   const stop = el('button', { type: 'button', textContent: 'Stop', hidden: !['pending', 'running'].includes(state) });
   stop.setAttribute('aria-label', `Stop ${t.id}`);
-  stop.onclick = () => call('Stop', { ids: [t.id] }).then(() => note('trials-status', `Stopping ${t.id}.`, 'info'), (e) => note('trials-status', e.detail || e.message, 'error'));
+  stop.onclick = () => call('Stop', { ids: [t.id] }).then(() => {
+    const msg = `Stopping ${t.id}.`;
+    note('trials-status', msg, 'info');
+    setTimeout(() => { if ($('trials-status').textContent === msg) note('trials-status', ''); }, 3000);
+  }, (e) => note('trials-status', e.detail || e.message, 'error'));
   // A trial whose agents people play, which this page does not play (it was
   // reloaded, or another started it), is played on from here.
   const resume = el('button', { type: 'button', className: canPlay ? 'primary' : '', textContent: 'Play', hidden: !canPlay });
@@ -1013,6 +1089,12 @@ function trialRow(t, state, data, canPlay, playing) {
   resume.onclick = () => {
     play(t.id, t.clients, { env: t.env });
     $('play-panel').scrollIntoView({ block: 'start' });
+  };
+  const watchB = el('button', { type: 'button', textContent: 'Watch', hidden: !['pending', 'running'].includes(state) || (watching && watching.trial === t.id) });
+  watchB.setAttribute('aria-label', `Watch ${t.id} drawn`);
+  watchB.onclick = () => {
+    watch(t.id);
+    $('watch-panel').scrollIntoView({ block: 'start' });
   };
   // Why a trial waits: below a pending or running trial's state.
   const why = state === 'pending' || state === 'running' ? t.reason || '' : '';
@@ -1023,7 +1105,7 @@ function trialRow(t, state, data, canPlay, playing) {
     ['Trial', el('td', { textContent: t.id })], ['Environment', el('td', { textContent: t.env || '' })], ['State', stateCell],
     ['Episode', el('td', { textContent: String(t.episode || 0) })], ['Tick', el('td', { textContent: String(t.tick || 0) })],
     ['Return per episode', el('td', {}, (data.episodes || []).length ? chart(data) : '')],
-    ['Actions', el('td', {}, ...[stop, resume].filter((b) => !b.hidden))],
+    ['Actions', el('td', {}, ...[stop, resume, watchB].filter((b) => !b.hidden))],
   ];
   for (const [label, td] of cells) td.dataset.label = label;
   const tr = el('tr', {}, ...cells.map((c) => c[1]));
