@@ -318,7 +318,7 @@ $('start').onsubmit = async (ev) => {
   note('start-status', 'Starting…');
   try {
     const { ids } = await call('Start', { spec });
-    note('start-status', `Started ${ids.join(', ')}${humans.length ? ': your move below' : ': follow it in the trial list'}.`, 'ok');
+    note('start-status', `Started ${ids.join(', ')}${humans.length ? ': your move below' : ': watch it below, and find its returns in the trial list'}.`, 'ok');
     for (const id of ids) trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING', live: [], spec });
     follow(ids);
     renderTrials();
