@@ -62,7 +62,8 @@ function markDown(why) {
   if (!down) {
     down = true;
     const conn = $('conn');
-    conn.textContent = `The server does not answer (${why}). The page tries again every second; nothing you did is lost.`;
+    conn.textContent = 'The server does not answer: it may have stopped, or the network is down. The page tries again every second; nothing you did here is lost.';
+    conn.title = why;
     conn.hidden = false;
   }
   if (!probe) {
@@ -824,7 +825,14 @@ async function watch(trial) {
         draw($('watch-frame'), w.env, f, scene, [], null);
       }
       const done = ['ended', 'stopped', 'failed'].includes(f.state);
-      $('watch-state').textContent = `${f.state}: episode ${f.episode}, tick ${f.tick}` + (done && !f.seq ? ' (it finished before it could be drawn; its returns are in the list)' : done ? ' (the last step drawn)' : '');
+      if (done && !w.seq) {
+        $('watch-frame').replaceChildren();
+        $('watch-state').textContent = `The trial ${f.state} before the page could draw it; its returns are in the trial list.`;
+      } else if (!w.seq) {
+        $('watch-state').textContent = `${f.state}: waiting for its next step…`;
+      } else {
+        $('watch-state').textContent = `${f.state}: episode ${f.episode}, tick ${f.tick}${done ? ' (its last step drawn)' : ''}`;
+      }
       if (done) return;
     } catch (e) {
       if (e.name === 'AbortError' || w !== watching) return;
