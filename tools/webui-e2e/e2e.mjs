@@ -88,6 +88,9 @@ try {
     const m = new URL(r.url()).pathname.split('/').at(-1);
     if (m in calls) calls[m]++;
   });
+  page.on('response', (r) => {
+    if (r.status() === 401 && !refusals) errors.push(`401 from ${new URL(r.url()).pathname}`);
+  });
   page.setDefaultTimeout(15000);
 
   // gateway sends a request from the page, as a forger with the page's key would:
@@ -270,6 +273,7 @@ try {
   await page.locator('#play-state', { hasText: 'ended' }).waitFor();
   const banner = page.locator('#outcome');
   await banner.locator('h3', { hasText: 'Episode 0 of 1: goal reached' }).waitFor();
+  await page.locator('#frame figcaption', { hasText: 'The final position' }).waitFor();
   const eps = await gateway('Episodes', { trial: 'trial-1' });
   const ep = eps.body.episodes[0];
   assert.equal(await banner.getAttribute('data-ticks'), String(ep.ticks));
@@ -295,7 +299,7 @@ try {
   await openOptions();
   await page.fill('#episodes', '6');
   await page.click('#start button[type=submit]');
-  assert.ok(await page.locator('#play-panel').isHidden(), 'the finished game stays in the play panel');
+  await page.locator('#play-panel').waitFor({ state: 'hidden' }); // the finished game leaves the play panel
   const second = page.locator('#trials tr[data-trial="trial-2"]');
   await stateOf('trial-2', 'ended').waitFor();
   await second.locator('svg.chart polyline').first().waitFor({ state: 'attached' }); // a flat line has no height

@@ -401,7 +401,7 @@ async function play(trial, agents, info = {}) {
         $('play-panel').classList.add('over');
         note('play-status', '');
         $('play-state').textContent = `The trial ${stateName(state)}${last.error ? ': ' + last.error : '.'}`;
-        lastSeen();
+        await finalFrame(g);
         await outcomes(g, true);
         renderTrials();
         return;
@@ -493,6 +493,21 @@ function stopPlaying() {
   $('countdown').textContent = '';
   $('actions').replaceChildren();
   if (g.next) g.next();
+}
+
+// finalFrame draws the trial's last frame, which it drew because the page asked for
+// its frames when the person acted (/ui/frame); else it says that the picture is the
+// one of the last turn.
+async function finalFrame(g) {
+  try {
+    const f = await frameOf(g.trial, 0);
+    if (g === game && f.seq && f.episode === g.episode) {
+      draw($('frame'), g.env, f, f.scene || null, [], null);
+      $('frame').append(el('figcaption', { className: 'final muted small', textContent: 'The final position: the episode ended here.' }));
+      return;
+    }
+  } catch { /* a server without /ui/frame: the last turn's picture stays */ }
+  lastSeen();
 }
 
 // lastSeen says that the picture is the one of the last turn, before the episode
@@ -648,6 +663,9 @@ async function act(a) {
     note('play-status', `${a.name} is not allowed at this turn.`, 'error');
     return; // a masked action is not sent, however it was clicked
   }
+  // The trial draws the steps that follow, so that the page can show the final
+  // position of an episode this action ends.
+  await frameOf(g.trial, 0).catch(() => {});
   try {
     await call('ClientAct', { trial: g.trial, agent: t.agent, tick: t.tick || '0', name: a.name, messages: g.queued });
   } catch (e) {
