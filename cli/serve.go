@@ -32,6 +32,7 @@ type serveFlags struct {
 	grace   time.Duration
 	maxMsg  int
 	quiet   bool
+	keys    remote.Keys // read from keyFile by options
 
 	headerTimeout time.Duration
 	readTimeout   time.Duration
@@ -112,6 +113,7 @@ func (f *serveFlags) options(stderr io.Writer) ([]remote.ServerOption, error) {
 			return nil, usageErr(err, "--key-file")
 		}
 		opts = append(opts, remote.WithKeys(keys))
+		f.keys = keys
 	}
 	if f.metricsOn {
 		f.metrics = telemetry.New()
@@ -268,10 +270,13 @@ Environments:
 `
 
 const uiLong = `serve ui serves trials as serve trials does, and on the same address a page for people
-(http://ADDR/, https:// with --tls-cert): start a trial with a policy, a remote agent or
-"human" per agent; play the human agents (the environment drawn, a button per action,
-masked ones disabled, keys 1-9 and the arrows); reward them now or for a past turn;
-send messages; and watch every trial live with each agent's return per episode. The
+(http://ADDR/, https:// with --tls-cert), on a laptop or a phone: start a trial with a
+policy, a remote agent or yourself per agent (a policy or the first allowed action
+moves for you after a timeout, 60 s unless you say otherwise); play your agents (the
+environment drawn with a legend and your budget, a button per action, masked ones
+disabled, keys 1-9 and the arrows, the outcome of each episode); reward them now or
+for a past turn; send messages; play on after a reload; and watch every trial live
+with each agent's return per episode. The
 page calls the server's TrialService with the key typed in its "API key" field, or
 given in the link's fragment (http://ADDR/#key=KEY); ?poll=MS sets how often it polls
 besides following the trials with Watch (2000 by default, 0 never).
@@ -605,7 +610,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 				return err
 			}
 			if ui {
-				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg)))
+				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg, webui.WithTrials(c, sf.keys))))
 			}
 			s, err := remote.NewServer(opts...)
 			if err != nil {

@@ -292,3 +292,18 @@ func ExampleAgent_learner() {
 	// successes: 10 <nil>
 	// told 10 episodes, 10 reward
 }
+
+// A handler served beside the services checks its callers' keys as the services do.
+func ExampleKeys_Check() {
+	keys, err := remote.NewKeys(map[string]string{"maze": "maze-key-0123456789abcdef"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(keys.Check("maze-key-0123456789abcdef", "maze"))
+	fmt.Println(keys.Check("maze-key-0123456789abcdef", "rps"))
+	fmt.Println(keys.Check("", "maze"))
+	// Output:
+	// <nil>
+	// remote: permission denied: the key does not grant rps
+	// remote: unauthenticated: no key, or a key this server does not know
+}

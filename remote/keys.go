@@ -191,6 +191,27 @@ func (k Keys) For(name string) (key string, ok bool) {
 	return "", false
 }
 
+// Check reports what key, presented by a caller, grants for name, as the server's
+// interceptors judge a call: nil when it grants name (its own key, or the default key
+// when name has none; every key when there are no keys), an error wrapping
+// ErrUnauthenticated for a key that is none of the keys, and one wrapping
+// ErrPermissionDenied for a key that grants other names only. It compares key with
+// every key in constant time. Handlers served beside the services
+// (WithHTTPHandler) check their callers with it.
+func (k *Keys) Check(key, name string) error {
+	if k.Empty() {
+		return nil
+	}
+	g := k.grantOf([]byte(key))
+	switch {
+	case !g.any():
+		return fmt.Errorf("%w: no key, or a key this server does not know", ErrUnauthenticated)
+	case !g.allows(name):
+		return fmt.Errorf("%w: the key does not grant %s", ErrPermissionDenied, name)
+	}
+	return nil
+}
+
 // grant is what a presented key grants: which named keys it matches, and whether it
 // is the default key. It is computed once per call, comparing the presented key with
 // every key in constant time, without stopping at a match, so that the time taken

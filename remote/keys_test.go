@@ -77,3 +77,32 @@ func TestNewKey(t *testing.T) {
 	require.NoError(t, err, "a new key is a valid key")
 	assert.False(t, strings.ContainsAny(a, "+/="))
 }
+
+func TestKeysCheck(t *testing.T) {
+	named, err := remote.NewKeys(map[string]string{"maze": "maze-key-0123456789abcdef", "": "default-key-0123456789abcdef"})
+	require.NoError(t, err)
+	tests := []struct {
+		name      string
+		keys      remote.Keys
+		key, what string
+		want      error
+	}{
+		{"no keys: everything", remote.Keys{}, "", "maze", nil},
+		{"its own key", named, "maze-key-0123456789abcdef", "maze", nil},
+		{"the default key for a name without one", named, "default-key-0123456789abcdef", "rps", nil},
+		{"the default key for a name with one", named, "default-key-0123456789abcdef", "maze", remote.ErrPermissionDenied},
+		{"a name's key for another", named, "maze-key-0123456789abcdef", "rps", remote.ErrPermissionDenied},
+		{"no key", named, "", "maze", remote.ErrUnauthenticated},
+		{"an unknown key", named, "what-key-0123456789abcdef", "maze", remote.ErrUnauthenticated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.keys.Check(tt.key, tt.what)
+			if tt.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+}

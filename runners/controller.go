@@ -76,6 +76,7 @@ type record struct {
 	cancel   context.CancelCauseFunc
 	feed     feedback
 	pos      atomic.Uint64
+	view     viewing
 
 	// guarded by Controller.mu
 	env       env.MultiAgent // built by open, for the trial to use; nil when it builds its own
@@ -363,7 +364,7 @@ func (c *Controller) run(rec *record) {
 	rec.env = nil
 	c.mu.Unlock()
 	t := newTrial(rec.ctx, rec.plan, m, c.sink)
-	t.feed, t.pos, t.window = &rec.feed, &rec.pos, c.opts.window
+	t.feed, t.pos, t.view, t.window = &rec.feed, &rec.pos, &rec.view, c.opts.window
 	t.onEpisode = func(e EpisodeResult) {
 		c.mu.Lock()
 		rec.keep(e, c.opts.window)

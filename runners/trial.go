@@ -119,6 +119,7 @@ type trial struct {
 
 	feed *feedback      // outside rewards; nil outside a controller
 	pos  *atomic.Uint64 // episode<<32 | tick, published for the controller; nil outside one
+	view *viewing       // what people watch (Controller.Frame); nil outside a controller
 	// onEpisode is told each complete episode, for the controller; nil outside one.
 	onEpisode func(EpisodeResult)
 	// window bounds the episodes the result keeps (the last ones); 0 keeps all.
@@ -310,6 +311,9 @@ func (t *trial) play(e int) error {
 	if len(turn.Reports) == 0 {
 		return t.fail(fmt.Errorf("%w: Reset reported no agent", ErrEnv))
 	}
+	if err := t.watched(); err != nil {
+		return err
+	}
 	if t.talks {
 		if err := t.exchange(0); err != nil {
 			return err
@@ -365,6 +369,9 @@ func (t *trial) play(e int) error {
 		}
 		t.tick = turn.Tick
 		t.publish()
+		if err := t.watched(); err != nil {
+			return err
+		}
 		if t.talks {
 			if err := t.exchange(turn.Tick - 1); err != nil {
 				return err

@@ -4,28 +4,52 @@
 //
 // # What the page does
 //
-// The page starts a trial of a registered environment, with its JSON configuration,
-// seed, episodes and tick limit, and for each agent one of its registered policies,
-// an agent served elsewhere (grpc://HOST:PORT, when the server allows remote actors)
-// or "human": the agent is then a client actor of the trial (TrialService.Pending and
-// ClientAct), played in the page, with a timeout after which one of its policies or
-// a default action plays the turn. For a human agent it shows the environment drawn
-// (its SVG, else its scene as JSON, else its text), a button per action with the
-// masked ones disabled (a masked action is never sent, however its button is
-// clicked), keyboard shortcuts (1-9 by position, the arrow keys for
-// actions named UP, RIGHT, DOWN and LEFT), the time left before the default action,
-// and the messages delivered to the agent. A timeline lists the turns played; a
-// reward goes to the agent's next step or, with a turn chosen in the timeline, to
-// the step of that tick (TrialService.Reward, source "human"). Messages go with the
-// next action, each to one of the receivers the server names for the turn (the
-// trial's agents, and the environment when it takes messages); should the server
-// refuse one, the page drops the queued messages, which a Clear button drops too, so
-// that no message can block the next action. A list follows every trial live, with
-// each agent's return per episode drawn as a small SVG chart (of a long trial, the
-// last episodes the server keeps), says why a pending trial waits, and offers to
-// play on a trial whose agents people play when the page does not play it (it was
-// loaded again, or started elsewhere): the trial waits for its person, who finds it
-// there.
+// The page is laid out for a first-time visitor, on a laptop (the start form beside
+// the game and the trial list) and on a phone (one after the other, no wider than the
+// screen, the trial list as cards). It starts a trial of a registered environment,
+// with its JSON configuration, seed, episodes and tick limit, and for each agent one
+// of its registered policies, an agent served elsewhere (grpc://HOST:PORT, when the
+// server allows remote actors) or the person ("me, in this page"): the agent is then
+// a client actor of the trial (TrialService.Pending and ClientAct), played in the
+// page, with a timeout (60 s unless the person says otherwise; 0 waits for ever)
+// after which the agent's default policy, or the first allowed action, plays the
+// turn, as the form says in words.
+//
+// For an agent the person plays it shows the environment drawn for people: its SVG
+// (the maze, the cart-pole, rock-paper-scissors with the score of the rounds seen),
+// webtest's page under test as a page whose links and forms are buttons that play
+// them (its empty action slots hidden), else its text; a legend and the agent's
+// budget (the maze's strategy: "Decision 6 of 20"); a button per action with the
+// masked ones disabled (a masked action is never sent, however its button is clicked
+// or its key pressed, and the page says why); keyboard shortcuts (1-9 by position,
+// the arrow keys for actions named UP, RIGHT, DOWN and LEFT); the time left before the
+// default acts; the messages delivered to the agent; and, when an episode ends, an
+// outcome banner with its success, ticks and each agent's return, as
+// TrialService.Episodes reports them. A timeline lists the turns played; a reward goes
+// to the agent's next step or, with a turn chosen in the timeline, to the step of that
+// tick (TrialService.Reward, source "human"). Messages go with the next action, each
+// to one of the receivers the server names for the turn; should the server refuse
+// one, the page drops the queued messages, which a button drops too, so that no
+// message can block the next action.
+//
+// Feedback stands next to the control that caused it (the key field, the start
+// button, a bar over the game that stays in view, the reward and message forms) and
+// goes when it is no longer true. When the server does not answer, a banner says so
+// and the page tries again every second; once it answers, the page reads the trials
+// again (those a restarted server no longer has leave the list) and the game goes on.
+//
+// A list follows every trial live, with each agent's return per episode drawn as a
+// small SVG chart with its axes and last values (of a long trial, the last episodes
+// the server keeps), says why a pending or running trial waits, and offers to play
+// on a trial whose agents people play when the page does not play it (it was loaded
+// again, or started elsewhere): the trial waits for its person, who finds it there.
+// A row is redrawn only when what it shows changed.
+//
+// The page watches a trial that policies play drawn step by step, at a speed the
+// person chooses: it asks "/ui/frame" (Handler's WithTrials; runners.Controller.Frame)
+// for the trial's latest frame, and each call keeps the trial drawing its steps for a
+// while, waiting the chosen pace after each. It opens a trial started without a
+// person there, and any pending or running trial from its row.
 //
 // # Following trials
 //
@@ -52,16 +76,20 @@
 // key in the page's key field, or follows a link that carries it in its fragment
 // (http://HOST:PORT/#key=KEY; a fragment never goes to the server); the page keeps
 // it in the browser's local storage and takes it out of the address bar. Without
-// the key a server that has keys refuses every call (401) and the page says so. The one
-// other path, /ui/envs.json, lists the registered environments, their agents and the
-// agents' policies, as `baton serve ui --help` does: the start form needs them and
-// baton.v1 does not carry policy names.
+// the key a server that has keys refuses every call (401) and the page says so, next
+// to the key field. Two other paths: /ui/envs.json lists the registered environments,
+// their agents and the agents' policies, as `baton serve ui --help` does (the start
+// form needs them and baton.v1 does not carry policy names), and /ui/frame answers a
+// watched trial's latest frame to a caller whose key grants the trial's environment,
+// as the trial service's keys do (remote.Keys.Check).
 //
 // # Why plain files
 //
 // The page is one HTML file, one stylesheet and one script, written for today's
 // browsers (ES2020 modules, fetch streams) and embedded in the binary with go:embed.
-// There is no build step, no Node toolchain and no dependency to keep up to date:
+// There is no build step, no Node toolchain at run time and no dependency to keep up
+// to date (the browser test's playwright-core and axe-core are pinned in
+// tools/webui-e2e and never served):
 // the files served are the files in the repository, `go build` is all it takes, and
 // anyone can read and change them. The page is small enough that a framework would
 // cost more than it saves.

@@ -94,6 +94,7 @@ type Flat struct {
 var (
 	_ env.Env             = (*Flat)(nil)
 	_ env.DiscreteStepper = (*Flat)(nil)
+	_ env.Renderer        = (*Flat)(nil)
 )
 
 // NewFlat builds the flat maze a configuration describes; it needs a Reset before its
@@ -183,6 +184,16 @@ func (f *Flat) observe(obs []float32, mask []bool) {
 	s := State{Maze: f.maze, Pos: f.pos, Heading: f.head}
 	directionMask(s, mask)
 	encode(obs, f.maze.rows, f.maze.cols, f.maze, f.pos, mask)
+}
+
+// Render draws the flat maze as the hierarchy's State draws itself (Flat implements
+// env.Renderer): the map as text, as a Scene and as an SVG picture, the agent an
+// arrow along the heading of its last move. Before the first Reset it draws nothing.
+func (f *Flat) Render() env.Frame {
+	if !f.live && f.steps == 0 {
+		return env.Frame{}
+	}
+	return State{Maze: f.maze, Pos: f.pos, Heading: f.head}.Render()
 }
 
 // Info describes the state as the hierarchy's Info does: the position and the heading

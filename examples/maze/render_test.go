@@ -76,3 +76,31 @@ func TestLookFrame(t *testing.T) {
 	assert.Equal(t, rt.State().Render(), e.Look.Frame(m))
 	assert.Contains(t, e.Look.Frame(m).Text, "heading LEFT")
 }
+
+// TestFlatFrame checks that the flat maze's registry entry draws it as the hierarchy's
+// state draws itself, nothing before the first reset, the agent where it moved.
+func TestFlatFrame(t *testing.T) {
+	reg := runners.NewRegistry()
+	require.NoError(t, maze.RegisterFlat(reg))
+	e, err := reg.Lookup("maze-flat")
+	require.NoError(t, err)
+	f, err := e.Open(nil)
+	require.NoError(t, err)
+	m, err := f.NewEnv(runners.EnvOptions{})
+	require.NoError(t, err)
+	flat, ok := env.As[*maze.Flat](m)
+	require.True(t, ok)
+	assert.True(t, flat.Render().IsZero(), "before the reset")
+
+	turn, err := m.Reset(1)
+	require.NoError(t, err)
+	_, err = m.Step(turn.Next, agent.Discrete(int64(maze.Up)))
+	require.NoError(t, err)
+	got := e.Look.Frame(m)
+	want := maze.State{Maze: flat.Maze(), Pos: maze.Pos{Row: 3, Col: 9}, Heading: maze.Up}.Render()
+	assert.Equal(t, want, got)
+	assert.NotEmpty(t, got.SVG)
+	sc, ok := got.Scene.(maze.Scene)
+	require.True(t, ok)
+	assert.Equal(t, [2]int{3, 9}, sc.Position)
+}

@@ -1,59 +1,82 @@
 // Browser test of baton serve ui, run by scripts/webui-e2e against a server that has an
-// API key for the maze and writes an activity log. The page refuses to work without
-// the key and takes it from the link's fragment. A person starts a maze trial in the
-// page, cannot play a masked action (its button is disabled, and clicking it anyway
-// sends nothing), sees the server refuse forged actions (masked, outside the space)
-// and a call without the key while the trial waits on, plays the strategy agent to
-// the goal with the mouse and the keyboard, rewards a past turn chosen in the
-// timeline, and sees the trial end with the agents' returns charted; then a trial of
-// six episodes played by policies, charted per episode; then one whose person does
-// not act, played by the default policy; then one stopped from the list; then one
-// the person finds in the list and plays on after the page was loaded again; then it
-// loads the page again and finds the finished trials charted. The page polls once an
-// hour there, so every state and chart it shows came through Watch. Last, with Watch
-// refused, a page that polls sees a trial end, charted.
-// checklog.mjs then finds the reward in the activity log.
+// API key for the maze and writes an activity log. A person, at 1280x800 and at 390x844:
+//
+//   - is refused without the key, told so next to the key field, and the page takes
+//     the key from its link's fragment;
+//   - starts a maze trial, cannot play a masked action (disabled; clicking it or its
+//     arrow key sends nothing and says why), sees the server refuse forged actions
+//     and a message to an unknown recipient (naming the valid ones) while the trial
+//     waits on, plays the strategy to the goal with the mouse and the keyboard
+//     (arrow keys move after Enter in the reward field), rewards a past turn chosen
+//     in the timeline, and reads the outcome banner, whose numbers equal the trial's
+//     Episodes;
+//   - sees a trial of six episodes charted with axes; one whose person does not act
+//     played by the default policy; one stopped from the list; one left by a reload
+//     (wait for ever) found in the list and played on;
+//   - plays webtest on its drawn page (no empty slots shown), rock-paper-scissors as
+//     two people at one screen to the end (score and outcome), the cart-pole until
+//     the pole falls, and the flat maze;
+//   - watches a trial two random policies play, drawn, at 1 step a second and then
+//     20, and stops it;
+//   - keeps the page when its server stops and comes back (a second server on its own
+//     port, stopped and started again): a banner says so, then the page reads the
+//     trials again and drops those the new server does not have;
+//   - with Watch refused, sees a trial end by polling.
+//
+// On every screen, at both sizes, the page is no wider than the window and axe-core
+// (pinned in package-lock.json, run inside the page) finds no serious or critical
+// violation. checklog.mjs then finds the reward in the activity log.
 //
 // Usage: node e2e.mjs --base http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
-//        --modules DIR (the node_modules folder that holds playwright-core)
+//        --modules DIR (the node_modules folder that holds playwright-core and axe-core)
 //        --key KEY (the server's key for the maze)
-//        [--screenshot-dir DIR] (writes webui-play.png and webui-trials.png there)
+//        --baton BIN (the baton binary, for the server that is stopped and started)
+//        [--screenshot-dir DIR] (writes webui-*.png there, at both sizes)
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 const { values: opts } = parseArgs({
   options: {
     base: { type: 'string' }, chromium: { type: 'string' }, modules: { type: 'string' }, key: { type: 'string' },
-    'screenshot-dir': { type: 'string' },
+    baton: { type: 'string' }, 'screenshot-dir': { type: 'string' },
   },
 });
-for (const k of ['base', 'chromium', 'modules', 'key']) assert.ok(opts[k], `--${k} is missing`);
+for (const k of ['base', 'chromium', 'modules', 'key', 'baton']) assert.ok(opts[k], `--${k} is missing`);
 const { chromium } = createRequire(join(opts.modules, 'x.js'))('playwright-core');
+const axeSource = readFileSync(join(opts.modules, 'axe-core', 'axe.min.js'), 'utf8');
 const shots = opts['screenshot-dir'];
 if (shots) mkdirSync(shots, { recursive: true });
+
+const laptop = { width: 1280, height: 800 };
+const phone = { width: 390, height: 844 };
 
 const profile = mkdtempSync(join(tmpdir(), 'baton-e2e-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: opts.chromium,
   headless: true,
-  viewport: { width: 1200, height: 800 },
+  viewport: laptop,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'],
 });
 const step = (what) => console.log(`e2e: ${what}`);
+let spare = null; // the second server
 try {
   const page = context.pages()[0] || await context.newPage();
   const errors = [];
   let refusals = false; // the browser logs the 4xx answers the test asks for as errors
   let watchRefused = 0; // and the Watch calls the test makes fail, counted once it does
+  let offline = false; // and the calls to a server that is stopped
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     if (refusals && /status of 40[01]/.test(m.text())) return;
+    if (offline && /net::ERR_CONNECTION_REFUSED|net::ERR_EMPTY_RESPONSE|Failed to fetch/.test(m.text())) return;
     if (watchRefused && /net::ERR_FAILED/.test(m.text())) {
       watchRefused++;
       return;
@@ -64,6 +87,9 @@ try {
   page.on('request', (r) => {
     const m = new URL(r.url()).pathname.split('/').at(-1);
     if (m in calls) calls[m]++;
+  });
+  page.on('response', (r) => {
+    if (r.status() === 401 && !refusals) errors.push(`401 from ${new URL(r.url()).pathname}`);
   });
   page.setDefaultTimeout(15000);
 
@@ -77,39 +103,81 @@ try {
     return { status: r.status, body: await r.json() };
   }, [method, body, key]);
 
-  // Without the key the server refuses the page, and the page says so.
+  // screen checks what the page shows now, at the window's size: it is no wider
+  // than the window, and axe-core finds no serious or critical violation. With a
+  // name, it saves a screenshot of the window, scrolled to the element of scrollTo.
+  const screen = async (name, scrollTo) => {
+    const size = page.viewportSize();
+    const what = `${name || 'screen'} at ${size.width}x${size.height}`;
+    if (scrollTo) await page.locator(scrollTo).evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= size.width, `${what}: the page is ${width} px wide`);
+    if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(axeSource);
+    const found = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.filter((v) => ['serious', 'critical'].includes(v.impact))
+        .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')})`);
+    });
+    assert.deepEqual(found, [], `${what}: axe-core`);
+    if (shots && name) await page.screenshot({ path: join(shots, `webui-${name}-${size.width === phone.width ? 'phone' : 'laptop'}.png`) });
+  };
+  // both runs screen at both sizes, and returns to the laptop's.
+  const both = async (name, scrollTo) => {
+    for (const size of [phone, laptop]) {
+      await page.setViewportSize(size);
+      await screen(name, scrollTo);
+    }
+  };
+
+  // Without the key the server refuses the page, and the page says so by the key.
   refusals = true;
   await page.goto(opts.base);
-  await page.locator('#status.error', { hasText: 'unauthenticated' }).waitFor();
+  await page.locator('#key-status.error', { hasText: 'needs an API key' }).waitFor();
   for (const key of [null, 'not-the-key-0123456789']) {
     const r = await gateway('List', {}, key);
     assert.equal(r.status, 401, `List with key ${key}`);
     assert.equal(r.body.code, 'unauthenticated');
   }
+  await page.fill('#key', 'not-the-key-0123456789');
+  await page.locator('#key').evaluate((e) => e.dispatchEvent(new Event('change')));
+  await page.locator('#key-status.error', { hasText: 'refuses this API key' }).waitFor();
+  await both('key');
   refusals = false;
-  step('without the key the page and a request are refused (401 unauthenticated)');
+  step('without the key the page and a request are refused (401), and the page says so by the key field');
 
-  // The key in the link's fragment; ?poll=3600000 leaves the page to Watch.
+  // The key in the link's fragment; ?poll=3600000 leaves the page to Watch. The
+  // refusal shown before is gone.
   await page.goto(`${opts.base}?poll=3600000#key=${encodeURIComponent(opts.key)}`);
   await page.locator('#env option[value=maze]').waitFor({ state: 'attached' });
   assert.equal(await page.inputValue('#key'), opts.key);
   assert.equal(new URL(page.url()).hash, '', 'the key stays in the address bar');
-  await page.waitForFunction(() => document.getElementById('status').textContent === '');
+  await page.waitForFunction(() => document.getElementById('key-status').textContent === '');
   const lists = calls.List;
-  step('the page took the key from its link and lists the environments');
+  await both('start');
+  step('the page took the key from its link and lists the environments; no horizontal overflow, axe clean');
+
+  const choose = async (agent, value) => page.selectOption(`.actor[data-agent=${agent}] select[name=choice]`, value);
+  const stateOf = (id, state) => page.locator(`#trials tr[data-trial="${id}"] td[data-state="${state}"]`);
+  const openOptions = async () => {
+    if (!(await page.locator('#options').evaluate((e) => e.open))) await page.click('#options summary');
+  };
 
   await page.selectOption('#env', 'maze');
+  await openOptions();
   await page.fill('#seed', '3');
-  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'human');
-  await page.selectOption('.actor[data-agent=motion] select[name=choice]', 'policy:forward');
+  await choose('strategy', 'human');
+  await choose('motion', 'policy:forward');
+  assert.equal(await page.inputValue('.actor[data-agent=strategy] input[name=timeout]'), '60', 'a person gets 60 s by default');
+  assert.equal(await page.inputValue('.actor[data-agent=strategy] select[name=default-policy]'), 'oracle', 'and the default policy');
+  await page.fill('.actor[data-agent=strategy] input[name=timeout]', '0');
   await page.click('#start button[type=submit]');
   await page.locator('#play-panel').waitFor();
-  await page.locator('#trials tr', { hasText: 'trial-1' }).locator('td', { hasText: /^running$/ }).waitFor();
+  await stateOf('trial-1', 'running').waitFor();
   step('started a trial with the strategy played here; Watch shows it running');
 
-  // turn waits for the strategy's turn at tick, and checks what the page shows.
+  // turn waits for the turn at tick, and checks what the page shows.
   const turn = async (tick) => {
-    await page.locator('#play-state', { hasText: `to act at tick ${tick},` }).waitFor();
+    await page.locator('#play-state', { hasText: `tick ${tick}.` }).waitFor();
     await page.locator('#actions button').first().waitFor();
   };
   // waiting checks, with the server, that trial-1's strategy still waits at tick.
@@ -122,6 +190,9 @@ try {
 
   await turn(0);
   assert.match(await page.locator('#frame img').getAttribute('src'), /^data:image\/svg\+xml/);
+  assert.match(await page.locator('#frame img').getAttribute('alt'), /red arrow/);
+  assert.deepEqual(await page.locator('#legend span').allTextContents(), ['goal', 'start', 'you (the arrow points where you head)', 'wall', 'floor']);
+  await page.locator('#budget', { hasText: 'Decision 1 of 20' }).waitFor();
   assert.deepEqual(await page.locator('#msg-to option').allTextContents(), ['strategy', 'motion'],
     'messages go to the receivers the server names (the maze takes none itself)');
   const enabled = async (name) => !(await page.locator(`#actions button[data-name=${name}]`).isDisabled());
@@ -132,9 +203,10 @@ try {
   await page.locator('#actions button[data-name=RIGHT]').dispatchEvent('click');
   await page.keyboard.press('2'); // RIGHT, the second action
   await page.keyboard.press('ArrowDown');
+  await page.locator('#play-status.error', { hasText: 'DOWN is not allowed at this turn (allowed: UP, LEFT)' }).waitFor();
   await waiting(0);
   assert.equal(calls.ClientAct, 0, 'a masked action was sent');
-  step('the maze is drawn; masked actions are disabled, and clicking them anyway does nothing');
+  step('the maze is drawn with its legend and budget; masked actions are disabled, and their keys say why');
 
   // Forged actions, sent from the page with its key: refused with the reason, and
   // the trial waits on.
@@ -144,6 +216,8 @@ try {
     [{ raw: '1' }, 400, 'invalid_argument', /^raw: 1 \(RIGHT\) is masked at tick 0/],
     [{ raw: '7' }, 400, 'invalid_argument', /^raw: 7 is outside the action space of strategy_0 \(0 to 3\)$/],
     [{ name: 'JUMP' }, 400, 'invalid_argument', /^name: "JUMP" is not an action of strategy_0/],
+    [{ name: 'LEFT', messages: [{ to: 'nobody', payload: 'hi' }] }, 400, 'invalid_argument',
+      /^messages\[0\]\.to: "nobody" is not a receiver of the trial's messages \(receivers: strategy, motion\); no message was sent and the action was not taken$/],
   ];
   for (const [action, code, name, message] of forged) {
     const r = await gateway('ClientAct', { trial: 'trial-1', agent: 'strategy', tick: '0', ...action });
@@ -153,68 +227,104 @@ try {
   }
   const keyless = await gateway('ClientAct', { trial: 'trial-1', agent: 'strategy', tick: '0', name: 'LEFT' }, null);
   assert.deepEqual([keyless.status, keyless.body.code], [401, 'unauthenticated'], 'an action without the key');
-  refusals = false;
   await waiting(0);
-  step('forged actions get 400 naming why (masked, outside the space), one without the key 401; the trial waits on');
+  // A message the page queued for a recipient the server does not know (an old
+  // option): refused with the move, the queue emptied, and the move then goes through.
+  await page.locator('#msg-to').evaluate((s) => s.append(new Option('nobody', 'nobody')));
+  await page.selectOption('#msg-to', 'nobody');
+  await page.fill('#msg-payload', 'hello');
+  await page.click('#message button[type=submit]');
+  await page.locator('#msg-queued.error', { hasText: 'No message to "nobody"' }).waitFor();
+  refusals = false;
+  await page.selectOption('#msg-to', 'motion');
+  await page.fill('#msg-payload', 'head west');
+  await page.click('#message button[type=submit]');
+  await page.locator('#msg-queued', { hasText: '1 queued' }).waitFor();
+  await page.click('#msg-clear');
+  await page.locator('#msg-queued', { hasText: 'removed' }).waitFor();
+  step('forged actions and a message to an unknown recipient get 400 naming why and the valid recipients; the page refuses it at once');
   await page.keyboard.press('ArrowLeft');
 
   await turn(2);
   await page.click('#actions button[data-name=DOWN]');
 
   await turn(5);
-  // Reward the turn at tick 2, chosen in the timeline.
+  // Reward the turn at tick 2, chosen in the timeline; Enter in the field gives it,
+  // and the arrow keys then move again.
   await page.click('#timeline button:text-is("2: DOWN")');
   await page.locator('#reward-target', { hasText: 'at tick 2' }).waitFor();
+  await page.fill('#reward-value', '');
+  await page.click('#reward-give');
+  await page.locator('#reward-status.error', { hasText: 'Enter a number' }).waitFor();
   await page.fill('#reward-value', '1.5');
-  await page.click('#reward button[type=submit]');
-  await page.locator('#status', { hasText: 'rewarded strategy_0 1.5 at tick 2' }).waitFor();
-  step('rewarded the turn at tick 2 from the timeline');
-  await page.keyboard.press('4'); // LEFT, the fourth action
+  await page.press('#reward-value', 'Enter');
+  await page.locator('#reward-status', { hasText: 'Rewarded strategy_0 1.5 at tick 2' }).waitFor();
+  await page.locator('#play-status', { hasText: 'Rewarded strategy_0 1.5 at tick 2' }).waitFor();
+  step('rewarded the turn at tick 2 from the timeline, with Enter; an empty reward is refused in words');
+  await page.keyboard.press('ArrowLeft');
+  assert.equal(await page.inputValue('#reward-value'), '1.5', 'the arrow key changed the reward');
 
   const rest = [[9, 'ArrowUp'], [12, 'ArrowUp'], [16, 'ArrowLeft'], [18, 'ArrowUp']];
   for (const [tick, key] of rest) {
     await turn(tick);
-    if (shots && tick === 16) {
-      await page.locator('#play-panel').evaluate((e) => e.scrollIntoView());
-      await page.screenshot({ path: join(shots, 'webui-play.png') });
-    }
+    if (tick === 16) await both('maze', '#play-panel');
     await page.keyboard.press(key);
   }
   await page.locator('#play-state', { hasText: 'ended' }).waitFor();
-  step('played to the goal: the trial ended');
+  const banner = page.locator('#outcome');
+  await banner.locator('h3', { hasText: 'Episode 0 of 1: goal reached' }).waitFor();
+  await page.locator('#frame figcaption', { hasText: 'The final position' }).waitFor();
+  const eps = await gateway('Episodes', { trial: 'trial-1' });
+  const ep = eps.body.episodes[0];
+  assert.equal(await banner.getAttribute('data-ticks'), String(ep.ticks));
+  assert.equal(await banner.getAttribute('data-success'), String(Boolean(ep.success)));
+  assert.deepEqual(JSON.parse(await banner.getAttribute('data-returns')),
+    Object.fromEntries(eps.body.agents.map((a, i) => [a, ep.returns[i]])));
+  assert.match(await banner.textContent(), new RegExp(`${ep.ticks} ticks\\. Return: strategy ${ep.returns[0].toFixed(2)}, motion ${ep.returns[1].toFixed(2)}`));
+  await both('maze-outcome', '#play-panel');
+  step(`played to the goal: the banner says goal reached in ${ep.ticks} ticks, strategy ${ep.returns[0]}, as Episodes does`);
 
-  const row = page.locator('#trials tr', { hasText: 'trial-1' });
-  await row.locator('td', { hasText: /^ended$/ }).waitFor();
+  const row = page.locator('#trials tr[data-trial="trial-1"]');
+  await stateOf('trial-1', 'ended').waitFor();
   await row.locator('svg.chart').waitFor();
   const titles = await row.locator('svg.chart title').allTextContents();
   assert.ok(titles.includes('strategy: 2.500'), `chart titles: ${titles}`);
   assert.equal(await page.locator('#timeline li').count(), 7);
   step('the trial list charts the returns (strategy 2.500: the goal and the reward)');
 
-  // A trial of six episodes played by policies: its row charts six returns per agent.
-  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'policy:oracle');
-  await page.selectOption('.actor[data-agent=motion] select[name=choice]', 'policy:random');
+  // A trial of six episodes played by policies: its row charts six returns per agent,
+  // with axes and values; the play panel leaves the finished game.
+  await choose('strategy', 'policy:oracle');
+  await choose('motion', 'policy:random');
+  await openOptions();
   await page.fill('#episodes', '6');
   await page.click('#start button[type=submit]');
-  const second = page.locator('#trials tr', { hasText: 'trial-2' });
-  await second.locator('td', { hasText: /^ended$/ }).waitFor();
+  await page.locator('#play-panel').waitFor({ state: 'hidden' }); // the finished game leaves the play panel
+  const second = page.locator('#trials tr[data-trial="trial-2"]');
+  await stateOf('trial-2', 'ended').waitFor();
   await second.locator('svg.chart polyline').first().waitFor({ state: 'attached' }); // a flat line has no height
   const lines = await second.locator('svg.chart title').allTextContents();
   assert.equal(lines.length, 2, `chart titles: ${lines}`);
   for (const l of lines) assert.match(l, /^(strategy|motion): -?[\d.]+(, -?[\d.]+){5}$/);
+  const labels = await second.locator('svg.chart text').allTextContents();
+  assert.ok(labels.includes('ep 0') && labels.includes('ep 5'), `x axis: ${labels}`);
+  assert.ok(labels.some((l) => /^● strategy: -?[\d.]+ last$/.test(l)), `values: ${labels}`);
   assert.equal(await second.locator('td').nth(3).textContent(), '5', 'the last episode');
-  step('a trial of six episodes charts six returns per agent');
+  await both('trials', '#trials-panel');
+  step('a trial of six episodes charts six returns per agent, with axes and the last values');
 
   // A person who does not act: after 50 ms a turn is the oracle's.
   await page.fill('#episodes', '1');
-  await page.selectOption('.actor[data-agent=motion] select[name=choice]', 'policy:forward');
-  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'human');
-  await page.fill('.actor[data-agent=strategy] input[name=timeout]', '50');
+  await choose('motion', 'policy:forward');
+  await choose('strategy', 'human');
+  await page.fill('.actor[data-agent=strategy] input[name=timeout]', '0.05');
   await page.selectOption('.actor[data-agent=strategy] select[name=default-policy]', 'oracle');
   await page.click('#start button[type=submit]');
   await page.locator('#play-title', { hasText: 'trial-3' }).waitFor();
-  await page.locator('#trials tr', { hasText: 'trial-3' }).locator('td', { hasText: /^ended$/ }).waitFor();
+  await stateOf('trial-3', 'ended').waitFor();
   await page.locator('#play-state', { hasText: 'ended' }).waitFor();
+  await page.locator('#outcome h3', { hasText: 'goal reached' }).waitFor();
+  assert.equal(await page.inputValue('#reward-value'), '1', 'the reward value of the last game');
   step('the oracle played the turns nobody played in time');
 
   // A running trial stopped from the list: Watch brings the change at once.
@@ -222,47 +332,176 @@ try {
   await page.click('#start button[type=submit]');
   await page.locator('#play-title', { hasText: 'trial-4' }).waitFor();
   await turn(0);
-  const fourth = page.locator('#trials tr', { hasText: 'trial-4' });
-  await fourth.locator('td', { hasText: /^running$/ }).waitFor();
-  await fourth.locator('button', { hasText: 'Stop' }).click();
-  await fourth.locator('td', { hasText: /^stopped/ }).waitFor();
+  await stateOf('trial-4', 'running').waitFor();
+  await page.locator('#trials tr[data-trial="trial-4"] button', { hasText: 'Stop' }).click();
+  await stateOf('trial-4', 'stopped').waitFor();
   await page.locator('#play-state', { hasText: 'stopped' }).waitFor();
   assert.equal(calls.List, lists, 'the page polled List: the states above may not have come through Watch');
   step('a trial stopped from the list shows stopped; no poll since the page loaded, all of it through Watch');
 
-  // A person who lost the page (loaded again) finds the trial in the list, where it
-  // waits for them, and plays on.
+  // A person who lost the page (loaded again) with a trial that waits for ever
+  // finds the trial in the list, where it waits for them, and plays on.
   await page.click('#start button[type=submit]');
   await page.locator('#play-title', { hasText: 'trial-5' }).waitFor();
   await turn(0);
   await page.reload();
-  const resumed = page.locator('#trials tr', { hasText: 'trial-5' });
-  await resumed.locator('td', { hasText: /^running$/ }).waitFor();
-  assert.match(await resumed.locator('td').nth(2).getAttribute('title'), /^waiting for the client of agent strategy /);
+  await stateOf('trial-5', 'running').waitFor();
+  assert.match(await page.locator('#trials tr[data-trial="trial-5"] td[data-state]').getAttribute('title'), /^waiting for the client of agent strategy /);
   assert.ok(await page.locator('#play-panel').isHidden());
-  await resumed.locator('button', { hasText: 'Play' }).click();
+  await both('resume', '#trials tr[data-trial="trial-5"]');
+  await page.locator('#trials tr[data-trial="trial-5"] button', { hasText: 'Play' }).click();
   await page.locator('#play-title', { hasText: 'trial-5' }).waitFor();
   await turn(0);
   await page.keyboard.press('ArrowLeft');
   await turn(2);
-  await resumed.locator('button', { hasText: 'Stop' }).click();
-  await resumed.locator('td', { hasText: /^stopped/ }).waitFor();
+  await page.locator('#trials tr[data-trial="trial-5"] button', { hasText: 'Stop' }).click();
+  await stateOf('trial-5', 'stopped').waitFor();
   step('loaded again, the page finds the trial waiting for its person in the list, who plays on');
 
   // The page loaded again (the key from the browser's storage) shows the finished
   // trials with their results, which Watch replays.
   await page.reload();
   assert.equal(await page.inputValue('#key'), opts.key);
-  const again = page.locator('#trials tr', { hasText: 'trial-2' });
-  await again.locator('td', { hasText: /^ended$/ }).waitFor();
+  await stateOf('trial-2', 'ended').waitFor();
+  const again = page.locator('#trials tr[data-trial="trial-2"]');
   await again.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
   assert.deepEqual(await again.locator('svg.chart title').allTextContents(), lines);
-  await page.locator('#trials tr', { hasText: 'trial-4' }).locator('td', { hasText: /^stopped/ }).waitFor();
+  await stateOf('trial-4', 'stopped').waitFor();
   step('loaded again, the page shows the finished trials with their returns');
-  if (shots) {
-    await page.locator('#trials-panel').evaluate((e) => e.scrollIntoView());
-    await page.screenshot({ path: join(shots, 'webui-trials.png') });
+
+  // webtest: the page under test drawn as a page, its elements as buttons.
+  await page.selectOption('#env', 'webtest');
+  await choose('strategy', 'human');
+  await choose('motion', 'policy:scripted');
+  await page.click('#start button[type=submit]');
+  await page.locator('#play-title', { hasText: 'trial-6' }).waitFor();
+  await page.locator('#frame .webpage h4', { hasText: 'Home' }).waitFor();
+  assert.equal(await page.locator('#actions button', { hasText: 'empty' }).count(), 0, 'empty slots shown');
+  await page.locator('#budget', { hasText: 'Budget: 1000 steps left' }).waitFor();
+  await page.locator('#frame .webpage button', { hasText: 'Catalogue' }).click();
+  await page.locator('#frame .webpage .addr', { hasText: /catalog/i }).waitFor();
+  await both('webtest', '#play-panel');
+  await page.locator('#actions button[data-name=finish]').click();
+  await page.locator('#outcome h3', { hasText: 'Episode 0 of 1:' }).waitFor();
+  step('webtest is drawn as a page whose links are buttons, with its budget and coverage; finish ends it with its outcome');
+
+  // Rock-paper-scissors, two people at one screen: hands, a score, and the outcome.
+  await page.selectOption('#env', 'rps');
+  await choose('player_0', 'human');
+  await choose('player_1', 'human');
+  await page.click('#start button[type=submit]');
+  await page.locator('#play-title', { hasText: 'trial-7' }).waitFor();
+  for (let round = 0; round < 15; round++) {
+    for (const [player, move] of [['player_0', 'PAPER'], ['player_1', round % 3 === 0 ? 'ROCK' : 'PAPER']]) {
+      await page.locator('#play-state', { hasText: `as ${player}_0: episode 0, tick ${round}.` }).waitFor();
+      if (round === 3 && player === 'player_0') await both('rps', '#play-panel');
+      await page.click(`#actions button[data-name=${move}]`);
+    }
   }
+  await page.locator('#play-state', { hasText: 'ended' }).waitFor();
+  assert.equal(await page.locator('#outcome h3').textContent(), 'Episode 0 of 1: player_0 wins, 5 to -5');
+  const rps = await gateway('Episodes', { trial: 'trial-7' });
+  assert.deepEqual(JSON.parse(await page.locator('#outcome').getAttribute('data-returns')),
+    Object.fromEntries(rps.body.agents.map((a, i) => [a, rps.body.episodes[0].returns[i] || 0])));
+  step('two people played rock-paper-scissors to the end: player_0 wins, 5 to -5, as Episodes says');
+
+  // The cart-pole, pushed right until the pole falls.
+  await page.selectOption('#env', 'cartpole');
+  await choose('cartpole', 'human');
+  await page.click('#start button[type=submit]');
+  await page.locator('#play-title', { hasText: 'trial-8' }).waitFor();
+  for (let i = 0; i < 200; i++) {
+    const over = await page.locator('#outcome h3').isVisible();
+    if (over) break;
+    const b = page.locator('#actions button[data-name=RIGHT]');
+    try {
+      await b.waitFor({ timeout: 2000 });
+      if (i === 3) await both('cartpole', '#play-panel');
+      await b.click({ timeout: 2000 });
+    } catch { /* the episode ended meanwhile */ }
+  }
+  await page.locator('#outcome h3', { hasText: 'the pole fell' }).waitFor();
+  step('the cart-pole, pushed right, falls: the banner says so');
+
+  // The flat maze: a move, then stopped.
+  await page.selectOption('#env', 'maze-flat');
+  await choose('walker', 'human');
+  await page.click('#start button[type=submit]');
+  await page.locator('#play-title', { hasText: 'trial-9' }).waitFor();
+  await page.locator('#actions button[data-name=UP]').click();
+  await page.locator('#timeline li').first().waitFor();
+  await page.locator('#frame img[src^="data:image/svg+xml"]').waitFor();
+  assert.equal(await page.locator('#legend span').count(), 5, 'the maze legend');
+  await both('maze-flat', '#play-panel');
+  await page.locator('#trials tr[data-trial="trial-9"] button', { hasText: 'Stop' }).click();
+  await page.locator('#play-state', { hasText: 'stopped' }).waitFor();
+  step('the flat maze is drawn as the maze is, with its legend, played and stopped');
+
+  // A trial policies play, watched drawn at the speed chosen, then stopped. Its
+  // episodes are many, so that it runs on while the page watches.
+  await page.selectOption('#env', 'rps');
+  await choose('player_0', 'policy:random');
+  await choose('player_1', 'policy:random');
+  await openOptions();
+  await page.fill('#episodes', '100000');
+  await page.click('#start button[type=submit]');
+  await page.locator('#watch-title', { hasText: 'trial-10' }).waitFor();
+  await page.locator('#watch-frame img[src^="data:image/svg+xml"]').waitFor();
+  const tickOf = async () => Number((await page.locator('#watch-state').textContent()).match(/tick (\d+)/)[1]);
+  await page.locator('#watch-state', { hasText: /^running: episode \d+, tick \d+$/ }).waitFor();
+  await page.selectOption('#watch-speed', '1000');
+  const slow = await tickOf();
+  await page.waitForTimeout(1500);
+  const slower = await tickOf();
+  assert.ok(slower - slow <= 3, `at 1 step a second the trial went from tick ${slow} to ${slower} in 1.5 s`);
+  await page.selectOption('#watch-speed', '50');
+  await page.waitForFunction((t) => {
+    const m = document.getElementById('watch-state').textContent.match(/tick (\d+)/);
+    return m && Math.abs(Number(m[1]) - t) >= 5;
+  }, slower);
+  await both('watch', '#watch-panel');
+  await page.locator('#trials tr[data-trial="trial-10"] button', { hasText: 'Stop' }).click();
+  await page.locator('#watch-state', { hasText: /^stopped/ }).waitFor();
+  await page.fill('#episodes', '1');
+  step('a trial policies play is watched drawn, at 1 step a second and then 20, and stopped');
+
+  // A server stopped and started again: a second one, on its own port.
+  const startSpare = async (addr) => {
+    const p = spawn(opts.baton, ['serve', 'ui', '--addr', addr, '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise((resolve, reject) => {
+      const rl = createInterface({ input: p.stdout });
+      rl.once('line', resolve);
+      p.once('exit', (code) => reject(new Error(`baton serve ui exited with ${code}`)));
+    });
+    return { p, base: line.match(/the page on (http:\/\/\S+)$/)[1] };
+  };
+  const stopSpare = async () => {
+    const p = spare.p;
+    spare = null;
+    const exited = new Promise((resolve) => p.once('exit', resolve));
+    p.kill('SIGINT');
+    await exited;
+  };
+  spare = await startSpare('127.0.0.1:0');
+  const spareBase = spare.base;
+  await page.goto(spareBase);
+  await page.locator('#env option[value=maze]').waitFor({ state: 'attached' });
+  await page.selectOption('#env', 'maze');
+  await choose('strategy', 'policy:oracle');
+  await page.click('#start button[type=submit]');
+  await stateOf('trial-1', 'ended').waitFor();
+  offline = true;
+  await stopSpare();
+  await page.locator('#conn', { hasText: 'The server does not answer' }).waitFor();
+  await both('offline');
+  spare = await startSpare(new URL(spareBase).host);
+  await page.locator('#conn').waitFor({ state: 'hidden' });
+  await page.locator('#trials tr').first().waitFor({ state: 'detached' });
+  offline = false;
+  await page.click('#start button[type=submit]');
+  await stateOf('trial-1', 'ended').waitFor();
+  await stopSpare();
+  step('a stopped server: the banner says so; started again, the page reads its trials afresh (the old ones gone) and starts one');
 
   // Polling is the fallback: with Watch refused by the network, a page that polls
   // every 300 ms still sees a trial end, charted.
@@ -271,19 +510,21 @@ try {
   await page.goto(`${opts.base}?poll=300`);
   await page.locator('#env option[value=maze]').waitFor({ state: 'attached' });
   await page.selectOption('#env', 'maze');
-  await page.selectOption('.actor[data-agent=strategy] select[name=choice]', 'policy:oracle');
-  await page.selectOption('.actor[data-agent=motion] select[name=choice]', 'policy:random');
+  await choose('strategy', 'policy:oracle');
+  await choose('motion', 'policy:random');
+  await openOptions();
   await page.fill('#episodes', '3');
   await page.click('#start button[type=submit]');
-  const sixth = page.locator('#trials tr', { hasText: 'trial-6' });
-  await sixth.locator('td', { hasText: /^ended$/ }).waitFor();
-  await sixth.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
-  assert.equal((await sixth.locator('svg.chart title').allTextContents()).length, 2);
+  const last = page.locator('#trials tr[data-trial="trial-11"]');
+  await stateOf('trial-11', 'ended').waitFor();
+  await last.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
+  assert.equal((await last.locator('svg.chart title').allTextContents()).length, 2);
   assert.ok(watchRefused > 1, 'the page did not call Watch');
   step('with Watch refused, polling shows a trial end and its returns');
 
   assert.deepEqual(errors, [], 'the page logged errors');
 } finally {
+  if (spare) spare.p.kill('SIGKILL');
   await context.close();
   rmSync(profile, { recursive: true, force: true });
 }
