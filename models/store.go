@@ -338,3 +338,20 @@ func (d *Dir) List(ctx context.Context, name string) ([]Meta, error) {
 	}
 	return out, nil
 }
+
+// DefaultDir is the directory models are kept under when none is named:
+// $BATON_MODELS if set, else $XDG_DATA_HOME/baton/models, else
+// ~/.local/share/baton/models. Python's baton.models uses the same.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("BATON_MODELS"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "baton", "models"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("models: no directory for models (set BATON_MODELS): %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "baton", "models"), nil
+}
