@@ -49,6 +49,7 @@ __all__ = [
     "RemoteStore",
     "SpaceMismatch",
     "default_dir",
+    "export_onnx",
     "ls",
     "open_store",
     "parse_ref",
@@ -429,6 +430,36 @@ class RemoteStore:
 
         resp = self._call(self._stub.List, pb.ListModelsRequest(name=name or ""), "List", name or "")
         return [self._meta(m) for m in resp.models]
+
+
+#: The ONNX opset policies are exported with: the one Go's runtime (package
+#: models/onnx, on gonnx) implements.
+ONNX_OPSET = 13
+
+
+def export_onnx(module, obs_dim: int) -> bytes:
+    """A torch module from a batch of flat float32 observations [batch, obs_dim] to
+    logits [batch, actions], as ONNX bytes (torch.onnx.export, opset 13, input "obs",
+    output "logits", the batch dynamic) that ``--policy AGENT=model:NAME@VERSION`` runs
+    inside Go trials. Needs the onnx package (the onnx extra)."""
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    module = module.eval()
+    with torch.no_grad():
+        torch.onnx.export(
+            module,
+            (torch.zeros(1, int(obs_dim), dtype=torch.float32),),
+            buf,
+            dynamo=False,
+            opset_version=ONNX_OPSET,
+            input_names=["obs"],
+            output_names=["logits"],
+            dynamic_axes={"obs": {0: "batch"}, "logits": {0: "batch"}},
+        )
+    return buf.getvalue()
 
 
 def open_store(where: str | os.PathLike[str] | None = None, *, key: str | None = None, **options) -> DirStore | RemoteStore:
