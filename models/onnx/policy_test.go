@@ -13,7 +13,7 @@ import (
 
 // testdata/maze-strategy.onnx is the maze strategy's untrained policy (seed 3), as
 // examples/python/train_maze.py exports it: 106 observation values, 4 logits.
-func load(t *testing.T) *onnx.Policy {
+func load(t testing.TB) *onnx.Policy {
 	t.Helper()
 	data, err := os.ReadFile("testdata/maze-strategy.onnx")
 	require.NoError(t, err)
