@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -21,15 +23,45 @@ const modelPrefix = "model:"
 
 // modelPolicies are the agents of a run played by ONNX policies.
 type modelPolicies struct {
-	policies map[string]agent.Policy // by agent name
-	refs     map[string]string       // what --policy named, for the summary
+	policies  map[string]agent.Policy   // by agent name
+	followers map[string]*onnx.Follower // by agent name, with --follow-models
+	refs      map[string]string         // what --policy named, for the summary
 }
+
+// actor returns the actor of an agent played by a model.
+func (mp *modelPolicies) actor(name string) (runners.Actor, bool) {
+	if f, ok := mp.followers[name]; ok {
+		return runners.PerTrial(func(*rand.Rand) (agent.Policy, error) { return f.Policy(), nil }), true
+	}
+	if p, ok := mp.policies[name]; ok {
+		return runners.Value(p), true
+	}
+	return runners.Actor{}, false
+}
+
+func (mp *modelPolicies) close() {
+	for _, f := range mp.followers {
+		_ = f.Close()
+	}
+}
+
+// followPoll is how often a followed model's directory is looked at for versions
+// that other processes put.
+const followPoll = time.Second
 
 // loadModelPolicies takes the --policy AGENT=model:... flags out of flags, loads each
 // model (from the registry under dir, "" for the default, or from a file), checks it
 // against the agent's spaces, and returns the other flags.
-func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir string) ([]string, *modelPolicies, error) {
-	mp := &modelPolicies{policies: map[string]agent.Policy{}, refs: map[string]string{}}
+//
+// With follow, a model named NAME or NAME@latest is followed: each trial takes the
+// newest version between episodes (onnx.Follow).
+func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir string, follow bool) (_ []string, _ *modelPolicies, err error) {
+	mp := &modelPolicies{policies: map[string]agent.Policy{}, followers: map[string]*onnx.Follower{}, refs: map[string]string{}}
+	defer func() {
+		if err != nil {
+			mp.close()
+		}
+	}()
 	var local []string
 	var store *models.Dir
 	for _, p := range flags {
@@ -74,6 +106,21 @@ func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir strin
 				if store, err = models.OpenDir(dir); err != nil {
 					return nil, nil, err
 				}
+			}
+			if follow && version == models.Latest {
+				f, err := onnx.Follow(ctx, models.NewRegistry(store, models.WithPoll(followPoll)), mname, func(m models.Meta) error {
+					return m.CheckSpaces(name, spec.ObservationSpace, spec.ActionSpace)
+				})
+				if err != nil {
+					if errors.Is(err, models.ErrNotFound) || errors.Is(err, models.ErrSpaces) || errors.Is(err, onnx.ErrModel) {
+						return nil, nil, usageErr(err, "--policy "+p)
+					}
+					return nil, nil, fmt.Errorf("--policy %s: %w", p, err)
+				}
+				mp.followers[name] = f
+				mp.policies[name] = f.Policy()
+				mp.refs[name] = modelPrefix + mname + "@latest"
+				continue
 			}
 			m, d, err := store.Get(ctx, mname, version)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonrl/baton/models"
 	"github.com/batonrl/baton/remote"
+	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -100,4 +101,47 @@ func TestModelsServer(t *testing.T) {
 	r = runArgs(t, "models", "pull", "m@2", "--server", target)
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "NotFound")
+}
+
+func TestRunModelPolicy(t *testing.T) {
+	graph, err := os.ReadFile("../models/onnx/testdata/maze-strategy.onnx")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "s.onnx")
+	require.NoError(t, os.WriteFile(file, graph, 0o644))
+	// A model without spaces cannot be checked against the agent's.
+	r := runArgs(t, "models", "push", "bare", file, "--dir", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runArgs(t, "run", "maze", "--trials", "2", "--policy", "strategy=model:bare", "--models", dir)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "model bare@1 has observation space (none recorded)")
+
+	// With the strategy's spaces recorded.
+	o, err := shipped(t).open("maze", nil, 0)
+	require.NoError(t, err)
+	obs, err := spaces.Marshal(o.agents[0].ObservationSpace)
+	require.NoError(t, err)
+	act, err := spaces.Marshal(o.agents[0].ActionSpace)
+	require.NoError(t, err)
+	meta := filepath.Join(t.TempDir(), "meta.json")
+	require.NoError(t, os.WriteFile(meta, []byte(`{"observation_space": `+string(obs)+`, "action_space": `+string(act)+`}`), 0o644))
+	r = runArgs(t, "models", "push", "maze-strategy", file, "--dir", dir, "--meta", meta)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "strategy=model:" + file}, `"strategy":"model:` + file},
+		{[]string{"--policy", "strategy=model:maze-strategy@1", "--models", dir}, `"strategy":"model:maze-strategy@1"`},
+		{[]string{"--policy", "strategy=model:maze-strategy", "--models", dir, "--follow-models"}, `"strategy":"model:maze-strategy@latest"`},
+	}
+	for _, tt := range tests {
+		r := runArgs(t, append([]string{"run", "maze", "--trials", "2", "--json"}, tt.args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, tt.want)
+	}
+	r = runArgs(t, "run", "maze", "--policy", "motion=model:"+file)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `the graph takes 106 observation values and gives 4 logits; agent "motion" has 104 and 2 actions`)
 }
