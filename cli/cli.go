@@ -182,7 +182,7 @@ or trials on the network over gRPC.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRun(envs), newPlay(envs), newEnvs(envs), newGraph(envs),
-		newInspect(), newReplay(envs), newLogCmd(), newServe(envs))
+		newInspect(), newReplay(envs), newLogCmd(), newServe(envs), newModels())
 	if envs.shipped {
 		root.AddCommand(newBench(), newNew())
 	}

@@ -351,8 +351,8 @@ func TestBadInput(t *testing.T) {
 		// want is the whole stderr line after "baton: "; "..." stands for any text.
 		want string
 	}{
-		{"no command", nil, "missing command (choices: bench, envs, graph, inspect, log, new, play, replay, run, serve)"},
-		{"unknown command", []string{"plya"}, `unknown command "plya" (choices: bench, envs, graph, inspect, log, new, play, replay, run, serve)`},
+		{"no command", nil, "missing command (choices: bench, envs, graph, inspect, log, models, new, play, replay, run, serve)"},
+		{"unknown command", []string{"plya"}, `unknown command "plya" (choices: bench, envs, graph, inspect, log, models, new, play, replay, run, serve)`},
 		{"no environment", []string{"play"}, "play needs an environment (choices: maze, maze-flat, cartpole, webtest, rps)"},
 		{"unknown environment", []string{"play", "mazes"}, `unknown environment "mazes" (choices: maze, maze-flat, cartpole, webtest, rps)`},
 		{"two environments", []string{"play", "maze", "maze"}, `play takes one environment, got ["maze" "maze"] (choices: maze, maze-flat, cartpole, webtest, rps)`},

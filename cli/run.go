@@ -36,6 +36,11 @@ type runFlags struct {
 	// keyFile holds the keys presented to remote agents (--policy AGENT=grpc://...),
 	// tlsCA the certificates trusted for grpcs:// ones.
 	keyFile, tlsCA string
+	// modelsDir is the model registry of --policy AGENT=model:NAME@VERSION.
+	modelsDir string
+	// followModels makes model:NAME@latest policies take newer versions between
+	// episodes.
+	followModels bool
 	// first is the index of the first trial run (--first); logShard names the log's
 	// parts (--log-shard); results is the file of the trials' results (--results);
 	// fromResults the files to sum up instead of running trials (--from-results).
@@ -116,7 +121,9 @@ Environments:
 	fl.IntVar(&f.workers, "workers", 0, "run at most `N` trials at once; 0 means one per CPU (GOMAXPROCS); at most 4 per CPU, or 256")
 	fl.IntVar(&f.episodes, "episodes", 1, "play `N` episodes per trial")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the campaign, from which every trial's seed derives, an integer `N` from 0 to 18446744073709551615")
-	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays, or AGENT=grpc://HOST:PORT for an agent served by baton serve agent; repeatable (the choices: baton run --help)")
+	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays, AGENT=grpc://HOST:PORT for an agent served by baton serve agent, or AGENT=model:NAME[@VERSION] (or model:FILE.onnx) for a trained ONNX policy run in Go; repeatable (the choices: baton run --help)")
+	fl.StringVar(&f.modelsDir, "models", "", "the model registry's `DIR` for --policy AGENT=model:NAME@VERSION ($BATON_MODELS, else ~/.local/share/baton/models)")
+	fl.BoolVar(&f.followModels, "follow-models", false, "with --policy AGENT=model:NAME@latest, take each newer version of the model between episodes (looked for every second)")
 	fl.StringVar(&f.keyFile, "key-file", "", "present the API keys of `FILE` to remote agents (NAME=KEY lines, or one bare key)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "trust the PEM certificates of `FILE` for grpcs:// remote agents")
 	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate each episode after `N` environment steps; 0 keeps only the environment's own limits")
@@ -189,7 +196,12 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	if err != nil {
 		return err
 	}
-	localFlags, remotes, err := dialRemotePolicies(ctx, o, f.policies, f.keyFile, f.tlsCA)
+	localFlags, onnxs, err := loadModelPolicies(ctx, o, f.policies, f.modelsDir, f.followModels)
+	if err != nil {
+		return err
+	}
+	defer onnxs.close()
+	localFlags, remotes, err := dialRemotePolicies(ctx, o, localFlags, f.keyFile, f.tlsCA)
 	if err != nil {
 		return err
 	}
@@ -210,6 +222,9 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		spec.Actors[a.Name] = runners.Named(policies[i])
 		if c, ok := remotes.clients[a.Name]; ok {
 			spec.Actors[a.Name], policies[i] = runners.Value(c), remotes.targets[a.Name]
+		}
+		if actor, ok := onnxs.actor(a.Name); ok {
+			spec.Actors[a.Name], policies[i] = actor, onnxs.refs[a.Name]
 		}
 	}
 	opts := []runners.CampaignOption{runners.WithTrials(f.trials), runners.WithWorkers(f.workers), runners.WithFirstTrial(f.first)}

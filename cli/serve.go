@@ -289,7 +289,8 @@ const serveLong = `serve puts baton on the network with gRPC (the contract: remo
 elsewhere, or learners in any language, ask them for actions; "serve env" serves the
 registered environments (EnvService), so that a trainer in any language makes, resets
 and steps them; "serve trials" serves a trial controller (TrialService): start trials
-and campaigns, watch, stop and reward them; "serve ui" serves trials and a page where
+and campaigns, watch, stop and reward them; "serve models" serves a model registry
+(ModelService); "serve ui" serves trials and a page where
 people play, reward and watch them. Every server answers the same calls over
 HTTP/1.1 on its address, in the Connect protocol (JSON and binary) and in gRPC-Web.
 
@@ -314,18 +315,18 @@ logged). A scrape presents a key as calls do: any key of --key-file, or one of
 
 func newServe(envs *environments) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "serve agent|env|trials|ui",
+		Use:   "serve agent|env|models|trials|ui",
 		Short: "Serve agents, environments or trials over gRPC",
 		Long:  serveLong,
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("serve needs what to serve (choices: agent, env, trials, ui)")
+				return usagef("serve needs what to serve (choices: agent, env, models, trials, ui)")
 			}
-			return usagef("unknown serve command %q (choices: agent, env, trials, ui)", args[0])
+			return usagef("unknown serve command %q (choices: agent, env, models, trials, ui)", args[0])
 		},
 	}
-	cmd.AddCommand(newServeAgent(envs), newServeEnv(envs), newServeTrials(envs), newServeUI(envs))
+	cmd.AddCommand(newServeAgent(envs), newServeEnv(envs), newServeTrials(envs), newServeUI(envs), newServeModels())
 	return cmd
 }
 

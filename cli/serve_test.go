@@ -403,7 +403,7 @@ func TestServeUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"serve"}, 2, "serve needs what to serve (choices: agent, env, trials, ui)"},
+		{[]string{"serve"}, 2, "serve needs what to serve (choices: agent, env, models, trials, ui)"},
 		{[]string{"serve", "agents"}, 2, `unknown serve command "agents"`},
 		{[]string{"serve", "agent"}, 2, "serve agent needs --env (choices: maze, maze-flat, cartpole"},
 		{[]string{"serve", "agent", "--env", "nowhere"}, 2, `unknown environment "nowhere"`},

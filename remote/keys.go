@@ -399,6 +399,9 @@ func kindOf(fullMethod string) string {
 	if strings.HasPrefix(fullMethod, "/"+pb.AgentService_ServiceDesc.ServiceName+"/") {
 		return "agent"
 	}
+	if strings.HasPrefix(fullMethod, "/"+pb.ModelService_ServiceDesc.ServiceName+"/") {
+		return "model"
+	}
 	return "environment"
 }
 

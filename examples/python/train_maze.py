@@ -172,6 +172,50 @@ class PlanNet(Network):
         return a.numpy(), d.log_prob(a).numpy(), value.numpy()
 
 
+class PolicyGraph(nn.Module):
+    """An agent's policy logits as one torch graph over its raw observation (the map,
+    row and column, the mask): ``Features``' one-hot position and mask, then the
+    actor's MLP, so that ``baton.models.export_onnx`` exports it whole and Go trials
+    run it (``--policy AGENT=model:NAME@VERSION``). For an ``ActorCritic`` over
+    ``Features`` without the map."""
+
+    def __init__(self, net: ActorCritic, features: Features):
+        super().__init__()
+        if features.with_map:
+            raise ValueError("train_maze: only the policies of a fixed map (no map in the features) export to ONNX")
+        self.pi = net.pi
+        self.cells, self.cols, self.obs_dim = features.cells, features.cols, features.cells + 2 + features.dim - features.cells
+        # [1, cells]: the ranks of both sides of every operator agree (no broadcast
+        # across ranks), as some runtimes require.
+        self.register_buffer("tiles", torch.arange(features.cells, dtype=torch.float32).reshape(1, -1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        c = self.cells
+        pos = obs[:, c:c + 1] * self.cols + obs[:, c + 1:c + 2]
+        # 1 where the tile is the position, 0 elsewhere (positions are whole numbers),
+        # in operators every ONNX runtime has (no boolean casts).
+        onehot = torch.relu(1 - torch.abs(pos - self.tiles))
+        return self.pi(torch.cat([onehot, obs[:, c + 2:self.obs_dim]], 1))
+
+
+def push_models(agents: dict[str, Agent], prefix: str, *, env: str, where=None, run: str = "",
+                figures: dict | None = None) -> list:
+    """Exports each agent's policy as ONNX (``PolicyGraph``) and pushes it to the model
+    registry as PREFIX-AGENT (``baton.models.push``) with the agent's spaces and the
+    run's figures; returns the models' metadata."""
+    from baton import models
+
+    out = []
+    for name, a in agents.items():
+        graph = PolicyGraph(a.net, a.net._features)
+        out.append(models.push(
+            f"{prefix}-{name}", models.export_onnx(graph, a.layout.obs_dim), where=where, format="onnx", env=env,
+            agent=name, observation_space=a.layout.observation_space, action_space=a.layout.action_space, run=run,
+            figures=figures,
+        ))
+    return out
+
+
 def map_keys(obs: np.ndarray, cells: int) -> list[bytes]:
     """The maps of observations (rows), as bytes: a map with its start and goal tiles
     names its episode's layout (the dynamics are deterministic)."""
@@ -456,6 +500,10 @@ def parse_args(argv=None):
                    help="with the map, the strategy plans with a value-iteration network (default on; off: an MLP)")
     p.add_argument("--log", help="record the training episodes into an activity log in this directory (baton inspect DIR --plot)")
     p.add_argument("--quiet", action="store_true", help="no per-rollout lines")
+    p.add_argument("--push", metavar="PREFIX",
+                   help="export each agent's policy as ONNX and push it to the model registry as PREFIX-AGENT (fixed maps only)")
+    p.add_argument("--models", metavar="WHERE",
+                   help="the model registry of --push: a directory or grpc://HOST:PORT (default: baton.models.default_dir())")
     return p.parse_args(argv)
 
 
@@ -529,6 +577,11 @@ def main(argv=None) -> int:
         plot_curriculum(res, args.png, title=f"maze curriculum: PPO, seed {args.seed}")
     elif args.png:
         plot({report["env"]: res.curve}, args.png, title=f"{report['env']}: PPO, seed {args.seed}")
+    if args.push:
+        figures = {"success_rate": after["greedy"]["success"], "env_steps": res.env_steps}
+        pushed = push_models(res.agents, args.push, env=report["env"], where=args.models, figures=figures,
+                             run=f"train_maze.py seed {args.seed}")
+        report["models"] = [m.ref for m in pushed]
     if args.json:
         print(json.dumps(report))
     else:

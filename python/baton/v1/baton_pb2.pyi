@@ -783,3 +783,67 @@ class EpisodesResponse(_message.Message):
     episodes: _containers.RepeatedCompositeFieldContainer[EpisodeResult]
     first: int
     def __init__(self, agents: _Optional[_Iterable[str]] = ..., episodes: _Optional[_Iterable[_Union[EpisodeResult, _Mapping]]] = ..., first: _Optional[int] = ...) -> None: ...
+
+class ModelInfo(_message.Message):
+    __slots__ = ("name", "version", "sha256", "size", "meta_json")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    META_JSON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: int
+    sha256: str
+    size: int
+    meta_json: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., sha256: _Optional[str] = ..., size: _Optional[int] = ..., meta_json: _Optional[str] = ...) -> None: ...
+
+class PutModelRequest(_message.Message):
+    __slots__ = ("name", "data", "meta_json", "data_sha256")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    META_JSON_FIELD_NUMBER: _ClassVar[int]
+    DATA_SHA256_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    data: bytes
+    meta_json: str
+    data_sha256: str
+    def __init__(self, name: _Optional[str] = ..., data: _Optional[bytes] = ..., meta_json: _Optional[str] = ..., data_sha256: _Optional[str] = ...) -> None: ...
+
+class GetModelRequest(_message.Message):
+    __slots__ = ("name", "version", "meta_only")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    META_ONLY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: int
+    meta_only: bool
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., meta_only: _Optional[bool] = ...) -> None: ...
+
+class GetModelResponse(_message.Message):
+    __slots__ = ("model", "data")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    model: ModelInfo
+    data: bytes
+    def __init__(self, model: _Optional[_Union[ModelInfo, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ListModelsRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class ListModelsResponse(_message.Message):
+    __slots__ = ("models",)
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    models: _containers.RepeatedCompositeFieldContainer[ModelInfo]
+    def __init__(self, models: _Optional[_Iterable[_Union[ModelInfo, _Mapping]]] = ...) -> None: ...
+
+class WatchModelRequest(_message.Message):
+    __slots__ = ("name", "after")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    after: int
+    def __init__(self, name: _Optional[str] = ..., after: _Optional[int] = ...) -> None: ...

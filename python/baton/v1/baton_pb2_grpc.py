@@ -1276,3 +1276,236 @@ class TrialService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class ModelServiceStub:
+    """---------------------------------------------------------------------------------
+    ModelService: the model registry. Trained models kept by name and version, each
+    its bytes (an ONNX policy, a checkpoint) and its metadata. With keys, a key grants
+    the models of its name ("maze-strategy=KEY" grants the model maze-strategy); List
+    shows the models the key grants.
+    ---------------------------------------------------------------------------------
+
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Put = channel.unary_unary(
+                '/baton.v1.ModelService/Put',
+                request_serializer=baton_dot_v1_dot_baton__pb2.PutModelRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.ModelInfo.FromString,
+                _registered_method=True)
+        self.Get = channel.unary_unary(
+                '/baton.v1.ModelService/Get',
+                request_serializer=baton_dot_v1_dot_baton__pb2.GetModelRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.GetModelResponse.FromString,
+                _registered_method=True)
+        self.List = channel.unary_unary(
+                '/baton.v1.ModelService/List',
+                request_serializer=baton_dot_v1_dot_baton__pb2.ListModelsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.ListModelsResponse.FromString,
+                _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/baton.v1.ModelService/Watch',
+                request_serializer=baton_dot_v1_dot_baton__pb2.WatchModelRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_baton__pb2.ModelInfo.FromString,
+                _registered_method=True)
+
+
+class ModelServiceServicer:
+    """---------------------------------------------------------------------------------
+    ModelService: the model registry. Trained models kept by name and version, each
+    its bytes (an ONNX policy, a checkpoint) and its metadata. With keys, a key grants
+    the models of its name ("maze-strategy=KEY" grants the model maze-strategy); List
+    shows the models the key grants.
+    ---------------------------------------------------------------------------------
+
+    """
+
+    def Put(self, request, context):
+        """Put stores a new version of a model and returns its description. The server
+        numbers versions from 1; a data_sha256 that differs from the data's is
+        DATA_LOSS, a malformed name or metadata INVALID_ARGUMENT naming the field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Get(self, request, context):
+        """Get returns a version of a model (version 0: the newest) with its bytes, or its
+        description alone (meta_only). An unknown name or version is NOT_FOUND; stored
+        bytes whose checksum does not match are DATA_LOSS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def List(self, request, context):
+        """List describes the versions of one model, oldest first, or the newest version of
+        every model (name "").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Watch(self, request, context):
+        """Watch streams a model's newest version whenever it is newer than the last sent
+        (the first: newer than after), until the client cancels or the server stops. A
+        name with no version yet is waited for.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_ModelServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Put': grpc.unary_unary_rpc_method_handler(
+                    servicer.Put,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.PutModelRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.ModelInfo.SerializeToString,
+            ),
+            'Get': grpc.unary_unary_rpc_method_handler(
+                    servicer.Get,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.GetModelRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.GetModelResponse.SerializeToString,
+            ),
+            'List': grpc.unary_unary_rpc_method_handler(
+                    servicer.List,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.ListModelsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.ListModelsResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=baton_dot_v1_dot_baton__pb2.WatchModelRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_baton__pb2.ModelInfo.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'baton.v1.ModelService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('baton.v1.ModelService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class ModelService:
+    """---------------------------------------------------------------------------------
+    ModelService: the model registry. Trained models kept by name and version, each
+    its bytes (an ONNX policy, a checkpoint) and its metadata. With keys, a key grants
+    the models of its name ("maze-strategy=KEY" grants the model maze-strategy); List
+    shows the models the key grants.
+    ---------------------------------------------------------------------------------
+
+    """
+
+    @staticmethod
+    def Put(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.ModelService/Put',
+            baton_dot_v1_dot_baton__pb2.PutModelRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.ModelInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Get(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.ModelService/Get',
+            baton_dot_v1_dot_baton__pb2.GetModelRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.GetModelResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def List(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.ModelService/List',
+            baton_dot_v1_dot_baton__pb2.ListModelsRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.ListModelsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/baton.v1.ModelService/Watch',
+            baton_dot_v1_dot_baton__pb2.WatchModelRequest.SerializeToString,
+            baton_dot_v1_dot_baton__pb2.ModelInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -5032,6 +5032,416 @@ func (x *EpisodesResponse) GetFirst() int64 {
 	return 0
 }
 
+// ModelInfo describes one version of a model.
+type ModelInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// From 1.
+	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// The hex SHA-256 of the bytes, and their size.
+	Sha256 string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Size   int64  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	// The whole metadata as JSON: name, version, sha256, size, created (RFC 3339),
+	// format, env, agent, observation_space and action_space (baton's space spec),
+	// run, figures, curve ([{episode, return, success, time}]), labels.
+	MetaJson      string `protobuf:"bytes,5,opt,name=meta_json,json=metaJson,proto3" json:"meta_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelInfo) Reset() {
+	*x = ModelInfo{}
+	mi := &file_baton_v1_baton_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelInfo) ProtoMessage() {}
+
+func (x *ModelInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelInfo.ProtoReflect.Descriptor instead.
+func (*ModelInfo) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *ModelInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ModelInfo) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *ModelInfo) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *ModelInfo) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *ModelInfo) GetMetaJson() string {
+	if x != nil {
+		return x.MetaJson
+	}
+	return ""
+}
+
+type PutModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model's name: letters, digits, '.', '_' and '-', at most 128 bytes.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Data []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// The metadata as JSON (as ModelInfo.meta_json; name, version, sha256, size and
+	// created are set by the server). "" for none.
+	MetaJson string `protobuf:"bytes,3,opt,name=meta_json,json=metaJson,proto3" json:"meta_json,omitempty"`
+	// The hex SHA-256 of data as the client computed it; "" to skip the check.
+	DataSha256    string `protobuf:"bytes,4,opt,name=data_sha256,json=dataSha256,proto3" json:"data_sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutModelRequest) Reset() {
+	*x = PutModelRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutModelRequest) ProtoMessage() {}
+
+func (x *PutModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutModelRequest.ProtoReflect.Descriptor instead.
+func (*PutModelRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *PutModelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PutModelRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PutModelRequest) GetMetaJson() string {
+	if x != nil {
+		return x.MetaJson
+	}
+	return ""
+}
+
+func (x *PutModelRequest) GetDataSha256() string {
+	if x != nil {
+		return x.DataSha256
+	}
+	return ""
+}
+
+type GetModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// 0: the newest version.
+	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// Describe the version without its bytes.
+	MetaOnly      bool `protobuf:"varint,3,opt,name=meta_only,json=metaOnly,proto3" json:"meta_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetModelRequest) Reset() {
+	*x = GetModelRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetModelRequest) ProtoMessage() {}
+
+func (x *GetModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetModelRequest.ProtoReflect.Descriptor instead.
+func (*GetModelRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *GetModelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetModelRequest) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *GetModelRequest) GetMetaOnly() bool {
+	if x != nil {
+		return x.MetaOnly
+	}
+	return false
+}
+
+type GetModelResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Model         *ModelInfo             `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetModelResponse) Reset() {
+	*x = GetModelResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetModelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetModelResponse) ProtoMessage() {}
+
+func (x *GetModelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetModelResponse.ProtoReflect.Descriptor instead.
+func (*GetModelResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *GetModelResponse) GetModel() *ModelInfo {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *GetModelResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type ListModelsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "" for the newest version of every model.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListModelsRequest) Reset() {
+	*x = ListModelsRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListModelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListModelsRequest) ProtoMessage() {}
+
+func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
+func (*ListModelsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *ListModelsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ListModelsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Models        []*ModelInfo           `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListModelsResponse) Reset() {
+	*x = ListModelsResponse{}
+	mi := &file_baton_v1_baton_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListModelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListModelsResponse) ProtoMessage() {}
+
+func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
+func (*ListModelsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *ListModelsResponse) GetModels() []*ModelInfo {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+type WatchModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Send the first version newer than this (0: the newest there is, or the first).
+	After         int64 `protobuf:"varint,2,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchModelRequest) Reset() {
+	*x = WatchModelRequest{}
+	mi := &file_baton_v1_baton_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchModelRequest) ProtoMessage() {}
+
+func (x *WatchModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_baton_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchModelRequest.ProtoReflect.Descriptor instead.
+func (*WatchModelRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_baton_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *WatchModelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WatchModelRequest) GetAfter() int64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
 var File_baton_v1_baton_proto protoreflect.FileDescriptor
 
 const file_baton_v1_baton_proto_rawDesc = "" +
@@ -5368,7 +5778,33 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x10EpisodesResponse\x12\x16\n" +
 	"\x06agents\x18\x01 \x03(\tR\x06agents\x123\n" +
 	"\bepisodes\x18\x02 \x03(\v2\x17.baton.v1.EpisodeResultR\bepisodes\x12\x14\n" +
-	"\x05first\x18\x03 \x01(\x03R\x05first*e\n" +
+	"\x05first\x18\x03 \x01(\x03R\x05first\"\x82\x01\n" +
+	"\tModelInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1b\n" +
+	"\tmeta_json\x18\x05 \x01(\tR\bmetaJson\"w\n" +
+	"\x0fPutModelRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1b\n" +
+	"\tmeta_json\x18\x03 \x01(\tR\bmetaJson\x12\x1f\n" +
+	"\vdata_sha256\x18\x04 \x01(\tR\n" +
+	"dataSha256\"\\\n" +
+	"\x0fGetModelRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x1b\n" +
+	"\tmeta_only\x18\x03 \x01(\bR\bmetaOnly\"Q\n" +
+	"\x10GetModelResponse\x12)\n" +
+	"\x05model\x18\x01 \x01(\v2\x13.baton.v1.ModelInfoR\x05model\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"'\n" +
+	"\x11ListModelsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"A\n" +
+	"\x12ListModelsResponse\x12+\n" +
+	"\x06models\x18\x01 \x03(\v2\x13.baton.v1.ModelInfoR\x06models\"=\n" +
+	"\x11WatchModelRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\x03R\x05after*e\n" +
 	"\x05DType\x12\x15\n" +
 	"\x11DTYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rDTYPE_FLOAT32\x10\x01\x12\x0f\n" +
@@ -5410,7 +5846,12 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x06Reward\x12\x17.baton.v1.RewardRequest\x1a\x18.baton.v1.RewardResponse\x12>\n" +
 	"\aPending\x12\x18.baton.v1.PendingRequest\x1a\x19.baton.v1.PendingResponse\x12D\n" +
 	"\tClientAct\x12\x1a.baton.v1.ClientActRequest\x1a\x1b.baton.v1.ClientActResponse\x12A\n" +
-	"\bEpisodes\x12\x19.baton.v1.EpisodesRequest\x1a\x1a.baton.v1.EpisodesResponseB8Z6github.com/batonrl/baton/remote/proto/baton/v1;batonv1b\x06proto3"
+	"\bEpisodes\x12\x19.baton.v1.EpisodesRequest\x1a\x1a.baton.v1.EpisodesResponse2\x83\x02\n" +
+	"\fModelService\x125\n" +
+	"\x03Put\x12\x19.baton.v1.PutModelRequest\x1a\x13.baton.v1.ModelInfo\x12<\n" +
+	"\x03Get\x12\x19.baton.v1.GetModelRequest\x1a\x1a.baton.v1.GetModelResponse\x12A\n" +
+	"\x04List\x12\x1b.baton.v1.ListModelsRequest\x1a\x1c.baton.v1.ListModelsResponse\x12;\n" +
+	"\x05Watch\x12\x1b.baton.v1.WatchModelRequest\x1a\x13.baton.v1.ModelInfo0\x01B8Z6github.com/batonrl/baton/remote/proto/baton/v1;batonv1b\x06proto3"
 
 var (
 	file_baton_v1_baton_proto_rawDescOnce sync.Once
@@ -5425,7 +5866,7 @@ func file_baton_v1_baton_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_baton_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
+var file_baton_v1_baton_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_baton_v1_baton_proto_goTypes = []any{
 	(DType)(0),                 // 0: baton.v1.DType
 	(TrialState)(0),            // 1: baton.v1.TrialState
@@ -5499,7 +5940,14 @@ var file_baton_v1_baton_proto_goTypes = []any{
 	(*ClientActResponse)(nil),  // 69: baton.v1.ClientActResponse
 	(*EpisodesRequest)(nil),    // 70: baton.v1.EpisodesRequest
 	(*EpisodesResponse)(nil),   // 71: baton.v1.EpisodesResponse
-	nil,                        // 72: baton.v1.TrialSpec.ActorsEntry
+	(*ModelInfo)(nil),          // 72: baton.v1.ModelInfo
+	(*PutModelRequest)(nil),    // 73: baton.v1.PutModelRequest
+	(*GetModelRequest)(nil),    // 74: baton.v1.GetModelRequest
+	(*GetModelResponse)(nil),   // 75: baton.v1.GetModelResponse
+	(*ListModelsRequest)(nil),  // 76: baton.v1.ListModelsRequest
+	(*ListModelsResponse)(nil), // 77: baton.v1.ListModelsResponse
+	(*WatchModelRequest)(nil),  // 78: baton.v1.WatchModelRequest
+	nil,                        // 79: baton.v1.TrialSpec.ActorsEntry
 }
 var file_baton_v1_baton_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Tensor.dtype:type_name -> baton.v1.DType
@@ -5553,7 +6001,7 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	43, // 48: baton.v1.Report.clock:type_name -> baton.v1.Clock
 	44, // 49: baton.v1.Turn.reports:type_name -> baton.v1.Report
 	62, // 50: baton.v1.Actor.client:type_name -> baton.v1.ClientActor
-	72, // 51: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
+	79, // 51: baton.v1.TrialSpec.actors:type_name -> baton.v1.TrialSpec.ActorsEntry
 	47, // 52: baton.v1.StartRequest.spec:type_name -> baton.v1.TrialSpec
 	51, // 53: baton.v1.TrialResult.episodes:type_name -> baton.v1.EpisodeResult
 	53, // 54: baton.v1.TrialResult.totals:type_name -> baton.v1.EpisodeTotals
@@ -5567,56 +6015,66 @@ var file_baton_v1_baton_proto_depIdxs = []int32{
 	66, // 62: baton.v1.PendingResponse.inbox:type_name -> baton.v1.ClientMessage
 	66, // 63: baton.v1.ClientActRequest.messages:type_name -> baton.v1.ClientMessage
 	51, // 64: baton.v1.EpisodesResponse.episodes:type_name -> baton.v1.EpisodeResult
-	46, // 65: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
-	13, // 66: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
-	17, // 67: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
-	17, // 68: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
-	24, // 69: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
-	14, // 70: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
-	26, // 71: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
-	29, // 72: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
-	31, // 73: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
-	33, // 74: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
-	34, // 75: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
-	35, // 76: baton.v1.EnvService.CloseSession:input_type -> baton.v1.CloseRequest
-	37, // 77: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
-	39, // 78: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
-	40, // 79: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
-	48, // 80: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
-	50, // 81: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
-	55, // 82: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
-	57, // 83: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
-	60, // 84: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
-	63, // 85: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
-	68, // 86: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
-	70, // 87: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
-	12, // 88: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
-	23, // 89: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
-	23, // 90: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
-	25, // 91: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
-	15, // 92: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
-	27, // 93: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
-	30, // 94: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
-	32, // 95: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
-	45, // 96: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
-	45, // 97: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
-	36, // 98: baton.v1.EnvService.CloseSession:output_type -> baton.v1.CloseResponse
-	38, // 99: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
-	41, // 100: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
-	41, // 101: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
-	49, // 102: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
-	54, // 103: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
-	56, // 104: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
-	59, // 105: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
-	61, // 106: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
-	67, // 107: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
-	69, // 108: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
-	71, // 109: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
-	88, // [88:110] is the sub-list for method output_type
-	66, // [66:88] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	72, // 65: baton.v1.GetModelResponse.model:type_name -> baton.v1.ModelInfo
+	72, // 66: baton.v1.ListModelsResponse.models:type_name -> baton.v1.ModelInfo
+	46, // 67: baton.v1.TrialSpec.ActorsEntry.value:type_name -> baton.v1.Actor
+	13, // 68: baton.v1.AgentService.Spec:input_type -> baton.v1.AgentSpecRequest
+	17, // 69: baton.v1.AgentService.Act:input_type -> baton.v1.ActRequest
+	17, // 70: baton.v1.AgentService.ActStream:input_type -> baton.v1.ActRequest
+	24, // 71: baton.v1.AgentService.ActBatch:input_type -> baton.v1.ActBatchRequest
+	14, // 72: baton.v1.AgentService.Agents:input_type -> baton.v1.AgentsRequest
+	26, // 73: baton.v1.EnvService.Envs:input_type -> baton.v1.EnvsRequest
+	29, // 74: baton.v1.EnvService.Spec:input_type -> baton.v1.EnvSpecRequest
+	31, // 75: baton.v1.EnvService.Make:input_type -> baton.v1.MakeRequest
+	33, // 76: baton.v1.EnvService.Reset:input_type -> baton.v1.ResetRequest
+	34, // 77: baton.v1.EnvService.Step:input_type -> baton.v1.StepRequest
+	35, // 78: baton.v1.EnvService.CloseSession:input_type -> baton.v1.CloseRequest
+	37, // 79: baton.v1.EnvService.MakeBatch:input_type -> baton.v1.MakeBatchRequest
+	39, // 80: baton.v1.EnvService.ResetBatch:input_type -> baton.v1.ResetBatchRequest
+	40, // 81: baton.v1.EnvService.StepBatch:input_type -> baton.v1.StepBatchRequest
+	48, // 82: baton.v1.TrialService.Start:input_type -> baton.v1.StartRequest
+	50, // 83: baton.v1.TrialService.Watch:input_type -> baton.v1.WatchRequest
+	55, // 84: baton.v1.TrialService.Stop:input_type -> baton.v1.StopRequest
+	57, // 85: baton.v1.TrialService.List:input_type -> baton.v1.ListRequest
+	60, // 86: baton.v1.TrialService.Reward:input_type -> baton.v1.RewardRequest
+	63, // 87: baton.v1.TrialService.Pending:input_type -> baton.v1.PendingRequest
+	68, // 88: baton.v1.TrialService.ClientAct:input_type -> baton.v1.ClientActRequest
+	70, // 89: baton.v1.TrialService.Episodes:input_type -> baton.v1.EpisodesRequest
+	73, // 90: baton.v1.ModelService.Put:input_type -> baton.v1.PutModelRequest
+	74, // 91: baton.v1.ModelService.Get:input_type -> baton.v1.GetModelRequest
+	76, // 92: baton.v1.ModelService.List:input_type -> baton.v1.ListModelsRequest
+	78, // 93: baton.v1.ModelService.Watch:input_type -> baton.v1.WatchModelRequest
+	12, // 94: baton.v1.AgentService.Spec:output_type -> baton.v1.AgentSpec
+	23, // 95: baton.v1.AgentService.Act:output_type -> baton.v1.ActResponse
+	23, // 96: baton.v1.AgentService.ActStream:output_type -> baton.v1.ActResponse
+	25, // 97: baton.v1.AgentService.ActBatch:output_type -> baton.v1.ActBatchResponse
+	15, // 98: baton.v1.AgentService.Agents:output_type -> baton.v1.AgentsResponse
+	27, // 99: baton.v1.EnvService.Envs:output_type -> baton.v1.EnvsResponse
+	30, // 100: baton.v1.EnvService.Spec:output_type -> baton.v1.EnvSpec
+	32, // 101: baton.v1.EnvService.Make:output_type -> baton.v1.MakeResponse
+	45, // 102: baton.v1.EnvService.Reset:output_type -> baton.v1.Turn
+	45, // 103: baton.v1.EnvService.Step:output_type -> baton.v1.Turn
+	36, // 104: baton.v1.EnvService.CloseSession:output_type -> baton.v1.CloseResponse
+	38, // 105: baton.v1.EnvService.MakeBatch:output_type -> baton.v1.MakeBatchResponse
+	41, // 106: baton.v1.EnvService.ResetBatch:output_type -> baton.v1.BatchTurn
+	41, // 107: baton.v1.EnvService.StepBatch:output_type -> baton.v1.BatchTurn
+	49, // 108: baton.v1.TrialService.Start:output_type -> baton.v1.StartResponse
+	54, // 109: baton.v1.TrialService.Watch:output_type -> baton.v1.TrialStateChange
+	56, // 110: baton.v1.TrialService.Stop:output_type -> baton.v1.StopResponse
+	59, // 111: baton.v1.TrialService.List:output_type -> baton.v1.ListResponse
+	61, // 112: baton.v1.TrialService.Reward:output_type -> baton.v1.RewardResponse
+	67, // 113: baton.v1.TrialService.Pending:output_type -> baton.v1.PendingResponse
+	69, // 114: baton.v1.TrialService.ClientAct:output_type -> baton.v1.ClientActResponse
+	71, // 115: baton.v1.TrialService.Episodes:output_type -> baton.v1.EpisodesResponse
+	72, // 116: baton.v1.ModelService.Put:output_type -> baton.v1.ModelInfo
+	75, // 117: baton.v1.ModelService.Get:output_type -> baton.v1.GetModelResponse
+	77, // 118: baton.v1.ModelService.List:output_type -> baton.v1.ListModelsResponse
+	72, // 119: baton.v1.ModelService.Watch:output_type -> baton.v1.ModelInfo
+	94, // [94:120] is the sub-list for method output_type
+	68, // [68:94] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_baton_proto_init() }
@@ -5653,9 +6111,9 @@ func file_baton_v1_baton_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_baton_proto_rawDesc), len(file_baton_v1_baton_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   71,
+			NumMessages:   78,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_baton_v1_baton_proto_goTypes,
 		DependencyIndexes: file_baton_v1_baton_proto_depIdxs,

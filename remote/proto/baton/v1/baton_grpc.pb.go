@@ -1150,3 +1150,245 @@ var TrialService_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "baton/v1/baton.proto",
 }
+
+const (
+	ModelService_Put_FullMethodName   = "/baton.v1.ModelService/Put"
+	ModelService_Get_FullMethodName   = "/baton.v1.ModelService/Get"
+	ModelService_List_FullMethodName  = "/baton.v1.ModelService/List"
+	ModelService_Watch_FullMethodName = "/baton.v1.ModelService/Watch"
+)
+
+// ModelServiceClient is the client API for ModelService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+type ModelServiceClient interface {
+	// Put stores a new version of a model and returns its description. The server
+	// numbers versions from 1; a data_sha256 that differs from the data's is
+	// DATA_LOSS, a malformed name or metadata INVALID_ARGUMENT naming the field.
+	Put(ctx context.Context, in *PutModelRequest, opts ...grpc.CallOption) (*ModelInfo, error)
+	// Get returns a version of a model (version 0: the newest) with its bytes, or its
+	// description alone (meta_only). An unknown name or version is NOT_FOUND; stored
+	// bytes whose checksum does not match are DATA_LOSS.
+	Get(ctx context.Context, in *GetModelRequest, opts ...grpc.CallOption) (*GetModelResponse, error)
+	// List describes the versions of one model, oldest first, or the newest version of
+	// every model (name "").
+	List(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
+	// Watch streams a model's newest version whenever it is newer than the last sent
+	// (the first: newer than after), until the client cancels or the server stops. A
+	// name with no version yet is waited for.
+	Watch(ctx context.Context, in *WatchModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelInfo], error)
+}
+
+type modelServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewModelServiceClient(cc grpc.ClientConnInterface) ModelServiceClient {
+	return &modelServiceClient{cc}
+}
+
+func (c *modelServiceClient) Put(ctx context.Context, in *PutModelRequest, opts ...grpc.CallOption) (*ModelInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelInfo)
+	err := c.cc.Invoke(ctx, ModelService_Put_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *modelServiceClient) Get(ctx context.Context, in *GetModelRequest, opts ...grpc.CallOption) (*GetModelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetModelResponse)
+	err := c.cc.Invoke(ctx, ModelService_Get_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *modelServiceClient) List(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListModelsResponse)
+	err := c.cc.Invoke(ctx, ModelService_List_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *modelServiceClient) Watch(ctx context.Context, in *WatchModelRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelInfo], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ModelService_ServiceDesc.Streams[0], ModelService_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchModelRequest, ModelInfo]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelService_WatchClient = grpc.ServerStreamingClient[ModelInfo]
+
+// ModelServiceServer is the server API for ModelService service.
+// All implementations must embed UnimplementedModelServiceServer
+// for forward compatibility.
+type ModelServiceServer interface {
+	// Put stores a new version of a model and returns its description. The server
+	// numbers versions from 1; a data_sha256 that differs from the data's is
+	// DATA_LOSS, a malformed name or metadata INVALID_ARGUMENT naming the field.
+	Put(context.Context, *PutModelRequest) (*ModelInfo, error)
+	// Get returns a version of a model (version 0: the newest) with its bytes, or its
+	// description alone (meta_only). An unknown name or version is NOT_FOUND; stored
+	// bytes whose checksum does not match are DATA_LOSS.
+	Get(context.Context, *GetModelRequest) (*GetModelResponse, error)
+	// List describes the versions of one model, oldest first, or the newest version of
+	// every model (name "").
+	List(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
+	// Watch streams a model's newest version whenever it is newer than the last sent
+	// (the first: newer than after), until the client cancels or the server stops. A
+	// name with no version yet is waited for.
+	Watch(*WatchModelRequest, grpc.ServerStreamingServer[ModelInfo]) error
+	mustEmbedUnimplementedModelServiceServer()
+}
+
+// UnimplementedModelServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedModelServiceServer struct{}
+
+func (UnimplementedModelServiceServer) Put(context.Context, *PutModelRequest) (*ModelInfo, error) {
+	return nil, status.Error(codes.Unimplemented, "method Put not implemented")
+}
+func (UnimplementedModelServiceServer) Get(context.Context, *GetModelRequest) (*GetModelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Get not implemented")
+}
+func (UnimplementedModelServiceServer) List(context.Context, *ListModelsRequest) (*ListModelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method List not implemented")
+}
+func (UnimplementedModelServiceServer) Watch(*WatchModelRequest, grpc.ServerStreamingServer[ModelInfo]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedModelServiceServer) mustEmbedUnimplementedModelServiceServer() {}
+func (UnimplementedModelServiceServer) testEmbeddedByValue()                      {}
+
+// UnsafeModelServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ModelServiceServer will
+// result in compilation errors.
+type UnsafeModelServiceServer interface {
+	mustEmbedUnimplementedModelServiceServer()
+}
+
+func RegisterModelServiceServer(s grpc.ServiceRegistrar, srv ModelServiceServer) {
+	// If the following call panics, it indicates UnimplementedModelServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ModelService_ServiceDesc, srv)
+}
+
+func _ModelService_Put_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServiceServer).Put(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ModelService_Put_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServiceServer).Put(ctx, req.(*PutModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ModelService_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServiceServer).Get(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ModelService_Get_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServiceServer).Get(ctx, req.(*GetModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ModelService_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListModelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServiceServer).List(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ModelService_List_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServiceServer).List(ctx, req.(*ListModelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ModelService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchModelRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ModelServiceServer).Watch(m, &grpc.GenericServerStream[WatchModelRequest, ModelInfo]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelService_WatchServer = grpc.ServerStreamingServer[ModelInfo]
+
+// ModelService_ServiceDesc is the grpc.ServiceDesc for ModelService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ModelService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "baton.v1.ModelService",
+	HandlerType: (*ModelServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Put",
+			Handler:    _ModelService_Put_Handler,
+		},
+		{
+			MethodName: "Get",
+			Handler:    _ModelService_Get_Handler,
+		},
+		{
+			MethodName: "List",
+			Handler:    _ModelService_List_Handler,
+		},
+	},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Watch",
+			Handler:       _ModelService_Watch_Handler,
+			ServerStreams: true,
+		},
+	},
+	Metadata: "baton/v1/baton.proto",
+}
