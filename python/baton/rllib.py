@@ -15,7 +15,11 @@ stack (RLModules, env runners, ``MultiAgentEpisode``).
     obs, infos = env.reset(seed=0)               # {"strategy_0": array([...])}
     obs, rewards, terminateds, truncateds, infos = env.step({"strategy_0": 1})
 
-Agents. A hierarchy invokes its agents many times an episode, each sub-episode under
+    env = baton.rllib.BatonMultiAgentEnv({"env": "maze", "agent_ids": "name"})
+    obs, infos = env.reset(seed=0)               # {"strategy": array([...])}
+    infos["strategy"]["agent_id"]                # 'strategy_0', the invocation
+
+Agents per invocation (the default, ``"agent_ids": "invocation"``). A hierarchy invokes its agents many times an episode, each sub-episode under
 an id of its own: ``strategy_0``, ``motion_0``, ``motion_1``, ... These ids are RLlib's
 agent ids, as in RLlib's hierarchical examples: each sub-episode is an agent of its
 own that terminates when the sub-episode ends (an RLlib agent id cannot come back after
@@ -26,6 +30,25 @@ builds its spaces from that list; an episode that would invoke an agent more oft
 raises ``IdError``. ``agents`` are the ids of the episode that were observed and had
 not ended before the last step (those that ended in it included, as RLlib's checks
 want every id of a returned dict among them).
+
+Agents by name (``"agent_ids": "name"``). One RLlib agent id per agent name
+(``possible_agents == ["strategy", "motion"]``) for the whole episode, as RLlib's
+turn-based examples have it: an agent observes when it acts next (and, once, at the
+end of the episode), and nothing marks its invocations' ends to RLlib, whose
+``MultiAgentEpisode`` keeps an agent's reward that arrives without an observation
+(the last reward of an invocation) for its next observation. The boundaries travel
+in ``infos[name]``: ``agent_id`` (the invocation's id, ``motion_3``),
+``sub_episode_start`` (True on an invocation's first observation: the transition
+into it crosses a boundary), and on that observation ``previous_terminated`` and
+``previous_truncated`` (how the invocation before it ended), for a connector or
+learner that cuts its returns there. At the end of the episode every agent observed
+gets its last observation, terminated or truncated as its last invocation ended
+(truncated if it was cut). RLlib's episodes, connectors and metrics then hold two
+agent ids an episode instead of one per invocation, which RLlib's multi-agent env
+runner samples several times faster (docs/rllib.md); learning is the same when the
+value of a boundary's next observation is cut (or counts little). ``policy_mapping_fn``
+maps the names to themselves (a name that itself ends in ``_<digits>`` wants
+``lambda aid, *a, **k: aid``). The default, ``"invocation"``, is the form above.
 
 Steps. ``reset`` and ``step`` return an observation for the agent that acts next,
 and the final observation of every agent whose sub-episode ended in the step
@@ -57,7 +80,8 @@ environment on a ``baton serve env`` server through ``baton.remote`` instead of 
 fast lane; ``key`` its API key), ``library`` (the path of the fast lane's library
 that registers ``env``, one of the user's own built by ``baton.build``; default
 ``BATON_LIBRARY``, else baton's own), ``action_masking``, ``invalid_action``,
-``invalid_reward``, ``ids_per_agent``.
+``invalid_reward``, ``ids_per_agent``, ``agent_ids`` (``"invocation"``, the default, or
+``"name"``).
 
 Processes. On the fast lane each copy is one environment stepped turn by turn by Go in
 the process that makes it (as ``baton.pettingzoo``): RLlib makes env copies in its
