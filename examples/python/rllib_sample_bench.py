@@ -1,7 +1,7 @@
 """Env steps sampled per second by RLlib's env runner (PPO, the new API stack, default
 RLModules, one env runner with 4 environments) on baton's maze
-(``baton.rllib.BatonMultiAgentEnv``, agent ids per invocation and per agent name)
-against Gymnasium's CartPole-v1, the yardstick, with the same PPOConfig env-runner
+(``baton.rllib.BatonMultiAgentEnv``, agent ids per invocation and per agent name,
+on RLlib's ``MultiAgentEnvRunner`` and on ``baton.rllib.MultiAgentEnvRunner``) against Gymnasium's CartPole-v1, the yardstick, with the same PPOConfig env-runner
 settings; the rounds alternate (CartPole, maze per invocation, maze per name, ...) and
 each maze figure is reported as a ratio against the mean of CartPole's rounds.
 
@@ -29,12 +29,12 @@ from ray.rllib.algorithms.ppo import PPOConfig
 import baton.rllib
 
 
-def config(env: str, env_config: dict, multi: bool, to_numpy: bool = True) -> PPOConfig:
+def config(env: str, env_config: dict, multi: bool, to_numpy: bool = True, runner_cls=None) -> PPOConfig:
     c = (
         PPOConfig()
         .environment(env, env_config=env_config)
         .env_runners(num_env_runners=0, num_envs_per_env_runner=4, rollout_fragment_length="auto",
-                     episodes_to_numpy=to_numpy)
+                     episodes_to_numpy=to_numpy, env_runner_cls=runner_cls)
         .learners(num_learners=0)
         .debugging(seed=1)
     )
@@ -45,7 +45,9 @@ def config(env: str, env_config: dict, multi: bool, to_numpy: bool = True) -> PP
 
 def runner(cfg: PPOConfig):
     """RLlib's env runner for the config, as the algorithm makes its local one."""
-    if cfg.is_multi_agent:
+    if cfg.env_runner_cls is not None:
+        cls = cfg.env_runner_cls
+    elif cfg.is_multi_agent:
         from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner as cls
     else:
         from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner as cls
@@ -70,6 +72,9 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=8000, help="env steps a round (and a sample call)")
     p.add_argument("--rounds", type=int, default=2, help="rounds of each; CartPole gets one more")
     p.add_argument("--forms", default="invocation,name", help="the maze's agent_ids forms, comma-separated")
+    p.add_argument("--runners", default="rllib,baton",
+                   help="the maze's env runners, comma-separated: rllib (RLlib's MultiAgentEnvRunner), "
+                        "baton (baton.rllib.MultiAgentEnvRunner)")
     p.add_argument("--episodes-to-numpy", choices=("true", "false"), default="true",
                    help="RLlib's episodes_to_numpy for every env runner (RLlib's default: true)")
     a = p.parse_args()
@@ -78,14 +83,17 @@ def main() -> None:
     name = baton.rllib.register()
     forms = [f for f in a.forms.split(",") if f]
     cart = config("CartPole-v1", {}, False, to_numpy)
-    mazes = {f: config(name, {"env": "maze", "seed": 1, "invalid_action": "terminate", "agent_ids": f}, True, to_numpy)
-             for f in forms}
+    classes = {"rllib": None, "baton": baton.rllib.MultiAgentEnvRunner}
+    mazes = {f if r == "rllib" else f"{f}_baton_runner":
+             config(name, {"env": "maze", "seed": 1, "invalid_action": "terminate", "agent_ids": f}, True, to_numpy,
+                    classes[r])
+             for r in a.runners.split(",") if r for f in forms}
     carts: list[float] = []
-    got: dict[str, list[float]] = {f: [] for f in forms}
+    got: dict[str, list[float]] = {f: [] for f in mazes}
     for _ in range(a.rounds):
         carts.append(rate(cart, a.steps))
-        for f in forms:
-            got[f].append(rate(mazes[f], a.steps))
+        for f, cfg in mazes.items():
+            got[f].append(rate(cfg, a.steps))
     carts.append(rate(cart, a.steps))
     c = statistics.mean(carts)
     print(json.dumps({

@@ -108,6 +108,7 @@ __all__ = [
     "ENV_NAME",
     "BatonMultiAgentEnv",
     "IdError",
+    "MultiAgentEnvRunner",
     "agent_name",
     "make",
     "policy_mapping_fn",
@@ -514,6 +515,46 @@ class BatonMultiAgentEnv(MultiAgentEnv):
 
     def close(self) -> None:
         self._e.close()
+
+
+def _runner_class():
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner as Base
+
+    class MultiAgentEnvRunner(Base):
+        """RLlib's ``MultiAgentEnvRunner`` that numpy-izes each episode it returns once,
+        at the end of ``sample``, instead of every finished episode of the call again at
+        every env step (RLlib's runner, with ``episodes_to_numpy`` True, its default):
+        the episodes it returns are the same, and a ``sample`` call of many short
+        episodes costs steps, not steps times episodes. For
+        ``config.env_runners(env_runner_cls=baton.rllib.MultiAgentEnvRunner)``; any
+        multi-agent environment may use it.
+        """
+
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self._to_numpy_once = self.episodes_to_numpy
+            self.episodes_to_numpy = False
+
+        def sample(self, *args: Any, **kwargs: Any):
+            episodes = super().sample(*args, **kwargs)
+            if self._to_numpy_once:
+                for e in episodes:
+                    if not e.is_numpy:
+                        e.to_numpy()
+            return episodes
+
+    MultiAgentEnvRunner.__module__ = __name__
+    MultiAgentEnvRunner.__qualname__ = "MultiAgentEnvRunner"
+    return MultiAgentEnvRunner
+
+
+def __getattr__(name: str):
+    # RLlib's env runner module imports much of RLlib: made at its first use.
+    if name == "MultiAgentEnvRunner":
+        cls = _runner_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make(config: Mapping[str, Any] | None = None) -> BatonMultiAgentEnv:

@@ -278,3 +278,28 @@ def test_name_ids_carry_the_sub_episodes_in_infos():
     assert set(obs) == {"strategy", "motion"} and all(terms[i] or truncs[i] for i in obs)
     assert infos["strategy"]["success"] == terms["__all__"]
     env.close()
+
+
+def test_env_runner_numpy_izes_once_and_samples_the_same():
+    """baton.rllib.MultiAgentEnvRunner returns what RLlib's MultiAgentEnvRunner returns
+    (same config and seeds: the same episodes, numpy-ized), for both id forms."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    name = br.register()
+    for form in ("invocation", "name"):
+        got = {}
+        for cls in (MultiAgentEnvRunner, br.MultiAgentEnvRunner):
+            cfg = (PPOConfig()
+                   .environment(name, env_config={"env": "maze", "seed": 3, "agent_ids": form,
+                                                  "invalid_action": "terminate"})
+                   .env_runners(num_env_runners=0, num_envs_per_env_runner=2, env_runner_cls=cls)
+                   .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=br.policy_mapping_fn)
+                   .debugging(seed=1))
+            runner = cls(config=cfg)
+            episodes = runner.sample(num_timesteps=120)
+            runner.stop()
+            assert all(e.is_numpy for e in episodes)
+            got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
+        assert got[MultiAgentEnvRunner] == got[br.MultiAgentEnvRunner]
+        assert sum(n for n, _, _ in got[MultiAgentEnvRunner]) >= 120
