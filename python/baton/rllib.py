@@ -539,8 +539,7 @@ def _runner_class():
             episodes = super().sample(*args, **kwargs)
             if self._to_numpy_once:
                 for e in episodes:
-                    if not e.is_numpy:
-                        e.to_numpy()
+                    e.to_numpy()  # as RLlib's runner does (is_numpy fails on an episode of no agent)
             return episodes
 
     MultiAgentEnvRunner.__module__ = __name__

@@ -299,7 +299,7 @@ def test_env_runner_numpy_izes_once_and_samples_the_same():
             runner = cls(config=cfg)
             episodes = runner.sample(num_timesteps=120)
             runner.stop()
-            assert all(e.is_numpy for e in episodes)
+            assert all(sa.is_numpy for e in episodes for sa in e.agent_episodes.values())
             got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
         assert got[MultiAgentEnvRunner] == got[br.MultiAgentEnvRunner]
         assert sum(n for n, _, _ in got[MultiAgentEnvRunner]) >= 120
