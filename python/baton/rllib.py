@@ -141,7 +141,9 @@ def agent_name(agent_id: str) -> str:
 
 def policy_mapping_fn(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     """RLlib's ``policy_mapping_fn``: every invocation of an agent to the module named
-    for the agent ("motion_0", "motion_1", ... -> "motion")."""
+    for the agent ("motion_0", "motion_1", ... -> "motion"); with ``"agent_ids":
+    "name"``, a name to itself ("motion" -> "motion"), for names that do not end in
+    ``_<digits>``."""
     return agent_name(agent_id)
 
 
