@@ -278,7 +278,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         self.agent_ids = config.get("agent_ids", "invocation")
         if self.agent_ids not in _ID_FORMS:
             raise _vector.ConfigError(1, f"agent_ids {self.agent_ids!r}; want one of {_ID_FORMS}", [])
-        self._by_id = self.agent_ids == "name"
+        self._named = self.agent_ids == "name"
         seed = _vector._seed(config.get("seed"), 'config["seed"]')
         self._rng = np.random.default_rng(None if seed is None else [int(seed), *self._where])
         address, library = config.get("address"), config.get("library")
@@ -292,7 +292,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
             self._e = _Local(self.env_name, config.get("config"), library)
         self._by_name = {a.name: a for a in self._e.agents}
         self._top = self._e.agents[0].name
-        if self._by_id:
+        if self._named:
             self._name_of = {a.name: a.name for a in self._e.agents}
         else:
             self._name_of = {f"{a.name}_{k}": a.name for a in self._e.agents for k in range(self.ids_per_agent)}
@@ -351,10 +351,10 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         self._last, self._observed, self._live = {}, set(), []
         self._shown, self._ended = {}, {}
         for r in reports:
-            self._last[r.name if self._by_id else r.id] = r
+            self._last[r.name if self._named else r.id] = r
         if over or nxt is None:
             raise _vector.StateError(5, f"{self.env_name}: the episode ended at its reset: no agent acts", [])
-        if self._by_id:
+        if self._named:
             r = self._last[agent_name(nxt)]
             self._next = r.name
             self._observed.add(r.name)
@@ -400,7 +400,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
                 raise _vector.ActionError(3, why, [])
             return self._invalid(aid)
         reports, nxt, over = self._e.step(v)
-        if self._by_id:
+        if self._named:
             return self._step_names(reports, nxt, over)
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         ended = []
