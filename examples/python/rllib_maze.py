@@ -8,7 +8,8 @@ PPO on RLlib's new API stack, through ``baton.rllib``, and evaluates the result.
 Each env runner (``--env-runners``, 2 by default: Ray worker processes) makes its
 copies of ``baton.rllib.BatonMultiAgentEnv``: the maze stepped by Go in that process
 (the fast lane), or, with ``--remote ADDR``, over gRPC by a ``baton serve env`` server.
-Agent ids are per invocation (``strategy_0``, ``motion_0``, ``motion_1``, ...) and
+Agent ids are per invocation (``strategy_0``, ``motion_0``, ``motion_1``, ...; or,
+with ``--agent-ids name``, one per agent name, ``strategy`` and ``motion``) and
 ``baton.rllib.policy_mapping_fn`` maps them to two RLModules, "strategy" and "motion":
 RLlib's ``ActionMaskingTorchRLModule`` (PPO's default MLP, masked logits), fed the
 Dict observations ``{"observations", "action_mask"}`` of ``"action_masking": True``.
@@ -41,10 +42,14 @@ import resource
 import sys
 import time
 
-import numpy as np
-import torch
+# Ray's single-machine switch: its nodes, driver and workers use 127.0.0.1 (read when
+# ray is first imported, by baton.rllib).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-import baton.rllib
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import baton.rllib  # noqa: E402
 
 
 def cpu_seconds() -> float:
@@ -87,7 +92,8 @@ def masked_module_class():
 
 
 def ppo_config(env_config: dict, *, env_runners: int = 2, envs_per_runner: int = 4, batch: int = 2000,
-               minibatch: int = 250, epochs: int = 6, lr: float = 3e-3, hidden: int = 64, seed: int = 1):
+               minibatch: int = 250, epochs: int = 6, lr: float = 3e-3, hidden: int = 64, seed: int = 1,
+               episodes_to_numpy: bool = True):
     """The PPO config: two masked RLModules, one per agent name, every id mapped to its
     name's module."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -102,7 +108,8 @@ def ppo_config(env_config: dict, *, env_runners: int = 2, envs_per_runner: int =
         PPOConfig()
         .environment(name, env_config={**env_config, "action_masking": True, "invalid_action": "terminate"})
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=envs_per_runner,
-                     num_cpus_per_env_runner=0, rollout_fragment_length="auto")
+                     num_cpus_per_env_runner=0, rollout_fragment_length="auto",
+                     episodes_to_numpy=episodes_to_numpy)
         .learners(num_learners=0)
         .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=baton.rllib.policy_mapping_fn)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"strategy": module, "motion": module}))
@@ -155,6 +162,10 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--agent-ids", choices=("invocation", "name"), default="invocation",
+                   help="RLlib's agent ids: one per invocation (motion_0, motion_1, ...) or one per agent name")
+    p.add_argument("--episodes-to-numpy", choices=("true", "false"), default="true",
+                   help="RLlib's episodes_to_numpy (false: the env runners return episodes as lists)")
     p.add_argument("--config", help="the maze's JSON configuration")
     p.add_argument("--remote", metavar="ADDR", help="step the copies on a `baton serve env` server at ADDR")
     p.add_argument("--target", type=float, default=0.95, help="stop once the sampled success reaches this")
@@ -168,7 +179,7 @@ def parse_args(argv=None):
 def run(args) -> dict:
     import ray
 
-    env_config: dict = {"env": "maze", "seed": args.seed}
+    env_config: dict = {"env": "maze", "seed": args.seed, "agent_ids": args.agent_ids}
     if args.config:
         env_config["config"] = json.loads(args.config)
     if args.remote:
@@ -180,7 +191,8 @@ def run(args) -> dict:
     try:
         algo = ppo_config(env_config, env_runners=args.env_runners, envs_per_runner=args.envs_per_runner,
                           batch=args.batch, minibatch=args.minibatch, epochs=args.epochs, lr=args.lr,
-                          hidden=args.hidden, seed=args.seed).build_algo()
+                          hidden=args.hidden, seed=args.seed,
+                          episodes_to_numpy=args.episodes_to_numpy == "true").build_algo()
         steps, it, ev, greedy = 0, 0, {"success": 0.0, "episode_ticks": 0.0}, {}
         for it in range(1, args.iterations + 1):
             res = algo.train()
@@ -203,7 +215,8 @@ def run(args) -> dict:
     finally:
         ray.shutdown()
     return {
-        "env": "maze", "remote": args.remote, "env_runners": args.env_runners, "iterations": it,
+        "env": "maze", "agent_ids": args.agent_ids, "episodes_to_numpy": args.episodes_to_numpy == "true",
+        "remote": args.remote, "env_runners": args.env_runners, "iterations": it,
         "env_steps": steps, "success": ev["success"], "episode_ticks": ev["episode_ticks"],
         "greedy": greedy,
         "eval_episodes": args.eval_episodes, "wall_seconds": round(time.perf_counter() - t0, 1),

@@ -1,27 +1,40 @@
 """Env steps sampled per second by RLlib's env runner (PPO, the new API stack, default
-RLModules, a local env runner with 4 environments) on baton's maze
-(``baton.rllib.BatonMultiAgentEnv``) against Gymnasium's CartPole-v1, the yardstick,
-with the same PPOConfig env-runner settings; CartPole, maze, CartPole again, and the
-ratio against CartPole's mean.
+RLModules, one env runner with 4 environments) on baton's maze
+(``baton.rllib.BatonMultiAgentEnv``, agent ids per invocation and per agent name,
+on RLlib's ``MultiAgentEnvRunner`` and on ``baton.rllib.MultiAgentEnvRunner``) against Gymnasium's CartPole-v1, the yardstick, with the same PPOConfig env-runner
+settings; the rounds alternate (CartPole, maze per invocation, maze per name, ...) and
+each maze figure is reported as a ratio against the mean of CartPole's rounds.
 
     scripts/python examples/python/rllib_sample_bench.py --steps 8000
+    scripts/python examples/python/rllib_sample_bench.py --steps 2000 --rounds 3 --forms name
+
+The env runners are RLlib's own classes (``SingleAgentEnvRunner`` for CartPole,
+``MultiAgentEnvRunner`` for the maze), made from the config in this process, as the
+algorithm makes its local env runner when ``num_env_runners=0``; no Ray cluster is
+started. torch computes on one thread, as in Ray's worker processes. Each ``sample(num_timesteps=...)`` call asks for what is left of ``--steps``
+(after a warm-up of 500), so ``--steps`` is also the size of one call: RLlib's
+``MultiAgentEnvRunner`` numpy-izes every episode finished so far in a call at every
+env step, a cost that grows with the steps of a call times the agent ids of each
+finished episode (see docs/rllib.md).
 """
 
 import argparse
 import json
+import statistics
 import time
 
-import ray
+import torch
 from ray.rllib.algorithms.ppo import PPOConfig
 
 import baton.rllib
 
 
-def config(env: str, env_config: dict, multi: bool) -> PPOConfig:
+def config(env: str, env_config: dict, multi: bool, to_numpy: bool = True, runner_cls=None) -> PPOConfig:
     c = (
         PPOConfig()
         .environment(env, env_config=env_config)
-        .env_runners(num_env_runners=0, num_envs_per_env_runner=4, rollout_fragment_length="auto")
+        .env_runners(num_env_runners=0, num_envs_per_env_runner=4, rollout_fragment_length="auto",
+                     episodes_to_numpy=to_numpy, env_runner_cls=runner_cls)
         .learners(num_learners=0)
         .debugging(seed=1)
     )
@@ -30,36 +43,65 @@ def config(env: str, env_config: dict, multi: bool) -> PPOConfig:
     return c
 
 
+def runner(cfg: PPOConfig):
+    """RLlib's env runner for the config, as the algorithm makes its local one."""
+    if cfg.env_runner_cls is not None:
+        cls = cfg.env_runner_cls
+    elif cfg.is_multi_agent:
+        from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner as cls
+    else:
+        from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner as cls
+    return cls(config=cfg)
+
+
 def rate(cfg: PPOConfig, steps: int) -> float:
-    algo = cfg.build_algo()
+    r = runner(cfg)
     try:
-        runner = algo.env_runner
-        runner.sample(num_timesteps=500)  # warm up
+        r.sample(num_timesteps=500)  # warm up
         start = time.perf_counter()
         n = 0
         while n < steps:
-            n += sum(len(e) for e in runner.sample(num_timesteps=steps - n))
+            n += sum(len(e) for e in r.sample(num_timesteps=steps - n))
         return n / (time.perf_counter() - start)
     finally:
-        algo.stop()
+        r.stop()
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=8000)
+    p.add_argument("--steps", type=int, default=8000, help="env steps a round (and a sample call)")
+    p.add_argument("--rounds", type=int, default=2, help="rounds of each; CartPole gets one more")
+    p.add_argument("--forms", default="invocation,name", help="the maze's agent_ids forms, comma-separated")
+    p.add_argument("--runners", default="rllib,baton",
+                   help="the maze's env runners, comma-separated: rllib (RLlib's MultiAgentEnvRunner), "
+                        "baton (baton.rllib.MultiAgentEnvRunner)")
+    p.add_argument("--episodes-to-numpy", choices=("true", "false"), default="true",
+                   help="RLlib's episodes_to_numpy for every env runner (RLlib's default: true)")
     a = p.parse_args()
-    ray.init(num_cpus=1, include_dashboard=False)
-    try:
-        name = baton.rllib.register()
-        cart = config("CartPole-v1", {}, False)
-        maze = config(name, {"env": "maze", "seed": 1, "invalid_action": "terminate"}, True)
-        c1 = rate(cart, a.steps)
-        m = rate(maze, a.steps)
-        c2 = rate(cart, a.steps)
-    finally:
-        ray.shutdown()
-    print(json.dumps({"cartpole_steps_per_s": [round(c1), round(c2)], "maze_steps_per_s": round(m),
-                      "ratio_maze_to_cartpole": round(m / ((c1 + c2) / 2), 3)}))
+    torch.set_num_threads(1)  # as in Ray's worker processes (OMP_NUM_THREADS=1)
+    to_numpy = a.episodes_to_numpy == "true"
+    name = baton.rllib.register()
+    forms = [f for f in a.forms.split(",") if f]
+    cart = config("CartPole-v1", {}, False, to_numpy)
+    classes = {"rllib": None, "baton": baton.rllib.MultiAgentEnvRunner}
+    mazes = {f if r == "rllib" else f"{f}_baton_runner":
+             config(name, {"env": "maze", "seed": 1, "invalid_action": "terminate", "agent_ids": f}, True, to_numpy,
+                    classes[r])
+             for r in a.runners.split(",") if r for f in forms}
+    carts: list[float] = []
+    got: dict[str, list[float]] = {f: [] for f in mazes}
+    for _ in range(a.rounds):
+        carts.append(rate(cart, a.steps))
+        for f, cfg in mazes.items():
+            got[f].append(rate(cfg, a.steps))
+    carts.append(rate(cart, a.steps))
+    c = statistics.mean(carts)
+    print(json.dumps({
+        "steps_per_call": a.steps, "episodes_to_numpy": to_numpy,
+        "cartpole_steps_per_s": [round(x) for x in carts],
+        **{f"maze_{f}_steps_per_s": [round(x) for x in v] for f, v in got.items()},
+        **{f"ratio_maze_{f}_to_cartpole": round(statistics.mean(v) / c, 3) for f, v in got.items()},
+    }))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ stack (RLModules, env runners, ``MultiAgentEpisode``).
     obs, infos = env.reset(seed=0)               # {"strategy_0": array([...])}
     obs, rewards, terminateds, truncateds, infos = env.step({"strategy_0": 1})
 
-Agents. A hierarchy invokes its agents many times an episode, each sub-episode under
+    env = baton.rllib.BatonMultiAgentEnv({"env": "maze", "agent_ids": "name"})
+    obs, infos = env.reset(seed=0)               # {"strategy": array([...])}
+    infos["strategy"]["agent_id"]                # 'strategy_0', the invocation
+
+Agents per invocation (the default, ``"agent_ids": "invocation"``). A hierarchy invokes its agents many times an episode, each sub-episode under
 an id of its own: ``strategy_0``, ``motion_0``, ``motion_1``, ... These ids are RLlib's
 agent ids, as in RLlib's hierarchical examples: each sub-episode is an agent of its
 own that terminates when the sub-episode ends (an RLlib agent id cannot come back after
@@ -26,6 +30,25 @@ builds its spaces from that list; an episode that would invoke an agent more oft
 raises ``IdError``. ``agents`` are the ids of the episode that were observed and had
 not ended before the last step (those that ended in it included, as RLlib's checks
 want every id of a returned dict among them).
+
+Agents by name (``"agent_ids": "name"``). One RLlib agent id per agent name
+(``possible_agents == ["strategy", "motion"]``) for the whole episode, as RLlib's
+turn-based examples have it: an agent observes when it acts next (and, once, at the
+end of the episode), and nothing marks its invocations' ends to RLlib, whose
+``MultiAgentEpisode`` keeps an agent's reward that arrives without an observation
+(the last reward of an invocation) for its next observation. The boundaries travel
+in ``infos[name]``: ``agent_id`` (the invocation's id, ``motion_3``),
+``sub_episode_start`` (True on an invocation's first observation: the transition
+into it crosses a boundary), and on that observation ``previous_terminated`` and
+``previous_truncated`` (how the invocation before it ended), for a connector or
+learner that cuts its returns there. At the end of the episode every agent observed
+gets its last observation, terminated or truncated as its last invocation ended
+(truncated if it was cut). RLlib's episodes, connectors and metrics then hold two
+agent ids an episode instead of one per invocation, which RLlib's multi-agent env
+runner samples several times faster (docs/rllib.md); learning is the same when the
+value of a boundary's next observation is cut (or counts little). ``policy_mapping_fn``
+maps the names to themselves (a name that itself ends in ``_<digits>`` wants
+``lambda aid, *a, **k: aid``). The default, ``"invocation"``, is the form above.
 
 Steps. ``reset`` and ``step`` return an observation for the agent that acts next,
 and the final observation of every agent whose sub-episode ended in the step
@@ -57,7 +80,8 @@ environment on a ``baton serve env`` server through ``baton.remote`` instead of 
 fast lane; ``key`` its API key), ``library`` (the path of the fast lane's library
 that registers ``env``, one of the user's own built by ``baton.build``; default
 ``BATON_LIBRARY``, else baton's own), ``action_masking``, ``invalid_action``,
-``invalid_reward``, ``ids_per_agent``.
+``invalid_reward``, ``ids_per_agent``, ``agent_ids`` (``"invocation"``, the default, or
+``"name"``).
 
 Processes. On the fast lane each copy is one environment stepped turn by turn by Go in
 the process that makes it (as ``baton.pettingzoo``): RLlib makes env copies in its
@@ -84,6 +108,7 @@ __all__ = [
     "ENV_NAME",
     "BatonMultiAgentEnv",
     "IdError",
+    "MultiAgentEnvRunner",
     "agent_name",
     "make",
     "policy_mapping_fn",
@@ -92,8 +117,10 @@ __all__ = [
 
 ENV_NAME = "baton"
 _ID = re.compile(r"^(.+)_(\d+)$")
-_KEYS = {"env", "config", "seed", "address", "key", "action_masking", "invalid_action", "invalid_reward", "ids_per_agent", "library"}
+_KEYS = {"env", "config", "seed", "address", "key", "action_masking", "invalid_action", "invalid_reward", "ids_per_agent",
+         "library", "agent_ids"}
 _INVALID = ("raise", "terminate")
+_ID_FORMS = ("invocation", "name")
 
 
 class IdError(_vector.VectorError, RuntimeError):
@@ -114,7 +141,9 @@ def agent_name(agent_id: str) -> str:
 
 def policy_mapping_fn(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     """RLlib's ``policy_mapping_fn``: every invocation of an agent to the module named
-    for the agent ("motion_0", "motion_1", ... -> "motion")."""
+    for the agent ("motion_0", "motion_1", ... -> "motion"); with ``"agent_ids":
+    "name"``, a name to itself ("motion" -> "motion"), for names that do not end in
+    ``_<digits>``."""
     return agent_name(agent_id)
 
 
@@ -227,7 +256,8 @@ class BatonMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: Mapping[str, Any] | None = None):
         super().__init__()
         # Each env runner (worker_index) and sub-env (vector_index) draws its own seeds.
-        self._where = (int(getattr(config, "worker_index", 0)), int(getattr(config, "vector_index", 0)))
+        # An env runner made outside an algorithm has them None.
+        self._where = (int(getattr(config, "worker_index", 0) or 0), int(getattr(config, "vector_index", 0) or 0))
         if config is not None and not isinstance(config, Mapping):
             raise TypeError(f"config is a {type(config).__name__}; want a dict of the config keys (or RLlib's EnvContext)")
         config = dict(config or {})
@@ -245,6 +275,10 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         self.ids_per_agent = config.get("ids_per_agent", 64)
         if isinstance(self.ids_per_agent, bool) or not isinstance(self.ids_per_agent, int) or self.ids_per_agent < 1:
             raise _vector.ConfigError(1, f"ids_per_agent {self.ids_per_agent!r}; want an integer >= 1", [])
+        self.agent_ids = config.get("agent_ids", "invocation")
+        if self.agent_ids not in _ID_FORMS:
+            raise _vector.ConfigError(1, f"agent_ids {self.agent_ids!r}; want one of {_ID_FORMS}", [])
+        self._named = self.agent_ids == "name"
         seed = _vector._seed(config.get("seed"), 'config["seed"]')
         self._rng = np.random.default_rng(None if seed is None else [int(seed), *self._where])
         address, library = config.get("address"), config.get("library")
@@ -258,15 +292,25 @@ class BatonMultiAgentEnv(MultiAgentEnv):
             self._e = _Local(self.env_name, config.get("config"), library)
         self._by_name = {a.name: a for a in self._e.agents}
         self._top = self._e.agents[0].name
-        self.possible_agents = [f"{a.name}_{k}" for a in self._e.agents for k in range(self.ids_per_agent)]
+        if self._named:
+            self._name_of = {a.name: a.name for a in self._e.agents}
+        else:
+            self._name_of = {f"{a.name}_{k}": a.name for a in self._e.agents for k in range(self.ids_per_agent)}
+        self.possible_agents = list(self._name_of)
         spaces = {a.name: self._space(a) for a in self._e.agents}
-        self.observation_spaces = {i: spaces[agent_name(i)] for i in self.possible_agents}
-        self.action_spaces = {i: self._by_name[agent_name(i)].action_space for i in self.possible_agents}
+        self.observation_spaces = {i: spaces[n] for i, n in self._name_of.items()}
+        self.action_spaces = {i: self._by_name[n].action_space for i, n in self._name_of.items()}
         self.agents = []
+        # RLlib's agent id of the agent acting next; its latest report, by RLlib's agent id;
+        # the ids observed in this episode; those observed and not ended (invocation form).
         self._next: str | None = None
         self._last: dict[str, _Report] = {}
         self._observed: set[str] = set()
         self._live: list[str] = []
+        # Name form: the invocation id last observed by each name, and how each name's
+        # invocation ended (terminated, truncated) since its last observation.
+        self._shown: dict[str, str] = {}
+        self._ended: dict[str, tuple[bool, bool]] = {}
 
     def _space(self, a: _Agent) -> gym.Space:
         if self.masking and a.mask_len:
@@ -305,10 +349,18 @@ class BatonMultiAgentEnv(MultiAgentEnv):
             s = int(self._rng.integers(0, 2**63))
         reports, nxt, over = self._e.reset(s)
         self._last, self._observed, self._live = {}, set(), []
+        self._shown, self._ended = {}, {}
         for r in reports:
-            self._last[r.id] = r
+            self._last[r.name if self._named else r.id] = r
         if over or nxt is None:
             raise _vector.StateError(5, f"{self.env_name}: the episode ended at its reset: no agent acts", [])
+        if self._named:
+            r = self._last[agent_name(nxt)]
+            self._next = r.name
+            self._observed.add(r.name)
+            self._live = [r.name]
+            self.agents = [r.name]
+            return {r.name: self._obs(r)}, {r.name: self._shown_info(r)}
         self._check_id(nxt)
         self._next = nxt
         self._observed.add(nxt)
@@ -331,7 +383,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         return _vector._action(action_dict[aid], self.action_spaces[aid], f"agent {aid}")
 
     def _bad(self, aid: str, v: int) -> str | None:
-        a = self._by_name[agent_name(aid)]
+        a = self._by_name[self._name_of[aid]]
         if not a.start <= v < a.start + a.actions:
             return f"agent {aid}: action {v} outside Discrete({a.actions}, start={a.start})"
         m = self._last[aid].mask
@@ -348,6 +400,8 @@ class BatonMultiAgentEnv(MultiAgentEnv):
                 raise _vector.ActionError(3, why, [])
             return self._invalid(aid)
         reports, nxt, over = self._e.step(v)
+        if self._named:
+            return self._step_names(reports, nxt, over)
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         ended = []
         for r in reports:
@@ -387,6 +441,59 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         self.agents = before + [nxt] if nxt not in before else before
         return obs, rewards, terms, truncs, infos
 
+    def _shown_info(self, r: _Report) -> dict[str, Any]:
+        """Name form: the info of an observation of the agent about to act, with its
+        invocation's id and the sub-episode boundary it follows, if any."""
+        info = self._info(r)
+        info["agent_id"] = r.id
+        start = self._shown.get(r.name) != r.id
+        info["sub_episode_start"] = start
+        if start and r.name in self._ended:
+            info["previous_terminated"], info["previous_truncated"] = self._ended.pop(r.name)
+        self._shown[r.name] = r.id
+        return info
+
+    def _step_names(self, reports: list[_Report], nxt: str | None, over: bool):
+        """``step`` in the name form: an agent name observes only when it acts next or
+        at the end of the episode; what it earns in between (the last reward of an
+        invocation) waits in RLlib's episode for its next observation."""
+        obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
+        for r in reports:
+            self._last[r.name] = r
+            if r.name not in self._observed:
+                continue  # first invoked in this step: observed when it acts
+            rewards[r.name] = rewards.get(r.name, 0.0) + r.reward
+            if r.terminated or r.truncated:
+                self._ended[r.name] = (r.terminated, r.truncated and not r.terminated)
+        if over:
+            top = next((r for r in reports if r.name == self._top), None)
+            success = top is not None and top.terminated
+            for n in self._live:
+                r = self._last[n]
+                obs[n], infos[n] = self._obs(r, final=True), self._info(r, final=True)
+                infos[n]["agent_id"] = r.id
+                rewards.setdefault(n, 0.0)
+                # Its last invocation's end, if it ended; else cut by the episode's end.
+                terms[n], truncs[n] = self._ended.get(n, (False, True))
+                infos[n]["success"] = success
+            self.agents = list(self._live)
+            self._live, self._next = [], None
+            terms["__all__"], truncs["__all__"] = success, not success
+            return obs, rewards, terms, truncs, infos
+        r = self._last[agent_name(nxt)]
+        n = r.name
+        obs[n], infos[n] = self._obs(r), self._shown_info(r)
+        if n not in self._observed:
+            self._observed.add(n)
+            self._live.append(n)
+        else:
+            rewards.setdefault(n, 0.0)
+        terms[n], truncs[n] = False, False
+        terms["__all__"], truncs["__all__"] = False, False
+        self._next = n
+        self.agents = list(self._live)
+        return obs, rewards, terms, truncs, infos
+
     def _invalid(self, aid: str):
         """Ends the episode for an invalid action (``invalid_action="terminate"``)."""
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
@@ -410,6 +517,45 @@ class BatonMultiAgentEnv(MultiAgentEnv):
 
     def close(self) -> None:
         self._e.close()
+
+
+def _runner_class():
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner as Base
+
+    class MultiAgentEnvRunner(Base):
+        """RLlib's ``MultiAgentEnvRunner`` that numpy-izes each episode it returns once,
+        at the end of ``sample``, instead of every finished episode of the call again at
+        every env step (RLlib's runner, with ``episodes_to_numpy`` True, its default):
+        the episodes it returns are the same, and a ``sample`` call of many short
+        episodes costs steps, not steps times episodes. For
+        ``config.env_runners(env_runner_cls=baton.rllib.MultiAgentEnvRunner)``; any
+        multi-agent environment may use it.
+        """
+
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self._to_numpy_once = self.episodes_to_numpy
+            self.episodes_to_numpy = False
+
+        def sample(self, *args: Any, **kwargs: Any):
+            episodes = super().sample(*args, **kwargs)
+            if self._to_numpy_once:
+                for e in episodes:
+                    e.to_numpy()  # as RLlib's runner does (is_numpy fails on an episode of no agent)
+            return episodes
+
+    MultiAgentEnvRunner.__module__ = __name__
+    MultiAgentEnvRunner.__qualname__ = "MultiAgentEnvRunner"
+    return MultiAgentEnvRunner
+
+
+def __getattr__(name: str):
+    # RLlib's env runner module imports much of RLlib: made at its first use.
+    if name == "MultiAgentEnvRunner":
+        cls = _runner_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make(config: Mapping[str, Any] | None = None) -> BatonMultiAgentEnv:

@@ -163,7 +163,8 @@ def test_invalid_action_terminate():
 def test_config_errors_and_id_limit():
     for cfg, match in [({"env": "maze", "bogus": 1}, "unknown config keys"),
                        ({"invalid_action": "ignore"}, "invalid_action"),
-                       ({"ids_per_agent": 0}, "ids_per_agent")]:
+                       ({"ids_per_agent": 0}, "ids_per_agent"),
+                       ({"agent_ids": "index"}, "agent_ids")]:
         with pytest.raises(baton.vector.ConfigError, match=match):
             br.BatonMultiAgentEnv(cfg)
     with pytest.raises(baton.vector.ConfigError):
@@ -219,3 +220,86 @@ def test_ppo_trains_with_two_env_runners(ray_two_cpus):
         assert 0.0 <= ev["success"] <= 1.0 and ev["episode_ticks"] > 0
     finally:
         algo.stop()
+
+
+def test_name_ids_checked_by_rllib_and_by_its_episode():
+    """agent_ids="name": RLlib's checker accepts it, and RLlib's MultiAgentEpisode takes
+    whole episodes of it: one agent id per name, the same steps and returns as the
+    per-invocation form for the same seed and actions."""
+    from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+
+    for masking in (False, True):
+        env = br.BatonMultiAgentEnv({"env": "maze", "agent_ids": "name", "action_masking": masking,
+                                     "invalid_action": "terminate"})
+        check_multiagent_environments(env)
+        env.close()
+    by_name = br.BatonMultiAgentEnv({"env": "maze", "agent_ids": "name"})
+    by_call = br.BatonMultiAgentEnv({"env": "maze"})
+    assert by_name.possible_agents == ["strategy", "motion"]
+    assert by_name.observation_spaces["motion"] == by_call.observation_spaces["motion_7"]
+    assert br.policy_mapping_fn("motion") == "motion"
+    for seed in (MAZE_SEED, 11, 12):
+        episodes = []
+        for env in (by_name, by_call):
+            e = MultiAgentEpisode(observation_space=env.observation_spaces, action_space=env.action_spaces)
+            steps = play(env, seed, np.random.default_rng(seed))
+            e.add_env_reset(observations=steps[0][1], infos=steps[0][5])
+            for actions, obs, rewards, terms, truncs, infos, _ in steps[1:]:
+                e.add_env_step(obs, actions, rewards, infos, terminateds=terms, truncateds=truncs)
+            e.validate()
+            episodes.append((e, steps))
+        (en, sn), (ec, sc) = episodes
+        assert [next(iter(s[0])) for s in sn[1:]] == [br.agent_name(next(iter(s[0]))) for s in sc[1:]]
+        assert set(en.agent_episodes) == {"strategy", "motion"}
+        assert en.get_return() == pytest.approx(ec.get_return())
+        for name in ("strategy", "motion"):
+            calls = [sa for i, sa in ec.agent_episodes.items() if br.agent_name(i) == name]
+            assert len(en.agent_episodes[name]) == sum(len(sa) for sa in calls)
+            assert en.agent_episodes[name].get_return() == pytest.approx(sum(sa.get_return() for sa in calls))
+        assert en.is_terminated == ec.is_terminated
+
+
+def test_name_ids_carry_the_sub_episodes_in_infos():
+    env = br.BatonMultiAgentEnv({"env": "maze", "agent_ids": "name"})
+    steps = play(env, MAZE_SEED, np.random.default_rng(1))
+    shown = [(i, infos[i]) for _, obs, _, terms, truncs, infos, _ in steps[:-1] for i in obs]
+    assert all(set(obs) <= {"strategy", "motion"} and len(obs) == 1 for _, obs, *_ in steps[:-1])
+    motion = [info for i, info in shown if i == "motion"]
+    starts = [info["agent_id"] for info in motion if info["sub_episode_start"]]
+    assert starts == [f"motion_{k}" for k in range(len(starts))] and len(starts) >= 2
+    # Each invocation after the first tells how the one before it ended.
+    for info in motion:
+        if info["sub_episode_start"] and info["agent_id"] != "motion_0":
+            assert info["previous_terminated"] or info["previous_truncated"]
+        else:
+            assert "previous_terminated" not in info
+    assert {info["agent_id"] for i, info in shown if i == "strategy"} == {"strategy_0"}
+    _, obs, rewards, terms, truncs, infos, _ = steps[-1]
+    assert set(obs) == {"strategy", "motion"} and all(terms[i] or truncs[i] for i in obs)
+    assert infos["strategy"]["success"] == terms["__all__"]
+    env.close()
+
+
+def test_env_runner_numpy_izes_once_and_samples_the_same():
+    """baton.rllib.MultiAgentEnvRunner returns what RLlib's MultiAgentEnvRunner returns
+    (same config and seeds: the same episodes, numpy-ized), for both id forms."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    name = br.register()
+    for form in ("invocation", "name"):
+        got = {}
+        for cls in (MultiAgentEnvRunner, br.MultiAgentEnvRunner):
+            cfg = (PPOConfig()
+                   .environment(name, env_config={"env": "maze", "seed": 3, "agent_ids": form,
+                                                  "invalid_action": "terminate"})
+                   .env_runners(num_env_runners=0, num_envs_per_env_runner=2, env_runner_cls=cls)
+                   .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=br.policy_mapping_fn)
+                   .debugging(seed=1))
+            runner = cls(config=cfg)
+            episodes = runner.sample(num_timesteps=120)
+            runner.stop()
+            assert all(sa.is_numpy for e in episodes for sa in e.agent_episodes.values())
+            got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
+        assert got[MultiAgentEnvRunner] == got[br.MultiAgentEnvRunner]
+        assert sum(n for n, _, _ in got[MultiAgentEnvRunner]) >= 120
