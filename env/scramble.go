@@ -42,14 +42,15 @@ const InfoKeyScramble = "scramble"
 // The Obs and Mask of its Turns are its own buffers, valid until the next Reset or
 // Step. It is not safe for concurrent use; Unwrap returns the inner environment.
 type Scrambled struct {
-	m      MultiAgent
-	seed   uint64
-	specs  []Spec
-	perms  map[string]*scrambleAgent
-	info   map[string]Permutation
-	turn   Turn
-	bufs   []scrambleBuf // per report slot
-	byName []string
+	m       MultiAgent
+	seed    uint64
+	specs   []Spec
+	perms   map[string]*scrambleAgent
+	info    map[string]Permutation
+	turn    Turn
+	reports []Report      // turn's reports, the wrapper's own
+	bufs    []scrambleBuf // per report slot
+	byName  []string
 }
 
 type scrambleAgent struct {
@@ -171,8 +172,11 @@ func agentName(id string) (string, bool) {
 
 // scramble rewrites t's observations and masks into the wrapper's buffers.
 func (s *Scrambled) scramble(t Turn) Turn {
+	// The reports are copied into the wrapper's own slice: t's belong to the wrapped
+	// environment, which may keep them from step to step (they are read-only to callers).
+	s.reports = append(s.reports[:0], t.Reports...)
 	s.turn = t
-	s.turn.Reports = append(s.turn.Reports[:0], t.Reports...)
+	s.turn.Reports = s.reports
 	for len(s.bufs) < len(t.Reports) {
 		s.bufs = append(s.bufs, scrambleBuf{})
 	}
