@@ -33,6 +33,10 @@ type FlatConfig struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// GoalReward rewards the move onto the goal; nil means DefaultGoalReward.
 	GoalReward *float64 `json:"reward_for_reaching_goal,omitempty"`
+	// ProgressReward, when set, adds to each move ProgressReward times the number of
+	// moves it takes off the shortest walk to the goal, as MotionConfig's does in the
+	// hierarchy: the same shaping for both, which stepping back and forth cannot earn.
+	ProgressReward *float64 `json:"reward_for_progress,omitempty"`
 }
 
 // ParseFlatConfig reads a flat maze's JSON configuration; unknown fields are errors.
@@ -168,10 +172,13 @@ func (f *Flat) StepDiscrete(action int64, obs []float32, mask []bool) (reward fl
 	if !f.maze.Walkable(next) {
 		return 0, false, false, fmt.Errorf("%w: moving %s from %v", ErrWall, d, f.pos)
 	}
+	if p := f.cfg.ProgressReward; p != nil {
+		reward = progress(*p, f.maze, f.pos, next)
+	}
 	f.pos, f.head = next, d
 	f.steps++
 	if f.pos == f.maze.goal {
-		reward, terminated = *f.cfg.GoalReward, true
+		reward, terminated = reward+*f.cfg.GoalReward, true
 	}
 	truncated = !terminated && f.steps >= f.cfg.MaxSteps
 	f.live = !terminated && !truncated

@@ -59,7 +59,7 @@ func NewEnvOracle(e *Env) *Oracle {
 // plan plans every tile's best direction for m.
 func (o *Oracle) plan(m *Maze) {
 	o.maze, o.best = m, make([]Direction, len(m.tiles))
-	tileDist := m.distances()
+	tileDist := m.dist
 	for i := range o.best {
 		o.best[i] = bestStep(m, m.pos(i), tileDist)
 	}

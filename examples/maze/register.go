@@ -262,7 +262,7 @@ func openFlatFactory(config []byte) (runners.Factory, error) {
 	return &flatFactory{cfg: cfg, first: f, oracle: NewOracle(f.Maze())}, nil
 }
 
-// Size estimates the memory of the map, its oracle and the agent's spec (some 30
+// Size estimates the memory of the map, its oracle and the agent's spec (some 38
 // bytes a tile, measured), and of each Flat (its observation), with room to spare.
 func (f *flatFactory) Size() (shared, each int64) {
 	tiles := int64(len(f.first.maze.tiles))
