@@ -130,11 +130,18 @@ def run_one(spec: dict, args) -> dict:
     }
 
 
-def load(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+def load(*paths: str) -> list[dict]:
+    """The runs of JSON lines files, the first of each key (``key``) only."""
+    runs, seen = [], set()
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                if line.strip() and key(run := json.loads(line)) not in seen:
+                    seen.add(key(run))
+                    runs.append(run)
+    return runs
 
 
 def table(runs: list[dict]) -> str:
@@ -219,13 +226,14 @@ def parse_args(argv=None):
     p.add_argument("--list", action="store_true", help="list the runs still to do and their budgets, and stop")
     p.add_argument("--report", action="store_true", help="print the table of the runs in --out, and stop")
     p.add_argument("--png", help="draw the curves of the runs in --out into this PNG")
+    p.add_argument("--merge", nargs="*", default=[], help="more JSON lines files whose runs count as done and report")
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    done = {key(r) for r in load(args.out)}
+    done = {key(r) for r in load(args.out, *args.merge)}
     todo = [s for s in grid(args) if key(s) not in done]
     if args.list:
         for s in todo:
@@ -240,7 +248,7 @@ def main(argv=None) -> int:
             print(f"[{i}/{len(todo)}] {spec}: to {args.target}: {run['env_steps_to_target']}, "
                   f"final {run['final_success']:.3f}, {time.perf_counter() - t:.0f} s (load {run['load']})",
                   file=sys.stderr, flush=True)
-    runs = load(args.out)
+    runs = load(args.out, *args.merge)
     print(table(runs))
     if args.png and runs:
         plot(runs, args.png, args.target)

@@ -41,7 +41,8 @@ def test_resumes_and_reports(tmp_path):
     assert len(sweep_maze.grid(args)) == 2 * 2 * 2  # rewards x variants x seeds
     done = {"side": 7, "maps": "fixed", "reward": "sparse", "variant": "flat", "seed": 1, "budget": 2048,
             "env_steps_to_target": 1024, "final_success": 0.95, "curve": [{"env_steps": 1024, "success": 0.95, "return": 1}]}
-    out.write_text(json.dumps(done) + "\n")
+    out.write_text(json.dumps(done) + "\n" + json.dumps({**done, "final_success": 0.5}) + "\n")  # the first of a key counts
+    assert len(sweep_maze.load(str(out), str(tmp_path / "none.jsonl"))) == 1
     todo = [s for s in sweep_maze.grid(args) if sweep_maze.key(s) not in {sweep_maze.key(r) for r in sweep_maze.load(str(out))}]
     assert len(todo) == 7
     t = sweep_maze.table(sweep_maze.load(str(out)))
