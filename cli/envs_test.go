@@ -71,7 +71,7 @@ func TestEnvsText(t *testing.T) {
 	out := r.stdout
 	for _, want := range []string{
 		"maze: the reference maze: a strategy agent picks directions, a motion agent walks them\n" +
-			"  --env-config  fields: map, generate{rows, cols, seed, per_episode}, obs_side, procedure, strategy{max_steps, reward_for_reaching_goal}, motion{max_steps, reward_for_right_direction, reward_for_wrong_direction}\n" +
+			"  --env-config  fields: map, generate{rows, cols, seed, per_episode}, obs_side, procedure, strategy{max_steps, reward_for_reaching_goal}, motion{max_steps, reward_for_right_direction, reward_for_wrong_direction, reward_for_progress}\n" +
 			"  success       defined\n" +
 			"  agent strategy\n" +
 			"    observation  Box(0.0, [3.0 3.0 3.0 ... 1.0 1.0 1.0], (106,), float32)\n" +
@@ -84,7 +84,7 @@ func TestEnvsText(t *testing.T) {
 			"                 forward           always forward\n" +
 			"\n" +
 			"maze-flat: the reference maze without a hierarchy: one agent moves a tile a step\n" +
-			"  --env-config  fields: map, generate{rows, cols, seed, per_episode}, max_steps, reward_for_reaching_goal\n" +
+			"  --env-config  fields: map, generate{rows, cols, seed, per_episode}, max_steps, reward_for_reaching_goal, reward_for_progress\n" +
 			"  success       defined\n" +
 			"  agent walker\n" +
 			"    observation  Box(0.0, [3.0 3.0 3.0 ... 1.0 1.0 1.0], (106,), float32)\n" +

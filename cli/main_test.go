@@ -344,7 +344,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	configFields := "(fields: map, generate{rows, cols, seed, per_episode}, obs_side, procedure, strategy{max_steps, reward_for_reaching_goal}, motion{max_steps, reward_for_right_direction, reward_for_wrong_direction})"
+	configFields := "(fields: map, generate{rows, cols, seed, per_episode}, obs_side, procedure, strategy{max_steps, reward_for_reaching_goal}, motion{max_steps, reward_for_right_direction, reward_for_wrong_direction, reward_for_progress})"
 	tests := []struct {
 		name string
 		args []string

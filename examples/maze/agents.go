@@ -206,8 +206,13 @@ func (m *Motion) Done(v View) (terminated, truncated bool) {
 	return false, v.Steps >= m.cfg.MaxSteps
 }
 
-// Reward is RightReward for a forward move and WrongReward for a backward one.
-func (m *Motion) Reward(_ View, a Action, _ View) float64 {
+// Reward is RightReward for a forward move and WrongReward for a backward one, or, with
+// ProgressReward set, ProgressReward times the moves the step took off the distance to
+// the goal.
+func (m *Motion) Reward(v View, a Action, next View) float64 {
+	if p := m.cfg.ProgressReward; p != nil {
+		return progress(*p, v.Maze, v.Pos, next.Pos)
+	}
 	if a.Move == Forward {
 		return *m.cfg.RightReward
 	}
@@ -251,3 +256,13 @@ var (
 	_ agent.InPlace[State, View, int64, Action] = (*Strategy)(nil)
 	_ agent.InPlace[State, View, int64, Action] = (*Motion)(nil)
 )
+
+// progress is reward times the moves a step from p to q took off the distance to the
+// goal: +reward, -reward, or 0 where either end cannot reach the goal.
+func progress(reward float64, m *Maze, p, q Pos) float64 {
+	dp, dq := m.Distance(p), m.Distance(q)
+	if dp < 0 || dq < 0 {
+		return 0
+	}
+	return reward * float64(dp-dq)
+}

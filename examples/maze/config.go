@@ -64,6 +64,14 @@ type MotionConfig struct {
 	RightReward *float64 `json:"reward_for_right_direction,omitempty"`
 	// WrongReward rewards a backward move; nil means -0.1.
 	WrongReward *float64 `json:"reward_for_wrong_direction,omitempty"`
+	// ProgressReward, when set, replaces RightReward and WrongReward: a move earns
+	// ProgressReward times the number of moves it takes off the shortest walk to the
+	// goal (+ProgressReward a move closer, -ProgressReward a move away), so that a
+	// walk's rewards add up to ProgressReward times the distance it covered towards
+	// the goal, and stepping back and forth earns nothing. The reference rewards pay
+	// every forward move, whichever way it leads: a motion agent (or a strategy that
+	// sends it back the way it came) earns by walking a corridor to and fro.
+	ProgressReward *float64 `json:"reward_for_progress,omitempty"`
 }
 
 // The reference defaults.

@@ -3,6 +3,7 @@ package maze
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -33,6 +34,10 @@ type FlatConfig struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// GoalReward rewards the move onto the goal; nil means DefaultGoalReward.
 	GoalReward *float64 `json:"reward_for_reaching_goal,omitempty"`
+	// ProgressReward, when set, adds to each move ProgressReward times the number of
+	// moves it takes off the shortest walk to the goal, as MotionConfig's does in the
+	// hierarchy: the same shaping for both, which stepping back and forth cannot earn.
+	ProgressReward *float64 `json:"reward_for_progress,omitempty"`
 }
 
 // ParseFlatConfig reads a flat maze's JSON configuration; unknown fields are errors.
@@ -63,8 +68,13 @@ func (c FlatConfig) validate() error {
 	if c.Map != "" && c.Generate != nil {
 		errs = append(errs, fmt.Errorf("%w: give map or generate, not both", ErrConfig))
 	}
-	if c.Generate != nil && c.Generate.PerEpisode {
-		errs = append(errs, fmt.Errorf("%w: generate.per_episode: the flat maze keeps one map", ErrConfig))
+	if g := c.Generate; g != nil && g.PerEpisode {
+		if err := checkSides(g.Rows, g.Cols); err != nil {
+			errs = append(errs, fmt.Errorf("%w: generate: %w", ErrConfig, err))
+		}
+		if g.Seed != 0 {
+			errs = append(errs, fmt.Errorf("%w: generate.seed is %d: per_episode draws each map from its episode's seed; leave seed out", ErrConfig, g.Seed))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -108,7 +118,8 @@ func NewFlat(cfg FlatConfig) (*Flat, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs := obsSpace(m.rows, m.cols, 4)
+	rows, cols := cfg.sides(m)
+	obs := obsSpace(rows, cols, 4)
 	return &Flat{
 		cfg:  cfg,
 		maze: m,
@@ -116,6 +127,18 @@ func NewFlat(cfg FlatConfig) (*Flat, error) {
 		obs:  make([]float32, obs.FlatDim()),
 	}, nil
 }
+
+// sides returns the size of the map m, or, when each episode draws its map (m nil),
+// of the maps drawn.
+func (c FlatConfig) sides(m *Maze) (rows, cols int) {
+	if m == nil {
+		return c.Generate.Rows, c.Generate.Cols
+	}
+	return m.rows, m.cols
+}
+
+// perEpisode reports whether each episode draws its map.
+func (c FlatConfig) perEpisode() bool { return c.Generate != nil && c.Generate.PerEpisode }
 
 // sibling returns a new Flat of f's map and agent spec, which it shares, with cfg,
 // whose map must be f's.
@@ -126,15 +149,26 @@ func (f *Flat) sibling(cfg FlatConfig) *Flat {
 // Config returns the configuration with its defaults filled in.
 func (f *Flat) Config() FlatConfig { return f.cfg }
 
-// Maze returns the map.
+// Maze returns the map: the episode's when each episode draws its map
+// (GenerateConfig.PerEpisode), nil before the first Reset.
 func (f *Flat) Maze() *Maze { return f.maze }
 
 // Spec describes the agent: FlatName, the observation Box, Discrete(4), a mask of 4.
 func (f *Flat) Spec() env.Spec { return f.spec }
 
 // Reset puts the agent on the start tile, heading LEFT (as the hierarchy starts). The
-// maze has no randomness: every seed gives the same episode.
-func (f *Flat) Reset(uint64) (env.Step, error) {
+// moves have no randomness: with one map every seed gives the same episode; when each
+// episode draws its map (GenerateConfig.PerEpisode), the seed draws it, the same seed
+// the same map.
+func (f *Flat) Reset(seed uint64) (env.Step, error) {
+	if f.cfg.perEpisode() {
+		g := f.cfg.Generate
+		m, err := Generate(rand.New(rand.NewPCG(seed, seed)), g.Rows, g.Cols)
+		if err != nil {
+			return env.Step{}, err
+		}
+		f.maze = m
+	}
 	f.pos, f.head, f.steps, f.live = f.maze.start, Left, 0, true
 	f.observe(f.obs, f.mask[:])
 	return env.Step{Obs: f.obs, Mask: f.mask[:]}, nil
@@ -169,10 +203,13 @@ func (f *Flat) StepDiscrete(action int64, obs []float32, mask []bool) (reward fl
 	if !f.maze.Walkable(next) {
 		return 0, false, false, fmt.Errorf("%w: moving %s from %v", ErrWall, d, f.pos)
 	}
+	if p := f.cfg.ProgressReward; p != nil {
+		reward = progress(*p, f.maze, f.pos, next)
+	}
 	f.pos, f.head = next, d
 	f.steps++
 	if f.pos == f.maze.goal {
-		reward, terminated = *f.cfg.GoalReward, true
+		reward, terminated = reward+*f.cfg.GoalReward, true
 	}
 	truncated = !terminated && f.steps >= f.cfg.MaxSteps
 	f.live = !terminated && !truncated

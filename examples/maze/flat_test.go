@@ -145,7 +145,10 @@ func TestParseFlatConfig(t *testing.T) {
 		{name: "unknown field", json: `{"max_step": 5}`, err: maze.ErrConfig},
 		{name: "negative limit", json: `{"max_steps": -1}`, err: maze.ErrConfig},
 		{name: "map and generate", json: `{"map": "2 3", "generate": {"rows": 9, "cols": 9, "seed": 1}}`, err: maze.ErrConfig},
-		{name: "per-episode maps", json: `{"generate": {"rows": 9, "cols": 9, "per_episode": true}}`, err: maze.ErrConfig},
+		{name: "per-episode maps", json: `{"generate": {"rows": 9, "cols": 9, "per_episode": true}, "reward_for_progress": 0.1}`,
+			want: maze.FlatConfig{Generate: &maze.GenerateConfig{Rows: 9, Cols: 9, PerEpisode: true}, ProgressReward: ptr(0.1)}},
+		{name: "per-episode maps with a seed", json: `{"generate": {"rows": 9, "cols": 9, "seed": 2, "per_episode": true}}`, err: maze.ErrConfig},
+		{name: "per-episode maps of even sides", json: `{"generate": {"rows": 8, "cols": 9, "per_episode": true}}`, err: maze.ErrConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,6 +186,7 @@ func TestRegisterFlat(t *testing.T) {
 	}{
 		{name: "oracle", policy: "oracle", success: 1, steps: 6 * 13},
 		{name: "oracle on a generated map", config: `{"generate": {"rows": 11, "cols": 11, "seed": 5}}`, policy: "oracle", success: 1},
+		{name: "oracle on per-episode maps", config: `{"generate": {"rows": 13, "cols": 13, "per_episode": true}}`, policy: "oracle", success: 1},
 		{name: "tick limit below the path", policy: "oracle", maxTicks: 5, success: 0, steps: 6 * 5},
 		{name: "random", policy: "random", success: -1},
 	}
@@ -212,3 +216,22 @@ func TestRegisterFlat(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestFlatPerEpisodeMaps draws a map from each episode's seed: the same seed the same
+// map, other seeds others.
+func TestFlatPerEpisodeMaps(t *testing.T) {
+	f := newFlat(t, maze.FlatConfig{Generate: &maze.GenerateConfig{Rows: 9, Cols: 9, PerEpisode: true}})
+	assert.Nil(t, f.Maze(), "no map before the first Reset")
+	maps := map[string]bool{}
+	for seed := range uint64(8) {
+		_, err := f.Reset(seed)
+		require.NoError(t, err)
+		first := f.Maze().String()
+		_, err = f.Reset(seed)
+		require.NoError(t, err)
+		require.Equal(t, first, f.Maze().String(), "seed %d", seed)
+		maps[first] = true
+	}
+	assert.Greater(t, len(maps), 4, "8 seeds drew %d maps", len(maps))
+	assert.Equal(t, 9*9+2+4, f.Spec().ObservationSpace.FlatDim())
+}

@@ -71,6 +71,7 @@ type Maze struct {
 	start, goal  Pos
 	floats       []float32
 	intersection []bool
+	dist         []int // shortest walk to the goal in moves, -1 where none
 }
 
 // Reference is the map of the reference maze (reference/maze.md).
@@ -183,7 +184,17 @@ func build(rows, cols int, tiles []Tile) (*Maze, error) {
 		}
 		m.intersection[i] = tiles[i].Walkable() && n > limit
 	}
+	m.dist = m.distances()
 	return m, nil
+}
+
+// Distance returns the number of moves of the shortest walk from p to the goal; -1
+// for a wall, a position off the map or a tile the goal cannot be reached from.
+func (m *Maze) Distance(p Pos) int {
+	if !m.Inside(p) {
+		return -1
+	}
+	return m.dist[p.Row*m.cols+p.Col]
 }
 
 func (m *Maze) pos(i int) Pos { return Pos{i / m.cols, i % m.cols} }

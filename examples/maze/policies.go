@@ -43,13 +43,18 @@ func NewOracle(m *Maze) *Oracle {
 // the map from the observation (padded or not, Config.ObsSide) and planning again
 // when it changes; such an oracle is not safe for concurrent use.
 func NewEnvOracle(e *Env) *Oracle {
-	o := &Oracle{rows: e.rows, cols: e.cols}
 	if e.maze != nil {
+		o := &Oracle{rows: e.rows, cols: e.cols}
 		o.plan(e.maze)
 		return o
 	}
-	o.observed = true
-	o.seen = make([]float32, e.rows*e.cols)
+	return newObservedOracle(e.rows, e.cols)
+}
+
+// newObservedOracle returns an oracle that reads the map of rows x cols from each
+// observation and plans again when it changes; it is not safe for concurrent use.
+func newObservedOracle(rows, cols int) *Oracle {
+	o := &Oracle{rows: rows, cols: cols, observed: true, seen: make([]float32, rows*cols)}
 	for i := range o.seen {
 		o.seen[i] = -1 // no map yet
 	}
@@ -59,7 +64,7 @@ func NewEnvOracle(e *Env) *Oracle {
 // plan plans every tile's best direction for m.
 func (o *Oracle) plan(m *Maze) {
 	o.maze, o.best = m, make([]Direction, len(m.tiles))
-	tileDist := m.distances()
+	tileDist := m.dist
 	for i := range o.best {
 		o.best[i] = bestStep(m, m.pos(i), tileDist)
 	}

@@ -216,6 +216,10 @@ func RegisterFlat(r *runners.Registry) error {
 				if !ok {
 					return nil, fmt.Errorf("maze: the oracle needs the flat maze's factory, not %T", f)
 				}
+				if ff.oracle == nil { // each episode draws its map: an oracle per trial reads it
+					rows, cols := ff.cfg.sides(nil)
+					return newObservedOracle(rows, cols), nil
+				}
 				return ff.oracle, nil
 			}},
 			{Name: "random", Description: "uniform over the walkable directions", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
@@ -259,14 +263,24 @@ func openFlatFactory(config []byte) (runners.Factory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &flatFactory{cfg: cfg, first: f, oracle: NewOracle(f.Maze())}, nil
+	ff := &flatFactory{cfg: cfg, first: f}
+	if m := f.Maze(); m != nil {
+		ff.oracle = NewOracle(m)
+	}
+	return ff, nil
 }
 
-// Size estimates the memory of the map, its oracle and the agent's spec (some 30
-// bytes a tile, measured), and of each Flat (its observation), with room to spare.
+// Size estimates the memory of the map, its oracle and the agent's spec (some 38
+// bytes a tile, measured), and of each Flat (its observation, and its map when each
+// episode draws one), with room to spare.
 func (f *flatFactory) Size() (shared, each int64) {
-	tiles := int64(len(f.first.maze.tiles))
-	return 64*tiles + 4096, 4*int64(len(f.first.obs)) + 256
+	rows, cols := f.cfg.sides(f.first.maze)
+	tiles := int64(rows * cols)
+	each = 4*int64(len(f.first.obs)) + 256
+	if f.cfg.perEpisode() { // each Flat holds its episode's map
+		each += 64 * tiles
+	}
+	return 64*tiles + 4096, each
 }
 
 // NewEnv returns a flat maze whose step limit is the configuration's, or the trial's
