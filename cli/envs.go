@@ -93,6 +93,16 @@ func (e *environments) open(name string, config []byte, maxTicks int) (*opened, 
 	return &opened{entry: entry, config: config, factory: f, env: m, agents: m.Agents()}, nil
 }
 
+// agent is the spec of the agent named name, nil if the environment has none.
+func (o *opened) agent(name string) *env.Spec {
+	for i := range o.agents {
+		if o.agents[i].Name == name {
+			return &o.agents[i]
+		}
+	}
+	return nil
+}
+
 // agentNames returns the names of the opened environment's agents, in its order.
 func (o *opened) agentNames() []string {
 	names := make([]string, len(o.agents))

@@ -70,12 +70,7 @@ func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir strin
 			local = append(local, p)
 			continue
 		}
-		var spec *env.Spec
-		for i := range o.agents {
-			if o.agents[i].Name == name {
-				spec = &o.agents[i]
-			}
-		}
+		spec := o.agent(name)
 		if spec == nil {
 			return nil, nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: o.agentNames()}, "--policy "+p)
 		}

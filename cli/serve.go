@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/telemetry"
@@ -720,12 +719,7 @@ func dialRemotePolicies(ctx context.Context, o *opened, flags []string, keyFile,
 			local = append(local, p)
 			continue
 		}
-		var spec *env.Spec
-		for i := range o.agents {
-			if o.agents[i].Name == name {
-				spec = &o.agents[i]
-			}
-		}
+		spec := o.agent(name)
 		if spec == nil {
 			rp.close()
 			return nil, nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: o.agentNames()}, "--policy "+p)
