@@ -367,6 +367,7 @@ async function play(trial, agents, info = {}) {
   $('frame').replaceChildren(el('p', { className: 'muted', textContent: 'Waiting for your first turn…' }));
   $('legend').replaceChildren(...guideOf(env).legend());
   $('budget').textContent = '';
+  showLastReward(null);
   $('actions').replaceChildren();
   $('inbox').replaceChildren();
   for (const id of ['play-status', 'reward-status']) note(id, '');
@@ -556,6 +557,7 @@ async function showTurn(t) {
   g.lastPicture = picture;
   drawFrame(t);
   $('budget').textContent = (guideOf(g.env).budget || (() => ''))(g, t) || '';
+  showLastReward(t);
   const visible = (t.actions || []).filter((a) => !emptySlot(a));
   const buttons = visible.map((a, i) => {
     const b = el('button', { type: 'button', disabled: !a.allowed, title: a.allowed ? '' : 'not allowed at this turn' },
@@ -574,6 +576,20 @@ async function showTurn(t) {
   if ((t.receivers || []).includes(chosen)) to.value = chosen;
   $('inbox').replaceChildren(...(t.inbox || []).map((m) => el('p', { className: 'note info', textContent: `Message from ${m.from}: ${m.payload}` })));
   countdown(t);
+}
+
+// showLastReward says what the agent received for its previous turn in the episode
+// (PendingResponse.last_reward, every source included); nothing at its first turn.
+function showLastReward(t) {
+  const out = $('last-reward');
+  const r = t && t.lastReward !== undefined && t.lastReward !== null ? Number(t.lastReward) : NaN;
+  if (Number.isNaN(r)) {
+    out.textContent = '';
+    delete out.dataset.reward;
+    return;
+  }
+  out.dataset.reward = String(r);
+  out.textContent = `Last turn: ${r > 0 ? '+' : ''}${Number.isInteger(r) ? r.toFixed(1) : String(Number(r.toFixed(4)))}`;
 }
 
 // drawFrame draws the turn's environment for people: the page under test as a page,

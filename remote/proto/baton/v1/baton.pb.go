@@ -4639,7 +4639,13 @@ type PendingResponse struct {
 	// Where ClientActRequest.messages may go: the trial's agents by name, and "env"
 	// when the environment takes messages. A message to another address is
 	// INVALID_ARGUMENT, and the action is not taken.
-	Receivers     []string `protobuf:"bytes,12,rep,name=receivers,proto3" json:"receivers,omitempty"`
+	Receivers []string `protobuf:"bytes,12,rep,name=receivers,proto3" json:"receivers,omitempty"`
+	// The reward the agent received for its previous turn in this episode: the rewards
+	// of its steps since it last acted, every source included (the environment's,
+	// other agents', outside ones for the next step), as its steps report them; a
+	// retroactive reward for an earlier step is not in it. Unset at its first turn of
+	// an episode, and while it is not to act.
+	LastReward    *float64 `protobuf:"fixed64,13,opt,name=last_reward,json=lastReward,proto3,oneof" json:"last_reward,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4756,6 +4762,13 @@ func (x *PendingResponse) GetReceivers() []string {
 		return x.Receivers
 	}
 	return nil
+}
+
+func (x *PendingResponse) GetLastReward() float64 {
+	if x != nil && x.LastReward != nil {
+		return *x.LastReward
+	}
+	return 0
 }
 
 type ClientActRequest struct {
@@ -5748,7 +5761,7 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\rClientMessage\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\tR\apayload\"\x9f\x03\n" +
+	"\apayload\x18\x03 \x01(\tR\apayload\"\xd5\x03\n" +
 	"\x0fPendingResponse\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.baton.v1.TrialStateR\x05state\x12\x16\n" +
 	"\x06acting\x18\x02 \x01(\bR\x06acting\x12\x19\n" +
@@ -5762,7 +5775,10 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x05inbox\x18\n" +
 	" \x03(\v2\x17.baton.v1.ClientMessageR\x05inbox\x12\x14\n" +
 	"\x05error\x18\v \x01(\tR\x05error\x12\x1c\n" +
-	"\treceivers\x18\f \x03(\tR\treceivers\"\xbb\x01\n" +
+	"\treceivers\x18\f \x03(\tR\treceivers\x12$\n" +
+	"\vlast_reward\x18\r \x01(\x01H\x00R\n" +
+	"lastReward\x88\x01\x01B\x0e\n" +
+	"\f_last_reward\"\xbb\x01\n" +
 	"\x10ClientActRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -6101,6 +6117,7 @@ func file_baton_v1_baton_proto_init() {
 		(*Actor_Remote)(nil),
 		(*Actor_Client)(nil),
 	}
+	file_baton_v1_baton_proto_msgTypes[65].OneofWrappers = []any{}
 	file_baton_v1_baton_proto_msgTypes[66].OneofWrappers = []any{
 		(*ClientActRequest_Name)(nil),
 		(*ClientActRequest_Raw)(nil),
