@@ -22,7 +22,9 @@
 // budget (the maze's strategy: "Decision 6 of 20"); a button per action with the
 // masked ones disabled (a masked action is never sent, however its button is clicked
 // or its key pressed, and the page says why); keyboard shortcuts (1-9 by position,
-// the arrow keys for actions named UP, RIGHT, DOWN and LEFT); the time left before the
+// the arrow keys for actions named UP, RIGHT, DOWN and LEFT); the reward the agent
+// received for its previous turn (PendingResponse.last_reward: "Last turn: +0.5");
+// the time left before the
 // default acts; the messages delivered to the agent; and, when an episode ends, an
 // outcome banner with its success, ticks and each agent's return, as
 // TrialService.Episodes reports them. A timeline lists the turns played; a reward goes
