@@ -525,12 +525,16 @@ class TrialSpec(_message.Message):
     def __init__(self, id: _Optional[str] = ..., env: _Optional[str] = ..., config: _Optional[str] = ..., actors: _Optional[_Mapping[str, Actor]] = ..., seed: _Optional[int] = ..., episodes: _Optional[int] = ..., max_ticks: _Optional[int] = ...) -> None: ...
 
 class StartRequest(_message.Message):
-    __slots__ = ("spec", "trials")
+    __slots__ = ("spec", "trials", "watched", "watch_pace_ms")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     TRIALS_FIELD_NUMBER: _ClassVar[int]
+    WATCHED_FIELD_NUMBER: _ClassVar[int]
+    WATCH_PACE_MS_FIELD_NUMBER: _ClassVar[int]
     spec: TrialSpec
     trials: int
-    def __init__(self, spec: _Optional[_Union[TrialSpec, _Mapping]] = ..., trials: _Optional[int] = ...) -> None: ...
+    watched: bool
+    watch_pace_ms: int
+    def __init__(self, spec: _Optional[_Union[TrialSpec, _Mapping]] = ..., trials: _Optional[int] = ..., watched: _Optional[bool] = ..., watch_pace_ms: _Optional[int] = ...) -> None: ...
 
 class StartResponse(_message.Message):
     __slots__ = ("ids",)

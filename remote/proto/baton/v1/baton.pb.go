@@ -3393,7 +3393,17 @@ type StartRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Spec  *TrialSpec             `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
 	// How many trials to start; 0 means 1.
-	Trials        int64 `protobuf:"varint,2,opt,name=trials,proto3" json:"trials,omitempty"`
+	Trials int64 `protobuf:"varint,2,opt,name=trials,proto3" json:"trials,omitempty"`
+	// Start the trial watched from its first step: it draws its environment for people
+	// from its reset on, waiting watch_pace_ms after each step drawn, as though a
+	// watcher had asked for its frames (baton serve ui's /ui/frame) as it began to run,
+	// so that a trial shorter than the watcher's first look is drawn all the same. The
+	// watcher's calls then keep it drawing; without them it draws for a while and runs
+	// on unwatched. A watched trial is started alone (trials 0 or 1).
+	Watched bool `protobuf:"varint,3,opt,name=watched,proto3" json:"watched,omitempty"`
+	// The wait after each step drawn, in milliseconds, when watched: 0 (no wait) to
+	// 2000.
+	WatchPaceMs   int64 `protobuf:"varint,4,opt,name=watch_pace_ms,json=watchPaceMs,proto3" json:"watch_pace_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3438,6 +3448,20 @@ func (x *StartRequest) GetSpec() *TrialSpec {
 func (x *StartRequest) GetTrials() int64 {
 	if x != nil {
 		return x.Trials
+	}
+	return 0
+}
+
+func (x *StartRequest) GetWatched() bool {
+	if x != nil {
+		return x.Watched
+	}
+	return false
+}
+
+func (x *StartRequest) GetWatchPaceMs() int64 {
+	if x != nil {
+		return x.WatchPaceMs
 	}
 	return 0
 }
@@ -5679,10 +5703,12 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\tmax_ticks\x18\a \x01(\x03R\bmaxTicks\x1aJ\n" +
 	"\vActorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12%\n" +
-	"\x05value\x18\x02 \x01(\v2\x0f.baton.v1.ActorR\x05value:\x028\x01\"O\n" +
+	"\x05value\x18\x02 \x01(\v2\x0f.baton.v1.ActorR\x05value:\x028\x01\"\x8d\x01\n" +
 	"\fStartRequest\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.baton.v1.TrialSpecR\x04spec\x12\x16\n" +
-	"\x06trials\x18\x02 \x01(\x03R\x06trials\"!\n" +
+	"\x06trials\x18\x02 \x01(\x03R\x06trials\x12\x18\n" +
+	"\awatched\x18\x03 \x01(\bR\awatched\x12\"\n" +
+	"\rwatch_pace_ms\x18\x04 \x01(\x03R\vwatchPaceMs\"!\n" +
 	"\rStartResponse\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\" \n" +
 	"\fWatchRequest\x12\x10\n" +
