@@ -51,7 +51,9 @@
 // person chooses: it asks "/ui/frame" (Handler's WithTrials; runners.Controller.Frame)
 // for the trial's latest frame, and each call keeps the trial drawing its steps for a
 // while, waiting the chosen pace after each. It opens a trial started without a
-// person there, and any pending or running trial from its row.
+// person there, started watched (StartRequest.watched and watch_pace_ms, at the speed
+// chosen in the start form) so that it is drawn from its first step however soon it
+// ends, and any pending or running trial from its row.
 //
 // # Following trials
 //

@@ -493,6 +493,25 @@ try {
   await page.fill('#episodes', '1');
   step('a trial policies play is watched drawn, at 1 step a second and then 20, and stopped');
 
+  // A one-episode maze of the oracle (microseconds at full speed), started watched at
+  // 4 steps a second: the page draws it from its first steps.
+  await page.selectOption('#env', 'maze');
+  await choose('strategy', 'policy:oracle');
+  await choose('motion', 'policy:forward');
+  await openOptions();
+  await page.selectOption('#start-watch', '250');
+  await page.click('#start button[type=submit]');
+  await page.locator('#watch-title', { hasText: 'trial-11' }).waitFor();
+  await page.locator('#watch-state', { hasText: /^running: episode 0, tick \d+$/ }).waitFor();
+  const firstTick = await tickOf();
+  assert.ok(firstTick <= 1, `the first step drawn is at tick ${firstTick}, not 0 or 1`);
+  await page.locator('#watch-frame img[src^="data:image/svg+xml"]').waitFor();
+  assert.equal(await page.inputValue('#watch-speed'), '250', 'the watch goes on at the speed chosen at the start');
+  await page.locator('#trials tr[data-trial="trial-11"] button', { hasText: 'Stop' }).click();
+  await page.locator('#watch-state', { hasText: /^stopped/ }).waitFor();
+  await page.selectOption('#start-watch', '0');
+  step(`a short trial started watched at 4 steps a second is drawn from its first steps (tick ${firstTick} first)`);
+
   // A server stopped and started again: a second one, on its own port.
   const startSpare = async (addr) => {
     const p = spawn(opts.baton, ['serve', 'ui', '--addr', addr, '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -543,8 +562,8 @@ try {
   await openOptions();
   await page.fill('#episodes', '3');
   await page.click('#start button[type=submit]');
-  const last = page.locator('#trials tr[data-trial="trial-11"]');
-  await stateOf('trial-11', 'ended').waitFor();
+  const last = page.locator('#trials tr[data-trial="trial-12"]');
+  await stateOf('trial-12', 'ended').waitFor();
   await last.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
   assert.equal((await last.locator('svg.chart title').allTextContents()).length, 2);
   assert.ok(watchRefused > 1, 'the page did not call Watch');

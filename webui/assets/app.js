@@ -316,9 +316,13 @@ $('start').onsubmit = async (ev) => {
     env: $('env').value, config, seed: $('seed').value || '0',
     episodes: $('episodes').value || '1', maxTicks: $('max-ticks').value || '0', actors,
   };
+  // A trial policies play is started watched, so that it is drawn from its first
+  // step at the speed chosen, however soon it ends.
+  const req = { spec };
+  if (!humans.length) Object.assign(req, { watched: true, watchPaceMs: $('start-watch').value });
   note('start-status', 'Starting…');
   try {
-    const { ids } = await call('Start', { spec });
+    const { ids } = await call('Start', req);
     note('start-status', `Started ${ids.join(', ')}${humans.length ? ': your move below' : ': watch it below, and find its returns in the trial list'}.`, 'ok');
     for (const id of ids) trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING', live: [], spec });
     follow(ids);
@@ -328,6 +332,7 @@ $('start').onsubmit = async (ev) => {
       $('play-panel').scrollIntoView({ block: 'start' });
     } else {
       if (game && game.over) closeGame();
+      $('watch-speed').value = $('start-watch').value;
       watch(ids[0]);
     }
   } catch (e) {
