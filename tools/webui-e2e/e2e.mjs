@@ -427,6 +427,8 @@ try {
     }
   }
   await page.locator('#play-state', { hasText: 'ended' }).waitFor();
+  // The banner follows the trial's Episodes, read once the trial has ended.
+  await page.locator('#outcome h3', { hasText: 'player_0' }).waitFor();
   assert.equal(await page.locator('#outcome h3').textContent(), 'Episode 0 of 1: player_0 wins, 5 to -5');
   const rps = await gateway('Episodes', { trial: 'trial-7' });
   assert.deepEqual(JSON.parse(await page.locator('#outcome').getAttribute('data-returns')),
@@ -477,7 +479,12 @@ try {
   await page.locator('#watch-frame img[src^="data:image/svg+xml"]').waitFor();
   const tickOf = async () => Number((await page.locator('#watch-state').textContent()).match(/tick (\d+)/)[1]);
   await page.locator('#watch-state', { hasText: /^running: episode \d+, tick \d+$/ }).waitFor();
+  // The slow pace holds once the page has asked for it: two frames read at it.
+  const paced = () => page.waitForResponse((r) => r.url().includes('/ui/frame?') && r.url().endsWith('pace=1000'));
+  const asked = paced();
   await page.selectOption('#watch-speed', '1000');
+  await asked;
+  await paced();
   const slow = await tickOf();
   await page.waitForTimeout(1500);
   const slower = await tickOf();
