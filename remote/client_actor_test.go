@@ -162,3 +162,27 @@ func TestClientActorTurnWithdrawn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, res.Episodes, episodes)
 }
+
+// TestTrialClientStartWatched starts a maze trial watched over gRPC, its strategy
+// played by the test: by the strategy's first turn the trial has drawn its frame at
+// tick 0. A pace out of range is refused.
+func TestTrialClientStartWatched(t *testing.T) {
+	srv, ctrl := serveTrials(t, registry(t))
+	c := dialTrials(t, srv)
+	id, err := c.StartWatched(t.Context(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{
+		maze.StrategyName: remote.ClientActor(time.Minute, 0, ""),
+	}}, time.Millisecond)
+	require.NoError(t, err)
+	turn, err := c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
+	require.NoError(t, err)
+	require.True(t, turn.Acting)
+	f, err := ctrl.Frame(id, 0)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), f.Seq, "the frame of the reset")
+	assert.Zero(t, f.Tick)
+	require.NoError(t, c.Stop(t.Context(), id))
+
+	_, err = c.StartWatched(t.Context(), runners.Spec{Env: "maze"}, runners.MaxFramePace+time.Millisecond)
+	require.ErrorIs(t, err, remote.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "watch_pace_ms")
+}
