@@ -131,6 +131,9 @@ func (c *clientActor) Interact(ctx context.Context, x *runners.Exchange, obs []f
 		resp.Inbox = append(resp.Inbox, &pb.ClientMessage{From: m.From, Payload: string(m.Payload)})
 	}
 	resp.Receivers = x.Receivers()
+	if r, ok := x.LastReward(); ok {
+		resp.LastReward = &r
+	}
 	turn := &clientTurn{resp: resp, space: d}
 	var timeout, idle <-chan time.Time
 	if c.timeout > 0 {

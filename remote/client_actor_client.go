@@ -82,6 +82,11 @@ type ClientTurn struct {
 	// Receivers are the addresses ClientAct's messages may go to: the trial's agents
 	// by name, and runners.EnvAddress when the environment takes messages.
 	Receivers []string
+	// LastReward is the reward the agent received for its previous turn in this
+	// episode, every source included; HasLastReward is false at its first turn of an
+	// episode (PendingResponse.last_reward).
+	LastReward    float64
+	HasLastReward bool
 }
 
 // ActionChoice is an action of a client actor's agent, as people read it.
@@ -108,6 +113,9 @@ func (t *TrialClient) Pending(ctx context.Context, trial, agentName string, wait
 		State: statesGo[resp.GetState()], Acting: resp.GetActing(), AgentID: resp.GetAgentId(),
 		Episode: int(resp.GetEpisode()), Tick: int(resp.GetTick()), Obs: resp.GetObservation(),
 		Remaining: time.Duration(resp.GetRemainingMs()) * time.Millisecond, Receivers: resp.GetReceivers(),
+	}
+	if resp.LastReward != nil {
+		turn.LastReward, turn.HasLastReward = resp.GetLastReward(), true
 	}
 	if resp.GetError() != "" {
 		turn.Err = &TrialError{Message: resp.GetError()}

@@ -505,3 +505,48 @@ func TestJSONOverTLS(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "this port speaks TLS: use https:// (or grpcs:// for gRPC)\n", string(b))
 }
+
+// TestJSONStartWatched starts trials through the JSON gateway, watched or not, with
+// the maze's strategy played by the test: a trial started watched has drawn its
+// frame at tick 0 by its first turn, one started unwatched nothing. A pace out of
+// range, or a watched campaign, is refused naming the field.
+func TestJSONStartWatched(t *testing.T) {
+	ctrl, err := runners.NewController(registry(t), runners.WithWorkers(1))
+	require.NoError(t, err)
+	s := newServer(t)
+	require.NoError(t, s.AddTrials(ctrl))
+	c := newJSONClient(t, start(t, s, true), "")
+	for _, tt := range []struct {
+		id, extra string
+		wantSeq   uint64
+	}{
+		{"watched", `, "watched": true, "watchPaceMs": "1"`, 1},
+		{"unwatched", ``, 0},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			c.ok("TrialService/Start", `{"spec": {"id": "`+tt.id+`", "env": "maze", "seed": "3",
+				"actors": {"strategy": {"client": {}}}}`+tt.extra+`}`)
+			tu := readTurn(t, c.ok("TrialService/Pending", `{"trial": "`+tt.id+`", "agent": "strategy", "waitMs": "10000"}`))
+			require.True(t, tu.acting)
+			require.Zero(t, tu.tick)
+			f, err := ctrl.Frame(tt.id, 0)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantSeq, f.Seq, "frames drawn by the first turn")
+			assert.Zero(t, f.Tick)
+			if tt.wantSeq > 0 {
+				assert.Contains(t, f.SVG, "<svg")
+			}
+			c.ok("TrialService/Stop", `{"ids": ["`+tt.id+`"]}`)
+		})
+	}
+	for _, tt := range []struct{ body, field string }{
+		{`{"spec": {"env": "maze"}, "watched": true, "watchPaceMs": "2001"}`, "watch_pace_ms"},
+		{`{"spec": {"env": "maze"}, "watched": true, "watchPaceMs": "-1"}`, "watch_pace_ms"},
+		{`{"spec": {"env": "maze"}, "watched": true, "trials": "2"}`, "trials"},
+	} {
+		code, out := c.call("TrialService/Start", tt.body)
+		assert.Equal(t, http.StatusBadRequest, code, tt.body)
+		assert.Equal(t, "invalid_argument", out["code"], tt.body)
+		assert.Contains(t, out["message"], tt.field, tt.body)
+	}
+}

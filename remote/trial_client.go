@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/batonrl/baton/env"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
@@ -85,7 +86,19 @@ func trialSpecProto(s runners.Spec) (*pb.TrialSpec, error) {
 
 // Start starts a trial of spec and returns its id, as Controller.Start does.
 func (t *TrialClient) Start(ctx context.Context, spec runners.Spec) (string, error) {
-	ids, err := t.StartCampaign(ctx, spec, 1)
+	ids, err := t.start(ctx, spec, &pb.StartRequest{Trials: 1})
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// StartWatched starts one trial of spec watched from its first step, as
+// runners.Controller.StartWatched does: it draws its environment for people from its
+// reset on, waiting pace (0 to runners.MaxFramePace, in milliseconds) after each
+// step, for the server's watchers (baton serve ui's /ui/frame).
+func (t *TrialClient) StartWatched(ctx context.Context, spec runners.Spec, pace time.Duration) (string, error) {
+	ids, err := t.start(ctx, spec, &pb.StartRequest{Trials: 1, Watched: true, WatchPaceMs: pace.Milliseconds()})
 	if err != nil {
 		return "", err
 	}
@@ -99,14 +112,21 @@ func (t *TrialClient) StartCampaign(ctx context.Context, spec runners.Spec, tria
 	if trials < 1 {
 		return nil, fmt.Errorf("%w: StartCampaign: %d trials, want 1 or more", ErrConfig, trials)
 	}
+	return t.start(ctx, spec, &pb.StartRequest{Trials: int64(trials)})
+}
+
+// start sends req with spec and checks that the server started req.trials trials.
+func (t *TrialClient) start(ctx context.Context, spec runners.Spec, req *pb.StartRequest) ([]string, error) {
 	p, err := trialSpecProto(spec)
 	if err != nil {
 		return nil, err
 	}
+	req.Spec = p
+	trials := int(req.GetTrials())
 	var resp *pb.StartResponse
 	err = t.c.call(ctx, methodStart, "environment "+spec.Env, func(ctx context.Context) error {
 		var err error
-		resp, err = t.api.Start(ctx, &pb.StartRequest{Spec: p, Trials: int64(trials)})
+		resp, err = t.api.Start(ctx, req)
 		return err
 	})
 	if err != nil {

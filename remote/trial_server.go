@@ -323,10 +323,23 @@ func (t *trialService) Start(ctx context.Context, req *pb.StartRequest) (*pb.Sta
 	if len(players) > 0 && k > 1 {
 		return nil, invalid(fieldErrorf("trials", "%d: a trial with client actors is started alone (trials 0 or 1)", k))
 	}
+	pace := req.GetWatchPaceMs()
+	if pace < 0 || pace > runners.MaxFramePace.Milliseconds() {
+		return nil, invalid(fieldErrorf("watch_pace_ms", "%d, want 0 to %d", pace, runners.MaxFramePace.Milliseconds()))
+	}
+	if req.GetWatched() && k > 1 {
+		return nil, invalid(fieldErrorf("trials", "%d: a watched trial is started alone (trials 0 or 1)", k))
+	}
 	// The trials outlive this call: they end by themselves, by Stop, or at shutdown.
 	tctx := context.WithoutCancel(ctx)
 	if k <= 1 {
-		id, err := t.ctrl.Start(tctx, spec)
+		start := t.ctrl.Start
+		if req.GetWatched() {
+			start = func(ctx context.Context, spec runners.Spec) (string, error) {
+				return t.ctrl.StartWatched(ctx, spec, time.Duration(pace)*time.Millisecond)
+			}
+		}
+		id, err := start(tctx, spec)
 		if err != nil {
 			return nil, t.startError(ctx, []string{spec.ID}, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -138,6 +139,25 @@ func NewController(reg *Registry, opts ...ControllerOption) (*Controller, error)
 // the controller still holds is an error wrapping ErrTrialExists; a trial past
 // WithMaxLive one wrapping ErrFull; after Shutdown, Start returns ErrShutdown.
 func (c *Controller) Start(ctx context.Context, spec Spec) (string, error) {
+	return c.start(ctx, spec, false, 0)
+}
+
+// StartWatched starts a trial as Start does, watched from its first step: from its
+// environment's reset on it draws each step and waits pace after it, as though Frame
+// had been called with pace as it began to run, so that a trial shorter than the
+// watcher's first look is drawn all the same. Frame, called within FrameWindow, goes
+// on watching it (at the pace of that call); otherwise it draws for FrameWindow and
+// then runs on unwatched. A pace out of Frame's range (0 to MaxFramePace) is an error
+// wrapping ErrInvalidSpec.
+func (c *Controller) StartWatched(ctx context.Context, spec Spec, pace time.Duration) (string, error) {
+	if pace < 0 || pace > MaxFramePace {
+		return "", fmt.Errorf("%w: frame pace %v: want 0 to %v", ErrInvalidSpec, pace, MaxFramePace)
+	}
+	return c.start(ctx, spec, true, pace)
+}
+
+// start starts a trial, watched from its first step at pace when watched.
+func (c *Controller) start(ctx context.Context, spec Spec, watched bool, pace time.Duration) (string, error) {
 	if err := c.admit(ctx, 1); err != nil {
 		return "", err
 	}
@@ -165,6 +185,7 @@ func (c *Controller) Start(ctx context.Context, spec Spec) (string, error) {
 		return "", fmt.Errorf("%w: %q", ErrTrialExists, id)
 	}
 	p.spec.ID, p.info.ID = id, id
+	p.watched, p.watchPace = watched, pace
 	c.add(ctx, p)
 	return id, nil
 }
@@ -363,6 +384,10 @@ func (c *Controller) run(rec *record) {
 	m := rec.env
 	rec.env = nil
 	c.mu.Unlock()
+	if rec.plan.watched {
+		rec.view.pace.Store(int64(rec.plan.watchPace))
+		rec.view.until.Store(time.Now().Add(FrameWindow).UnixNano())
+	}
 	t := newTrial(rec.ctx, rec.plan, m, c.sink)
 	t.feed, t.pos, t.view, t.window = &rec.feed, &rec.pos, &rec.view, c.opts.window
 	t.onEpisode = func(e EpisodeResult) {

@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 )
 
-// Watch a trial drawn step by step: each call of Frame keeps the trial drawing its
-// environment after each step for a while (runners.FrameWindow), at the pace asked
-// for; here the strategy waits for the watcher before its first decision, so that
-// every step is drawn.
+// Watch a trial drawn step by step: a trial started watched draws its environment
+// from its reset on, and each call of Frame keeps it drawing after each step for a
+// while (runners.FrameWindow), at the pace asked for; this one is drawn at every
+// step, however soon it ends.
 func ExampleController_Frame() {
 	reg := runners.NewRegistry()
 	if err := maze.Register(reg); err != nil {
@@ -30,25 +29,12 @@ func ExampleController_Frame() {
 		panic(err)
 	}
 	oracle := maze.NewOracle(ref.Maze())
-	watched := make(chan struct{})
-	first := true
-	strategy := agent.PolicyFunc(func(ctx context.Context, obs []float32, mask []bool) (agent.RawAction, error) {
-		if first {
-			first = false
-			<-watched
-		}
-		return oracle.Act(ctx, obs, mask)
-	})
-	id, err := ctrl.Start(context.Background(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{
-		maze.StrategyName: runners.Value(strategy), maze.MotionName: runners.Named("forward"),
-	}})
+	id, err := ctrl.StartWatched(context.Background(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{
+		maze.StrategyName: runners.Value(oracle), maze.MotionName: runners.Named("forward"),
+	}}, 0) // 0: no wait after each step
 	if err != nil {
 		panic(err)
 	}
-	if _, err := ctrl.Frame(id, 0); err != nil { // 0: no wait after each step
-		panic(err)
-	}
-	close(watched)
 	if _, err := ctrl.Wait(context.Background(), id); err != nil {
 		panic(err)
 	}

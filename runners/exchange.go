@@ -59,6 +59,15 @@ func (x *Exchange) Tick() int { return x.tick }
 // AgentID returns the acting agent's id.
 func (x *Exchange) AgentID() string { return x.id }
 
+// LastReward returns the reward the acting agent received for its previous turn in
+// this episode: the rewards of its reports since it last acted, every source
+// included (the environment's, other agents', outside ones for the next step), as
+// its steps report them; retroactive rewards are not in it. ok is false at its first turn of the episode, which follows no turn of its.
+func (x *Exchange) LastReward() (reward float64, ok bool) {
+	a := &x.t.agents[x.agent]
+	return a.sinceAct, a.acted
+}
+
 // Frame draws the trial's environment as it is now, the agent about to act, for
 // people: by the registry entry's Look (Look.Frame). A person who takes an agent's
 // place sees it before choosing (package human).

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -137,6 +138,10 @@ type plan struct {
 	open    *opened
 	choices []Actor // per agent of the environment, the spec's choice or the default
 	info    *TrialInfo
+	// watched starts the trial watched from its first step, waiting watchPace after
+	// each step drawn (Controller.StartWatched).
+	watched   bool
+	watchPace time.Duration
 }
 
 // copyFor makes dst a copy of p for another trial of the same spec; it allocates the

@@ -97,6 +97,10 @@ type agentState struct {
 	inter  Interactor
 	// learner is the policy as a Learner; nil when it is not one.
 	learner Learner
+	// sinceAct sums the rewards of the agent's reports since its last action in
+	// this episode (Exchange.LastReward); acted says it acted in this episode.
+	sinceAct float64
+	acted    bool
 	// last is the agent's last action, in buffers of the trial.
 	last   agent.RawAction
 	ints   []int64
@@ -356,6 +360,7 @@ func (t *trial) play(e int) error {
 			return t.fail(fmt.Errorf("%w: %s (%s): %w", ErrPolicy, rep.AgentID, t.plan.info.Policies[i], err))
 		}
 		a.keep(&raw)
+		a.sinceAct, a.acted = 0, true
 		if len(t.ledger.unsent) > 0 {
 			if err := t.flushRetro(); err != nil {
 				return err
@@ -391,6 +396,9 @@ func (t *trial) play(e int) error {
 // begin opens episode e in the ledger, the mailbox and the result.
 func (t *trial) begin(e int, seed uint64) {
 	t.episode, t.tick = e, -1
+	for i := range t.agents {
+		t.agents[i].sinceAct, t.agents[i].acted = 0, false
+	}
 	t.ledger.begin(e)
 	t.mail.begin()
 	t.result.Episodes = append(t.result.Episodes, EpisodeResult{Seed: seed})
@@ -488,6 +496,7 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 		}
 		truncated := rep.Truncated || cut && !rep.Terminated
 		total, sources := t.ledger.settle(i, rep.AgentID, rep.Reward, turn.Tick, rep.Terminated || truncated)
+		t.agents[i].sinceAct += total
 		if t.agents[i].learner != nil {
 			if err := t.learnStep(i, turn.Tick, rep, total, sources, truncated); err != nil {
 				return err

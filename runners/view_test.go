@@ -21,9 +21,9 @@ func TestControllerFrame(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	c := newController(t, runners.WithWorkers(1))
 
-	// The strategy waits for the test before its first decision, so that the trial
-	// is watched from its first step.
-	gate := make(chan struct{})
+	// The strategy tells the test of its first decision and waits for it, so that
+	// the trial is watched from its first step, the reset being over.
+	acting, gate := make(chan struct{}), make(chan struct{})
 	ref, err := maze.NewEnv(maze.Config{})
 	require.NoError(t, err)
 	oracle := maze.NewOracle(ref.Maze())
@@ -31,6 +31,7 @@ func TestControllerFrame(t *testing.T) {
 	strategy := agent.PolicyFunc(func(ctx context.Context, obs []float32, mask []bool) (agent.RawAction, error) {
 		if first {
 			first = false
+			close(acting)
 			select {
 			case <-gate:
 			case <-ctx.Done():
@@ -44,6 +45,7 @@ func TestControllerFrame(t *testing.T) {
 	id, err := c.Start(t.Context(), spec)
 	require.NoError(t, err)
 
+	<-acting
 	f, err := c.Frame(id, 5*time.Millisecond)
 	require.NoError(t, err)
 	assert.Zero(t, f.Seq, "nothing drawn before the trial was watched")
@@ -54,7 +56,7 @@ func TestControllerFrame(t *testing.T) {
 
 	f, err = c.Frame(id, 0)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(res.Episodes[0].Ticks+1), f.Seq, "a frame after the reset and after each step")
+	assert.Equal(t, uint64(res.Episodes[0].Ticks), f.Seq, "a frame after each step (the reset was before the first look)")
 	assert.Equal(t, res.Episodes[0].Ticks, f.Tick, "the last frame is the last step's")
 	assert.Contains(t, f.SVG, "<svg")
 	assert.NotEmpty(t, f.Text)
@@ -85,5 +87,77 @@ func TestControllerFrame(t *testing.T) {
 			_, err := c.Frame(tt.id, tt.pace)
 			require.ErrorIs(t, err, tt.want)
 		})
+	}
+}
+
+// TestControllerStartWatched checks that a trial started watched draws from its
+// first step: its frame at tick 0 is there before its first decision, and every
+// step after it is drawn; a trial started unwatched has drawn nothing by then.
+func TestControllerStartWatched(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c := newController(t, runners.WithWorkers(1))
+	ref, err := maze.NewEnv(maze.Config{})
+	require.NoError(t, err)
+
+	for _, tt := range []struct {
+		name     string
+		watched  bool
+		wantSeq0 uint64 // frames drawn before the first decision
+	}{
+		{"started watched", true, 1},
+		{"started unwatched", false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// The strategy tells the test of its first decision and waits for it.
+			acting, gate := make(chan struct{}), make(chan struct{})
+			oracle := maze.NewOracle(ref.Maze())
+			first := true
+			strategy := agent.PolicyFunc(func(ctx context.Context, obs []float32, mask []bool) (agent.RawAction, error) {
+				if first {
+					first = false
+					close(acting)
+					select {
+					case <-gate:
+					case <-ctx.Done():
+						return agent.RawAction{}, ctx.Err()
+					}
+				}
+				return oracle.Act(ctx, obs, mask)
+			})
+			spec := mazeSpec("forward")
+			spec.Actors[maze.StrategyName] = runners.Value(strategy)
+			const pace = time.Millisecond
+			var id string
+			if tt.watched {
+				id, err = c.StartWatched(t.Context(), spec, pace)
+			} else {
+				id, err = c.Start(t.Context(), spec)
+			}
+			require.NoError(t, err)
+			<-acting
+			f, err := c.Frame(id, pace)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantSeq0, f.Seq, "frames before the first decision")
+			if tt.watched {
+				assert.Zero(t, f.Tick)
+				assert.Contains(t, f.SVG, "<svg")
+			}
+			close(gate)
+			res, err := c.Wait(t.Context(), id)
+			require.NoError(t, err)
+			require.Equal(t, runners.Ended, res.State)
+			f, err = c.Frame(id, 0)
+			require.NoError(t, err)
+			want := uint64(res.Episodes[0].Ticks) // the steps after the Frame call
+			if tt.watched {
+				want++ // and the reset
+			}
+			assert.Equal(t, want, f.Seq)
+		})
+	}
+
+	for _, pace := range []time.Duration{-time.Millisecond, runners.MaxFramePace + time.Millisecond} {
+		_, err := c.StartWatched(t.Context(), mazeSpec("forward"), pace)
+		require.ErrorIs(t, err, runners.ErrInvalidSpec, "pace %v", pace)
 	}
 }

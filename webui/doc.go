@@ -22,7 +22,9 @@
 // budget (the maze's strategy: "Decision 6 of 20"); a button per action with the
 // masked ones disabled (a masked action is never sent, however its button is clicked
 // or its key pressed, and the page says why); keyboard shortcuts (1-9 by position,
-// the arrow keys for actions named UP, RIGHT, DOWN and LEFT); the time left before the
+// the arrow keys for actions named UP, RIGHT, DOWN and LEFT); the reward the agent
+// received for its previous turn (PendingResponse.last_reward: "Last turn: +0.5");
+// the time left before the
 // default acts; the messages delivered to the agent; and, when an episode ends, an
 // outcome banner with its success, ticks and each agent's return, as
 // TrialService.Episodes reports them. A timeline lists the turns played; a reward goes
@@ -49,7 +51,9 @@
 // person chooses: it asks "/ui/frame" (Handler's WithTrials; runners.Controller.Frame)
 // for the trial's latest frame, and each call keeps the trial drawing its steps for a
 // while, waiting the chosen pace after each. It opens a trial started without a
-// person there, and any pending or running trial from its row.
+// person there, started watched (StartRequest.watched and watch_pace_ms, at the speed
+// chosen in the start form) so that it is drawn from its first step however soon it
+// ends, and any pending or running trial from its row.
 //
 // # Following trials
 //

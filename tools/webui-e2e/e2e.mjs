@@ -188,7 +188,23 @@ try {
     await turn(tick);
   };
 
+  // shown reads the reward the page shows for the last turn, and checks it is what
+  // the server's Pending reports (last_reward; unset at the first turn of an episode).
+  const shown = async (tick) => {
+    const p = await gateway('Pending', { trial: 'trial-1', agent: 'strategy' });
+    assert.equal(p.body.tick, String(tick));
+    const attr = await page.locator('#last-reward').getAttribute('data-reward');
+    if (p.body.lastReward === undefined || p.body.lastReward === null) {
+      assert.equal(attr, null, `tick ${tick}: the page shows a reward the server did not report`);
+      assert.equal(await page.locator('#last-reward').textContent(), '');
+      return null;
+    }
+    assert.equal(Number(attr), Number(p.body.lastReward), `tick ${tick}: the reward shown`);
+    assert.match(await page.locator('#last-reward').textContent(), /^Last turn: [+-]?\d+(\.\d+)?$/);
+    return Number(attr);
+  };
   await turn(0);
+  assert.equal(await shown(0), null, 'the first turn follows no turn');
   assert.match(await page.locator('#frame img').getAttribute('src'), /^data:image\/svg\+xml/);
   assert.match(await page.locator('#frame img').getAttribute('alt'), /red arrow/);
   assert.deepEqual(await page.locator('#legend span').allTextContents(), ['goal', 'start', 'you (the arrow points where you head)', 'wall', 'floor']);
@@ -264,12 +280,22 @@ try {
   await page.keyboard.press('ArrowLeft');
   assert.equal(await page.inputValue('#reward-value'), '1.5', 'the arrow key changed the reward');
 
+  // The rewards shown for the last turn: the server's, summed over the turns; a
+  // reward of 0.5 for the next step, given at tick 9, shows at a later turn.
+  let lastRewards = 0;
   const rest = [[9, 'ArrowUp'], [12, 'ArrowUp'], [16, 'ArrowLeft'], [18, 'ArrowUp']];
   for (const [tick, key] of rest) {
     await turn(tick);
+    lastRewards += await shown(tick);
+    if (tick === 9) {
+      await page.fill('#reward-value', '0.5');
+      await page.click('#reward-now');
+      await page.locator('#reward-status', { hasText: 'Rewarded strategy_0 0.5 for its next step' }).waitFor();
+    }
     if (tick === 16) await both('maze', '#play-panel');
     await page.keyboard.press(key);
   }
+  assert.equal(lastRewards, 0.5, 'the next-step reward shows as the reward of a later turn');
   await page.locator('#play-state', { hasText: 'ended' }).waitFor();
   const banner = page.locator('#outcome');
   await banner.locator('h3', { hasText: 'Episode 0 of 1: goal reached' }).waitFor();
@@ -283,14 +309,16 @@ try {
   assert.match(await banner.textContent(), new RegExp(`${ep.ticks} ticks\\. Return: strategy ${ep.returns[0].toFixed(2)}, motion ${ep.returns[1].toFixed(2)}`));
   await both('maze-outcome', '#play-panel');
   step(`played to the goal: the banner says goal reached in ${ep.ticks} ticks, strategy ${ep.returns[0]}, as Episodes does`);
+  assert.equal(ep.returns[0], 1 + 1.5 + lastRewards, 'the return: the goal, the reward at tick 2, and the last-turn rewards shown');
+  step('each turn shows the reward of the last one as Pending reports it; with the goal and the reward at tick 2 they make the return');
 
   const row = page.locator('#trials tr[data-trial="trial-1"]');
   await stateOf('trial-1', 'ended').waitFor();
   await row.locator('svg.chart').waitFor();
   const titles = await row.locator('svg.chart title').allTextContents();
-  assert.ok(titles.includes('strategy: 2.500'), `chart titles: ${titles}`);
+  assert.ok(titles.includes('strategy: 3.000'), `chart titles: ${titles}`);
   assert.equal(await page.locator('#timeline li').count(), 7);
-  step('the trial list charts the returns (strategy 2.500: the goal and the reward)');
+  step('the trial list charts the returns (strategy 3.000: the goal and the rewards)');
 
   // A trial of six episodes played by policies: its row charts six returns per agent,
   // with axes and values; the play panel leaves the finished game.
@@ -399,6 +427,8 @@ try {
     }
   }
   await page.locator('#play-state', { hasText: 'ended' }).waitFor();
+  // The banner follows the trial's Episodes, read once the trial has ended.
+  await page.locator('#outcome h3', { hasText: 'player_0' }).waitFor();
   assert.equal(await page.locator('#outcome h3').textContent(), 'Episode 0 of 1: player_0 wins, 5 to -5');
   const rps = await gateway('Episodes', { trial: 'trial-7' });
   assert.deepEqual(JSON.parse(await page.locator('#outcome').getAttribute('data-returns')),
@@ -449,7 +479,12 @@ try {
   await page.locator('#watch-frame img[src^="data:image/svg+xml"]').waitFor();
   const tickOf = async () => Number((await page.locator('#watch-state').textContent()).match(/tick (\d+)/)[1]);
   await page.locator('#watch-state', { hasText: /^running: episode \d+, tick \d+$/ }).waitFor();
+  // The slow pace holds once the page has asked for it: two frames read at it.
+  const paced = () => page.waitForResponse((r) => r.url().includes('/ui/frame?') && r.url().endsWith('pace=1000'));
+  const asked = paced();
   await page.selectOption('#watch-speed', '1000');
+  await asked;
+  await paced();
   const slow = await tickOf();
   await page.waitForTimeout(1500);
   const slower = await tickOf();
@@ -464,6 +499,25 @@ try {
   await page.locator('#watch-state', { hasText: /^stopped/ }).waitFor();
   await page.fill('#episodes', '1');
   step('a trial policies play is watched drawn, at 1 step a second and then 20, and stopped');
+
+  // A one-episode maze of the oracle (microseconds at full speed), started watched at
+  // 4 steps a second: the page draws it from its first steps.
+  await page.selectOption('#env', 'maze');
+  await choose('strategy', 'policy:oracle');
+  await choose('motion', 'policy:forward');
+  await openOptions();
+  await page.selectOption('#start-watch', '250');
+  await page.click('#start button[type=submit]');
+  await page.locator('#watch-title', { hasText: 'trial-11' }).waitFor();
+  await page.locator('#watch-state', { hasText: /^running: episode 0, tick \d+$/ }).waitFor();
+  const firstTick = await tickOf();
+  assert.ok(firstTick <= 1, `the first step drawn is at tick ${firstTick}, not 0 or 1`);
+  await page.locator('#watch-frame img[src^="data:image/svg+xml"]').waitFor();
+  assert.equal(await page.inputValue('#watch-speed'), '250', 'the watch goes on at the speed chosen at the start');
+  await page.locator('#trials tr[data-trial="trial-11"] button', { hasText: 'Stop' }).click();
+  await page.locator('#watch-state', { hasText: /^stopped/ }).waitFor();
+  await page.selectOption('#start-watch', '0');
+  step(`a short trial started watched at 4 steps a second is drawn from its first steps (tick ${firstTick} first)`);
 
   // A server stopped and started again: a second one, on its own port.
   const startSpare = async (addr) => {
@@ -515,8 +569,8 @@ try {
   await openOptions();
   await page.fill('#episodes', '3');
   await page.click('#start button[type=submit]');
-  const last = page.locator('#trials tr[data-trial="trial-11"]');
-  await stateOf('trial-11', 'ended').waitFor();
+  const last = page.locator('#trials tr[data-trial="trial-12"]');
+  await stateOf('trial-12', 'ended').waitFor();
   await last.locator('svg.chart polyline').first().waitFor({ state: 'attached' });
   assert.equal((await last.locator('svg.chart title').allTextContents()).length, 2);
   assert.ok(watchRefused > 1, 'the page did not call Watch');

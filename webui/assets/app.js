@@ -316,9 +316,13 @@ $('start').onsubmit = async (ev) => {
     env: $('env').value, config, seed: $('seed').value || '0',
     episodes: $('episodes').value || '1', maxTicks: $('max-ticks').value || '0', actors,
   };
+  // A trial policies play is started watched, so that it is drawn from its first
+  // step at the speed chosen, however soon it ends.
+  const req = { spec };
+  if (!humans.length) Object.assign(req, { watched: true, watchPaceMs: $('start-watch').value });
   note('start-status', 'Starting…');
   try {
-    const { ids } = await call('Start', { spec });
+    const { ids } = await call('Start', req);
     note('start-status', `Started ${ids.join(', ')}${humans.length ? ': your move below' : ': watch it below, and find its returns in the trial list'}.`, 'ok');
     for (const id of ids) trials.set(id, { id, env: spec.env, state: 'TRIAL_STATE_PENDING', live: [], spec });
     follow(ids);
@@ -328,6 +332,7 @@ $('start').onsubmit = async (ev) => {
       $('play-panel').scrollIntoView({ block: 'start' });
     } else {
       if (game && game.over) closeGame();
+      $('watch-speed').value = $('start-watch').value;
       watch(ids[0]);
     }
   } catch (e) {
@@ -367,6 +372,7 @@ async function play(trial, agents, info = {}) {
   $('frame').replaceChildren(el('p', { className: 'muted', textContent: 'Waiting for your first turn…' }));
   $('legend').replaceChildren(...guideOf(env).legend());
   $('budget').textContent = '';
+  showLastReward(null);
   $('actions').replaceChildren();
   $('inbox').replaceChildren();
   for (const id of ['play-status', 'reward-status']) note(id, '');
@@ -556,6 +562,7 @@ async function showTurn(t) {
   g.lastPicture = picture;
   drawFrame(t);
   $('budget').textContent = (guideOf(g.env).budget || (() => ''))(g, t) || '';
+  showLastReward(t);
   const visible = (t.actions || []).filter((a) => !emptySlot(a));
   const buttons = visible.map((a, i) => {
     const b = el('button', { type: 'button', disabled: !a.allowed, title: a.allowed ? '' : 'not allowed at this turn' },
@@ -574,6 +581,20 @@ async function showTurn(t) {
   if ((t.receivers || []).includes(chosen)) to.value = chosen;
   $('inbox').replaceChildren(...(t.inbox || []).map((m) => el('p', { className: 'note info', textContent: `Message from ${m.from}: ${m.payload}` })));
   countdown(t);
+}
+
+// showLastReward says what the agent received for its previous turn in the episode
+// (PendingResponse.last_reward, every source included); nothing at its first turn.
+function showLastReward(t) {
+  const out = $('last-reward');
+  const r = t && t.lastReward !== undefined && t.lastReward !== null ? Number(t.lastReward) : NaN;
+  if (Number.isNaN(r)) {
+    out.textContent = '';
+    delete out.dataset.reward;
+    return;
+  }
+  out.dataset.reward = String(r);
+  out.textContent = `Last turn: ${r > 0 ? '+' : ''}${Number.isInteger(r) ? r.toFixed(1) : String(Number(r.toFixed(4)))}`;
 }
 
 // drawFrame draws the turn's environment for people: the page under test as a page,

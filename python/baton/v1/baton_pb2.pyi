@@ -525,12 +525,16 @@ class TrialSpec(_message.Message):
     def __init__(self, id: _Optional[str] = ..., env: _Optional[str] = ..., config: _Optional[str] = ..., actors: _Optional[_Mapping[str, Actor]] = ..., seed: _Optional[int] = ..., episodes: _Optional[int] = ..., max_ticks: _Optional[int] = ...) -> None: ...
 
 class StartRequest(_message.Message):
-    __slots__ = ("spec", "trials")
+    __slots__ = ("spec", "trials", "watched", "watch_pace_ms")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     TRIALS_FIELD_NUMBER: _ClassVar[int]
+    WATCHED_FIELD_NUMBER: _ClassVar[int]
+    WATCH_PACE_MS_FIELD_NUMBER: _ClassVar[int]
     spec: TrialSpec
     trials: int
-    def __init__(self, spec: _Optional[_Union[TrialSpec, _Mapping]] = ..., trials: _Optional[int] = ...) -> None: ...
+    watched: bool
+    watch_pace_ms: int
+    def __init__(self, spec: _Optional[_Union[TrialSpec, _Mapping]] = ..., trials: _Optional[int] = ..., watched: _Optional[bool] = ..., watch_pace_ms: _Optional[int] = ...) -> None: ...
 
 class StartResponse(_message.Message):
     __slots__ = ("ids",)
@@ -720,7 +724,7 @@ class ClientMessage(_message.Message):
     def __init__(self, to: _Optional[str] = ..., payload: _Optional[str] = ..., **kwargs) -> None: ...
 
 class PendingResponse(_message.Message):
-    __slots__ = ("state", "acting", "agent_id", "episode", "tick", "observation", "frame", "actions", "remaining_ms", "inbox", "error", "receivers")
+    __slots__ = ("state", "acting", "agent_id", "episode", "tick", "observation", "frame", "actions", "remaining_ms", "inbox", "error", "receivers", "last_reward")
     STATE_FIELD_NUMBER: _ClassVar[int]
     ACTING_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -733,6 +737,7 @@ class PendingResponse(_message.Message):
     INBOX_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     RECEIVERS_FIELD_NUMBER: _ClassVar[int]
+    LAST_REWARD_FIELD_NUMBER: _ClassVar[int]
     state: TrialState
     acting: bool
     agent_id: str
@@ -745,7 +750,8 @@ class PendingResponse(_message.Message):
     inbox: _containers.RepeatedCompositeFieldContainer[ClientMessage]
     error: str
     receivers: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, state: _Optional[_Union[TrialState, str]] = ..., acting: _Optional[bool] = ..., agent_id: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., observation: _Optional[_Iterable[float]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[ActionChoice, _Mapping]]] = ..., remaining_ms: _Optional[int] = ..., inbox: _Optional[_Iterable[_Union[ClientMessage, _Mapping]]] = ..., error: _Optional[str] = ..., receivers: _Optional[_Iterable[str]] = ...) -> None: ...
+    last_reward: float
+    def __init__(self, state: _Optional[_Union[TrialState, str]] = ..., acting: _Optional[bool] = ..., agent_id: _Optional[str] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., observation: _Optional[_Iterable[float]] = ..., frame: _Optional[_Union[Frame, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[ActionChoice, _Mapping]]] = ..., remaining_ms: _Optional[int] = ..., inbox: _Optional[_Iterable[_Union[ClientMessage, _Mapping]]] = ..., error: _Optional[str] = ..., receivers: _Optional[_Iterable[str]] = ..., last_reward: _Optional[float] = ...) -> None: ...
 
 class ClientActRequest(_message.Message):
     __slots__ = ("trial", "agent", "tick", "name", "raw", "messages")

@@ -3393,7 +3393,17 @@ type StartRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Spec  *TrialSpec             `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
 	// How many trials to start; 0 means 1.
-	Trials        int64 `protobuf:"varint,2,opt,name=trials,proto3" json:"trials,omitempty"`
+	Trials int64 `protobuf:"varint,2,opt,name=trials,proto3" json:"trials,omitempty"`
+	// Start the trial watched from its first step: it draws its environment for people
+	// from its reset on, waiting watch_pace_ms after each step drawn, as though a
+	// watcher had asked for its frames (baton serve ui's /ui/frame) as it began to run,
+	// so that a trial shorter than the watcher's first look is drawn all the same. The
+	// watcher's calls then keep it drawing; without them it draws for a while and runs
+	// on unwatched. A watched trial is started alone (trials 0 or 1).
+	Watched bool `protobuf:"varint,3,opt,name=watched,proto3" json:"watched,omitempty"`
+	// The wait after each step drawn, in milliseconds, when watched: 0 (no wait) to
+	// 2000.
+	WatchPaceMs   int64 `protobuf:"varint,4,opt,name=watch_pace_ms,json=watchPaceMs,proto3" json:"watch_pace_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3438,6 +3448,20 @@ func (x *StartRequest) GetSpec() *TrialSpec {
 func (x *StartRequest) GetTrials() int64 {
 	if x != nil {
 		return x.Trials
+	}
+	return 0
+}
+
+func (x *StartRequest) GetWatched() bool {
+	if x != nil {
+		return x.Watched
+	}
+	return false
+}
+
+func (x *StartRequest) GetWatchPaceMs() int64 {
+	if x != nil {
+		return x.WatchPaceMs
 	}
 	return 0
 }
@@ -4639,7 +4663,13 @@ type PendingResponse struct {
 	// Where ClientActRequest.messages may go: the trial's agents by name, and "env"
 	// when the environment takes messages. A message to another address is
 	// INVALID_ARGUMENT, and the action is not taken.
-	Receivers     []string `protobuf:"bytes,12,rep,name=receivers,proto3" json:"receivers,omitempty"`
+	Receivers []string `protobuf:"bytes,12,rep,name=receivers,proto3" json:"receivers,omitempty"`
+	// The reward the agent received for its previous turn in this episode: the rewards
+	// of its steps since it last acted, every source included (the environment's,
+	// other agents', outside ones for the next step), as its steps report them; a
+	// retroactive reward for an earlier step is not in it. Unset at its first turn of
+	// an episode, and while it is not to act.
+	LastReward    *float64 `protobuf:"fixed64,13,opt,name=last_reward,json=lastReward,proto3,oneof" json:"last_reward,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4756,6 +4786,13 @@ func (x *PendingResponse) GetReceivers() []string {
 		return x.Receivers
 	}
 	return nil
+}
+
+func (x *PendingResponse) GetLastReward() float64 {
+	if x != nil && x.LastReward != nil {
+		return *x.LastReward
+	}
+	return 0
 }
 
 type ClientActRequest struct {
@@ -5666,10 +5703,12 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\tmax_ticks\x18\a \x01(\x03R\bmaxTicks\x1aJ\n" +
 	"\vActorsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12%\n" +
-	"\x05value\x18\x02 \x01(\v2\x0f.baton.v1.ActorR\x05value:\x028\x01\"O\n" +
+	"\x05value\x18\x02 \x01(\v2\x0f.baton.v1.ActorR\x05value:\x028\x01\"\x8d\x01\n" +
 	"\fStartRequest\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.baton.v1.TrialSpecR\x04spec\x12\x16\n" +
-	"\x06trials\x18\x02 \x01(\x03R\x06trials\"!\n" +
+	"\x06trials\x18\x02 \x01(\x03R\x06trials\x12\x18\n" +
+	"\awatched\x18\x03 \x01(\bR\awatched\x12\"\n" +
+	"\rwatch_pace_ms\x18\x04 \x01(\x03R\vwatchPaceMs\"!\n" +
 	"\rStartResponse\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\tR\x03ids\" \n" +
 	"\fWatchRequest\x12\x10\n" +
@@ -5748,7 +5787,7 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\rClientMessage\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\tR\apayload\"\x9f\x03\n" +
+	"\apayload\x18\x03 \x01(\tR\apayload\"\xd5\x03\n" +
 	"\x0fPendingResponse\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.baton.v1.TrialStateR\x05state\x12\x16\n" +
 	"\x06acting\x18\x02 \x01(\bR\x06acting\x12\x19\n" +
@@ -5762,7 +5801,10 @@ const file_baton_v1_baton_proto_rawDesc = "" +
 	"\x05inbox\x18\n" +
 	" \x03(\v2\x17.baton.v1.ClientMessageR\x05inbox\x12\x14\n" +
 	"\x05error\x18\v \x01(\tR\x05error\x12\x1c\n" +
-	"\treceivers\x18\f \x03(\tR\treceivers\"\xbb\x01\n" +
+	"\treceivers\x18\f \x03(\tR\treceivers\x12$\n" +
+	"\vlast_reward\x18\r \x01(\x01H\x00R\n" +
+	"lastReward\x88\x01\x01B\x0e\n" +
+	"\f_last_reward\"\xbb\x01\n" +
 	"\x10ClientActRequest\x12\x14\n" +
 	"\x05trial\x18\x01 \x01(\tR\x05trial\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x12\n" +
@@ -6101,6 +6143,7 @@ func file_baton_v1_baton_proto_init() {
 		(*Actor_Remote)(nil),
 		(*Actor_Client)(nil),
 	}
+	file_baton_v1_baton_proto_msgTypes[65].OneofWrappers = []any{}
 	file_baton_v1_baton_proto_msgTypes[66].OneofWrappers = []any{
 		(*ClientActRequest_Name)(nil),
 		(*ClientActRequest_Raw)(nil),
