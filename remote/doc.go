@@ -78,9 +78,9 @@
 //
 // An error an interceptor returns ends the call with that status on every path.
 // Interceptors given with WithGRPCServerOptions (grpc.ChainUnaryInterceptor and the
-// like) are grpc-go's own options and reach gRPC callers alone: grpc-go hides them
-// from the gateway. Use them for what concerns gRPC only, and the two options above
-// for the rest.
+// like) are grpc-go's own options and reach gRPC callers alone: grpc-go keeps them
+// to itself, where the gateway cannot call them. Use them for what concerns gRPC
+// only, and the two options above for the rest.
 //
 // # Connections
 //
