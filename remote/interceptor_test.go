@@ -95,8 +95,13 @@ func (c *countingSends) SendMsg(m any) error {
 // errRefused is what the refusing interceptor answers a call with "x-deny".
 var errRefused = status.Error(codes.PermissionDenied, "refused by policy")
 
+// denied reports whether a call asks to be refused ("x-deny"); it panics for one
+// that asks for a panic ("x-panic").
 func denied(ctx context.Context) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
+	if len(md.Get("x-panic")) > 0 {
+		panic("interceptor asked to")
+	}
 	return len(md.Get("x-deny")) > 0
 }
 
@@ -279,7 +284,7 @@ func TestInterceptorsSeeEveryPath(t *testing.T) {
 // interceptor sees it, and so is a unary call outside its key's scope (a stream's
 // request is checked as the handler reads it, within the interceptors); a call an
 // interceptor refuses is refused with its status on every path, and the
-// interceptors after it never see it.
+// interceptors after it never see it; a panic in one is INTERNAL on every path.
 func TestInterceptorsAfterKeys(t *testing.T) {
 	c, rec := serveIntercepted(t)
 	spec := &pb.EnvSpecRequest{Env: "maze"}
@@ -302,6 +307,8 @@ func TestInterceptorsAfterKeys(t *testing.T) {
 		{"stream, another environment's key", "TrialService/Watch", watch, otherKey, nil, codes.PermissionDenied, "", true},
 		{"unary, refused", "EnvService/Spec", spec, mazeKey, []string{"x-deny", "1"}, codes.PermissionDenied, "refused by policy", false},
 		{"stream, refused", "TrialService/Watch", watch, mazeKey, []string{"x-deny", "1"}, codes.PermissionDenied, "refused by policy", false},
+		{"unary, interceptor panics", "EnvService/Spec", spec, mazeKey, []string{"x-panic", "1"}, codes.Internal, "panic: interceptor asked to", false},
+		{"stream, interceptor panics", "TrialService/Watch", watch, mazeKey, []string{"x-panic", "1"}, codes.Internal, "panic: interceptor asked to", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var first *outcome
@@ -333,5 +340,42 @@ func TestInterceptorsNil(t *testing.T) {
 		_, err := remote.NewServer(opt)
 		require.ErrorIs(t, err, remote.ErrConfig)
 		assert.Contains(t, err.Error(), "interceptor 0 is nil")
+	}
+}
+
+// TestGRPCServerOptionsInterceptorsGRPCOnly: interceptors given as grpc-go's own
+// options see gRPC's calls alone, after those of WithUnaryInterceptors; the
+// gateway's calls reach the latter only.
+func TestGRPCServerOptionsInterceptorsGRPCOnly(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	note := func(name string) grpc.UnaryServerInterceptor {
+		return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return h(ctx, req)
+		}
+	}
+	srv := serveEnvsAndTrials(t, remote.WithUnaryInterceptors(note("baton option")),
+		remote.WithGRPCServerOptions(grpc.ChainUnaryInterceptor(note("grpc-go option"))))
+	cc, err := grpc.NewClient(srv.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cc.Close() })
+	c := &caller{t: t, srv: srv, cc: cc}
+	for _, tt := range []struct {
+		path path
+		want []string
+	}{
+		{paths[0], []string{"baton option", "grpc-go option"}},
+		{paths[1], []string{"baton option"}},
+		{paths[3], []string{"baton option"}},
+	} {
+		got := c.call(tt.path, "EnvService/Spec", &pb.EnvSpecRequest{Env: "maze"}, "")
+		require.Equal(t, codes.OK, got.code, got.msg)
+		mu.Lock()
+		assert.Equal(t, tt.want, order, tt.path.name)
+		order = nil
+		mu.Unlock()
 	}
 }
