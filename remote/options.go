@@ -370,8 +370,8 @@ func WithRemoteActorKeys(keys Keys) ServerOption {
 // before the body is read), then the key's scope and the checks of input, so that
 // a call they see is authenticated and well-formed, and a call refused there never
 // reaches them. A call's context carries its incoming metadata
-// (metadata.FromIncomingContext: the key's header, and over HTTP the request's
-// other headers but its protocol's own) and its deadline; info.FullMethod is
+// (metadata.FromIncomingContext: on gRPC the call's, over HTTP the request's
+// headers less its protocol's own and Cookie) and its deadline; info.FullMethod is
 // "/baton.v1.SERVICE/METHOD" on every path. An error they return ends the call
 // with its status, the same on every path. They see gRPC's health checks and
 // reflection too, which are open to every caller and not on the gateway. Panics
