@@ -57,6 +57,31 @@
 // as over JSON); nothing a client sends makes a server panic (the tensor and request
 // decoders are fuzzed).
 //
+// # Interceptors
+//
+// WithUnaryInterceptors and WithStreamInterceptors add grpc-go interceptors (logging,
+// tracing, an auth of one's own) that see every call of the services, whichever
+// way it comes: gRPC, or the HTTP gateway's Connect JSON, Connect binary and
+// gRPC-Web (see Connect and gRPC-Web over HTTP). A call goes through, in order:
+//
+//  1. the key check (see API keys), on gRPC on the call's headers before its
+//     message is read, over HTTP before the body is read: a call without a key the
+//     server knows is refused before any interceptor sees it;
+//  2. baton's own interceptor: the recovery of panics, the metrics, and, for a unary
+//     call, the key's scope and the checks of input, so that a unary call outside
+//     its key's scope or malformed never reaches users' interceptors (a stream's
+//     requests are checked as the handler reads them, inside the interceptors: a
+//     stream interceptor may see a call refused then, and the error it gets back is
+//     that refusal);
+//  3. the users' interceptors, in the order given;
+//  4. the handler.
+//
+// An error an interceptor returns ends the call with that status on every path.
+// Interceptors given with WithGRPCServerOptions (grpc.ChainUnaryInterceptor and the
+// like) are grpc-go's own options and reach gRPC callers alone: grpc-go keeps them
+// to itself, where the gateway cannot call them. Use them for what concerns gRPC
+// only, and the two options above for the rest.
+//
 // # Connections
 //
 // What arrives is hostile until checked. A gRPC call's key is checked on its headers
@@ -179,9 +204,13 @@
 // is for limits of use, not of size). A refused request's connection is closed after
 // the answer, once the rest of its body (up to 256 KiB, within half a second) is
 // read and dropped, so that a client still sending it reads the answer rather than
-// a reset. The calls go through the gRPC handlers and the interceptor, and binary
-// messages through the server's gRPC codec, so the keys, the scopes, the checks of
-// input, the recovered panics and the status codes are the same as gRPC's. A
+// a reset. The calls go through the gRPC handlers and the same interceptors as
+// gRPC's (baton's, then those of WithUnaryInterceptors and WithStreamInterceptors;
+// see Interceptors), and binary messages through the server's gRPC codec, so the
+// keys, the scopes, the checks of input, the recovered panics, the status codes and
+// what users' interceptors see are the same as gRPC's; a request's headers, less
+// its protocol's and Cookie, are the call's incoming metadata ("-bin" ones decoded
+// from base64). A
 // connection whose first bytes are HTTP/2's preface is gRPC; any other is HTTP/1.1,
 // so Connect and gRPC-Web clients must use HTTP/1.1 (connect-node's httpVersion
 // "1.1"; browsers on plain http:// do). With TLS the listener does the handshakes: a
@@ -208,8 +237,8 @@
 // shared 2-core machine (medians of 7 runs, Envs and Reset, each against gRPC on the
 // same server), this gateway's p50 is 1.2-1.4x gRPC's in binary and gRPC-Web and
 // 1.4-1.9x in JSON; vanguard's over a stub of the same answers 1.9-2.2x, 2.1-2.3x
-// and 2.4-3.1x. The gateway here calls the very grpc-go handlers and interceptors,
-// with no new dependency or generator. What it leaves
+// and 2.4-3.1x. The gateway here calls the very grpc-go handlers and the server's
+// chain of interceptors, with no new dependency or generator. What it leaves
 // out: compression, GET for idempotent calls, gRPC-Web's JSON form, HTTP/2 for
 // Connect and gRPC-Web (see above), and client and bidirectional streams, which
 // need HTTP/2 in Connect too.

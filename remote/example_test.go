@@ -4,15 +4,22 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
+	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // A policy served on loopback and acted on through a client, which is itself an
@@ -306,4 +313,69 @@ func ExampleKeys_Check() {
 	// <nil>
 	// remote: permission denied: the key does not grant rps
 	// remote: unauthenticated: no key, or a key this server does not know
+}
+
+// An interceptor that logs every call, whichever way it comes: gRPC, or the HTTP
+// gateway's Connect JSON (as curl or a browser calls it). It runs after the key
+// check, so it sees only the calls of callers the server knows.
+func ExampleWithUnaryInterceptors() {
+	ctx, stop := context.WithCancel(context.Background())
+	logCalls := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		md, _ := metadata.FromIncomingContext(ctx)
+		fmt.Println(info.FullMethod, md.Get("x-caller"), status.Code(err))
+		return resp, err
+	}
+	reg := runners.NewRegistry()
+	if err := maze.Register(reg); err != nil {
+		panic(err)
+	}
+	s, err := remote.NewServer(remote.WithUnaryInterceptors(logCalls))
+	if err != nil {
+		panic(err)
+	}
+	if err := s.AddEnvs(reg); err != nil {
+		panic(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, lis) }()
+
+	// A gRPC caller.
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		panic(err)
+	}
+	gctx := metadata.AppendToOutgoingContext(ctx, "x-caller", "grpc")
+	if _, err := pb.NewEnvServiceClient(cc).Envs(gctx, &pb.EnvsRequest{}); err != nil {
+		panic(err)
+	}
+	_ = cc.Close()
+
+	// A Connect JSON caller.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+lis.Addr().String()+"/baton.v1.EnvService/Envs", strings.NewReader("{}"))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Caller", "curl")
+	tr := &http.Transport{}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		panic(err)
+	}
+	_ = resp.Body.Close()
+	tr.CloseIdleConnections()
+	fmt.Println(resp.Status)
+
+	stop()
+	fmt.Println("served:", <-done)
+	// Output:
+	// /baton.v1.EnvService/Envs [grpc] OK
+	// /baton.v1.EnvService/Envs [curl] OK
+	// 200 OK
+	// served: <nil>
 }

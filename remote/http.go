@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -110,13 +111,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Nothing of the body is read before the key is checked: a refused request is
 	// answered at once, and its connection closed (refuse).
 	ctx := r.Context()
-	md := metadata.MD{}
-	if v := r.Header.Values("Authorization"); len(v) > 0 {
-		md.Set(authorizationHeader, v...)
-	}
-	if v := r.Header.Values("X-Baton-Key"); len(v) > 0 {
-		md.Set(keyHeader, v...)
-	}
+	md := incomingMetadata(r.Header)
 	ctx = metadata.NewIncomingContext(ctx, md)
 	if !s.cfg.keys.Empty() {
 		g, err := s.cfg.keys.authenticate(md)
@@ -158,6 +153,45 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveStream(ctx, w, m, wi, msg)
+}
+
+// incomingMetadata returns a request's metadata, as gRPC's calls carry theirs: its
+// headers by lower-case name, those of "-bin" names decoded from base64, less those
+// of the protocols (HTTP's connection headers, Content-Length and the encodings,
+// Connect-* and Grpc-*) and Cookie, which is the browser's and not the call's.
+func incomingMetadata(h http.Header) metadata.MD {
+	md := make(metadata.MD, len(h))
+	for k, vs := range h {
+		k = strings.ToLower(k)
+		if protocolHeaders[k] || strings.HasPrefix(k, "connect-") || strings.HasPrefix(k, "grpc-") {
+			continue
+		}
+		if strings.HasSuffix(k, "-bin") {
+			for _, v := range vs {
+				if b, err := decodeBinHeader(v); err == nil {
+					md[k] = append(md[k], string(b))
+				}
+			}
+			continue
+		}
+		md[k] = append(md[k], vs...)
+	}
+	return md
+}
+
+// protocolHeaders are the request headers that incomingMetadata leaves out.
+var protocolHeaders = map[string]bool{
+	"connection": true, "keep-alive": true, "proxy-connection": true, "te": true, "trailer": true,
+	"transfer-encoding": true, "upgrade": true, "host": true, "content-length": true,
+	"content-encoding": true, "accept-encoding": true, "cookie": true,
+}
+
+// decodeBinHeader decodes the base64 of a binary header, padded or not.
+func decodeBinHeader(v string) ([]byte, error) {
+	if len(v)%4 == 0 {
+		return base64.StdEncoding.DecodeString(v)
+	}
+	return base64.RawStdEncoding.DecodeString(v)
 }
 
 // smallRequests are the methods whose requests hold names, ids and numbers only:
@@ -286,7 +320,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 
 func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMethod, wi wire, req []byte) {
 	dec := func(v any) error { return s.decodeMessage(wi, req, v) }
-	resp, err := m.unary.Handler(m.impl, ctx, dec, s.unaryInterceptor)
+	resp, err := m.unary.Handler(m.impl, ctx, dec, s.unary)
 	if err != nil {
 		wi.fail(w, 0, err)
 		return
@@ -308,7 +342,7 @@ func (s *Server) serveUnary(ctx context.Context, w http.ResponseWriter, m httpMe
 func (s *Server) serveStream(ctx context.Context, w http.ResponseWriter, m httpMethod, wi wire, req []byte) {
 	st := &httpStream{ctx: ctx, srv: s, wi: wi, fw: newFrameWriter(w, wi), req: req}
 	info := &grpc.StreamServerInfo{FullMethod: m.full, IsServerStream: true}
-	err := s.streamInterceptor(m.impl, st, info, m.stream.Handler)
+	err := s.stream(m.impl, st, info, m.stream.Handler)
 	st.end(err)
 }
 

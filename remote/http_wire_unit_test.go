@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/base64"
+	"net/http"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -85,6 +87,29 @@ func TestGRPCTimeout(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestIncomingMetadata: a gateway call's metadata is its request's headers by
+// lower-case name, "-bin" ones decoded, less its protocol's and Cookie.
+func TestIncomingMetadata(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+		want   metadata.MD
+	}{
+		{"keys and the caller's", http.Header{"Authorization": {"Bearer k"}, "X-Baton-Key": {"k2"}, "X-Trace": {"a", "b"}, "User-Agent": {"curl/8"}},
+			metadata.MD{"authorization": {"Bearer k"}, "x-baton-key": {"k2"}, "x-trace": {"a", "b"}, "user-agent": {"curl/8"}}},
+		{"protocol's left out", http.Header{"Content-Length": {"3"}, "Connect-Protocol-Version": {"1"}, "Connect-Timeout-Ms": {"9"},
+			"Grpc-Timeout": {"1S"}, "Accept-Encoding": {"gzip"}, "Connection": {"close"}, "Te": {"trailers"}, "Cookie": {"s=1"}, "Content-Type": {"application/json"}},
+			metadata.MD{"content-type": {"application/json"}}},
+		{"binary, padded or not", http.Header{"X-Blob-Bin": {base64.StdEncoding.EncodeToString([]byte("\x00\xff")), base64.RawStdEncoding.EncodeToString([]byte("ab"))}},
+			metadata.MD{"x-blob-bin": {"\x00\xff", "ab"}}},
+		{"binary, malformed dropped", http.Header{"X-Blob-Bin": {"!!!"}}, metadata.MD{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, incomingMetadata(tt.header))
 		})
 	}
 }

@@ -94,6 +94,8 @@ type serverConfig struct {
 	remoteOK    bool
 	remoteKeys  Keys
 	grpcOpts    []grpc.ServerOption
+	unaryInts   []grpc.UnaryServerInterceptor
+	streamInts  []grpc.StreamServerInterceptor
 	httpHandler http.Handler
 	errs        []error
 
@@ -361,9 +363,60 @@ func WithRemoteActorKeys(keys Keys) ServerOption {
 	return serverOption(func(c *serverConfig) { c.remoteKeys = keys })
 }
 
-// WithGRPCServerOptions adds options of grpc-go's own to a server (interceptors run
-// after baton's). The server sets grpc.InTapHandle itself, to check keys on a call's
-// headers: another one makes NewServer panic, as grpc-go does.
+// WithUnaryInterceptors adds interceptors of unary calls, run in the order given,
+// on every path a call takes: gRPC, and the HTTP gateway's Connect (JSON and
+// binary) and gRPC-Web (see Server.ServeHTTP). They run after baton's own checks:
+// the key (on gRPC, on the call's headers before its message is read; over HTTP
+// before the body is read), then the key's scope and the checks of input, so that
+// a call they see is authenticated and well-formed, and a call refused there never
+// reaches them. A call's context carries its incoming metadata
+// (metadata.FromIncomingContext: on gRPC the call's, over HTTP the request's
+// headers less its protocol's own and Cookie) and its deadline; info.FullMethod is
+// "/baton.v1.SERVICE/METHOD" on every path. An error they return ends the call
+// with its status, the same on every path. They see gRPC's health checks and
+// reflection too, which are open to every caller and not on the gateway. Panics
+// in them are recovered as a handler's are, and their time counts in the call's
+// metrics (WithMetrics). A nil interceptor is an error of NewServer.
+func WithUnaryInterceptors(ints ...grpc.UnaryServerInterceptor) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		for i, in := range ints {
+			if in == nil {
+				c.errs = append(c.errs, fmt.Errorf("WithUnaryInterceptors: interceptor %d is nil", i))
+				return
+			}
+		}
+		c.unaryInts = append(c.unaryInts, ints...)
+	})
+}
+
+// WithStreamInterceptors adds interceptors of streaming calls, run in the order
+// given, after baton's own checks, on every path a call takes, as
+// WithUnaryInterceptors' (the gateway serves the server streams: Watch and the
+// like; client streams, ActStream, are gRPC only). The stream they get reads the
+// call's request checked against the key's scope, and its Context carries the
+// call's metadata and deadline. A nil interceptor is an error of NewServer.
+func WithStreamInterceptors(ints ...grpc.StreamServerInterceptor) ServerOption {
+	return serverOption(func(c *serverConfig) {
+		for i, in := range ints {
+			if in == nil {
+				c.errs = append(c.errs, fmt.Errorf("WithStreamInterceptors: interceptor %d is nil", i))
+				return
+			}
+		}
+		c.streamInts = append(c.streamInts, ints...)
+	})
+}
+
+// WithGRPCServerOptions adds options of grpc-go's own to a server. They apply to
+// its gRPC transport alone: interceptors given here (grpc.UnaryInterceptor,
+// grpc.ChainUnaryInterceptor and their stream forms) never see the calls of the
+// HTTP gateway's Connect and gRPC-Web clients, so use WithUnaryInterceptors and
+// WithStreamInterceptors for logging, auth and the like. On gRPC, chained ones run
+// after baton's checks and WithUnaryInterceptors', and grpc.UnaryInterceptor (or
+// grpc.StreamInterceptor) runs before them all, after the key check on headers
+// only (grpc-go runs the interceptor it sets ahead of the chained ones). The
+// server sets grpc.InTapHandle itself, to check keys on a call's headers: another
+// one makes NewServer panic, as grpc-go does.
 func WithGRPCServerOptions(opts ...grpc.ServerOption) ServerOption {
 	return serverOption(func(c *serverConfig) { c.grpcOpts = append(c.grpcOpts, opts...) })
 }

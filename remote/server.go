@@ -36,6 +36,11 @@ type Server struct {
 	draining chan struct{}
 	// codec decodes the agent's requests; ActBatch gives their arrays back to it.
 	codec actCodec
+	// unary and stream are the interceptors of every call, on gRPC and the HTTP
+	// gateway alike: baton's, then those of WithUnaryInterceptors and
+	// WithStreamInterceptors.
+	unary  grpc.UnaryServerInterceptor
+	stream grpc.StreamServerInterceptor
 
 	mu       sync.Mutex
 	scopes   map[string]scoper   // by service name, "baton.v1.AgentService"
@@ -53,11 +58,13 @@ func NewServer(opts ...ServerOption) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, scopes: map[string]scoper{}, health: health.NewServer(), draining: make(chan struct{}), codec: newServerCodec()}
+	s.unary = chainUnary(append([]grpc.UnaryServerInterceptor{s.unaryInterceptor}, cfg.unaryInts...))
+	s.stream = chainStream(append([]grpc.StreamServerInterceptor{s.streamInterceptor}, cfg.streamInts...))
 	gopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.maxMsg),
 		grpc.MaxSendMsgSize(cfg.maxMsg),
-		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		grpc.ChainUnaryInterceptor(s.unary),
+		grpc.ChainStreamInterceptor(s.stream),
 		// Clients may ping idle connections every 10 s or more.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		// Connections with no stream are closed after the idle timeout; a peer that
@@ -286,6 +293,47 @@ func (s *Server) servedNames(fullMethod string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.served[service]
+}
+
+// chainUnary returns the interceptor that runs ints in order, each one's handler
+// the rest of them and then the call's.
+func chainUnary(ints []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	if len(ints) == 1 {
+		return ints[0]
+	}
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return ints[0](ctx, req, info, unaryRest(ints[1:], info, handler))
+	}
+}
+
+// unaryRest returns the handler that runs ints, then handler.
+func unaryRest(ints []grpc.UnaryServerInterceptor, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) grpc.UnaryHandler {
+	if len(ints) == 0 {
+		return handler
+	}
+	return func(ctx context.Context, req any) (any, error) {
+		return ints[0](ctx, req, info, unaryRest(ints[1:], info, handler))
+	}
+}
+
+// chainStream is chainUnary for streams.
+func chainStream(ints []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	if len(ints) == 1 {
+		return ints[0]
+	}
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return ints[0](srv, ss, info, streamRest(ints[1:], info, handler))
+	}
+}
+
+// streamRest returns the handler that runs ints, then handler.
+func streamRest(ints []grpc.StreamServerInterceptor, info *grpc.StreamServerInfo, handler grpc.StreamHandler) grpc.StreamHandler {
+	if len(ints) == 0 {
+		return handler
+	}
+	return func(srv any, ss grpc.ServerStream) error {
+		return ints[0](srv, ss, info, streamRest(ints[1:], info, handler))
+	}
 }
 
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
