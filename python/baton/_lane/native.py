@@ -52,7 +52,7 @@ import threading
 import weakref
 from pathlib import Path
 
-from . import _abi
+from . import abi as _abi
 
 _lock = threading.Lock()
 # The libraries loaded in this process, by real path, and the process that loaded them.
