@@ -242,6 +242,7 @@ del _cls
 
 __all__ = [
     "ActionError",
+    "AgentLayout",
     "AsyncMultiVector",
     "AsyncVector",
     "ConfigError",
@@ -249,6 +250,7 @@ __all__ = [
     "Failure",
     "ForkError",
     "Group",
+    "LimitError",
     "LogError",
     "MultiVector",
     "RemoteMultiVector",
