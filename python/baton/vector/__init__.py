@@ -197,6 +197,7 @@ from .._lane import abi as _abi
 from .._lane import native as _native
 from .._lane.core import (
     DEFAULT_MAX_BYTES,
+    MAX_BYTES_ENV,
     ActionError,
     AgentLayout,
     ConfigError,
@@ -204,7 +205,6 @@ from .._lane.core import (
     Failure,
     Group,
     LimitError,
-    MAX_BYTES_ENV,
     LogError,
     StateError,
     VectorError,
