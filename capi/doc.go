@@ -39,7 +39,7 @@
 // # The ABI
 //
 // The C signatures are the Go functions' own, with their cgo types:
-// python/baton/vector/_abi.py is generated from the header that cgo writes for this
+// python/baton/_lane/abi.py is generated from the header that cgo writes for this
 // package (capi/internal/genabi; go run ./capi/internal/genabi -header capi.h keeps
 // the header, for C callers), and Python declares the functions from it alone.
 //

@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from . import vector as _vector
-from .vector import _call, _config, _ptr, _readonly, _Vector
+from ._lane.core import _call, _config, _ptr, _readonly, _Vector
 
 
 class Turns(_Vector):

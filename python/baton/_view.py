@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from . import vector as _vector
-from .vector import AgentLayout, ConfigError, SingleVector, _admit, _call, _ptr, _raise, _readonly, _Vector
+from ._lane.core import _ERRLEN, AgentLayout, ConfigError, _admit, _call, _copy_actions, _ptr, _raise, _readonly, _Vector
+from .vector import SingleVector
 
 # A policy of Python's: (obs [obs_dim] float32, mask [mask_len] bool or None) -> action.
 PolicyFn = Callable[[np.ndarray, "np.ndarray | None"], Any]
@@ -108,7 +109,7 @@ class ViewVector(SingleVector):
         """Resets every copy (seeds as ``SingleVector.reset``). With ``fresh``, every copy
         starts a new underlying episode; without, a copy whose underlying episode can
         go on (the agent's sub-episode ended, the episode did not) goes on with it."""
-        code = self._lib.baton_view_reset(self._live(), self._next_seed(seed), bool(fresh), self._err, _vector._ERRLEN)
+        code = self._lib.baton_view_reset(self._live(), self._next_seed(seed), bool(fresh), self._err, _ERRLEN)
         self._check(code)
         info = self._info(False)
         info["span_ticks"] = self.spans
@@ -119,8 +120,8 @@ class ViewVector(SingleVector):
         h = self._handle
         if not h:
             self._live()
-        _vector._copy_actions(self._actions, actions, self.single_action_space)
-        code = self._step_native(h, self._actions_ptr, self._err, _vector._ERRLEN)
+        _copy_actions(self._actions, actions, self.single_action_space)
+        code = self._step_native(h, self._actions_ptr, self._err, _ERRLEN)
         self._check(code)
         info = self._info(True)
         info["span_ticks"] = self.spans

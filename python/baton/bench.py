@@ -83,7 +83,7 @@ from pathlib import Path
 import numpy as np
 
 from . import vector
-from .vector import _native
+from ._lane import native as _native
 
 __all__ = ["Row", "Sizes", "main", "run"]
 

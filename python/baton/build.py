@@ -26,7 +26,7 @@ import sys
 import types
 from pathlib import Path
 
-from .vector import _native
+from ._lane import native as _native
 
 BuildError = _native.BuildError
 

@@ -87,6 +87,9 @@ from gymnasium.vector.utils import batch_space
 
 from . import _render
 from . import vector as _vector
+from ._lane import core as _core
+from ._lane import native as _native
+from ._lane.adapters import _check_invalid, _obs_space, _rebuild
 from ._render import RenderError
 from ._view import PolicyError, ViewVector
 
@@ -100,6 +103,7 @@ __all__ = [
     "make_vec",
     "register_envs",
     "register_gymnasium",
+    "to_gymnasium",
 ]
 
 Policy = str | Callable[[np.ndarray, "np.ndarray | None"], Any]
@@ -112,21 +116,9 @@ ENV_IDS: dict[str, dict[str, Any]] = {
     "baton/Webtest-strategy-v0": {"env": "webtest", "agent": "strategy"},
 }
 
-_INVALID = ("raise", "terminate")
-
 # What a step does with a copy of the fast lane's vector (internal/fastlane's Hold):
 # step it, leave it as it is, or end its episode where it is (and reset it).
 _STEP, _STAY, _END = 0, 1, 2
-
-
-def _check_invalid(invalid_action: str) -> None:
-    if invalid_action not in _INVALID:
-        raise ValueError(f"invalid_action {invalid_action!r}; want one of {_INVALID}")
-
-
-def _rebuild(cls, args: tuple, kw: dict):
-    """An adapter made again from its arguments: how adapters are pickled and copied."""
-    return cls(*args, **kw)
 
 
 def register_envs() -> None:
@@ -163,10 +155,10 @@ def register_gymnasium(library: str | os.PathLike | None = None, *, namespace: s
     _check_types("env", None, None, None, library)
     if not isinstance(namespace, str) or not _NAMESPACE.match(namespace):
         raise ValueError(f"namespace is {namespace!r}; want letters, digits, '_', ':' or '-' (Gymnasium's namespaces)")
-    path = None if library is None else _vector._native.resolve(library)
-    code, out, err = _vector._native.envs(path)
+    path = None if library is None else _native.resolve(library)
+    code, out, err = _native.envs(path)
     if code:
-        _vector._raise(code, err)
+        _core._raise(code, err)
     ids = []
     for e in json.loads(out)["envs"]:
         if e.get("error"):
@@ -208,10 +200,10 @@ def _agent(env: str, agent: str | None, policies: Mapping[str, Policy] | None,
 def _check_types(env: Any, agent: Any, config: Any, policies: Any, library: Any = None) -> None:
     """TypeError, naming the argument, for an argument of BatonEnv and
     BatonVectorEnv of the wrong type."""
-    _vector._name(env, "env")
+    _core._name(env, "env")
     if library is not None and not isinstance(library, (str, os.PathLike)):
         raise TypeError(f"library is {library!r:.60} ({type(library).__name__}); want the path of a built library or None")
-    _vector._config(config)
+    _core._config(config)
     if agent is not None and not isinstance(agent, str):
         raise TypeError(f"agent is {agent!r:.60} ({type(agent).__name__}); want an agent's name (a str) or None")
     if policies is not None and not isinstance(policies, Mapping):
@@ -226,8 +218,8 @@ def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | 
     within max_bytes (None: BATON_MAX_BYTES, else Go's default), with a hold per copy
     (``vector.hold``) when ``hold``."""
     _check_types(env, agent, config, policies, library)
-    cfg = _vector._config(config)
-    max_bytes = _vector._max_bytes(max_bytes)
+    cfg = _core._config(config)
+    max_bytes = _core._max_bytes(max_bytes)
     if described is None:
         described = _vector.describe(env, config, library=library)
     layout = _agent(env, agent, policies, described)
@@ -237,20 +229,6 @@ def _open(env: str, agent: str | None, config, policies: Mapping[str, Policy] | 
                                     library=library, hold=hold)
     return ViewVector(env, num_envs, layout, agent=layout.name, policies=policies, seed=None, workers=workers, config=cfg,
                       max_bytes=max_bytes, library=library, hold=hold)
-
-
-def _obs_space(space, dim: int):
-    """The Box of the observations, its infinite bounds made float32's largest values
-    (as Gymnasium's own CartPole has them, and its checker wants)."""
-    if not isinstance(space, gym.spaces.Box):
-        raise _vector.ConfigError(1, f"observation space {space}: the Gymnasium adapter takes Box observations", [])
-    if int(np.prod(space.shape)) != dim:
-        raise _vector.ConfigError(1, f"observation space {space} does not hold {dim} floats", [])
-    if np.isinf(space.low).any() or np.isinf(space.high).any():
-        big = np.finfo(np.float32).max
-        low, high = np.nan_to_num(space.low, neginf=-big), np.nan_to_num(space.high, posinf=big)
-        space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
-    return space
 
 
 class BatonEnv(gym.Env):
@@ -303,17 +281,17 @@ class BatonEnv(gym.Env):
         self._window = _render.Window(f"baton {env}", self.metadata["render_fps"]) if render_mode == "human" else None
         self._final = False  # the state shown is the last of an episode, which the copy kept
         self.invalid_action, self.invalid_reward = invalid_action, float(invalid_reward)
-        if _vector._native.loaded():
+        if _native.loaded():
             described = _vector.describe(env, config, library=library)
         else:
             # The named policies are checked by the child too; callables play the
             # agent's default there.
             names = {k: v for k, v in (policies or {}).items() if isinstance(v, str)}
-            described = _vector._describe_aside(env, config, (agent, json.dumps(names, sort_keys=True)), library)
+            described = _core._describe_aside(env, config, (agent, json.dumps(names, sort_keys=True)), library)
         layout = _agent(env, agent, policies, described)
         self._args = (env, agent, config, policies, described, library)
         self._v: _vector.SingleVector | None = None
-        if _vector._native.loaded():
+        if _native.loaded():
             self._open_vector()
         self.env_name, self.agent = env, layout.name
         self._mask_len = layout.mask_len
@@ -349,7 +327,7 @@ class BatonEnv(gym.Env):
         return self._v
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        seed = _vector._seed(seed)  # Gymnasium's rule, as TypeError and ValueError
+        seed = _core._seed(seed)  # Gymnasium's rule, as TypeError and ValueError
         super().reset(seed=seed)
         self._open_vector()
         if seed is None and self._next is not None:
@@ -369,7 +347,7 @@ class BatonEnv(gym.Env):
     def step(self, action):
         if not self._active:
             raise gym.error.ResetNeeded("baton: the episode is over (or never started): call reset()")
-        a = _vector._action(action, self.action_space)
+        a = _core._action(action, self.action_space)
         m = self._v.masks
         if self.invalid_action == "terminate" and m is not None:
             k = a - self._start
@@ -511,7 +489,7 @@ class BatonVectorEnv(VectorEnv):
         _render.check_mode(render_mode, ["rgb_array"])
         _check_invalid(invalid_action)
         mode = _autoreset(autoreset_mode)
-        n, w = _vector._count(num_envs, "num_envs", 1), _vector._count(workers, "workers", 0)
+        n, w = _core._count(num_envs, "num_envs", 1), _core._count(workers, "workers", 0)
         self._made = ((env, num_envs, agent, config, policies), {
             "workers": workers, "render_mode": render_mode, "max_bytes": max_bytes, "library": library,
             "autoreset_mode": mode, "invalid_action": invalid_action, "invalid_reward": invalid_reward})
@@ -583,7 +561,7 @@ class BatonVectorEnv(VectorEnv):
         mask = None if options is None else options.get("reset_mask")
         if mask is not None:
             return self._reset_some(seed, mask)
-        seed = _vector._seed(seed)
+        seed = _core._seed(seed)
         if seed is not None:
             self._np_random, _ = gym.utils.seeding.np_random(seed)
         else:
@@ -736,6 +714,18 @@ def _autoreset(mode: AutoresetMode | str) -> AutoresetMode:
         return mode
     raise ValueError(f"autoreset_mode {mode!r}; want a gymnasium.vector.AutoresetMode, its value or its name "
                      f"({', '.join(m.name for m in AutoresetMode)})")
+
+
+def to_gymnasium(vector: _vector.SingleVector) -> BatonVectorEnv:
+    """A fast-lane vector of a single-agent environment (``baton.vector.make``, in
+    process or remote) as a ``gymnasium.vector.VectorEnv`` (same-step auto-reset), for
+    Gymnasium's vector wrappers; closing either closes both. ``vector.to_gymnasium()``
+    calls it.
+
+    >>> env = baton.gym.to_gymnasium(baton.vector.make("cartpole", num_envs=8))  # doctest: +SKIP
+    >>> env = gymnasium.wrappers.vector.RecordEpisodeStatistics(env)  # doctest: +SKIP
+    """
+    return BatonVectorEnv.from_vector(vector)
 
 
 def make(env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None, **kw) -> BatonEnv:

@@ -85,8 +85,9 @@ import pettingzoo
 
 from . import _render
 from . import vector as _vector
+from ._lane import core as _core
 from ._turns import Turns
-from .gym import _check_invalid, _obs_space, _rebuild
+from ._lane.adapters import _check_invalid, _obs_space, _rebuild
 
 __all__ = ["AECEnv", "ParallelEnv", "env", "parallel_env"]
 
@@ -96,8 +97,8 @@ class _Common:
 
     def _setup(self, name: str, config, render_mode: str | None, library: str | os.PathLike | None,
                invalid_action: str, invalid_reward: float) -> None:
-        _vector._name(name, "name")
-        _vector._config(config)
+        _core._name(name, "name")
+        _core._config(config)
         if library is not None and not isinstance(library, (str, os.PathLike)):
             raise TypeError(f"library is {library!r:.60} ({type(library).__name__}); want the path of a built library or None")
         _check_invalid(invalid_action)
@@ -132,7 +133,7 @@ class _Common:
         return self._t.obs[j].reshape(self.observation_spaces[agent].shape).copy()
 
     def _go_reset(self, seed: int | None) -> None:
-        seed = _vector._seed(seed)  # Gymnasium's rule: None or an int >= 0
+        seed = _core._seed(seed)  # Gymnasium's rule: None or an int >= 0
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             s = int(seed)
@@ -243,7 +244,7 @@ class AECEnv(_Common, pettingzoo.AECEnv):
             return
         if action is None:
             raise ValueError(f"agent {agent!r} is live: its action cannot be None")
-        x = _vector._action(action, self.action_spaces[agent], f"agent {agent}")
+        x = _core._action(action, self.action_spaces[agent], f"agent {agent}")
         self._cumulative_rewards[agent] = 0
         if self.invalid_action == "terminate" and self._invalid(x, agent):
             for a in self.agents:
@@ -336,7 +337,7 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
             if actions.get(a) is None:
                 raise KeyError(f"no action for the live agent {a!r}")
             j = self._index[a]
-            x = checked[a] = _vector._action(actions[a], self.action_spaces[a], f"agent {a}")
+            x = checked[a] = _core._action(actions[a], self.action_spaces[a], f"agent {a}")
             lay, m = self._t.agents[j], self._t.masks[j]
             if self.invalid_action == "terminate":
                 if self._invalid(x, a):

@@ -65,7 +65,7 @@ from typing import Any
 
 import ray
 
-from baton.vector import _native
+from baton._lane import native as _native
 
 __all__ = ["ShardError", "binary", "run_campaign", "shard_ranges", "main"]
 

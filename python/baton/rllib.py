@@ -102,7 +102,8 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from . import vector as _vector
-from .gym import _obs_space
+from ._lane import core as _core
+from ._lane.adapters import _obs_space
 
 __all__ = [
     "ENV_NAME",
@@ -265,8 +266,8 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         if unknown:
             raise _vector.ConfigError(1, f"unknown config keys {unknown} (want some of {sorted(_KEYS)})", [])
         self.env_name = config.get("env", "maze")
-        _vector._name(self.env_name, 'config["env"]')
-        _vector._config(config.get("config"), 'config["config"]')
+        _core._name(self.env_name, 'config["env"]')
+        _core._config(config.get("config"), 'config["config"]')
         self.masking = bool(config.get("action_masking", False))
         self.invalid_action = config.get("invalid_action", "raise")
         if self.invalid_action not in _INVALID:
@@ -279,7 +280,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         if self.agent_ids not in _ID_FORMS:
             raise _vector.ConfigError(1, f"agent_ids {self.agent_ids!r}; want one of {_ID_FORMS}", [])
         self._named = self.agent_ids == "name"
-        seed = _vector._seed(config.get("seed"), 'config["seed"]')
+        seed = _core._seed(config.get("seed"), 'config["seed"]')
         self._rng = np.random.default_rng(None if seed is None else [int(seed), *self._where])
         address, library = config.get("address"), config.get("library")
         if library is not None and not isinstance(library, (str, os.PathLike)):
@@ -341,7 +342,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
                              f"(now {self.ids_per_agent})", [])
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        seed = _vector._seed(seed)  # Gymnasium's rule: None or an int >= 0
+        seed = _core._seed(seed)  # Gymnasium's rule: None or an int >= 0
         if seed is not None:
             self._rng = np.random.default_rng([int(seed), *self._where])
             s = int(seed)
@@ -380,7 +381,7 @@ class BatonMultiAgentEnv(MultiAgentEnv):
         if aid not in action_dict or extra:
             raise _vector.ActionError(3, f"agent {aid} acts now: want one action, for it alone (got actions for "
                                          f"{sorted(action_dict)})", [])
-        return _vector._action(action_dict[aid], self.action_spaces[aid], f"agent {aid}")
+        return _core._action(action_dict[aid], self.action_spaces[aid], f"agent {aid}")
 
     def _bad(self, aid: str, v: int) -> str | None:
         a = self._by_name[self._name_of[aid]]

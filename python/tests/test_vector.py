@@ -392,3 +392,12 @@ def test_to_gymnasium_vector_env():
     assert episodes >= 8, "every copy ended an episode within 40 steps of a 20-step limit"
     env.close()
     assert v.closed
+
+
+def test_to_gymnasium_is_baton_gyms():
+    import baton.gym
+
+    with bv.make("cartpole", num_envs=2, seed=1) as v:
+        env = baton.gym.to_gymnasium(v)
+        assert isinstance(env, baton.gym.BatonVectorEnv) and env.vector is v
+        assert type(v.to_gymnasium()) is type(env)

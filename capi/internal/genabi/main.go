@@ -1,4 +1,4 @@
-// Command genabi writes python/baton/vector/_abi.py, the fast lane's C ABI as Python
+// Command genabi writes python/baton/_lane/abi.py, the fast lane's C ABI as Python
 // declares it, from the C header that cgo writes for package capi's exports (go tool
 // cgo -exportheader): the Go signatures, with their cgo types, are the one place the
 // ABI is written. Run from the module's root (scripts/generate runs it):
@@ -30,7 +30,7 @@ import (
 const pkg = "github.com/batonrl/baton/capi"
 
 func main() {
-	out := flag.String("o", "python/baton/vector/_abi.py", "the Python module to write")
+	out := flag.String("o", "python/baton/_lane/abi.py", "the Python module to write")
 	check := flag.Bool("check", false, "write nothing; fail when the module differs from what would be written")
 	header := flag.String("header", "", "also copy cgo's header to this file")
 	flag.Parse()

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from .. import vector as _vector
-from ..vector import _native
+from .._lane import native as _native
 from ..schedule import derive_seed
 from ._core import PPOConfig, load_json
 from ._train import evaluate, plot, train, untrained

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _ERRLEN, ConfigError, Group, _admit, _call, _groups, _ptr, _raise, _readonly, _Vector
+from .._lane.core import _ERRLEN, ConfigError, Group, _admit, _call, _groups, _ptr, _raise, _readonly, _Vector
 
 # How long one call of recv waits in Go before returning to Python.
 _SLICE_US = 50_000

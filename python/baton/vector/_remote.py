@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from . import (
+from .._lane.core import (
     ActionError,
     AgentLayout,
     ConfigError,
@@ -319,9 +319,9 @@ class RemoteVector(_Remote):
 
     def to_gymnasium(self):
         """This vector as a ``gymnasium.vector.VectorEnv``, as ``SingleVector.to_gymnasium``."""
-        from ..gym import BatonVectorEnv
+        from .. import gym  # imported when called: baton.gym builds on this package
 
-        return BatonVectorEnv.from_vector(self)
+        return gym.to_gymnasium(self)
 
 
 class RemoteMultiVector(_Remote):

@@ -6,7 +6,7 @@ cmd/libNAME in the user's module (their environments, registered with
 ``capi.Use(keydoor.Register)``). Every entry point takes ``library=``, the path of the
 library to load; without it, ``BATON_LIBRARY``; without that, baton's own: built from
 the checkout's Go sources when baton runs from a checkout, else the one a wheel of
-baton carries (``baton/_lib``). The functions are declared from ``_abi``, which is
+baton carries (``baton/_lib``). The functions are declared from ``abi``, which is
 generated from the header cgo writes for capi: the ABI is written once, in Go.
 
 Building. ``build(module_dir, package)`` builds a module's library with the Go
@@ -52,7 +52,7 @@ import threading
 import weakref
 from pathlib import Path
 
-from . import _abi
+from . import abi as _abi
 
 _lock = threading.Lock()
 # The libraries loaded in this process, by real path, and the process that loaded them.
@@ -347,7 +347,7 @@ def resolve(library: str | os.PathLike | None = None) -> str:
 
 def load(library: str | os.PathLike | None = None) -> ctypes.CDLL:
     """The loaded library (see ``resolve``), loaded, and built if need be, on the
-    first call of the process that names it, its functions declared from ``_abi``."""
+    first call of the process that names it, its functions declared from ``abi``."""
     global _pid
     with _lock:
         if _pid is not None and _pid != os.getpid():
@@ -364,7 +364,7 @@ def load(library: str | os.PathLike | None = None) -> ctypes.CDLL:
         return lib
 
 
-# aside's child: loads a library, declares its functions from _abi (by its path, not
+# aside's child: loads a library, declares its functions from abi (by its path, not
 # importing baton), answers one question and prints JSON: "describe" (and, asked to,
 # makes and closes one copy of an agent's view, for its errors) or "envs".
 _CHILD = """
