@@ -700,7 +700,7 @@ def test_the_generated_stubs_load_on_this_runtime():
     from baton.v1 import baton_pb2
 
     services = baton_pb2.DESCRIPTOR.services_by_name
-    assert set(services) == {"AgentService", "EnvService", "TrialService"}
+    assert set(services) == {"AgentService", "EnvService", "ModelService", "TrialService"}
     assert [m.name for m in services["AgentService"].methods] == ["Spec", "Act", "ActStream", "ActBatch", "Agents"]
     assert os.path.exists(os.path.join(os.path.dirname(baton_pb2.__file__), "baton_pb2_grpc.py"))
 

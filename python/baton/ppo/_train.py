@@ -98,8 +98,14 @@ class AgentVector:
         self.env, self.num_envs, self.seed = env, int(num_envs), int(seed)
         self.view = agent is not None or policies is not None
         if self.view:
+            import gymnasium
+
             import baton
 
+            # The trainer reads each ended episode's last observation from the step that
+            # ended it (final_obs) and the next episode's first from obs: Gymnasium's
+            # same-step auto-reset, not make_vec's default (the next step).
+            vector_kwargs.setdefault("autoreset_mode", gymnasium.vector.AutoresetMode.SAME_STEP)
             self.vector = baton.make_vec(env, self.num_envs, agent=agent, config=config, policies=policies, **vector_kwargs)
             layouts = list(self.vector.vector.agents)
             self.multi = False
@@ -125,6 +131,7 @@ class AgentVector:
         self._ones = np.ones(n, np.int64)
         self._copies = np.arange(n)
         self._actions = np.zeros(n, np.int64)
+        self._no_final: np.ndarray | None = None
 
     def _rows_multi(self, groups) -> dict[str, Rows]:
         return {name: Rows(name, g.copies, g.obs, g.masks, g.actions) for name, g in groups.items()}
@@ -153,7 +160,12 @@ class AgentVector:
         obs, rewards, term, trunc, info = self.vector.step(self._actions)
         ended = term | trunc
         ticks = np.asarray(info["span_ticks"]) if "span_ticks" in info else self._ones
-        out = Outcome(rewards[:, None], ticks[:, None], ended[:, None], ended, term.copy(), ticks, info.get("final_obs"))
+        final = info.get("final_obs")
+        if final is None:  # no episode ended: Gymnasium's info leaves final_obs out
+            if self._no_final is None or self._no_final.shape != obs.shape:
+                self._no_final = np.zeros_like(obs)
+            final = self._no_final
+        out = Outcome(rewards[:, None], ticks[:, None], ended[:, None], ended, term.copy(), ticks, final)
         return self._rows_single(obs, info), out
 
     def close(self) -> None:
