@@ -47,7 +47,7 @@ def test_wheel_installs_and_runs_without_go(tmp_path):
         assert wheel.name.endswith("-py3-none-linux_x86_64.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
-        assert "baton/_lib/libbaton.so" in names and "baton/vector/_abi.py" in names
+        assert "baton/_lib/libbaton.so" in names and "baton/_lane/abi.py" in names
         meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         assert "Root-Is-Purelib: false" in z.read(next(n for n in names if n.endswith(".dist-info/WHEEL"))).decode()
     requires = [ln for ln in meta.splitlines() if ln.startswith("Requires-Dist:") and "extra ==" not in ln]
