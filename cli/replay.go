@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/spf13/cobra"
 )
 
@@ -99,7 +99,7 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		// The report of what was replayed, then the error.
 		unlisted = fmt.Errorf("replay %s: %s", dir, strings.TrimPrefix(err.Error(), "datalog: "))
 	case errors.Is(err, datalog.ErrReplay):
-		if ne, ok := errors.AsType[*runners.NameError](err); ok && errors.Is(ne.Kind, runners.ErrUnknownEnv) {
+		if ne, ok := errors.AsType[*registry.NameError](err); ok && errors.Is(ne.Kind, registry.ErrUnknownEnv) {
 			return &usageError{msg: fmt.Sprintf("replay %s: the log holds trials of environment %q, which %s does not have (%s)",
 				dir, ne.Name, envs.prog, choices(ne.Choices)), err: err}
 		}

@@ -4,7 +4,7 @@
 //
 // # Writing
 //
-// A Dataset is a log being written into a directory; its Writers are runners.Sink
+// A Dataset is a log being written into a directory; its Writers are event.Sink
 // values, one per goroutine that feeds events. For a campaign, give each worker its
 // own:
 //
@@ -45,7 +45,7 @@
 //
 // # Columns of the steps
 //
-// One row per runners.StepEvent (per agent reported in a step):
+// One row per event.StepEvent (per agent reported in a step):
 //
 //	trial_id         dictionary<int32, utf8>  the trial's id
 //	episode          int32                    episode of the trial, from 0
@@ -124,7 +124,7 @@
 //
 // # Retroactive rewards
 //
-// A reward that arrives for a step already logged (runners.RetroReward: a controller's
+// A reward that arrives for a step already logged (event.RetroReward: a controller's
 // reward addressed to a past tick, or one for an agent id whose sub-episode had ended)
 // cannot change the row, which is written. It goes to the rewards table, one row per
 // reward: trial_id, episode, tick, agent, agent_id, source, value (float32),
@@ -150,7 +150,7 @@
 // ticks, truncated, success (null where the environment does not define it) and
 // returns (list<struct<agent: utf8, value: float64>>, every source and the
 // retroactive rewards received so far) and metrics (list<struct<name: utf8, value:
-// float64>>: the environment's per-episode metrics, runners.Entry.Metrics, in the
+// float64>>: the environment's per-episode metrics, registry.Entry.Metrics, in the
 // entry's order, such as webtest's coverage and defects_found; a metric the episode
 // did not tell is left out, and the list is empty for an environment that defines
 // none; Episode.Metrics reads it, and a log written before the column has none).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -18,7 +19,7 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}

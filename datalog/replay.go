@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -25,7 +27,7 @@ const (
 	FieldObservation = "observation"
 	// FieldMask: the action masks differ (Element is the first element that does).
 	FieldMask = "action_mask"
-	// FieldReward: the environment's rewards (source runners.SourceEnv) differ.
+	// FieldReward: the environment's rewards (source event.SourceEnv) differ.
 	FieldReward = "reward"
 	// FieldTerminated, FieldTruncated, FieldSpan, FieldStart and FieldAgentID: those
 	// columns differ.
@@ -106,9 +108,9 @@ type ReplayReport struct {
 // wrote the trial's last rows or its end record.
 type Incomplete struct {
 	Trial string
-	// State is the trial's latest state in the log: runners.Running when it has no
+	// State is the trial's latest state in the log: event.Running when it has no
 	// end record.
-	State runners.State
+	State event.State
 	// Episode, Tick and AgentID place where the rows stop: the first step the replay
 	// made, or the first action it asked for, that the log has no row for. Episode
 	// and Tick are -1 for a trial that replayed to its end (it lacks only its end
@@ -172,7 +174,7 @@ var errNoAction = errors.New("datalog: no further action in the log")
 // environment or configuration that reg cannot run (ErrReplay), and for a log whose
 // steps name trials that its trials table lacks, or that has steps and no trials
 // table (ErrUnlisted, with the report of what could be replayed).
-func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...ReplayOption) (*ReplayReport, error) {
+func Replay(ctx context.Context, dir string, reg *registry.Registry, opts ...ReplayOption) (*ReplayReport, error) {
 	var cfg replayConfig
 	for _, o := range opts {
 		if o != nil {
@@ -227,7 +229,7 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 	r := newReplayer(l, &cfg, rep, trials, order, cancel)
 	defer r.close()
 	c, err := runners.NewCampaign(reg, r.spec(trials[order[0]]), runners.WithTrials(len(order)), runners.WithWorkers(1),
-		runners.WithPreTrial(r.pre), runners.WithSinks(runners.SinkFunc(r.handle)))
+		runners.WithPreTrial(r.pre), runners.WithSinks(event.SinkFunc(r.handle)))
 	if err != nil {
 		return rep, fmt.Errorf("%w: trial %s: %w", ErrReplay, trials[order[0]].ID, err)
 	}
@@ -900,7 +902,7 @@ func (r *replayer) end(k int, err error) {
 			in = Incomplete{Trial: tr.t.ID, State: st, Episode: -1, Tick: -1}
 		}
 		r.rep.Incomplete = append(r.rep.Incomplete, in)
-	case tr.cut && st == runners.Ended:
+	case tr.cut && st == event.Ended:
 		r.rep.Incomplete = append(r.rep.Incomplete, tr.cutAt)
 	}
 }
@@ -938,7 +940,7 @@ func (r *replayer) close() {
 
 // handle compares the replayed trial's step events with the log, and ends a trial's
 // replay with its last state.
-func (r *replayer) handle(_ context.Context, e *runners.Event) error {
+func (r *replayer) handle(_ context.Context, e *event.Event) error {
 	if r.cur < 0 {
 		return nil
 	}
@@ -947,13 +949,13 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 		return nil
 	}
 	switch e.Kind {
-	case runners.KindState:
+	case event.KindState:
 		switch st := e.State; {
 		case st == nil:
-		case st.State == runners.Running:
+		case st.State == event.Running:
 			tr.started = true
 		case st.State.Done():
-			if !tr.started && st.State == runners.Failed {
+			if !tr.started && st.State == event.Failed {
 				// Rejected before it ran: the environment could not be made.
 				r.fail(fmt.Errorf("%w: trial %s: %w", ErrReplay, tr.t.ID, st.Err))
 				return nil
@@ -961,7 +963,7 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 			r.end(r.cur, st.Err)
 		}
 		return nil
-	case runners.KindStep:
+	case event.KindStep:
 	default:
 		return nil
 	}
@@ -1027,7 +1029,7 @@ func sign(x int) int {
 }
 
 // compare reports how row i of batch b and the replayed step differ.
-func (r *replayer) compare(tr *trialRun, b *rowBatch, i int, s *runners.StepEvent) {
+func (r *replayer) compare(tr *trialRun, b *rowBatch, i int, s *event.StepEvent) {
 	d := &b.d
 	m := Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1}
 	diff := func(field, logged, replayed string) {
@@ -1092,7 +1094,7 @@ func (d *rowDecoder) maskDiff(i int, mask []bool) int {
 
 // envReward returns the environment's reward of row i, and whether it has one.
 func (d *rowDecoder) envReward(i int) (float64, bool) {
-	env := d.srcName.find(runners.SourceEnv)
+	env := d.srcName.find(event.SourceEnv)
 	if env < 0 {
 		return 0, false
 	}
@@ -1107,9 +1109,9 @@ func (d *rowDecoder) envReward(i int) (float64, bool) {
 
 func isNaN32(x float64) bool { return math.IsNaN(float64(float32(x))) }
 
-func envReward(src []runners.RewardSource) (float64, bool) {
+func envReward(src []event.RewardSource) (float64, bool) {
 	for _, s := range src {
-		if s.Source == runners.SourceEnv {
+		if s.Source == event.SourceEnv {
 			return s.Value, true
 		}
 	}
@@ -1190,7 +1192,7 @@ func (p *replayPolicy) Interact(_ context.Context, x *runners.Exchange, _ []floa
 		// The log's rows of the agent stop here, every row before matched: they are
 		// lost, not different.
 		tr.cutHere(x.Episode(), x.Tick(), x.AgentID())
-	case !lost || tr.t.State == runners.Ended:
+	case !lost || tr.t.State == event.Ended:
 		r.mismatch(tr, Mismatch{Episode: x.Episode(), Tick: x.Tick(), Index: -1, AgentID: x.AgentID(), Element: -1, Field: FieldAction, Replayed: "asked for an action"})
 	}
 	return a, err

@@ -10,7 +10,7 @@
 // kind and each agent's observation and mask lengths) so that the caller can
 // allocate the buffers first. NewSingle then makes a vector.Env over the caller's
 // buffers (vector.WithBuffers): a single-agent environment (one agent, registered
-// with runners.SingleAgent, such as the cart-pole) is stepped with its copies writing
+// with registry.SingleAgent, such as the cart-pole) is stepped with its copies writing
 // straight into them. NewMulti makes a vector.Multi of any other environment (the
 // maze's hierarchy) and writes, after each Reset and Step, each agent's group (the
 // copies it acts in, their observations and masks), the acting agent of each copy,
