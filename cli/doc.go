@@ -380,7 +380,7 @@
 //	baton replay DIR [--max-mismatches N] [--json]
 //
 // re-runs every trial of the log from its logged environment, configuration, seed,
-// episodes and tick limit, each agent playing its logged actions (datalog.Replay, with
+// episodes and tick limit, each agent playing its logged actions (replay.Run, with
 // the environments registered here), and compares each step with the log:
 // observation, action mask, the environment's reward, end flags, span and order. It
 // prints one line per difference,

@@ -12,6 +12,7 @@ import (
 	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/registry"
+	"github.com/batonrl/baton/replay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -35,7 +36,7 @@ func TestReplay(t *testing.T) {
 			dir := t.TempDir()
 			c := runCampaign(t, dir, tc.trials, tc.opts...)
 			mem, withMem := checked(t)
-			rep, err := datalog.Replay(t.Context(), dir, testRegistry(t), withMem)
+			rep, err := replay.Run(t.Context(), dir, testRegistry(t), withMem)
 			require.NoError(t, err)
 			assert.Empty(t, rep.Mismatches)
 			assert.Equal(t, tc.trials, rep.Trials)
@@ -140,7 +141,7 @@ func TestReplayTampered(t *testing.T) {
 				defer cols[col].Release()
 				return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
 			}))
-			rep, err := datalog.Replay(t.Context(), dir, testRegistry(t))
+			rep, err := replay.Run(t.Context(), dir, testRegistry(t))
 			require.NoError(t, err)
 			require.Equal(t, []datalog.Mismatch{tc.want}, rep.Mismatches)
 			assert.Equal(t, []string{target.Trial}, rep.Diverged)
@@ -267,7 +268,7 @@ func TestReplayIncomplete(t *testing.T) {
 				e(t, dir)
 			}
 			mem, withMem := checked(t)
-			rep, err := datalog.Replay(t.Context(), dir, testRegistry(t), withMem)
+			rep, err := replay.Run(t.Context(), dir, testRegistry(t), withMem)
 			require.NoError(t, err)
 			assert.Empty(t, rep.Mismatches)
 			assert.Empty(t, rep.Diverged)
@@ -289,7 +290,7 @@ func TestReplayIncomplete(t *testing.T) {
 		})
 	}
 
-	_, err := datalog.Replay(t.Context(), t.TempDir(), registry.New())
+	_, err := replay.Run(t.Context(), t.TempDir(), registry.New())
 	assert.ErrorIs(t, err, datalog.ErrNotLog)
 }
 
@@ -311,7 +312,7 @@ func TestReplayDivergedAndIncomplete(t *testing.T) {
 			}
 			return cfg
 		})
-	rep, err := datalog.Replay(t.Context(), dir, testRegistry(t))
+	rep, err := replay.Run(t.Context(), dir, testRegistry(t))
 	require.NoError(t, err)
 	assert.Equal(t, 6, rep.Trials)
 	assert.Equal(t, []string{"maze-2"}, rep.Diverged)
@@ -328,7 +329,7 @@ func TestReplayDivergedAndIncomplete(t *testing.T) {
 	assert.Contains(t, ids, "maze-5", "the trial without its end record")
 	assert.Equal(t, "maze-5", ids[len(ids)-1], "trials without an end record come last")
 
-	_, err = datalog.Replay(t.Context(), dir, registry.New())
+	_, err = replay.Run(t.Context(), dir, registry.New())
 	assert.ErrorIs(t, err, datalog.ErrReplay)
 }
 

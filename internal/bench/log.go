@@ -13,6 +13,7 @@ import (
 	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/registry"
+	"github.com/batonrl/baton/replay"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -27,7 +28,7 @@ import (
 // batches uncompressed and LogMaze/zstd compresses them with Zstandard.
 //
 // ReplayMaze replays a log of the trials of CampaignMaze/runner (written as LogMaze/on
-// writes it, before the timer starts) with datalog.Replay, which reads each part once
+// writes it, before the timer starts) with replay.Run, which reads each part once
 // and re-runs the trials on one goroutine, and is compared with CampaignMaze/runner:
 // their ratio is the share of the unlogged campaign's throughput that a replay of
 // the same trials reaches. It reports trials/s, steps/s (environment steps, as the
@@ -88,7 +89,7 @@ func replayMaze(b *testing.B) {
 	b.ReportAllocs()
 	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
-	rep, err := datalog.Replay(context.Background(), dir, reg)
+	rep, err := replay.Run(context.Background(), dir, reg)
 	b.StopTimer()
 	cpu1, _ := processCPU()
 	if err != nil {

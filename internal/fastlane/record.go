@@ -55,7 +55,7 @@ type source struct {
 // Ended state. An episode cut short by a Reset or the end of the recording ends its
 // trial as Stopped, without an episode row; one whose step failed ends it as Failed.
 // Each trial's seed is its episode's reset seed (vector.EpisodeSeed), so that
-// datalog.Replay, which resets a trial's only episode with the trial's seed, replays
+// replay.Run, which resets a trial's only episode with the trial's seed, replays
 // it.
 //
 // It works in two halves. The goroutine that steps the vector stages what each Reset

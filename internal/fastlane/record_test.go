@@ -15,6 +15,7 @@ import (
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/internal/fastlane"
+	"github.com/batonrl/baton/replay"
 )
 
 // loggedRow is what a test expects of a row of the log.
@@ -41,10 +42,10 @@ func readTrials(t *testing.T, dir, name string) (*datalog.Log, map[string][]logg
 	return l, got
 }
 
-// replays checks that datalog.Replay finds the log in dir as the environment plays.
+// replays checks that replay.Run finds the log in dir as the environment plays.
 func replays(t *testing.T, dir string, trials int) {
 	t.Helper()
-	rep, err := datalog.Replay(bg, dir, testRegistry(t))
+	rep, err := replay.Run(bg, dir, testRegistry(t))
 	require.NoError(t, err)
 	assert.Equal(t, trials, rep.Trials)
 	assert.Empty(t, rep.Mismatches)
