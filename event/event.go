@@ -150,8 +150,8 @@ type TrialInfo struct {
 	// Metrics names the environment's metrics (Entry.Metrics), in its order, which
 	// runners.EpisodeResult.Metrics follows; nil when it defines none.
 	Metrics []string
-	// Task is the name of the schedule's task the trial plays (runners.Spec.Task); "" outside
-	// a schedule.
+	// Task is the name of the schedule's task the trial plays (runners.Spec.Task); ""
+	// outside a schedule.
 	Task string
 }
 
@@ -275,13 +275,13 @@ type Message struct {
 
 // Sink receives a trial's events. The trial calls Handle synchronously, from its own
 // goroutine, for every event in order; Handle must not retain e or anything it points
-// to (see Event). An error fails the trial (wrapped with runners.ErrSink), and so does a panic.
-// The final state change of a trial is sent even after a sink failed; errors from that
-// call are then ignored.
+// to (see Event). An error fails the trial (wrapped with runners.ErrSink), and so does
+// a panic. The final state change of a trial is sent even after a sink failed; errors
+// from that call are then ignored.
 //
-// A sink given to a runners.Controller, or to a runners.Campaign with more than one worker, is called
-// by several trials at once and must be safe for concurrent use; runners.WithWorkerSinks gives
-// each campaign worker a sink of its own instead.
+// A sink given to a runners.Controller, or to a runners.Campaign with more than one
+// worker, is called by several trials at once and must be safe for concurrent use;
+// runners.WithWorkerSinks gives each campaign worker a sink of its own instead.
 type Sink interface {
 	Handle(ctx context.Context, e *Event) error
 }

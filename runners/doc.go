@@ -30,8 +30,8 @@
 // the first episode of a trial of seed s is `baton play --seed s`. Trial i of a
 // campaign of seed s has the seed env.DeriveSeed(s, i).
 //
-// A trial is Pending, then Running, then Ended, Stopped (event.State; cancelled, or stopped by a
-// policy whose error wraps ErrStopped: a person who quits) or Failed. A panic
+// A trial is Pending, then Running, then Ended, Stopped (cancelled, or stopped by a
+// policy whose error wraps ErrStopped: a person who quits) or Failed (event.State). A panic
 // in user code (a policy, the environment, a sink, a hook) is recovered into a failed
 // trial whose *PanicError carries the panic value and the stack; an error from user
 // code fails the trial too (*TrialError says where). Either way, other trials go on.
