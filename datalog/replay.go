@@ -77,7 +77,7 @@ func orNone(s string) string {
 	return s
 }
 
-// ReplayReport is what Replay found.
+// ReplayReport is what Compare found (replay.Run returns it).
 type ReplayReport struct {
 	// Trials counts the trials replayed; Skipped lists those that could not be, for
 	// want of their info (rejected before they ran).
@@ -92,7 +92,7 @@ type ReplayReport struct {
 	// Diverged lists the trials with a mismatch, in the order of the replay.
 	Diverged []string
 	// Unlisted lists the trials that have step rows but no row in the trials table,
-	// in the order they were found: a trials table truncated or lost, which Replay
+	// in the order they were found: a trials table truncated or lost, which Compare
 	// reports as an error (ErrUnlisted) after replaying the trials it has.
 	Unlisted []string
 	// Incomplete lists the trials whose log is incomplete, in the order of the
