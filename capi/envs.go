@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // listing is what baton_envs writes: the environments of the library's registry, in
@@ -41,7 +41,7 @@ type agentInfo struct {
 }
 
 // describeAll lists the environments of reg as baton_envs does.
-func describeAll(reg *runners.Registry) listing {
+func describeAll(reg *registry.Registry) listing {
 	c := listing{Envs: []envInfo{}}
 	for e := range reg.All() {
 		info := envInfo{Name: e.Name, Description: e.Description, Agents: []agentInfo{}}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // The library's open vectors (its registry is lib, see registry.go). A C library has
@@ -57,7 +57,7 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 	return unsafe.Slice((*T)(p), n)
 }
 
-func open(name, config *C.char) (*runners.Registry, string, []byte, error) {
+func open(name, config *C.char) (*registry.Registry, string, []byte, error) {
 	reg, err := lib.get()
 	if err != nil {
 		return nil, "", nil, err
@@ -71,7 +71,7 @@ func open(name, config *C.char) (*runners.Registry, string, []byte, error) {
 
 // describe opens the environment that name and config name, as open does, and
 // describes its layout.
-func describe(name, config *C.char) (*runners.Registry, string, []byte, fastlane.Layout, error) {
+func describe(name, config *C.char) (*registry.Registry, string, []byte, fastlane.Layout, error) {
 	reg, nm, cfg, err := open(name, config)
 	if err != nil {
 		return nil, "", nil, fastlane.Layout{}, err

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Errors of the library's registry, reported by every call of the C ABI with code 1
@@ -26,10 +26,10 @@ var (
 )
 
 // lib is the library's registry: a C library has nowhere else to keep it.
-var lib registry
+var lib builder
 
 // Use sets the register functions that build the library's registry: each is called,
-// in order, on one new runners.Registry at the library's first call (or Registry's).
+// in order, on one new registry.Registry at the library's first call (or Registry's).
 // A library's main package calls it once, from its init function, before anything can
 // call the library:
 //
@@ -41,27 +41,27 @@ var lib registry
 // function's error (wrapping ErrRegister) and a library given no Use (ErrNoRegistry).
 // Misuse is a second Use, a Use with no function or with a nil one, and a Use after
 // the registry was built. Use is safe for concurrent use.
-func Use(register ...func(*runners.Registry) error) { lib.use(register) }
+func Use(register ...func(*registry.Registry) error) { lib.use(register) }
 
 // Registry returns the registry the library's calls use, built at the first call of
 // either (see Use), and the error that every call reports instead when there is none.
 // A user's Go test can call it to check what the library will hold. The registry is
 // shared by every call: the caller must not register more into it. Safe for
 // concurrent use.
-func Registry() (*runners.Registry, error) { return lib.get() }
+func Registry() (*registry.Registry, error) { return lib.get() }
 
-// registry is the registry builder that Use sets and its result, built once.
-type registry struct {
+// builder is the registry builder that Use sets and its result, built once.
+type builder struct {
 	mu       sync.Mutex
-	register []func(*runners.Registry) error
+	register []func(*registry.Registry) error
 	set      bool
 	built    bool
 	misuse   error
-	reg      *runners.Registry
+	reg      *registry.Registry
 	err      error
 }
 
-func (r *registry) use(register []func(*runners.Registry) error) {
+func (r *builder) use(register []func(*registry.Registry) error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.misuse != nil {
@@ -77,14 +77,14 @@ func (r *registry) use(register []func(*runners.Registry) error) {
 	case len(register) == 0:
 		r.misuse = fmt.Errorf("%w: Use() given no register function", ErrUse)
 	default:
-		if i := slices.IndexFunc(register, func(f func(*runners.Registry) error) bool { return f == nil }); i >= 0 {
+		if i := slices.IndexFunc(register, func(f func(*registry.Registry) error) bool { return f == nil }); i >= 0 {
 			r.misuse = fmt.Errorf("%w: Use's register function %d of %d is nil", ErrUse, i+1, len(register))
 		}
 	}
 	r.register, r.set = slices.Clone(register), true
 }
 
-func (r *registry) get() (*runners.Registry, error) {
+func (r *builder) get() (*registry.Registry, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.misuse != nil {
@@ -102,9 +102,9 @@ func (r *registry) get() (*runners.Registry, error) {
 }
 
 // build calls the register functions on a new registry. A name registered twice is
-// a *runners.DuplicateError, which names both registrations.
-func build(register []func(*runners.Registry) error) (*runners.Registry, error) {
-	reg := runners.NewRegistry()
+// a *registry.DuplicateError, which names both registrations.
+func build(register []func(*registry.Registry) error) (*registry.Registry, error) {
+	reg := registry.New()
 	for _, f := range register {
 		if err := f(reg); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrRegister, funcName(f), err)
@@ -115,7 +115,7 @@ func build(register []func(*runners.Registry) error) (*runners.Registry, error) 
 
 // funcName is a function's name as Go's runtime knows it
 // ("github.com/batonrl/baton/examples/maze.Register").
-func funcName(f func(*runners.Registry) error) string {
+func funcName(f func(*registry.Registry) error) string {
 	if f == nil {
 		return "nil"
 	}
@@ -125,7 +125,7 @@ func funcName(f func(*runners.Registry) error) string {
 	return "a register function"
 }
 
-func funcNames(fs []func(*runners.Registry) error) string {
+func funcNames(fs []func(*registry.Registry) error) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
 		names[i] = funcName(f)

@@ -10,13 +10,13 @@ import (
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/catalog"
 	"github.com/batonrl/baton/examples/rps"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
-func failing(*runners.Registry) error { return errors.New("keydoor: no doors") }
+func failing(*registry.Registry) error { return errors.New("keydoor: no doors") }
 
 func TestRegistry(t *testing.T) {
-	type use []func(*runners.Registry) error
+	type use []func(*registry.Registry) error
 	tests := []struct {
 		name string
 		// uses are the calls of Use before the first get; late one after it.
@@ -35,20 +35,20 @@ func TestRegistry(t *testing.T) {
 		{name: "nil given", uses: []use{{rps.Register, nil}}, is: ErrUse, msg: []string{"function 2 of 2 is nil"}},
 		{name: "after first use", uses: []use{{rps.Register}}, late: use{cartpole.Register}, is: ErrUse,
 			msg: []string{"after the library's first call", "examples/cartpole.Register"}},
-		{name: "a name twice", uses: []use{{catalog.Register, cartpole.Register}}, is: runners.ErrDuplicate,
+		{name: "a name twice", uses: []use{{catalog.Register, cartpole.Register}}, is: registry.ErrDuplicate,
 			msg: []string{`environment "cartpole" is registered twice: first by github.com/batonrl/baton/examples/cartpole.Register (`, "from github.com/batonrl/baton/examples/catalog.Register (", "then by github.com/batonrl/baton/examples/cartpole.Register ("}},
-		{name: "a name twice by one function", uses: []use{{func(r *runners.Registry) error {
+		{name: "a name twice by one function", uses: []use{{func(r *registry.Registry) error {
 			if err := rps.Register(r); err != nil {
 				return err
 			}
 			return rps.Register(r)
-		}}}, is: runners.ErrDuplicate, msg: []string{`"rps"`, "capi.TestRegistry"}},
+		}}}, is: registry.ErrDuplicate, msg: []string{`"rps"`, "capi.TestRegistry"}},
 		{name: "a function fails", uses: []use{{rps.Register, failing}}, is: ErrRegister,
 			msg: []string{"capi.failing", "keydoor: no doors"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var r registry
+			var r builder
 			for _, u := range tt.uses {
 				r.use(u)
 			}
@@ -102,11 +102,11 @@ func TestDescribeAll(t *testing.T) {
 }
 
 func TestDescribeAllReportsWhatItCannotStep(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, rps.Register(reg))
-	require.NoError(t, reg.Register(runners.Entry{
+	require.NoError(t, reg.Register(registry.Entry{
 		Name: "broken", Description: "opens nothing",
-		Open: func([]byte) (runners.Factory, error) { return nil, errors.New("broken: no defaults") },
+		Open: func([]byte) (registry.Factory, error) { return nil, errors.New("broken: no defaults") },
 	}))
 	c := describeAll(reg)
 	require.Len(t, c.Envs, 2)

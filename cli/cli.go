@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -29,7 +29,7 @@ import (
 // SIGINT and SIGTERM for as long as it runs: the first one cancels the command, which
 // stops its trials and closes its log. The bench command, which runs baton's own
 // benchmark suite, is there only over the shipped environments (no register function).
-func Main(register ...func(*runners.Registry) error) int {
+func Main(register ...func(*registry.Registry) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := filepath.Base(os.Args[0])
@@ -47,7 +47,7 @@ func Main(register ...func(*runners.Registry) error) int {
 // treats ctx's end as an interrupt (exit status 130); it reads neither os.Args nor
 // signals, so that a program's tests can run its command line in the process. Errors
 // are headed "baton: ".
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, register ...func(*runners.Registry) error) int {
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, register ...func(*registry.Registry) error) int {
 	envs, err := newEnvironments("baton", register)
 	if err != nil {
 		fmt.Fprintln(stderr, "baton: "+oneLine(err.Error()))
@@ -61,7 +61,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // tools that work on the tree rather than run it: the command line reference of the
 // documentation is written from it with cobra's doc package. Executing it is Run's job;
 // its output goes to os.Stdout and os.Stderr.
-func Command(prog string, register ...func(*runners.Registry) error) (*cobra.Command, error) {
+func Command(prog string, register ...func(*registry.Registry) error) (*cobra.Command, error) {
 	envs, err := newEnvironments(prog, register)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// choices formats the names a user may pick from, as runners.NameError does.
+// choices formats the names a user may pick from, as registry.NameError does.
 func choices(names []string) string {
 	if len(names) == 0 {
 		return "there are none"

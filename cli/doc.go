@@ -15,7 +15,7 @@
 //
 // Main(catalog.Register, keydoor.Register) adds the user's environments to those baton
 // ships; Main() alone, baton's own cmd/baton, has the shipped ones. A register function
-// is what an environment's package exports for every tool (func(*runners.Registry)
+// is what an environment's package exports for every tool (func(*registry.Registry)
 // error, as maze.Register): its registry entry is the one place the environment
 // describes itself (agents, policies, configuration, how people see it, success,
 // metrics). A name registered twice is an error naming both registrations. Run runs
@@ -89,7 +89,7 @@
 // strategy agent reached the goal; the cart-pole: the pole stayed up to the time
 // limit); and for each agent its episode returns: episodes, mean, standard deviation
 // (population), minimum and maximum; the same figures for each metric the
-// environment defines (runners.Entry.Metrics; webtest: coverage and defects found);
+// environment defines (registry.Entry.Metrics; webtest: coverage and defects found);
 // then the failed trials with their reasons.
 //
 // With --json, stdout holds one JSON object and nothing else:
@@ -197,7 +197,7 @@
 // so the same flags print the same episode.
 //
 // In text, one line per reported agent per step: the tick, the agent that acted and
-// its action (named by the environment's registry entry, runners.Look: LEFT, FORWARD
+// its action (named by the environment's registry entry, registry.Look: LEFT, FORWARD
 // for the maze, LEFT, RIGHT for the cart-pole, `link "Cart"`, back, type unicode for
 // the web-testing environment; the raw action for an environment that names none), the
 // agent reported, its reward, the span of the decision that reward scores in ticks, its
@@ -212,7 +212,7 @@
 // With --human AGENT (repeatable), a person plays the agent at the terminal (package
 // human), and the episode runs as a trial of package runners, the other agents
 // playing their policies. At each turn of the person's agent, play writes the
-// environment drawn for people (the registry entry's runners.Look: the maze's map
+// environment drawn for people (the registry entry's registry.Look: the maze's map
 // with the agent on it, the web tester's page) and every action of the agent,
 // numbered from 1 in the order of the raw actions (as the page of baton serve ui
 // numbers them) and named, those the mask forbids marked "(not allowed now)", and
@@ -300,8 +300,8 @@
 //	                     machine with an action trigger and an on-done table, masks
 //	                     and rewards at both levels, a JSON configuration whose
 //	                     defaults are the reward constants, a room drawn per episode)
-//	register.go          Register(*runners.Registry) error: its name, policies,
-//	                     success and runners.Look
+//	register.go          Register(*registry.Registry) error: its name, policies,
+//	                     success and registry.Look
 //	render.go            the room drawn as text and SVG (env.Renderer)
 //	env_test.go          hrltest.Check, the rules, and the command line run in the
 //	                     process (cli.Run)
@@ -380,7 +380,7 @@
 //	baton replay DIR [--max-mismatches N] [--json]
 //
 // re-runs every trial of the log from its logged environment, configuration, seed,
-// episodes and tick limit, each agent playing its logged actions (datalog.Replay, with
+// episodes and tick limit, each agent playing its logged actions (replay.Run, with
 // the environments registered here), and compares each step with the log:
 // observation, action mask, the environment's reward, end flags, span and order. It
 // prints one line per difference,

@@ -9,16 +9,16 @@ import (
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/catalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/spf13/cobra"
 )
 
 // environments is what the command knows of the environments it runs: the registry
 // the examples register into, whose entries also say how to show their actions and
-// states to people (runners.Look), and the program's name. newEnvironments builds it;
+// states to people (registry.Look), and the program's name. newEnvironments builds it;
 // tests build their own. It is passed down to every command, never kept in a global.
 type environments struct {
-	reg *runners.Registry
+	reg *registry.Registry
 	// prog heads the help and the error messages: "baton", or a program of the user's.
 	prog string
 	// shipped: the registry is the shipped catalog's (no register function given).
@@ -28,7 +28,7 @@ type environments struct {
 // newEnvironments registers the environments of the register functions, in order, or
 // with none those baton ships (catalog.New): the maze, the flat maze, the cart-pole,
 // the web tester and rock-paper-scissors.
-func newEnvironments(prog string, register []func(*runners.Registry) error) (*environments, error) {
+func newEnvironments(prog string, register []func(*registry.Registry) error) (*environments, error) {
 	if len(register) == 0 {
 		reg, err := catalog.New()
 		if err != nil {
@@ -36,7 +36,7 @@ func newEnvironments(prog string, register []func(*runners.Registry) error) (*en
 		}
 		return &environments{reg: reg, prog: prog, shipped: true}, nil
 	}
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	for _, r := range register {
 		if r == nil {
 			return nil, errors.New("a register function is nil")
@@ -53,10 +53,10 @@ func (e *environments) names() []string { return e.reg.Names() }
 
 // lookup returns the entry of the named environment; an unknown name is a usage error
 // naming the choices.
-func (e *environments) lookup(name string) (runners.Entry, error) {
+func (e *environments) lookup(name string) (registry.Entry, error) {
 	entry, err := e.reg.Lookup(name)
 	if err != nil {
-		return runners.Entry{}, usageErr(err)
+		return registry.Entry{}, usageErr(err)
 	}
 	return entry, nil
 }
@@ -64,9 +64,9 @@ func (e *environments) lookup(name string) (runners.Entry, error) {
 // opened is an environment opened for a command: its entry, the factory of its
 // configuration, and one environment built from it.
 type opened struct {
-	entry   runners.Entry
+	entry   registry.Entry
 	config  []byte
-	factory runners.Factory
+	factory registry.Factory
 	env     env.MultiAgent
 	agents  []env.Spec
 }
@@ -86,7 +86,7 @@ func (e *environments) open(name string, config []byte, maxTicks int) (*opened, 
 	if f == nil {
 		return nil, fmt.Errorf("%s: the registry entry opened no factory", name)
 	}
-	m, err := f.NewEnv(runners.EnvOptions{MaxTicks: maxTicks})
+	m, err := f.NewEnv(registry.EnvOptions{MaxTicks: maxTicks})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -124,7 +124,7 @@ func choosePolicies(o *opened, flags []string) ([]string, error) {
 			return nil, usagef("--policy %q: want AGENT=POLICY (agents of %s: %s)", p, o.entry.Name, strings.Join(names, ", "))
 		}
 		if !slices.Contains(names, name) {
-			return nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}, "--policy "+p)
+			return nil, usageErr(&registry.NameError{Kind: registry.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: names}, "--policy "+p)
 		}
 		if _, err := o.entry.Policy(name, policy); err != nil {
 			return nil, usageErr(err, "--policy "+p)
@@ -159,7 +159,7 @@ func readConfig(flag string) ([]byte, error) {
 		}
 		return []byte(flag), nil
 	}
-	data, err := runners.ReadConfigFile("--env-config", path)
+	data, err := registry.ReadConfigFile("--env-config", path)
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -167,7 +167,7 @@ func readConfig(flag string) ([]byte, error) {
 }
 
 // configHelp says what --env-config accepts for an environment.
-func configHelp(e runners.Entry) string {
+func configHelp(e registry.Entry) string {
 	if e.Config == nil {
 		return "it takes no configuration"
 	}
@@ -202,14 +202,14 @@ func oneEnv(envs *environments, cmd string) cobra.PositionalArgs {
 }
 
 // usageErr makes a usage error of err, prefixed with context when given. A
-// *runners.NameError keeps its text, which names the choices, without the package
+// *registry.NameError keeps its text, which names the choices, without the package
 // prefix.
 func usageErr(err error, context ...string) error {
 	msg := err.Error()
-	_, named := errors.AsType[*runners.NameError](err)
-	_, file := errors.AsType[*runners.FileError](err)
+	_, named := errors.AsType[*registry.NameError](err)
+	_, file := errors.AsType[*registry.FileError](err)
 	if named || file {
-		msg = strings.TrimPrefix(msg, "runners: ")
+		msg = strings.TrimPrefix(msg, "registry: ")
 	}
 	if len(context) > 0 {
 		msg = strings.Join(context, ": ") + ": " + msg

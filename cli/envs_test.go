@@ -11,7 +11,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,15 +49,15 @@ func (c *counter) Info() any { return map[string]int{"pos": c.pos} }
 func withCounter(t *testing.T) *environments {
 	t.Helper()
 	envs := shipped(t)
-	require.NoError(t, envs.reg.Register(runners.Entry{
+	require.NoError(t, envs.reg.Register(registry.Entry{
 		Name:        "counter",
 		Description: "counts",
-		Open: func([]byte) (runners.Factory, error) {
-			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
-				return runners.SingleAgent(&counter{}), nil
+		Open: func([]byte) (registry.Factory, error) {
+			return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
+				return registry.SingleAgent(&counter{}), nil
 			}), nil
 		},
-		Agents: []runners.AgentEntry{{Name: "counter", Policies: []runners.PolicyEntry{{Name: "two", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+		Agents: []registry.AgentEntry{{Name: "counter", Policies: []registry.PolicyEntry{{Name: "two", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 			return agent.PolicyFunc(func(context.Context, []float32, []bool) (agent.RawAction, error) { return agent.Discrete(2), nil }), nil
 		}}}}},
 	}))
@@ -156,7 +156,7 @@ func TestEnvsJSON(t *testing.T) {
 		require.NoError(t, err)
 		f, err := entry.Open(nil)
 		require.NoError(t, err)
-		m, err := f.NewEnv(runners.EnvOptions{})
+		m, err := f.NewEnv(registry.EnvOptions{})
 		require.NoError(t, err)
 		specs := m.Agents()
 		require.Len(t, l.Agents, len(specs))

@@ -10,7 +10,7 @@ import (
 	"github.com/batonrl/baton/cli"
 	"github.com/batonrl/baton/examples/catalog"
 	"github.com/batonrl/baton/examples/rps"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,29 +40,29 @@ func ExampleRun() {
 
 // registerMine stands for a user's register function that also names an environment
 // baton ships.
-func registerMine(reg *runners.Registry) error { return rps.Register(reg) }
+func registerMine(reg *registry.Registry) error { return rps.Register(reg) }
 
 func TestRunRegisters(t *testing.T) {
 	tests := []struct {
 		name     string
-		register []func(*runners.Registry) error
+		register []func(*registry.Registry) error
 		args     []string
 		code     int
 		stdout   []string // in stdout
 		stderr   []string // in stderr
 	}{
 		{"shipped", nil, []string{"envs"}, 0, []string{"maze:", "cartpole:", "rps:"}, nil},
-		{"own only", []func(*runners.Registry) error{rps.Register}, []string{"run", "maze"}, 2, nil,
+		{"own only", []func(*registry.Registry) error{rps.Register}, []string{"run", "maze"}, 2, nil,
 			[]string{`baton: unknown environment "maze" (choices: rps)`}},
-		{"own and shipped", []func(*runners.Registry) error{catalog.Register, registerMine}, []string{"envs"}, 1, nil,
-			[]string{`baton: runners: environment "rps" is registered twice: first by github.com/batonrl/baton/examples/rps.Register (`,
+		{"own and shipped", []func(*registry.Registry) error{catalog.Register, registerMine}, []string{"envs"}, 1, nil,
+			[]string{`baton: registry: environment "rps" is registered twice: first by github.com/batonrl/baton/examples/rps.Register (`,
 				`from github.com/batonrl/baton/examples/catalog.Register (catalog.go:`,
 				`then by github.com/batonrl/baton/examples/rps.Register (`, `from github.com/batonrl/baton/cli_test.registerMine (example_test.go:`}},
-		{"bench over the shipped only", []func(*runners.Registry) error{rps.Register}, []string{"bench"}, 2, nil,
+		{"bench over the shipped only", []func(*registry.Registry) error{rps.Register}, []string{"bench"}, 2, nil,
 			[]string{`unknown command "bench"`}},
-		{"new over the shipped only", []func(*runners.Registry) error{rps.Register}, []string{"new", "kd"}, 2, nil,
+		{"new over the shipped only", []func(*registry.Registry) error{rps.Register}, []string{"new", "kd"}, 2, nil,
 			[]string{`unknown command "new"`}},
-		{"nil register", []func(*runners.Registry) error{nil}, []string{"envs"}, 1, nil, []string{"register function is nil"}},
+		{"nil register", []func(*registry.Registry) error{nil}, []string{"envs"}, 1, nil, []string{"register function is nil"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/human"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -39,7 +41,7 @@ func playHuman(ctx context.Context, envs *environments, name string, f playFlags
 	humans := map[string]bool{}
 	for _, a := range f.humans {
 		if !slices.Contains(names, a) {
-			return usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: a, Env: name, Choices: names}, "--human "+a)
+			return usageErr(&registry.NameError{Kind: registry.ErrUnknownAgent, Name: a, Env: name, Choices: names}, "--human "+a)
 		}
 		humans[a] = true
 	}
@@ -105,7 +107,7 @@ func playHuman(ctx context.Context, envs *environments, name string, f playFlags
 		return err
 	case ctx.Err() != nil:
 		return &reportedError{err: fmt.Errorf("interrupted: %w", ctx.Err())}
-	case res != nil && res.State == runners.Failed:
+	case res != nil && res.State == event.Failed:
 		return res.Err
 	}
 	return nil
@@ -125,13 +127,13 @@ func writeHumanEnd(w io.Writer, o *opened, policies []string, res *runners.Resul
 		}
 		ticks := plural(ep.Ticks, "tick", "ticks")
 		switch {
-		case res.State == runners.Ended && res.Info != nil && res.Info.DefinesSuccess:
+		case res.State == event.Ended && res.Info != nil && res.Info.DefinesSuccess:
 			outcome := "no success"
 			if ep.Success {
 				outcome = "success"
 			}
 			fmt.Fprintf(&b, "trial %s ended: episode over after %s, %s\n", res.ID, ticks, outcome)
-		case res.State == runners.Ended:
+		case res.State == event.Ended:
 			fmt.Fprintf(&b, "trial %s ended: episode over after %s\n", res.ID, ticks)
 		default:
 			fmt.Fprintf(&b, "trial %s %s after %s: %s\n", res.ID, strings.ToLower(res.State.String()), ticks, oneLine(stopReason(res.Err)))

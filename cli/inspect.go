@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/stat"
 )
@@ -172,11 +172,11 @@ func summarizeLog(l *datalog.Log) (*logSummary, error) {
 			taskOf[t.ID] = k
 		}
 		switch t.State {
-		case runners.Ended:
+		case event.Ended:
 			s.Ended++
-		case runners.Stopped:
+		case event.Stopped:
 			s.Stopped++
-		case runners.Failed:
+		case event.Failed:
 			s.Failed++
 		default: // its writer was killed before the trial ended
 			s.Unfinished++

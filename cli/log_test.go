@@ -18,7 +18,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -232,11 +232,11 @@ func TestInspectMetrics(t *testing.T) {
 func mazeRewarding(t *testing.T) *environments {
 	t.Helper()
 	base := shipped(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	for e := range base.reg.All() {
 		if e.Name == "maze" {
 			open := e.Open
-			e.Open = func([]byte) (runners.Factory, error) {
+			e.Open = func([]byte) (registry.Factory, error) {
 				return open([]byte(`{"motion": {"reward_for_right_direction": 2}}`))
 			}
 		}
@@ -290,7 +290,7 @@ func TestReplay(t *testing.T) {
 	assert.Equal(t, "baton: replay "+dir+": 4 mismatches in 4 of 4 trials\n", r.stderr)
 
 	// A log of an environment this baton does not have is bad input.
-	noMaze := &environments{reg: runners.NewRegistry(), prog: "baton"}
+	noMaze := &environments{reg: registry.New(), prog: "baton"}
 	for e := range envs.reg.All() {
 		if e.Name != "maze" {
 			require.NoError(t, noMaze.reg.Register(e))

@@ -18,7 +18,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -472,7 +472,7 @@ func TestEnvConfig(t *testing.T) {
 func withPolicies(t *testing.T, extra map[string]agent.Policy) *environments {
 	t.Helper()
 	base := shipped(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	for e := range base.reg.All() {
 		if e.Name == "maze" {
 			e.Agents = slices.Clone(e.Agents)
@@ -481,7 +481,7 @@ func withPolicies(t *testing.T, extra map[string]agent.Policy) *environments {
 			a.Policies = slices.Clone(a.Policies)
 			for _, name := range slices.Sorted(maps.Keys(extra)) {
 				p := extra[name]
-				a.Policies = append(a.Policies, runners.PolicyEntry{Name: name, New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+				a.Policies = append(a.Policies, registry.PolicyEntry{Name: name, New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 					return p, nil
 				}})
 			}

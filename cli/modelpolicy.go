@@ -13,6 +13,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/models"
 	"github.com/batonrl/baton/models/onnx"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 )
@@ -72,7 +73,7 @@ func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir strin
 		}
 		spec := o.agent(name)
 		if spec == nil {
-			return nil, nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: o.agentNames()}, "--policy "+p)
+			return nil, nil, usageErr(&registry.NameError{Kind: registry.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: o.agentNames()}, "--policy "+p)
 		}
 		if _, dup := mp.policies[name]; dup {
 			return nil, nil, usagef("--policy gives agent %q two models", name)

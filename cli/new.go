@@ -49,7 +49,7 @@ its test (hrltest's contracts, the rules, the command line), cmd/NAME (baton's c
 line over it), cmd/libNAME (the fast lane's library for Python), train.py (PPO from
 Python) and a README. The root package is named after the module path's last element
 (lower-cased, letters, digits and underscores kept; --name to choose another) and
-exports Register(*runners.Registry) error, which both mains call; the environment is
+exports Register(*registry.Registry) error, which both mains call; the environment is
 registered under that name.
 
 The module requires baton: the released version of this baton, or a checkout of baton

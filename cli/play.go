@@ -153,7 +153,7 @@ type move struct {
 	// id and agent are the acting agent's id and name; "" for the reset.
 	id, agent string
 	raw       agent.RawAction
-	// name says what the action means, as the environment's runners.Look names it on
+	// name says what the action means, as the environment's registry.Look names it on
 	// the Turn the agent acted on.
 	name string
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,25 +18,25 @@ import (
 func TestPlayLook(t *testing.T) {
 	tests := []struct {
 		name string
-		look runners.Look
+		look registry.Look
 		// want are the action and the info of the text line of tick 1.
 		wantAction, wantInfo string
 	}{
-		{"zero Look: raw actions, Info as JSON", runners.Look{}, "1", `{"x":`},
-		{"named", runners.Look{
+		{"zero Look: raw actions, Info as JSON", registry.Look{}, "1", `{"x":`},
+		{"named", registry.Look{
 			Action: func(turn env.Turn, _ *env.Report, raw agent.RawAction) string {
 				return fmt.Sprintf("push%d@%d", raw.Int, turn.Tick)
 			},
 			Info: func(any) string { return "a cart" },
 		}, "push1@0", "a cart"},
-		{"only the actions named", runners.Look{
+		{"only the actions named", registry.Look{
 			Action: func(_ env.Turn, acting *env.Report, raw agent.RawAction) string { return acting.AgentID + "!" },
 		}, "cartpole_0!", `{"x":`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := shipped(t)
-			reg := runners.NewRegistry()
+			reg := registry.New()
 			e, err := base.reg.Lookup("cartpole")
 			require.NoError(t, err)
 			e.Name, e.Look = "pole", tt.look

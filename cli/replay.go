@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
+	"github.com/batonrl/baton/replay"
 	"github.com/spf13/cobra"
 )
 
@@ -41,7 +42,7 @@ The log's environments must be registered in this baton (` + strings.Join(envs.n
 			if most < 0 {
 				return usagef("--max-mismatches %d: want 0 (no limit) or more", most)
 			}
-			return replay(cmd.Context(), envs, args[0], most, asJSON, cmd.OutOrStdout())
+			return replayLog(cmd.Context(), envs, args[0], most, asJSON, cmd.OutOrStdout())
 		},
 	}
 	fl := cmd.Flags()
@@ -86,11 +87,11 @@ type replayMismatch struct {
 	Replayed string `json:"replayed"`
 }
 
-func replay(ctx context.Context, envs *environments, dir string, most int, asJSON bool, w io.Writer) error {
+func replayLog(ctx context.Context, envs *environments, dir string, most int, asJSON bool, w io.Writer) error {
 	if _, err := openLog("replay", dir); err != nil {
 		return err
 	}
-	rep, err := datalog.Replay(ctx, dir, envs.reg, datalog.WithMaxMismatches(most))
+	rep, err := replay.Run(ctx, dir, envs.reg, datalog.WithMaxMismatches(most))
 	var unlisted error
 	switch {
 	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
@@ -99,7 +100,7 @@ func replay(ctx context.Context, envs *environments, dir string, most int, asJSO
 		// The report of what was replayed, then the error.
 		unlisted = fmt.Errorf("replay %s: %s", dir, strings.TrimPrefix(err.Error(), "datalog: "))
 	case errors.Is(err, datalog.ErrReplay):
-		if ne, ok := errors.AsType[*runners.NameError](err); ok && errors.Is(ne.Kind, runners.ErrUnknownEnv) {
+		if ne, ok := errors.AsType[*registry.NameError](err); ok && errors.Is(ne.Kind, registry.ErrUnknownEnv) {
 			return &usageError{msg: fmt.Sprintf("replay %s: the log holds trials of environment %q, which %s does not have (%s)",
 				dir, ne.Name, envs.prog, choices(ne.Choices)), err: err}
 		}

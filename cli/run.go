@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
 )
@@ -267,7 +268,7 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	}
 	c, err := runners.NewCampaign(envs.reg, spec, append(opts, runners.WithProgress(update))...)
 	if err != nil {
-		var ne *runners.NameError
+		var ne *registry.NameError
 		if errors.Is(err, runners.ErrSchedule) {
 			return usageErr(err, "--schedule "+f.schedule)
 		}

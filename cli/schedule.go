@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -24,7 +25,7 @@ func readSchedule(envs *environments, f runFlags) (*runners.Schedule, error) {
 	if len(bad) > 0 {
 		return nil, usagef("--schedule %s: %s", f.schedule, strings.Join(bad, "; "))
 	}
-	data, err := runners.ReadConfigFile("--schedule", f.schedule)
+	data, err := registry.ReadConfigFile("--schedule", f.schedule)
 	if err != nil {
 		return nil, usageErr(err)
 	}

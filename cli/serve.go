@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/telemetry"
@@ -156,8 +157,8 @@ func (f *configFlags) register(cmd *cobra.Command) {
 }
 
 // remote checks the flags against the registry and returns what they allow.
-func (f *configFlags) remote(envs *environments) (runners.Remote, error) {
-	var r runners.Remote
+func (f *configFlags) remote(envs *environments) (registry.Remote, error) {
+	var r registry.Remote
 	if f.dir != "" {
 		abs, err := filepath.Abs(f.dir)
 		if err == nil {
@@ -414,7 +415,7 @@ func servedAgents(envs *environments, o *opened, config []byte, agents, policies
 	}
 	for i, a := range agents {
 		if !slices.Contains(names, a) {
-			return nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: a, Env: o.entry.Name, Choices: names}, "--agent "+a)
+			return nil, usageErr(&registry.NameError{Kind: registry.ErrUnknownAgent, Name: a, Env: o.entry.Name, Choices: names}, "--agent "+a)
 		}
 		if slices.Contains(agents[:i], a) {
 			return nil, usagef("--agent %s is given twice", a)
@@ -722,7 +723,7 @@ func dialRemotePolicies(ctx context.Context, o *opened, flags []string, keyFile,
 		spec := o.agent(name)
 		if spec == nil {
 			rp.close()
-			return nil, nil, usageErr(&runners.NameError{Kind: runners.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: o.agentNames()}, "--policy "+p)
+			return nil, nil, usageErr(&registry.NameError{Kind: registry.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: o.agentNames()}, "--policy "+p)
 		}
 		if _, dup := rp.clients[name]; dup {
 			rp.close()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -46,7 +47,7 @@ func TestServeMetrics(t *testing.T) {
 	require.NoError(t, err)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	require.Equal(t, runners.Ended, res.State)
+	require.Equal(t, event.Ended, res.State)
 
 	get := func(key string) *http.Response {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+m[1]+"/metrics", nil)

@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -218,7 +219,7 @@ func TestServeSignals(t *testing.T) {
 				require.NoError(t, err)
 				for ch, err := range c.Watch(t.Context(), id) {
 					require.NoError(t, err)
-					if ch.State == runners.Running {
+					if ch.State == event.Running {
 						break
 					}
 				}
@@ -288,7 +289,7 @@ func TestServeInProcess(t *testing.T) {
 	require.NoError(t, err)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Ended, res.State)
+	assert.Equal(t, event.Ended, res.State)
 	cancel()
 	assert.Equal(t, 0, <-code, stderr.String())
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -66,12 +67,12 @@ func newTrialRecord(i int, res *runners.Result) trialRecord {
 
 // result is the runners.Result the record was made of, as far as a summary goes.
 func (r *trialRecord) result() runners.Result {
-	res := runners.Result{ID: r.ID, State: runners.State(r.State), Steps: r.Steps}
+	res := runners.Result{ID: r.ID, State: event.State(r.State), Steps: r.Steps}
 	if r.Reason != "" {
 		res.Err = errors.New(r.Reason)
 	}
 	if r.Info {
-		res.Info = &runners.TrialInfo{ID: r.ID, Index: r.Index, Metrics: r.Metrics, DefinesSuccess: r.DefinesSuccess}
+		res.Info = &event.TrialInfo{ID: r.ID, Index: r.Index, Metrics: r.Metrics, DefinesSuccess: r.DefinesSuccess}
 		for _, name := range r.Agents {
 			res.Info.Agents = append(res.Info.Agents, env.Spec{Name: name})
 		}

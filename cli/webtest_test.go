@@ -192,9 +192,9 @@ func TestRunWebtestConfigs(t *testing.T) {
 		})
 	}
 	checkBadInput(t, runArgs(t, "run", "webtest", "--env-config", `{"site_file": "/no/such/site.json"}`),
-		`bad --env-config for webtest: webtest: invalid configuration: runners: site_file "/no/such/site.json": cannot be opened: ... (fields: site{...}, site_file, generate{pages, seed}, strategy{budget, reward_for_coverage, reward_for_defect}, motion{max_steps, reward_per_action, reward_for_completion})`)
+		`bad --env-config for webtest: webtest: invalid configuration: registry: site_file "/no/such/site.json": cannot be opened: ... (fields: site{...}, site_file, generate{pages, seed}, strategy{budget, reward_for_coverage, reward_for_defect}, motion{max_steps, reward_per_action, reward_for_completion})`)
 	checkBadInput(t, runArgs(t, "run", "webtest", "--env-config", `{"site_file": "/dev/zero"}`),
-		`bad --env-config for webtest: webtest: invalid configuration: runners: site_file "/dev/zero": not a regular file (fields: ...)`)
+		`bad --env-config for webtest: webtest: invalid configuration: registry: site_file "/dev/zero": not a regular file (fields: ...)`)
 	checkBadInput(t, runArgs(t, "play", "webtest", "--env-config", `{"site": {"start": "x", "pages": []}}`),
 		`bad --env-config for webtest: webtest: invalid site: the site has no pages...`)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/require"
 )
@@ -15,14 +15,14 @@ import (
 // synthetic feeds a writer the events of a two-agent trial without running one: a
 // parent with a Discrete action and a child with a Box action and a mask.
 type synthetic struct {
-	info   *runners.TrialInfo
+	info   *event.TrialInfo
 	obs    [2][]float32
-	step   runners.StepEvent
-	ev     runners.Event
-	sc     runners.StateChange
+	step   event.StepEvent
+	ev     event.Event
+	sc     event.StateChange
 	floats []float32
 	mask   []bool
-	srcs   []runners.RewardSource
+	srcs   []event.RewardSource
 	n      int
 }
 
@@ -30,10 +30,10 @@ func newSynthetic(obsDim int) *synthetic {
 	parent := env.Spec{Name: "parent", ObservationSpace: spaces.Must(spaces.NewBox([]int{obsDim}, -10, 10)), ActionSpace: spaces.Discrete{N: 4}, MaskLen: 4}
 	child := env.Spec{Name: "child", ObservationSpace: spaces.Must(spaces.NewBox([]int{obsDim}, -10, 10)), ActionSpace: spaces.Must(spaces.NewBox([]int{2}, -1, 1))}
 	s := &synthetic{
-		info:   &runners.TrialInfo{ID: "t-0", Env: "synthetic", Seed: 7, Episodes: 1, Agents: []env.Spec{parent, child}, Policies: []string{"a", "b"}},
+		info:   &event.TrialInfo{ID: "t-0", Env: "synthetic", Seed: 7, Episodes: 1, Agents: []env.Spec{parent, child}, Policies: []string{"a", "b"}},
 		floats: []float32{0.25, -0.5},
 		mask:   []bool{true, false, true, true},
-		srcs:   []runners.RewardSource{{Source: runners.SourceEnv, Value: 1}},
+		srcs:   []event.RewardSource{{Source: event.SourceEnv, Value: 1}},
 	}
 	for i := range s.obs {
 		s.obs[i] = make([]float32, obsDim)
@@ -45,26 +45,26 @@ func newSynthetic(obsDim int) *synthetic {
 }
 
 // start sends the Running state of trial id.
-func (s *synthetic) start(t testing.TB, w runners.Sink, id string) {
+func (s *synthetic) start(t testing.TB, w event.Sink, id string) {
 	s.info.ID = id
-	s.sc = runners.StateChange{Trial: id, State: runners.Running, Info: s.info}
-	s.ev = runners.Event{Kind: runners.KindState, Trial: id, State: &s.sc}
+	s.sc = event.StateChange{Trial: id, State: event.Running, Info: s.info}
+	s.ev = event.Event{Kind: event.KindState, Trial: id, State: &s.sc}
 	require.NoError(t, w.Handle(context.Background(), &s.ev))
 }
 
 // end sends the Ended state of trial id.
-func (s *synthetic) end(t testing.TB, w runners.Sink, id string) {
-	s.sc = runners.StateChange{Trial: id, State: runners.Ended, Info: s.info}
-	s.ev = runners.Event{Kind: runners.KindState, Trial: id, State: &s.sc}
+func (s *synthetic) end(t testing.TB, w event.Sink, id string) {
+	s.sc = event.StateChange{Trial: id, State: event.Ended, Info: s.info}
+	s.ev = event.Event{Kind: event.KindState, Trial: id, State: &s.sc}
 	require.NoError(t, w.Handle(context.Background(), &s.ev))
 }
 
 // row sends the next step event of trial id.
-func (s *synthetic) row(w runners.Sink, id string) error {
+func (s *synthetic) row(w event.Sink, id string) error {
 	k := s.n % 2
 	s.n++
 	st := &s.step
-	*st = runners.StepEvent{Episode: 0, Tick: s.n, Obs: s.obs[k], Reward: 1, Sources: s.srcs, SpanTicks: 1}
+	*st = event.StepEvent{Episode: 0, Tick: s.n, Obs: s.obs[k], Reward: 1, Sources: s.srcs, SpanTicks: 1}
 	if k == 0 {
 		st.Agent, st.AgentID = "parent", "parent_0"
 		st.Mask = s.mask
@@ -74,7 +74,7 @@ func (s *synthetic) row(w runners.Sink, id string) error {
 		st.Action.Floats = s.floats
 	}
 	s.obs[k][0] = float32(s.n)
-	s.ev = runners.Event{Kind: runners.KindStep, Trial: id, Step: st}
+	s.ev = event.Event{Kind: event.KindStep, Trial: id, Step: st}
 	return w.Handle(context.Background(), &s.ev)
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog/internal/dict"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 )
 
 // The step path of a writer appends each row straight into typed column buffers, one
@@ -309,7 +309,7 @@ type ids struct {
 // from src. check(s) must have passed and the columns must not be full. It stores
 // each value where it goes and no more: the bitmaps are packed, and the nulls
 // counted, when the batch is built.
-func (c *stepColumns) append(s *runners.StepEvent, id ids, src *dict.Strings) {
+func (c *stepColumns) append(s *event.StepEvent, id ids, src *dict.Strings) {
 	i := c.n
 	sh := c.sh
 	c.trial.s[i] = id.trial

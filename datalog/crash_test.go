@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog/internal/ipcfile"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,23 +24,23 @@ import (
 
 // feed sends the events of a trial of n synthetic steps of one agent to w: the
 // observation of step i is [i, i+0.5, -i], its action i%3.
-func feed(t testing.TB, w runners.Sink, id string, n int) {
+func feed(t testing.TB, w event.Sink, id string, n int) {
 	ctx := context.Background()
-	info := &runners.TrialInfo{ID: id, Env: "synthetic", Seed: 1, Episodes: 1, Agents: []env.Spec{{
+	info := &event.TrialInfo{ID: id, Env: "synthetic", Seed: 1, Episodes: 1, Agents: []env.Spec{{
 		Name: "a", ObservationSpace: spaces.Must(spaces.NewBox([]int{3}, -1e9, 1e9)), ActionSpace: spaces.Discrete{N: 3}, MaskLen: 3}}}
-	require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindState, Trial: id, State: &runners.StateChange{Trial: id, State: runners.Running, Info: info}}))
+	require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindState, Trial: id, State: &event.StateChange{Trial: id, State: event.Running, Info: info}}))
 	obs := make([]float32, 3)
 	mask := []bool{true, false, true}
-	src := []runners.RewardSource{{Source: runners.SourceEnv, Value: 1}}
+	src := []event.RewardSource{{Source: event.SourceEnv, Value: 1}}
 	for i := range n {
 		obs[0], obs[1], obs[2] = float32(i), float32(i)+0.5, -float32(i)
-		s := runners.StepEvent{Tick: i, Agent: "a", AgentID: "a_0", Start: i == 0, Acting: true, Obs: obs, Mask: mask, Reward: 1, Sources: src, SpanTicks: 1}
+		s := event.StepEvent{Tick: i, Agent: "a", AgentID: "a_0", Start: i == 0, Acting: true, Obs: obs, Mask: mask, Reward: 1, Sources: src, SpanTicks: 1}
 		if i > 0 {
 			s.Action.Int = int64(i % 3)
 		}
-		require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindStep, Trial: id, Step: &s}))
+		require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindStep, Trial: id, Step: &s}))
 	}
-	require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindState, Trial: id, State: &runners.StateChange{Trial: id, State: runners.Ended, Info: info}}))
+	require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindState, Trial: id, State: &event.StateChange{Trial: id, State: event.Ended, Info: info}}))
 }
 
 // checkRow checks that row r is step i of feed.
@@ -234,7 +234,7 @@ func TestCrashChild(t *testing.T) {
 	require.NoError(t, err)
 	out := bufio.NewWriter(os.Stdout)
 	var last int64
-	sink := runners.SinkFunc(func(ctx context.Context, e *runners.Event) error {
+	sink := event.SinkFunc(func(ctx context.Context, e *event.Event) error {
 		if err := w.Handle(ctx, e); err != nil {
 			return err
 		}
@@ -304,7 +304,7 @@ func TestKilledWriter(t *testing.T) {
 			ts, err := l.Trials()
 			require.NoError(t, err)
 			require.Len(t, ts, 1)
-			assert.Equal(t, runners.Running, ts[0].State, "the trial never ended")
+			assert.Equal(t, event.Running, ts[0].State, "the trial never ended")
 			assert.True(t, slices.ContainsFunc(ts, func(t Trial) bool { return t.HasInfo }))
 		})
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/batonrl/baton/datalog/internal/ipcfile"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 )
 
 // Dataset is a log being written into a directory. It hands out Writers, one per
@@ -95,8 +95,8 @@ func (d *Dataset) NewWriter() (*Writer, error) {
 //
 //	c, err := runners.NewCampaign(reg, spec, runners.WithWorkers(8),
 //		runners.WithWorkerSinks(ds.WorkerSinks()))
-func (d *Dataset) WorkerSinks() func(worker int) (runners.Sink, error) {
-	return func(int) (runners.Sink, error) {
+func (d *Dataset) WorkerSinks() func(worker int) (event.Sink, error) {
+	return func(int) (event.Sink, error) {
 		w, err := d.NewWriter()
 		if err != nil {
 			return nil, err

@@ -1,10 +1,17 @@
 // Package datalog writes the activity logs of baton trials as Apache Arrow datasets,
-// reads them back, recovers the parts of a writer that was killed, and replays logged
-// trials to check that they come out the same.
+// reads them back, recovers the parts of a writer that was killed, and compares a
+// replay of the logged trials with the log (package replay runs them).
+//
+// It is the log format and nothing more: it takes its rows from events (package
+// event: a Writer is an event.Sink) and imports neither runners nor registry, so
+// that anything which reads or writes logs does not depend on the code that runs
+// trials. A user writes logs with Dataset or Writer, reads them with Open and Log,
+// and mends them with Recover; everything exported may be used, and the engine under
+// internal/ may not.
 //
 // # Writing
 //
-// A Dataset is a log being written into a directory; its Writers are runners.Sink
+// A Dataset is a log being written into a directory; its Writers are event.Sink
 // values, one per goroutine that feeds events. For a campaign, give each worker its
 // own:
 //
@@ -45,7 +52,7 @@
 //
 // # Columns of the steps
 //
-// One row per runners.StepEvent (per agent reported in a step):
+// One row per event.StepEvent (per agent reported in a step):
 //
 //	trial_id         dictionary<int32, utf8>  the trial's id
 //	episode          int32                    episode of the trial, from 0
@@ -124,7 +131,7 @@
 //
 // # Retroactive rewards
 //
-// A reward that arrives for a step already logged (runners.RetroReward: a controller's
+// A reward that arrives for a step already logged (event.RetroReward: a controller's
 // reward addressed to a past tick, or one for an agent id whose sub-episode had ended)
 // cannot change the row, which is written. It goes to the rewards table, one row per
 // reward: trial_id, episode, tick, agent, agent_id, source, value (float32),
@@ -150,7 +157,7 @@
 // ticks, truncated, success (null where the environment does not define it) and
 // returns (list<struct<agent: utf8, value: float64>>, every source and the
 // retroactive rewards received so far) and metrics (list<struct<name: utf8, value:
-// float64>>: the environment's per-episode metrics, runners.Entry.Metrics, in the
+// float64>>: the environment's per-episode metrics, registry.Entry.Metrics, in the
 // entry's order, such as webtest's coverage and defects_found; a metric the episode
 // did not tell is left out, and the list is empty for an environment that defines
 // none; Episode.Metrics reads it, and a log written before the column has none).
@@ -167,7 +174,7 @@
 // baton.observation_dim, baton.action_dim and baton.mask_len, and, for the trial
 // whose rows opened the part, baton.env, baton.env_config, baton.trial and
 // baton.seed. A part holds many trials: the trials table has every trial's seed and
-// configuration, which is what Replay reads.
+// configuration, which is what a replay reads.
 //
 // # Parts and dictionaries
 //
@@ -238,7 +245,7 @@
 // that does not check or does not match, a batch whose checksum differs, lengths
 // that do not hold together) is an error wrapping ErrCorrupt that names the file,
 // never a panic; a file named as a part that is not an Arrow file is ErrNotLog,
-// naming it. Log.Rows, Batches, Trials, Replay and Recover read the same way.
+// naming it. Log.Rows, Batches, Trials, Compare and Recover read the same way.
 //
 // # Crashes and Recover
 //
@@ -296,21 +303,24 @@
 //
 // # Replay
 //
-// Replay re-runs every logged trial from its environment's name, configuration, seed,
-// episodes and tick limit, with each agent playing its logged actions, and reports each
+// Package replay (baton replay) re-runs every logged trial from its environment's
+// name, configuration, seed, episodes and tick limit, with each agent playing its
+// logged actions; Compare, here, compares the replay with the log and reports each
 // step whose observation, mask, environment reward, end flags or span differ from the
-// log, and the rows either side lacks. An intact log of a deterministic environment
+// log, and the rows either side lacks. Compare takes the code that runs the trials as
+// a PlayFunc, so that the log format does not depend on the runner: datalog imports
+// neither runners nor registry. An intact log of a deterministic environment
 // replays with no mismatch, and so does the log of a killed writer, recovered or not:
 // a trial whose rows stop early (the writer's open batches were lost) or that lacks
 // its end record is incomplete (ReplayReport.Incomplete), replayed as far as its rows
 // go, which is no mismatch; a trial that differs is divergent (ReplayReport.Diverged).
 // A trial whose steps are in the log but that has no row in the trials table (a
-// truncated or lost _trials) cannot be replayed: Replay lists it
+// truncated or lost _trials) cannot be replayed: Compare lists it
 // (ReplayReport.Unlisted) and fails with ErrUnlisted, as it does for a log that has
 // steps and no trials table.
-// Replay reads each part once, in order, an agent's parts side by side as the trials
+// Compare reads each part once, in order, an agent's parts side by side as the trials
 // need their rows (the parts that a campaign's workers write at the same time),
-// grouping rows by trial as they come, and replays each trial as its rows arrive.
+// grouping rows by trial as they come, and compares each trial as its rows arrive.
 //
 // # Memory, speed and concurrency
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/batonrl/baton/datalog/internal/dict"
 	"github.com/batonrl/baton/datalog/internal/ipcfile"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/stretchr/testify/require"
@@ -52,7 +52,7 @@ func stepBatches(t *testing.T, sh *shape, seed uint64, trial string, rows []int)
 		c := newStepColumns(mem, sh, n)
 		for i := range n {
 			tick++
-			s := &runners.StepEvent{
+			s := &event.StepEvent{
 				Episode: b, Tick: tick, Index: i % 2,
 				Agent: sh.name, AgentID: fmt.Sprintf("%s_%d", sh.name, tick/5),
 				Start: rng.IntN(4) == 0, Acting: rng.IntN(2) == 0,
@@ -87,12 +87,12 @@ func stepBatches(t *testing.T, sh *shape, seed uint64, trial string, rows []int)
 			default:
 				s.Action = agent.RawAction{Int: rng.Int64N(4)}
 			}
-			s.Sources = []runners.RewardSource{{Source: runners.SourceEnv, Value: s.Reward}}
+			s.Sources = []event.RewardSource{{Source: event.SourceEnv, Value: s.Reward}}
 			if rng.IntN(4) == 0 {
-				s.Sources = append(s.Sources, runners.RewardSource{Source: fmt.Sprintf("judge%d", b), Value: -1})
+				s.Sources = append(s.Sources, event.RewardSource{Source: fmt.Sprintf("judge%d", b), Value: -1})
 			}
 			if rng.IntN(6) == 0 {
-				s.Messages = []runners.Message{{From: "a", To: "b", Payload: []byte{byte(i), 2}, Sent: tick}}
+				s.Messages = []event.Message{{From: "a", To: "b", Payload: []byte{byte(i), 2}, Sent: tick}}
 			}
 			id := ids{trial: trialD.ID(fmt.Sprintf("%s%d", trial, b)), agent: agentD.ID(s.AgentID), parent: -1}
 			if s.ParentID != "" {

@@ -26,7 +26,7 @@ var (
 	// same shard), or Recover met a writer; the error is a *LockedError.
 	ErrLocked = errors.New("datalog: log is being written")
 	// ErrUnlisted: a log's steps name trials that its trials table lacks (it was
-	// truncated or lost), so Replay could not replay them.
+	// truncated or lost), so Compare could not replay them.
 	ErrUnlisted = errors.New("datalog: trials missing from the trials table")
 	// ErrReplay: a trial of the log cannot be replayed (no environment of its name,
 	// no trial info).

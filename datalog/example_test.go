@@ -7,6 +7,8 @@ import (
 
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
+	"github.com/batonrl/baton/replay"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -18,7 +20,7 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -64,7 +66,7 @@ func Example() {
 		fmt.Printf("%s: %d rows, %d transitions, observations %v, actions %v\n", name, rows, transitions, info.ObservationSpace.FlatDim(), info.ActionSpace)
 	}
 
-	rep, err := datalog.Replay(context.Background(), dir, reg)
+	rep, err := replay.Run(context.Background(), dir, reg)
 	if err != nil {
 		panic(err)
 	}

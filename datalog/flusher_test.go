@@ -11,7 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -156,9 +156,9 @@ func TestFlusherFailure(t *testing.T) {
 	// cannot be created: its folder is a file.
 	ds.cfg.maxPart = 1
 	ctx := context.Background()
-	info := &runners.TrialInfo{ID: "x", Env: "synthetic", Episodes: 1, Agents: []env.Spec{{
+	info := &event.TrialInfo{ID: "x", Env: "synthetic", Episodes: 1, Agents: []env.Spec{{
 		Name: "a", ObservationSpace: spaces.Must(spaces.NewBox([]int{3}, -1e9, 1e9)), ActionSpace: spaces.Discrete{N: 3}, MaskLen: 3}}}
-	running := &runners.Event{Kind: runners.KindState, Trial: "x", State: &runners.StateChange{Trial: "x", State: runners.Running, Info: info}}
+	running := &event.Event{Kind: event.KindState, Trial: "x", State: &event.StateChange{Trial: "x", State: event.Running, Info: info}}
 	require.NoError(t, w.Handle(ctx, running))
 	require.NoError(t, w.Flush())
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "_trials")))

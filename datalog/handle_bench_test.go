@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"
 )
@@ -15,8 +16,8 @@ import (
 // mazeTrial is the recorded events of one maze trial, which the benchmark relabels
 // with a new trial id each time it plays them.
 type mazeTrial struct {
-	events []*runners.Event
-	info   *runners.TrialInfo // its own copy, shared by its state events
+	events []*event.Event
+	info   *event.TrialInfo // its own copy, shared by its state events
 	rows   int
 }
 
@@ -24,12 +25,12 @@ type mazeTrial struct {
 // on one worker and returns their events, each trial's apart.
 func recordMazeTrials(tb testing.TB, n int) []mazeTrial {
 	tb.Helper()
-	var events []*runners.Event
-	rec := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+	var events []*event.Event
+	rec := event.SinkFunc(func(_ context.Context, e *event.Event) error {
 		events = append(events, e.Clone())
 		return nil
 	})
-	camp, err := runners.NewCampaign(registry(tb), runners.Spec{Env: "maze", Seed: 1},
+	camp, err := runners.NewCampaign(testRegistry(tb), runners.Spec{Env: "maze", Seed: 1},
 		runners.WithTrials(n), runners.WithWorkers(1), runners.WithSinks(rec))
 	require.NoError(tb, err)
 	sum, err := camp.Run(context.Background())
@@ -52,7 +53,7 @@ func recordMazeTrials(tb testing.TB, n int) []mazeTrial {
 			}
 			e.State.Info = mt.info
 		}
-		if e.Kind == runners.KindStep {
+		if e.Kind == event.KindStep {
 			mt.rows++
 		}
 		mt.events = append(mt.events, e)
@@ -159,11 +160,11 @@ func BenchmarkWriterTrial(b *testing.B) {
 		ids[i] = "trial-" + strconv.Itoa(i)
 	}
 	ctx := context.Background()
-	sc := runners.StateChange{Info: s.info}
-	stateEv := runners.Event{Kind: runners.KindState, State: &sc}
-	ep := runners.EpisodeEvent{End: true, Ticks: 2, Returns: []float64{1, 2}}
-	epEv := runners.Event{Kind: runners.KindEpisode, Episode: &ep}
-	handle := func(e *runners.Event) {
+	sc := event.StateChange{Info: s.info}
+	stateEv := event.Event{Kind: event.KindState, State: &sc}
+	ep := event.EpisodeEvent{End: true, Ticks: 2, Returns: []float64{1, 2}}
+	epEv := event.Event{Kind: event.KindEpisode, Episode: &ep}
+	handle := func(e *event.Event) {
 		if err := w.Handle(ctx, e); err != nil {
 			b.Fatal(err)
 		}
@@ -172,7 +173,7 @@ func BenchmarkWriterTrial(b *testing.B) {
 	b.ResetTimer()
 	cpu := startFeederCPU(b)
 	for _, id := range ids {
-		s.info.ID, sc.Trial, sc.State, stateEv.Trial = id, id, runners.Running, id
+		s.info.ID, sc.Trial, sc.State, stateEv.Trial = id, id, event.Running, id
 		handle(&stateEv)
 		for range 2 {
 			if err := s.row(w, id); err != nil {
@@ -181,7 +182,7 @@ func BenchmarkWriterTrial(b *testing.B) {
 		}
 		epEv.Trial = id
 		handle(&epEv)
-		sc.State = runners.Ended
+		sc.State = event.Ended
 		handle(&stateEv)
 	}
 	cpu.report(b, len(ids), "trial")

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,24 +51,24 @@ func TestValidity(t *testing.T) {
 }
 
 // twoAgents is a trial's info for agents p and c, each with an observation of 2.
-func twoAgents(id string) *runners.TrialInfo {
+func twoAgents(id string) *event.TrialInfo {
 	box := spaces.Must(spaces.NewBox([]int{2}, -10, 10))
-	return &runners.TrialInfo{ID: id, Env: "syn", Seed: 9, Episodes: 1, Agents: []env.Spec{
+	return &event.TrialInfo{ID: id, Env: "syn", Seed: 9, Episodes: 1, Agents: []env.Spec{
 		{Name: "p", ObservationSpace: box, ActionSpace: spaces.Discrete{N: 2}},
 		{Name: "c", ObservationSpace: box, ActionSpace: spaces.Discrete{N: 2}}}}
 }
 
 // logTrial logs trial id of info in, with a row of each of agents: its Running
 // state, the rows, its Ended state.
-func logTrial(t *testing.T, w *Writer, in *runners.TrialInfo, agents ...string) {
+func logTrial(t *testing.T, w *Writer, in *event.TrialInfo, agents ...string) {
 	t.Helper()
 	ctx, id := context.Background(), in.ID
-	require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindState, Trial: id, State: &runners.StateChange{Trial: id, State: runners.Running, Info: in}}))
+	require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindState, Trial: id, State: &event.StateChange{Trial: id, State: event.Running, Info: in}}))
 	for k, a := range agents {
-		s := runners.StepEvent{Tick: k, Agent: a, AgentID: a + "_0", Start: true, Obs: []float32{1, 2}}
-		require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindStep, Trial: id, Step: &s}))
+		s := event.StepEvent{Tick: k, Agent: a, AgentID: a + "_0", Start: true, Obs: []float32{1, 2}}
+		require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindStep, Trial: id, Step: &s}))
 	}
-	require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindState, Trial: id, State: &runners.StateChange{Trial: id, State: runners.Ended, Info: in}}))
+	require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindState, Trial: id, State: &event.StateChange{Trial: id, State: event.Ended, Info: in}}))
 }
 
 // trialColumn returns the trial ids of the rows of agent's parts in dir, and each
@@ -160,16 +160,16 @@ func TestManySources(t *testing.T) {
 	w, err := ds.NewWriter()
 	require.NoError(t, err)
 	ctx, in := context.Background(), twoAgents("s")
-	require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindState, Trial: "s", State: &runners.StateChange{Trial: "s", State: runners.Running, Info: in}}))
-	var want [][]runners.RewardSource
+	require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindState, Trial: "s", State: &event.StateChange{Trial: "s", State: event.Running, Info: in}}))
+	var want [][]event.RewardSource
 	for i := range 20 {
-		var srcs []runners.RewardSource
+		var srcs []event.RewardSource
 		for j := range i % 6 {
-			srcs = append(srcs, runners.RewardSource{Source: fmt.Sprintf("src-%d", (i+j)%4), Value: float64(i*10 + j)})
+			srcs = append(srcs, event.RewardSource{Source: fmt.Sprintf("src-%d", (i+j)%4), Value: float64(i*10 + j)})
 		}
 		want = append(want, srcs)
-		s := runners.StepEvent{Tick: i, Agent: "p", AgentID: "p_0", Start: true, Obs: []float32{1, 2}, Sources: srcs}
-		require.NoError(t, w.Handle(ctx, &runners.Event{Kind: runners.KindStep, Trial: "s", Step: &s}))
+		s := event.StepEvent{Tick: i, Agent: "p", AgentID: "p_0", Start: true, Obs: []float32{1, 2}, Sources: srcs}
+		require.NoError(t, w.Handle(ctx, &event.Event{Kind: event.KindStep, Trial: "s", Step: &s}))
 	}
 	require.NoError(t, ds.Close())
 	l, err := Open(dir)

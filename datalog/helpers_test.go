@@ -11,14 +11,16 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"
 )
 
-func registry(t testing.TB) *runners.Registry {
+func testRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	return reg
 }
@@ -34,28 +36,28 @@ type counts struct {
 	mu       sync.Mutex
 	steps    map[string]int // per agent
 	episodes int
-	trials   map[string]runners.State
+	trials   map[string]event.State
 	seeds    map[uint64]bool
 	digest   map[string]uint64 // per agent, rowDigest summed over the steps
 }
 
 func newCounts() *counts {
-	return &counts{steps: map[string]int{}, trials: map[string]runners.State{}, seeds: map[uint64]bool{}, digest: map[string]uint64{}}
+	return &counts{steps: map[string]int{}, trials: map[string]event.State{}, seeds: map[uint64]bool{}, digest: map[string]uint64{}}
 }
 
-func (c *counts) Handle(_ context.Context, e *runners.Event) error {
+func (c *counts) Handle(_ context.Context, e *event.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch e.Kind {
-	case runners.KindStep:
+	case event.KindStep:
 		s := e.Step
 		c.steps[s.Agent]++
 		c.digest[s.Agent] += stepDigest(e.Trial, s)
-	case runners.KindEpisode:
+	case event.KindEpisode:
 		if e.Episode.End {
 			c.episodes++
 		}
-	case runners.KindState:
+	case event.KindState:
 		c.trials[e.Trial] = e.State.State
 		if e.State.Info != nil {
 			c.seeds[e.State.Info.Seed] = true
@@ -71,7 +73,7 @@ func runCampaign(t testing.TB, dir string, trials int, opts ...datalog.WriteOpti
 	ds, err := datalog.NewDataset(dir, opts...)
 	require.NoError(t, err)
 	c := newCounts()
-	camp, err := runners.NewCampaign(registry(t), mazeSpec(), runners.WithTrials(trials), runners.WithWorkers(2),
+	camp, err := runners.NewCampaign(testRegistry(t), mazeSpec(), runners.WithTrials(trials), runners.WithWorkers(2),
 		runners.WithSinks(c), runners.WithWorkerSinks(ds.WorkerSinks()))
 	require.NoError(t, err)
 	s, err := camp.Run(context.Background())
@@ -89,7 +91,7 @@ func checked(t *testing.T) (*memory.CheckedAllocator, datalog.Option) {
 
 // stepDigest and rowDigest hash what a step event and a logged row have in common,
 // so that the sum over a log can be compared with the sum over the events.
-func stepDigest(trial string, s *runners.StepEvent) uint64 {
+func stepDigest(trial string, s *event.StepEvent) uint64 {
 	return digest(trial, s.Episode, s.Tick, s.Index, s.AgentID, s.ParentID, s.Start, s.Acting, s.Obs, s.Mask, s.Action.Int, s.Action.Floats, s.Action.Ints, s.Start,
 		float32(s.Reward), s.Sources, s.Terminated, s.Truncated, s.SpanTicks, s.Messages)
 }
@@ -100,8 +102,8 @@ func rowDigest(r *datalog.Row) uint64 {
 }
 
 func digest(trial string, episode, tick, index int, id, parent string, start, acting bool, obs []float32, mask []bool,
-	actInt int64, actF []float32, actI []int64, isStart bool, reward float32, srcs []runners.RewardSource,
-	term, trunc bool, span int, msgs []runners.Message) uint64 {
+	actInt int64, actF []float32, actI []int64, isStart bool, reward float32, srcs []event.RewardSource,
+	term, trunc bool, span int, msgs []event.Message) uint64 {
 	h := fnv.New64a()
 	fmt.Fprint(h, trial, episode, tick, index, id, parent, start, acting, mask, term, trunc, span, math.Float32bits(reward))
 	for _, x := range obs {

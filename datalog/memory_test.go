@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,8 +140,8 @@ func campaignHeapGrowth(t *testing.T, steps int64, log bool) (growth, rows int64
 		marks     = [2]int64{steps / 4, steps - steps/100}
 		measuring int
 	)
-	sink := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
-		if e.Kind != runners.KindStep || e.Step.Index != 0 {
+	sink := event.SinkFunc(func(_ context.Context, e *event.Event) error {
+		if e.Kind != event.KindStep || e.Step.Index != 0 {
 			return nil // one per environment step
 		}
 		mu.Lock()
@@ -163,7 +164,7 @@ func campaignHeapGrowth(t *testing.T, steps int64, log bool) (growth, rows int64
 		require.NoError(t, err)
 		opts = append(opts, runners.WithWorkerSinks(ds.WorkerSinks()))
 	}
-	camp, err := runners.NewCampaign(registry(t), runners.Spec{Env: "maze", Seed: 3}, opts...)
+	camp, err := runners.NewCampaign(testRegistry(t), runners.Spec{Env: "maze", Seed: 3}, opts...)
 	require.NoError(t, err)
 	sum, err := camp.Run(context.Background())
 	require.NoError(t, err)

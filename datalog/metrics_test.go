@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +21,7 @@ import (
 // episode did not tell is left out.
 func TestEpisodeMetrics(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, webtest.Register(reg))
 	dir := t.TempDir()
 	ds, err := datalog.NewDataset(dir, datalog.WithBatchRows(16))
@@ -33,13 +35,13 @@ func TestEpisodeMetrics(t *testing.T) {
 		names []string
 		want  = map[key][]datalog.Metric{}
 	)
-	events := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+	events := event.SinkFunc(func(_ context.Context, e *event.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
-		case e.Kind == runners.KindState && e.State.Info != nil:
+		case e.Kind == event.KindState && e.State.Info != nil:
 			names = e.State.Info.Metrics
-		case e.Kind == runners.KindEpisode && e.Episode.End:
+		case e.Kind == event.KindEpisode && e.Episode.End:
 			var ms []datalog.Metric
 			for i, v := range e.Episode.Metrics {
 				if !math.IsNaN(v) {

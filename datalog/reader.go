@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -256,7 +256,7 @@ func (l *Log) batches(parts []Part) iter.Seq2[arrow.RecordBatch, error] {
 	}
 }
 
-// Row is one row of an agent's steps: one runners.StepEvent as it was logged.
+// Row is one row of an agent's steps: one event.StepEvent as it was logged.
 //
 // Obs, Mask, Action.Ints, Action.Floats, Sources, Retro and Messages (and their
 // payloads) are borrowed: they are valid until the next iteration; copy what must
@@ -283,17 +283,17 @@ type Row struct {
 	Action agent.RawAction
 	// Reward is the step's reward, the sum of Sources; both are logged as float32.
 	Reward  float64
-	Sources []runners.RewardSource
+	Sources []event.RewardSource
 	// Retro lists the retroactive rewards that arrived later for this step, from the
 	// rewards table; the step's whole reward is Reward plus their sum (TotalReward).
-	Retro []runners.RewardSource
+	Retro []event.RewardSource
 	// Terminated and Truncated report the end of the sub-episode; SpanTicks is how
 	// many environment steps the scored decision took.
 	Terminated, Truncated bool
 	SpanTicks             int
 	// Messages lists the messages delivered at this tick (every row of the tick has
 	// the same list).
-	Messages []runners.Message
+	Messages []event.Message
 }
 
 // Done reports whether the row ends its sub-episode.
@@ -344,15 +344,15 @@ type retroKey struct {
 }
 
 // retroIndex reads the rewards table into a map by step.
-func (l *Log) retroIndex() (map[retroKey][]runners.RewardSource, error) {
+func (l *Log) retroIndex() (map[retroKey][]event.RewardSource, error) {
 	rs, err := l.Retro()
 	if err != nil || len(rs) == 0 {
 		return nil, err
 	}
-	m := make(map[retroKey][]runners.RewardSource, len(rs))
+	m := make(map[retroKey][]event.RewardSource, len(rs))
 	for _, r := range rs {
 		k := retroKey{r.Trial, r.Episode, r.Tick, r.AgentID}
-		m[k] = append(m[k], runners.RewardSource{Source: r.Source, Value: r.Value})
+		m[k] = append(m[k], event.RewardSource{Source: r.Source, Value: r.Value})
 	}
 	return m, nil
 }
@@ -389,10 +389,10 @@ type rowDecoder struct {
 	msgPay   *array.Binary
 	msgSent  *array.Int64
 
-	retro map[retroKey][]runners.RewardSource
+	retro map[retroKey][]event.RewardSource
 	maskB []bool
-	srcB  []runners.RewardSource
-	msgB  []runners.Message
+	srcB  []event.RewardSource
+	msgB  []event.Message
 }
 
 // dictColumn reads a dictionary column of strings, turning each entry into a Go
@@ -590,7 +590,7 @@ func (d *rowDecoder) row(i int) Row {
 	lo, hi = d.sources.ValueOffsets(i)
 	d.srcB = d.srcB[:0]
 	for j := int(lo); j < int(hi); j++ {
-		d.srcB = append(d.srcB, runners.RewardSource{Source: d.srcName.value(j), Value: float64(d.srcVal[j])})
+		d.srcB = append(d.srcB, event.RewardSource{Source: d.srcName.value(j), Value: float64(d.srcVal[j])})
 	}
 	r.Sources = d.srcB
 	if d.retro != nil {
@@ -599,7 +599,7 @@ func (d *rowDecoder) row(i int) Row {
 	lo, hi = d.msgs.ValueOffsets(i)
 	d.msgB = d.msgB[:0]
 	for j := int(lo); j < int(hi); j++ {
-		d.msgB = append(d.msgB, runners.Message{From: d.msgFrom.Value(j), To: d.msgTo.Value(j), Payload: d.msgPay.Value(j), Sent: int(d.msgSent.Value(j))})
+		d.msgB = append(d.msgB, event.Message{From: d.msgFrom.Value(j), To: d.msgTo.Value(j), Payload: d.msgPay.Value(j), Sent: int(d.msgSent.Value(j))})
 	}
 	if len(d.msgB) > 0 {
 		r.Messages = d.msgB
@@ -613,7 +613,7 @@ type Trial struct {
 	Index int
 	// Env and Config are the environment's registered name and JSON configuration
 	// (nil for the defaults); Seed the trial's seed; Episodes and MaxTicks as in
-	// runners.TrialInfo.
+	// event.TrialInfo.
 	Env      string
 	Config   json.RawMessage
 	Seed     uint64
@@ -629,7 +629,7 @@ type Trial struct {
 	HasInfo bool
 	// State is the trial's latest state in the log: Running for a trial whose writer
 	// was killed before it ended. Err is the message of its error, "" for none.
-	State runners.State
+	State event.State
 	Err   string
 	// Task is the name of the schedule's task the trial played (runners.Spec.Task),
 	// "" outside a schedule and in a log written before the column.
@@ -755,8 +755,8 @@ func parseAgents(js string) ([]env.Spec, error) {
 	return out, nil
 }
 
-func parseState(s string) runners.State {
-	for st := runners.Pending; st <= runners.Failed; st++ {
+func parseState(s string) event.State {
+	for st := event.Pending; st <= event.Failed; st++ {
 		if st.String() == s {
 			return st
 		}
@@ -777,7 +777,7 @@ type Episode struct {
 	// Returns is each agent's return, in the environment's agent order: every source,
 	// and the retroactive rewards received before the episode ended.
 	Returns []Return
-	// Metrics are the environment's metrics of the episode (runners.Entry.Metrics),
+	// Metrics are the environment's metrics of the episode (registry.Entry.Metrics),
 	// in its order, leaving out those the episode did not tell; nil for an
 	// environment that defines none (and in a log written before the metrics column).
 	Metrics []Metric
@@ -833,7 +833,7 @@ func (l *Log) Episodes() ([]Episode, error) {
 // Retro is a retroactive reward of a log, from the rewards table.
 type Retro struct {
 	Trial string
-	runners.RetroReward
+	event.RetroReward
 }
 
 // Retro returns the retroactive rewards of the log, in the order they arrived. Their
@@ -841,7 +841,7 @@ type Retro struct {
 func (l *Log) Retro() ([]Retro, error) {
 	var out []Retro
 	err := l.tableRows(TableRewards, func(rec arrow.RecordBatch, i int, c columns) error {
-		out = append(out, Retro{Trial: c.str("trial_id", i), RetroReward: runners.RetroReward{
+		out = append(out, Retro{Trial: c.str("trial_id", i), RetroReward: event.RetroReward{
 			Episode:        int(c.i32("episode", i)),
 			Tick:           int(c.i64("tick", i)),
 			Agent:          c.str("agent", i),

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 )
 
 // The fields a Mismatch names.
@@ -25,7 +25,7 @@ const (
 	FieldObservation = "observation"
 	// FieldMask: the action masks differ (Element is the first element that does).
 	FieldMask = "action_mask"
-	// FieldReward: the environment's rewards (source runners.SourceEnv) differ.
+	// FieldReward: the environment's rewards (source event.SourceEnv) differ.
 	FieldReward = "reward"
 	// FieldTerminated, FieldTruncated, FieldSpan, FieldStart and FieldAgentID: those
 	// columns differ.
@@ -77,7 +77,7 @@ func orNone(s string) string {
 	return s
 }
 
-// ReplayReport is what Replay found.
+// ReplayReport is what Compare found (replay.Run returns it).
 type ReplayReport struct {
 	// Trials counts the trials replayed; Skipped lists those that could not be, for
 	// want of their info (rejected before they ran).
@@ -92,7 +92,7 @@ type ReplayReport struct {
 	// Diverged lists the trials with a mismatch, in the order of the replay.
 	Diverged []string
 	// Unlisted lists the trials that have step rows but no row in the trials table,
-	// in the order they were found: a trials table truncated or lost, which Replay
+	// in the order they were found: a trials table truncated or lost, which Compare
 	// reports as an error (ErrUnlisted) after replaying the trials it has.
 	Unlisted []string
 	// Incomplete lists the trials whose log is incomplete, in the order of the
@@ -106,9 +106,9 @@ type ReplayReport struct {
 // wrote the trial's last rows or its end record.
 type Incomplete struct {
 	Trial string
-	// State is the trial's latest state in the log: runners.Running when it has no
+	// State is the trial's latest state in the log: event.Running when it has no
 	// end record.
-	State runners.State
+	State event.State
 	// Episode, Tick and AgentID place where the rows stop: the first step the replay
 	// made, or the first action it asked for, that the log has no row for. Episode
 	// and Tick are -1 for a trial that replayed to its end (it lacks only its end
@@ -147,14 +147,23 @@ func WithMaxMismatches(n int) ReplayOption {
 // errNoAction is what a replayed policy returns when the log has no further action.
 var errNoAction = errors.New("datalog: no further action in the log")
 
-// Replay re-runs each trial of the log in dir from its logged environment name,
-// configuration, seed, episodes and tick limit, each agent playing the actions the log
-// holds for it in order (the n-th action of agent id I in episode e is the action of
-// the n-th row of I in e that is not a Start row), and compares every step with the
-// log: observation, action mask, the environment's reward, the end flags, the span
-// and the order of the reports. It returns every difference; a deterministic
-// environment replayed from an intact log has none. Rewards from other sources
-// (actors, a controller, retroactive ones) are not replayed.
+// PlayFunc re-runs the trials of a log for Compare: on one goroutine, it plays the
+// trials of p.Trials() in that order, calls p.Begin(k) before trial k, hands every
+// event of the trials to p (an event.Sink), and asks p.Action for each action an
+// agent takes. It returns when the trials are over, or with the error that stopped
+// them; a trial that fails is reported by its events (its final state change), not by
+// an error. Package replay's Run plays the trials with the runner (package runners).
+type PlayFunc func(ctx context.Context, p *Playback) error
+
+// Compare compares each trial of the log in dir with its replay, which play runs: the
+// trial's logged environment name, configuration, seed, episodes and tick limit
+// (Trial), each agent playing the actions the log holds for it in order (the n-th
+// action of agent id I in episode e is the action of the n-th row of I in e that is
+// not a Start row: Playback.Action). Every replayed step is compared with the log:
+// observation, action mask, the environment's reward, the end flags, the span and the
+// order of the reports. It returns every difference; a deterministic environment
+// replayed from an intact log has none. Rewards from other sources (actors, a
+// controller, retroactive ones) are not compared.
 //
 // A trial that stopped or failed is replayed as far as its log goes. A trial whose
 // writer was killed is incomplete (ReplayReport.Incomplete), not divergent: the rows
@@ -163,16 +172,16 @@ var errNoAction = errors.New("datalog: no further action in the log")
 // or action past the rows of a trial that already differs is a mismatch. Trials with
 // an end record are replayed first, in the order they started, then those without.
 //
-// Replay reads each part once, in order, an agent's parts side by side as the
-// trials need their rows, grouping the rows by trial as they come, and replays a
+// Compare reads each part once, in order, an agent's parts side by side as the
+// trials need their rows, grouping the rows by trial as they come, and compares a
 // trial as its rows arrive; it keeps the batches that hold rows of trials not yet
 // replayed, so its memory grows with the trials in progress when the log was
 // written, not with the log. It fails for a log it cannot read (a damaged part:
-// ErrCorrupt, a file that is not one: ErrNotLog, each naming the file), for an
-// environment or configuration that reg cannot run (ErrReplay), and for a log whose
-// steps name trials that its trials table lacks, or that has steps and no trials
-// table (ErrUnlisted, with the report of what could be replayed).
-func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...ReplayOption) (*ReplayReport, error) {
+// ErrCorrupt, a file that is not one: ErrNotLog, each naming the file), with play's
+// error (ErrReplay for an environment or configuration that it cannot run), and for a
+// log whose steps name trials that its trials table lacks, or that has steps and no
+// trials table (ErrUnlisted, with the report of what could be replayed).
+func Compare(ctx context.Context, dir string, play PlayFunc, opts ...ReplayOption) (*ReplayReport, error) {
 	var cfg replayConfig
 	for _, o := range opts {
 		if o != nil {
@@ -217,21 +226,11 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 		}
 		return rep, unlistedError(dir, rep)
 	}
-	for _, i := range order {
-		if _, err := reg.Lookup(trials[i].Env); err != nil {
-			return rep, fmt.Errorf("%w: trial %s: %w", ErrReplay, trials[i].ID, err)
-		}
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r := newReplayer(l, &cfg, rep, trials, order, cancel)
 	defer r.close()
-	c, err := runners.NewCampaign(reg, r.spec(trials[order[0]]), runners.WithTrials(len(order)), runners.WithWorkers(1),
-		runners.WithPreTrial(r.pre), runners.WithSinks(runners.SinkFunc(r.handle)))
-	if err != nil {
-		return rep, fmt.Errorf("%w: trial %s: %w", ErrReplay, trials[order[0]].ID, err)
-	}
-	_, err = c.Run(ctx)
+	err = play(ctx, &Playback{r: r})
 	if r.err != nil {
 		return rep, r.err
 	}
@@ -243,6 +242,67 @@ func Replay(ctx context.Context, dir string, reg *runners.Registry, opts ...Repl
 		return rep, r.err
 	}
 	return rep, unlistedError(dir, rep)
+}
+
+// Playback is the log's side of a replay, which Compare hands its PlayFunc: the
+// trials to replay, the actions to play, and the comparison of the replay's events
+// with the log. Its methods must be called from one goroutine at a time, as a
+// campaign of one worker does.
+type Playback struct{ r *replayer }
+
+// Trials returns the trials to replay, in the order of the replay. The caller may
+// keep the slice; the trials' slices are shared: treat them as read-only.
+func (p *Playback) Trials() []Trial {
+	ts := make([]Trial, len(p.r.order))
+	for k, i := range p.r.order {
+		ts[k] = p.r.trials[i]
+	}
+	return ts
+}
+
+// Begin starts the replay of the trial at place k of Trials, ending the one before.
+// The trial's events and actions that follow are compared with that trial's rows.
+func (p *Playback) Begin(k int) {
+	r := p.r
+	if r.cur >= 0 {
+		r.end(r.cur, nil)
+	}
+	r.cur = k
+	r.run(k)
+}
+
+// Handle compares the replayed trial's step events with the log, and ends a trial's
+// replay with its last state: a Playback is the event.Sink of the replay. It never
+// fails: a read error stops the replay through the context Compare gave play.
+func (p *Playback) Handle(ctx context.Context, e *event.Event) error { return p.r.handle(ctx, e) }
+
+// Action returns the next logged action of the agent of the given name and id, in
+// episode, at tick, in the trial replayed now. It fails when the log has no such
+// action (the replayed trial then ends with that error, reported as a mismatch only
+// where the log's trial went on) or cannot be read.
+func (p *Playback) Action(name string, episode, tick int, agentID string) (agent.RawAction, error) {
+	r := p.r
+	if r.cur < 0 || r.runs[r.cur] == nil {
+		return agent.RawAction{}, errNoAction
+	}
+	tr := r.runs[r.cur]
+	if tr.cut || tr.over {
+		return agent.RawAction{}, errNoAction
+	}
+	a, lost, err := r.next(tr, name, episode, agentID)
+	switch {
+	case err == nil:
+		return a, nil
+	case r.err != nil:
+		return a, r.err
+	case lost && tr.count == 0:
+		// The log's rows of the agent stop here, every row before matched: they are
+		// lost, not different.
+		tr.cutHere(episode, tick, agentID)
+	case !lost || tr.t.State == event.Ended:
+		r.mismatch(tr, Mismatch{Episode: episode, Tick: tick, Index: -1, AgentID: agentID, Element: -1, Field: FieldAction, Replayed: "asked for an action"})
+	}
+	return a, err
 }
 
 // unlistedError is the error of the trials of rep.Unlisted, nil for none.
@@ -577,10 +637,9 @@ type actKey struct {
 	id      string
 }
 
-// replayer replays the trials of a log in one campaign of one worker, whose trials
-// are the log's: a pre-trial hook sets each one's spec, its sink compares the steps
-// with the rows, and a policy per agent plays the logged actions. All run on the
-// campaign's worker, one after the other.
+// replayer compares the trials of a log with their replay, which a PlayFunc runs on
+// one goroutine: Begin starts each trial, Handle compares its steps with the rows,
+// and Action plays the logged actions, one call after the other.
 type replayer struct {
 	l       *Log
 	cfg     *replayConfig
@@ -594,14 +653,12 @@ type replayer struct {
 	// runs holds a trialRun per trial in the order of the replay, made when its first
 	// row is read or its replay begins, and dropped once it is over; pos maps a trial
 	// id to its place in order.
-	runs     []*trialRun
-	pos      map[string]int
-	cur      int // the place of the trial replayed now, -1 before the first
-	policies map[string]*replayPolicy
-	free     []*rowQueue
-	spare    []*trialRun // the maps and slices of trialRuns over, for the next
-	actors   map[string]runners.Actor
-	wg       sync.WaitGroup // the streams' goroutines
+	runs  []*trialRun
+	pos   map[string]int
+	cur   int // the place of the trial replayed now, -1 before the first
+	free  []*rowQueue
+	spare []*trialRun    // the maps and slices of trialRuns over, for the next
+	wg    sync.WaitGroup // the streams' goroutines
 	// listed holds the ids of the trials of the trials table that are not replayed
 	// (rejected before they ran), and those of rep.Unlisted.
 	listed map[string]bool
@@ -610,7 +667,7 @@ type replayer struct {
 func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, order []int, cancel context.CancelCauseFunc) *replayer {
 	r := &replayer{l: l, cfg: cfg, rep: rep, trials: trials, order: order, cancel: cancel,
 		byName: map[string]int{}, runs: make([]*trialRun, len(order)), pos: make(map[string]int, len(order)),
-		cur: -1, policies: map[string]*replayPolicy{}}
+		cur: -1}
 	for _, name := range l.names {
 		r.byName[name] = len(r.streams)
 		st := &stream{name: name}
@@ -627,42 +684,6 @@ func newReplayer(l *Log, cfg *replayConfig, rep *ReplayReport, trials []Trial, o
 		r.listed[id] = true
 	}
 	return r
-}
-
-// spec is the spec that replays trial t.
-func (r *replayer) spec(t Trial) runners.Spec {
-	// The trials of a log mostly have the same agents: their actors are made once.
-	actors := r.actors
-	same := len(actors) == len(t.Agents)
-	for _, a := range t.Agents {
-		if _, ok := actors[a.Name]; !ok {
-			same = false
-		}
-	}
-	if !same {
-		actors = make(map[string]runners.Actor, len(t.Agents))
-		for _, a := range t.Agents {
-			p := r.policies[a.Name]
-			if p == nil {
-				p = &replayPolicy{r: r, name: a.Name}
-				r.policies[a.Name] = p
-			}
-			actors[a.Name] = runners.Value(p)
-		}
-		r.actors = actors
-	}
-	return runners.Spec{ID: t.ID, Env: t.Env, Config: t.Config, Seed: t.Seed, Episodes: t.Episodes, MaxTicks: t.MaxTicks, Actors: actors, Task: t.Task}
-}
-
-// pre sets the spec of the campaign's trial k to the k-th trial of the replay.
-func (r *replayer) pre(_ context.Context, k int, s *runners.Spec) error {
-	if r.cur >= 0 {
-		r.end(r.cur, nil)
-	}
-	r.cur = k
-	*s = r.spec(r.trials[r.order[k]])
-	r.run(k)
-	return nil
 }
 
 // run returns the trialRun of the trial at place k, making it if needed.
@@ -900,7 +921,7 @@ func (r *replayer) end(k int, err error) {
 			in = Incomplete{Trial: tr.t.ID, State: st, Episode: -1, Tick: -1}
 		}
 		r.rep.Incomplete = append(r.rep.Incomplete, in)
-	case tr.cut && st == runners.Ended:
+	case tr.cut && st == event.Ended:
 		r.rep.Incomplete = append(r.rep.Incomplete, tr.cutAt)
 	}
 }
@@ -938,7 +959,7 @@ func (r *replayer) close() {
 
 // handle compares the replayed trial's step events with the log, and ends a trial's
 // replay with its last state.
-func (r *replayer) handle(_ context.Context, e *runners.Event) error {
+func (r *replayer) handle(_ context.Context, e *event.Event) error {
 	if r.cur < 0 {
 		return nil
 	}
@@ -947,13 +968,13 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 		return nil
 	}
 	switch e.Kind {
-	case runners.KindState:
+	case event.KindState:
 		switch st := e.State; {
 		case st == nil:
-		case st.State == runners.Running:
+		case st.State == event.Running:
 			tr.started = true
 		case st.State.Done():
-			if !tr.started && st.State == runners.Failed {
+			if !tr.started && st.State == event.Failed {
 				// Rejected before it ran: the environment could not be made.
 				r.fail(fmt.Errorf("%w: trial %s: %w", ErrReplay, tr.t.ID, st.Err))
 				return nil
@@ -961,7 +982,7 @@ func (r *replayer) handle(_ context.Context, e *runners.Event) error {
 			r.end(r.cur, st.Err)
 		}
 		return nil
-	case runners.KindStep:
+	case event.KindStep:
 	default:
 		return nil
 	}
@@ -1027,7 +1048,7 @@ func sign(x int) int {
 }
 
 // compare reports how row i of batch b and the replayed step differ.
-func (r *replayer) compare(tr *trialRun, b *rowBatch, i int, s *runners.StepEvent) {
+func (r *replayer) compare(tr *trialRun, b *rowBatch, i int, s *event.StepEvent) {
 	d := &b.d
 	m := Mismatch{Episode: s.Episode, Tick: s.Tick, Index: s.Index, AgentID: s.AgentID, Element: -1}
 	diff := func(field, logged, replayed string) {
@@ -1092,7 +1113,7 @@ func (d *rowDecoder) maskDiff(i int, mask []bool) int {
 
 // envReward returns the environment's reward of row i, and whether it has one.
 func (d *rowDecoder) envReward(i int) (float64, bool) {
-	env := d.srcName.find(runners.SourceEnv)
+	env := d.srcName.find(event.SourceEnv)
 	if env < 0 {
 		return 0, false
 	}
@@ -1107,9 +1128,9 @@ func (d *rowDecoder) envReward(i int) (float64, bool) {
 
 func isNaN32(x float64) bool { return math.IsNaN(float64(float32(x))) }
 
-func envReward(src []runners.RewardSource) (float64, bool) {
+func envReward(src []event.RewardSource) (float64, bool) {
 	for _, s := range src {
-		if s.Source == runners.SourceEnv {
+		if s.Source == event.SourceEnv {
 			return s.Value, true
 		}
 	}
@@ -1158,42 +1179,6 @@ func elemBool(v []bool, i int) string {
 		return ""
 	}
 	return strconv.FormatBool(v[i])
-}
-
-// replayPolicy plays an agent's logged actions in the trial replayed now. It is a
-// runners.Interactor, to learn the episode and the agent id it acts for.
-type replayPolicy struct {
-	r    *replayer
-	name string
-}
-
-func (p *replayPolicy) Act(context.Context, []float32, []bool) (agent.RawAction, error) {
-	return agent.RawAction{}, errors.New("datalog: the replay policy acts only through Interact")
-}
-
-func (p *replayPolicy) Interact(_ context.Context, x *runners.Exchange, _ []float32, _ []bool) (agent.RawAction, error) {
-	r := p.r
-	if r.cur < 0 || r.runs[r.cur] == nil {
-		return agent.RawAction{}, errNoAction
-	}
-	tr := r.runs[r.cur]
-	if tr.cut || tr.over {
-		return agent.RawAction{}, errNoAction
-	}
-	a, lost, err := r.next(tr, p.name, x.Episode(), x.AgentID())
-	switch {
-	case err == nil:
-		return a, nil
-	case r.err != nil:
-		return a, r.err
-	case lost && tr.count == 0:
-		// The log's rows of the agent stop here, every row before matched: they are
-		// lost, not different.
-		tr.cutHere(x.Episode(), x.Tick(), x.AgentID())
-	case !lost || tr.t.State == runners.Ended:
-		r.mismatch(tr, Mismatch{Episode: x.Episode(), Tick: x.Tick(), Index: -1, AgentID: x.AgentID(), Element: -1, Field: FieldAction, Replayed: "asked for an action"})
-	}
-	return a, err
 }
 
 // next returns the next logged action of agent id in episode. It fails with
@@ -1254,5 +1239,3 @@ func (r *replayer) next(tr *trialRun, name string, episode int, id string) (a ag
 		}
 	}
 }
-
-var _ runners.Interactor = (*replayPolicy)(nil)

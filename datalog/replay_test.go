@@ -9,8 +9,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
+	"github.com/batonrl/baton/replay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -34,7 +36,7 @@ func TestReplay(t *testing.T) {
 			dir := t.TempDir()
 			c := runCampaign(t, dir, tc.trials, tc.opts...)
 			mem, withMem := checked(t)
-			rep, err := datalog.Replay(t.Context(), dir, registry(t), withMem)
+			rep, err := replay.Run(t.Context(), dir, testRegistry(t), withMem)
 			require.NoError(t, err)
 			assert.Empty(t, rep.Mismatches)
 			assert.Equal(t, tc.trials, rep.Trials)
@@ -139,7 +141,7 @@ func TestReplayTampered(t *testing.T) {
 				defer cols[col].Release()
 				return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
 			}))
-			rep, err := datalog.Replay(t.Context(), dir, registry(t))
+			rep, err := replay.Run(t.Context(), dir, testRegistry(t))
 			require.NoError(t, err)
 			require.Equal(t, []datalog.Mismatch{tc.want}, rep.Mismatches)
 			assert.Equal(t, []string{target.Trial}, rep.Diverged)
@@ -239,7 +241,7 @@ func editTrials(t *testing.T, dir string, keep func(id, state string) bool, conf
 }
 
 func dropEndRecords(t *testing.T, dir string) {
-	editTrials(t, dir, func(_, state string) bool { return state == runners.Running.String() }, func(_, cfg string) string { return cfg })
+	editTrials(t, dir, func(_, state string) bool { return state == event.Running.String() }, func(_, cfg string) string { return cfg })
 }
 
 // A log whose rows stop early (an agent's last batch lost, as when its writer is
@@ -251,13 +253,13 @@ func TestReplayIncomplete(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		edit  []func(t *testing.T, dir string)
-		state runners.State
+		state event.State
 		cut   bool // the rows stop before the replay's end
 	}{
-		{"strategy's last batch lost", []func(*testing.T, string){dropLastBatch(maze.StrategyName)}, runners.Ended, true},
-		{"motion's last batch lost", []func(*testing.T, string){dropLastBatch(maze.MotionName)}, runners.Ended, true},
-		{"no end record", []func(*testing.T, string){dropEndRecords}, runners.Running, false},
-		{"killed", []func(*testing.T, string){dropLastBatch(maze.StrategyName), dropLastBatch(maze.MotionName), dropEndRecords}, runners.Running, true},
+		{"strategy's last batch lost", []func(*testing.T, string){dropLastBatch(maze.StrategyName)}, event.Ended, true},
+		{"motion's last batch lost", []func(*testing.T, string){dropLastBatch(maze.MotionName)}, event.Ended, true},
+		{"no end record", []func(*testing.T, string){dropEndRecords}, event.Running, false},
+		{"killed", []func(*testing.T, string){dropLastBatch(maze.StrategyName), dropLastBatch(maze.MotionName), dropEndRecords}, event.Running, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -266,7 +268,7 @@ func TestReplayIncomplete(t *testing.T) {
 				e(t, dir)
 			}
 			mem, withMem := checked(t)
-			rep, err := datalog.Replay(t.Context(), dir, registry(t), withMem)
+			rep, err := replay.Run(t.Context(), dir, testRegistry(t), withMem)
 			require.NoError(t, err)
 			assert.Empty(t, rep.Mismatches)
 			assert.Empty(t, rep.Diverged)
@@ -288,7 +290,7 @@ func TestReplayIncomplete(t *testing.T) {
 		})
 	}
 
-	_, err := datalog.Replay(t.Context(), t.TempDir(), runners.NewRegistry())
+	_, err := replay.Run(t.Context(), t.TempDir(), registry.New())
 	assert.ErrorIs(t, err, datalog.ErrNotLog)
 }
 
@@ -302,7 +304,7 @@ func TestReplayDivergedAndIncomplete(t *testing.T) {
 	dropLastBatch(maze.StrategyName)(t, dir)
 	dropLastBatch(maze.MotionName)(t, dir)
 	editTrials(t, dir, func(id, state string) bool {
-		return id != "maze-5" && id != "maze-2" || state == runners.Running.String()
+		return id != "maze-5" && id != "maze-2" || state == event.Running.String()
 	},
 		func(id, cfg string) string {
 			if id == "maze-2" {
@@ -310,7 +312,7 @@ func TestReplayDivergedAndIncomplete(t *testing.T) {
 			}
 			return cfg
 		})
-	rep, err := datalog.Replay(t.Context(), dir, registry(t))
+	rep, err := replay.Run(t.Context(), dir, testRegistry(t))
 	require.NoError(t, err)
 	assert.Equal(t, 6, rep.Trials)
 	assert.Equal(t, []string{"maze-2"}, rep.Diverged)
@@ -327,7 +329,7 @@ func TestReplayDivergedAndIncomplete(t *testing.T) {
 	assert.Contains(t, ids, "maze-5", "the trial without its end record")
 	assert.Equal(t, "maze-5", ids[len(ids)-1], "trials without an end record come last")
 
-	_, err = datalog.Replay(t.Context(), dir, runners.NewRegistry())
+	_, err = replay.Run(t.Context(), dir, registry.New())
 	assert.ErrorIs(t, err, datalog.ErrReplay)
 }
 

@@ -32,7 +32,7 @@ func TestTrialTask(t *testing.T) {
 			mem, withMem := checked(t)
 			ds, err := datalog.NewDataset(dir, withMem)
 			require.NoError(t, err)
-			c, err := runners.NewCampaign(registry(t), tt.spec, append(tt.opts, runners.WithWorkers(2), runners.WithWorkerSinks(ds.WorkerSinks()))...)
+			c, err := runners.NewCampaign(testRegistry(t), tt.spec, append(tt.opts, runners.WithWorkers(2), runners.WithWorkerSinks(ds.WorkerSinks()))...)
 			require.NoError(t, err)
 			_, err = c.Run(t.Context())
 			require.NoError(t, err)

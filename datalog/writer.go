@@ -12,10 +12,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/batonrl/baton/datalog/internal/dict"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 )
 
-// Writer is a runners.Sink, and an io.Closer, that writes the events of the trials it
+// Writer is a event.Sink, and an io.Closer, that writes the events of the trials it
 // is given into its Dataset: each step event as a row of its agent's partition, each
 // trial's info and final state to the trials table, each episode's end to the
 // episodes table, each retroactive reward to the rewards table.
@@ -70,8 +70,8 @@ type trialLog struct {
 	// info is a copy of the fields of the trial's info that the writer logs, without
 	// its Agents and Policies (agents and policies say those); nil for a trial
 	// rejected before it ran.
-	info     *runners.TrialInfo
-	infoCopy runners.TrialInfo // what info points to
+	info     *event.TrialInfo
+	infoCopy event.TrialInfo // what info points to
 	// agents are the trial's agents in its order; the trials that follow share the
 	// slice while their agents have the same shapes.
 	agents   []trialAgent
@@ -104,25 +104,25 @@ func newWriter(d *Dataset) *Writer {
 // Handle logs one event. It fails for a step of a trial whose Running state it has
 // not seen (ErrEvent), a step that does not fit its agent's spaces (ErrEvent), and
 // after a failed write, which fails every later call too.
-func (w *Writer) Handle(_ context.Context, e *runners.Event) error {
+func (w *Writer) Handle(_ context.Context, e *event.Event) error {
 	// usable's test, without its call in the usual case: Handle takes every step.
 	if w.closed || w.err != nil || w.fl.err.Load() != nil {
 		return w.usable()
 	}
 	switch e.Kind {
-	case runners.KindStep:
+	case event.KindStep:
 		if e.Step != nil {
 			return w.step(e.Trial, e.Step)
 		}
-	case runners.KindState:
+	case event.KindState:
 		if e.State != nil {
 			return w.state(e.Trial, e.State)
 		}
-	case runners.KindEpisode:
+	case event.KindEpisode:
 		if e.Episode != nil && e.Episode.End {
 			return w.episode(e.Trial, e.Episode)
 		}
-	case runners.KindReward:
+	case event.KindReward:
 		if e.Reward != nil {
 			return w.reward(e.Trial, e.Reward)
 		}
@@ -204,20 +204,20 @@ func (w *Writer) trial(id string) *trialLog {
 	return t
 }
 
-func (w *Writer) state(id string, sc *runners.StateChange) error {
+func (w *Writer) state(id string, sc *event.StateChange) error {
 	t := w.trial(id)
-	if t == nil && sc.Info != nil && (sc.State == runners.Running || sc.State.Done()) {
+	if t == nil && sc.Info != nil && (sc.State == event.Running || sc.State.Done()) {
 		var err error
 		if t, err = w.begin(id, sc.Info); err != nil {
 			return err
 		}
-		if sc.State == runners.Running {
+		if sc.State == event.Running {
 			w.trials[id] = t
 			w.cur = t
 		}
 	}
 	switch {
-	case sc.State == runners.Running:
+	case sc.State == event.Running:
 		w.tables[sideTrials].trialRow(id, t, sc.State, nil)
 	case sc.State.Done():
 		w.tables[sideTrials].trialRow(id, t, sc.State, sc.Err)
@@ -239,7 +239,7 @@ func (w *Writer) state(id string, sc *runners.StateChange) error {
 // begin learns a trial from its info. The trials of a campaign mostly share their
 // configuration, agents and policies: what it makes of those (the shapes, the JSON of
 // the trials table) it takes from the trial before when they are the same.
-func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
+func (w *Writer) begin(id string, in *event.TrialInfo) (*trialLog, error) {
 	var t *trialLog
 	if n := len(w.spare); n > 0 {
 		t, w.spare = w.spare[n-1], w.spare[:n-1]
@@ -248,7 +248,7 @@ func (w *Writer) begin(id string, in *runners.TrialInfo) (*trialLog, error) {
 	}
 	// The fields the writer logs; it keeps the agents' names and shapes, and the
 	// policies as JSON, apart.
-	*t = trialLog{id: id, infoCopy: runners.TrialInfo{ID: in.ID, Index: in.Index, Env: in.Env, Seed: in.Seed,
+	*t = trialLog{id: id, infoCopy: event.TrialInfo{ID: in.ID, Index: in.Index, Env: in.Env, Seed: in.Seed,
 		Episodes: in.Episodes, MaxTicks: in.MaxTicks, DefinesSuccess: in.DefinesSuccess, Task: in.Task}}
 	info := &t.infoCopy
 	t.info = info
@@ -337,7 +337,7 @@ func (w *Writer) recycle(t *trialLog) {
 	w.spare = append(w.spare, t)
 }
 
-func (w *Writer) step(id string, s *runners.StepEvent) error {
+func (w *Writer) step(id string, s *event.StepEvent) error {
 	t := w.trial(id)
 	if t == nil {
 		return fmt.Errorf("%w: step of trial %s, whose Running state the writer has not seen", ErrEvent, id)
@@ -386,14 +386,14 @@ func (w *Writer) agentLog(sh *shape) *agentLog {
 	return al
 }
 
-func (w *Writer) episode(id string, ep *runners.EpisodeEvent) error {
+func (w *Writer) episode(id string, ep *event.EpisodeEvent) error {
 	t := w.tables[sideEpisodes]
 	t.episodeRow(id, w.trial(id), ep)
 	t.handOverIfFull()
 	return nil
 }
 
-func (w *Writer) reward(id string, r *runners.RetroReward) error {
+func (w *Writer) reward(id string, r *event.RetroReward) error {
 	t := w.tables[sideRewards]
 	t.rewardRow(id, r)
 	t.handOverIfFull()
@@ -411,7 +411,7 @@ type Locked struct {
 func NewLocked(w *Writer) *Locked { return &Locked{w: w} }
 
 // Handle calls the writer's Handle under the lock.
-func (l *Locked) Handle(ctx context.Context, e *runners.Event) error {
+func (l *Locked) Handle(ctx context.Context, e *event.Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Handle(ctx, e)
@@ -473,7 +473,7 @@ func newAgentLog(w *Writer, sh *shape) *agentLog {
 }
 
 // check reports what keeps s from fitting the agent's columns.
-func (al *agentLog) check(s *runners.StepEvent) error {
+func (al *agentLog) check(s *event.StepEvent) error {
 	sh := al.sh
 	if len(s.Obs) != sh.obsDim {
 		return fmt.Errorf("%w: agent %s: observation of length %d; its space has %d", ErrEvent, s.AgentID, len(s.Obs), sh.obsDim)
@@ -494,7 +494,7 @@ func (al *agentLog) check(s *runners.StepEvent) error {
 }
 
 // append adds s, of trial t, to the rows. check(s) must have passed.
-func (al *agentLog) append(t *trialLog, s *runners.StepEvent) {
+func (al *agentLog) append(t *trialLog, s *event.StepEvent) {
 	if al.cols == nil {
 		al.cols = al.columns()
 		al.endFullPart()
@@ -693,7 +693,7 @@ func (t *sideTable) retire() {
 
 // trialRow adds a row of trial id, described by tl (nil when unknown), to the
 // trials table.
-func (t *sideTable) trialRow(id string, tl *trialLog, state runners.State, err error) {
+func (t *sideTable) trialRow(id string, tl *trialLog, state event.State, err error) {
 	b := t.batch()
 	b.str(trialID).add(id, false)
 	if tl == nil || tl.info == nil {
@@ -727,7 +727,7 @@ func (t *sideTable) trialRow(id string, tl *trialLog, state runners.State, err e
 	b.n++
 }
 
-func (t *sideTable) episodeRow(id string, tl *trialLog, ep *runners.EpisodeEvent) {
+func (t *sideTable) episodeRow(id string, tl *trialLog, ep *event.EpisodeEvent) {
 	b := t.batch()
 	b.str(epTrial).add(id, false)
 	b.i32(epEpisode).add(int32(ep.Episode), false)
@@ -760,7 +760,7 @@ func (t *sideTable) episodeRow(id string, tl *trialLog, ep *runners.EpisodeEvent
 	b.n++
 }
 
-func (t *sideTable) rewardRow(id string, r *runners.RetroReward) {
+func (t *sideTable) rewardRow(id string, r *event.RetroReward) {
 	b := t.batch()
 	b.str(rwTrial).add(id, false)
 	b.i32(rwEpisode).add(int32(r.Episode), false)

@@ -13,6 +13,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
@@ -79,7 +80,7 @@ func TestCampaignRoundTrip(t *testing.T) {
 			require.Len(t, ts, trials)
 			for _, tr := range ts {
 				assert.True(t, tr.HasInfo)
-				assert.Equal(t, runners.Ended, tr.State, tr.ID)
+				assert.Equal(t, event.Ended, tr.State, tr.ID)
 				assert.Equal(t, "maze", tr.Env)
 				assert.Equal(t, 3, tr.Episodes)
 				assert.Equal(t, 40, tr.MaxTicks)
@@ -108,7 +109,7 @@ func TestAgentSchema(t *testing.T) {
 	runCampaign(t, dir, 2, datalog.WithMetadata(map[string]string{"run": "test"}), datalog.WithCompression(datalog.LZ4))
 	l, err := datalog.Open(dir)
 	require.NoError(t, err)
-	camp, err := runners.NewCampaign(registry(t), mazeSpec())
+	camp, err := runners.NewCampaign(testRegistry(t), mazeSpec())
 	require.NoError(t, err)
 	for _, spec := range camp.Agents() {
 		t.Run(spec.Name, func(t *testing.T) {
@@ -230,33 +231,33 @@ func TestWriterColumns(t *testing.T) {
 			require.NoError(t, err)
 			ctx := context.Background()
 			obsSpace := spaces.Must(spaces.NewBox([]int{3}, -5, 5))
-			info := &runners.TrialInfo{ID: "x-0", Env: "synthetic", Config: []byte(` {"a": 1} `), Seed: 42, Episodes: 1, MaxTicks: 9,
+			info := &event.TrialInfo{ID: "x-0", Env: "synthetic", Config: []byte(` {"a": 1} `), Seed: 42, Episodes: 1, MaxTicks: 9,
 				Agents: []env.Spec{{Name: "a", ObservationSpace: obsSpace, ActionSpace: tc.space, MaskLen: tc.mask}}, Policies: []string{"p"}}
-			send := func(e runners.Event) {
+			send := func(e event.Event) {
 				t.Helper()
 				require.NoError(t, w.Handle(ctx, &e))
 			}
-			send(runners.Event{Kind: runners.KindState, Trial: "x-0", State: &runners.StateChange{Trial: "x-0", State: runners.Running, Info: info}})
+			send(event.Event{Kind: event.KindState, Trial: "x-0", State: &event.StateChange{Trial: "x-0", State: event.Running, Info: info}})
 			var mask []bool
 			if tc.mask > 0 {
 				mask = make([]bool, tc.mask)
 				mask[1] = true
 			}
-			msgs := []runners.Message{{From: "env", To: "a", Payload: []byte("hello"), Sent: 0}, {From: "a_0", To: "env", Payload: nil, Sent: 1}}
-			steps := []runners.StepEvent{
+			msgs := []event.Message{{From: "env", To: "a", Payload: []byte("hello"), Sent: 0}, {From: "a_0", To: "env", Payload: nil, Sent: 1}}
+			steps := []event.StepEvent{
 				{Tick: 0, Agent: "a", AgentID: "a_0", Start: true, Acting: true, Obs: []float32{1, 2, 3}, Mask: mask,
-					Sources: []runners.RewardSource{{Source: runners.SourceEnv}}},
+					Sources: []event.RewardSource{{Source: event.SourceEnv}}},
 				{Tick: 1, Agent: "a", AgentID: "a_0", ParentID: "b_0", Acting: true, Obs: []float32{4, 5, 6}, Mask: mask, Action: tc.actions[0],
-					Reward: 1.5, Sources: []runners.RewardSource{{Source: runners.SourceEnv, Value: 1}, {Source: "actor:b", Value: 0.5}}, SpanTicks: 1, Messages: msgs},
+					Reward: 1.5, Sources: []event.RewardSource{{Source: event.SourceEnv, Value: 1}, {Source: "actor:b", Value: 0.5}}, SpanTicks: 1, Messages: msgs},
 				{Tick: 2, Index: 1, Agent: "a", AgentID: "a_0", Obs: []float32{7, 8, 9}, Action: tc.actions[1], Reward: -1,
-					Sources: []runners.RewardSource{{Source: runners.SourceEnv, Value: -1}}, Terminated: true, SpanTicks: 1},
+					Sources: []event.RewardSource{{Source: event.SourceEnv, Value: -1}}, Terminated: true, SpanTicks: 1},
 			}
 			for i := range steps {
-				send(runners.Event{Kind: runners.KindStep, Trial: "x-0", Step: &steps[i]})
+				send(event.Event{Kind: event.KindStep, Trial: "x-0", Step: &steps[i]})
 			}
-			send(runners.Event{Kind: runners.KindReward, Trial: "x-0", Reward: &runners.RetroReward{Episode: 0, Tick: 2, AgentID: "a_0", Agent: "a", Source: "controller", Value: 0.25, ArrivedTick: 2}})
-			send(runners.Event{Kind: runners.KindEpisode, Trial: "x-0", Episode: &runners.EpisodeEvent{Episode: 0, Seed: 42, End: true, Ticks: 2, Success: true, Returns: []float64{0.75}}})
-			send(runners.Event{Kind: runners.KindState, Trial: "x-0", State: &runners.StateChange{Trial: "x-0", State: runners.Ended, Info: info}})
+			send(event.Event{Kind: event.KindReward, Trial: "x-0", Reward: &event.RetroReward{Episode: 0, Tick: 2, AgentID: "a_0", Agent: "a", Source: "controller", Value: 0.25, ArrivedTick: 2}})
+			send(event.Event{Kind: event.KindEpisode, Trial: "x-0", Episode: &event.EpisodeEvent{Episode: 0, Seed: 42, End: true, Ticks: 2, Success: true, Returns: []float64{0.75}}})
+			send(event.Event{Kind: event.KindState, Trial: "x-0", State: &event.StateChange{Trial: "x-0", State: event.Ended, Info: info}})
 			require.NoError(t, w.Close())
 			require.NoError(t, ds.Close())
 			mem.AssertSize(t, 0)
@@ -300,7 +301,7 @@ func TestWriterColumns(t *testing.T) {
 					assert.Empty(t, r.Messages)
 				}
 			}
-			assert.Equal(t, []runners.RewardSource{{Source: "controller", Value: 0.25}}, rows[2].Retro)
+			assert.Equal(t, []event.RewardSource{{Source: "controller", Value: 0.25}}, rows[2].Retro)
 			assert.InDelta(t, -0.75, rows[2].TotalReward(), 1e-9)
 			assert.Empty(t, rows[1].Retro)
 
@@ -310,7 +311,7 @@ func TestWriterColumns(t *testing.T) {
 			assert.Equal(t, `{"a": 1}`, string(ts[0].Config))
 			assert.Equal(t, uint64(42), ts[0].Seed)
 			assert.Equal(t, 9, ts[0].MaxTicks)
-			assert.Equal(t, runners.Ended, ts[0].State)
+			assert.Equal(t, event.Ended, ts[0].State)
 			assert.True(t, tc.space.Equal(ts[0].Agents[0].ActionSpace))
 			eps, err := l.Episodes()
 			require.NoError(t, err)
@@ -334,25 +335,25 @@ func TestWriterErrors(t *testing.T) {
 	s := newSynthetic(4)
 
 	// A step before its trial's Running state.
-	st := runners.StepEvent{Agent: "parent", AgentID: "parent_0", Obs: make([]float32, 4)}
-	err = w.Handle(ctx, &runners.Event{Kind: runners.KindStep, Trial: "t-0", Step: &st})
+	st := event.StepEvent{Agent: "parent", AgentID: "parent_0", Obs: make([]float32, 4)}
+	err = w.Handle(ctx, &event.Event{Kind: event.KindStep, Trial: "t-0", Step: &st})
 	require.ErrorIs(t, err, datalog.ErrEvent)
 
 	s.start(t, w, "t-0")
-	for _, bad := range []runners.StepEvent{
+	for _, bad := range []event.StepEvent{
 		{Agent: "parent", AgentID: "parent_0", Obs: make([]float32, 3)},
 		{Agent: "parent", AgentID: "parent_0", Obs: make([]float32, 4), Mask: make([]bool, 2)},
 		{Agent: "child", AgentID: "child_0", Obs: make([]float32, 4), Action: agent.Continuous([]float32{1})},
 		{Agent: "nobody", AgentID: "nobody_0", Obs: make([]float32, 4)},
 	} {
-		err = w.Handle(ctx, &runners.Event{Kind: runners.KindStep, Trial: "t-0", Step: &bad})
+		err = w.Handle(ctx, &event.Event{Kind: event.KindStep, Trial: "t-0", Step: &bad})
 		assert.ErrorIs(t, err, datalog.ErrEvent, "%+v", bad)
 	}
 	// The writer goes on after a rejected event.
 	require.NoError(t, s.row(w, "t-0"))
 	require.NoError(t, w.Close())
 	require.NoError(t, w.Close())
-	assert.ErrorIs(t, w.Handle(ctx, &runners.Event{Kind: runners.KindStep, Trial: "t-0", Step: &st}), datalog.ErrClosed)
+	assert.ErrorIs(t, w.Handle(ctx, &event.Event{Kind: event.KindStep, Trial: "t-0", Step: &st}), datalog.ErrClosed)
 	require.NoError(t, ds.Close())
 	_, err = ds.NewWriter()
 	assert.ErrorIs(t, err, datalog.ErrClosed)
@@ -408,7 +409,7 @@ func TestLockedController(t *testing.T) {
 	w, err := ds.NewWriter()
 	require.NoError(t, err)
 	c := newCounts()
-	ctrl, err := runners.NewController(registry(t), runners.WithWorkers(3), runners.WithSinks(c, datalog.NewLocked(w)))
+	ctrl, err := runners.NewController(testRegistry(t), runners.WithWorkers(3), runners.WithSinks(c, datalog.NewLocked(w)))
 	require.NoError(t, err)
 	ctx := context.Background()
 	var ids []string
@@ -420,7 +421,7 @@ func TestLockedController(t *testing.T) {
 	for _, id := range ids {
 		res, err := ctrl.Wait(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, runners.Ended, res.State)
+		require.Equal(t, event.Ended, res.State)
 	}
 	require.NoError(t, ctrl.Shutdown(ctx))
 	require.NoError(t, ds.Close()) // closes the writer

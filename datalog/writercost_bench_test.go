@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -13,12 +15,12 @@ import (
 
 // recordMaze returns the events of n trials of the reference maze (oracle strategy,
 // random motion, seed 1), each a copy the caller owns.
-func recordMaze(tb testing.TB, n int) []*runners.Event {
+func recordMaze(tb testing.TB, n int) []*event.Event {
 	tb.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(tb, maze.Register(reg))
-	var events []*runners.Event
-	rec := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+	var events []*event.Event
+	rec := event.SinkFunc(func(_ context.Context, e *event.Event) error {
 		events = append(events, e.Clone())
 		return nil
 	})
@@ -39,7 +41,7 @@ func TestWriterCostCases(t *testing.T) {
 	events := recordMaze(t, 8)
 	var steps int64
 	for _, e := range events {
-		if e.Kind == runners.KindStep {
+		if e.Kind == event.KindStep {
 			steps++
 		}
 	}
@@ -127,7 +129,7 @@ func BenchmarkWriterCost(b *testing.B) {
 				if err := w.Handle(ctx, e); err != nil {
 					b.Fatal(err)
 				}
-				if e.Kind == runners.KindStep {
+				if e.Kind == event.KindStep {
 					i++
 				}
 			}
@@ -153,7 +155,7 @@ func BenchmarkWriterCost(b *testing.B) {
 //	for i in 1 2 3 4 5 6; do for c in off full no-checksums no-observations; do
 //	  go test ./datalog -run XXX -bench "CampaignCost/$c\$" -benchtime 10000x; done; done
 func BenchmarkCampaignCost(b *testing.B) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(b, maze.Register(reg))
 	for _, c := range []struct {
 		name string

@@ -89,9 +89,9 @@
 // An environment that can show its state to people implements Renderer: Render
 // returns a Frame, the state as text for a terminal, as data that a web page draws
 // (Scene, its JSON) and, optionally, as an SVG picture. Displays find it with As, so
-// that adapters which unwrap (Sequential, runners.SingleAgent) pass it on; the state
+// that adapters which unwrap (Sequential, registry.SingleAgent) pass it on; the state
 // of a hierarchical environment can implement it too, and a registry entry then
-// draws the runtime's state (runners.RenderState). Package env/raster draws a Frame
+// draws the runtime's state (registry.RenderState). Package env/raster draws a Frame
 // as pixels (its SVG picture, else its text), which Gymnasium's render_mode
 // "rgb_array" returns from Python.
 //

@@ -21,7 +21,7 @@ func (f Frame) IsZero() bool { return f.Text == "" && f.Scene == nil && f.SVG ==
 // Renderer is an optional interface of an environment (an Env, a MultiAgent, a
 // Parallel, or the state of a hierarchical environment) that draws its current state
 // for people. Displays look for it with As, so that wrappers and adapters that unwrap
-// (Sequential, runners.SingleAgent) pass it on. Render is called between steps, never
+// (Sequential, registry.SingleAgent) pass it on. Render is called between steps, never
 // during Reset or Step; it may allocate and is not meant for the step path. It returns
 // the zero Frame when there is nothing to draw (before the first Reset).
 type Renderer interface {

@@ -4,7 +4,7 @@
 //
 // Policy is an agent.Policy played by a person through text: at each turn of its
 // agent it writes to an io.Writer what the person needs to choose (the environment
-// drawn as text, by the registry entry's runners.Look, and every action of the agent,
+// drawn as text, by the registry entry's registry.Look, and every action of the agent,
 // numbered from 1 in the order of the raw actions, as the page of baton serve ui
 // numbers them, and named: 1) UP, 2) RIGHT, 3) DOWN, 4) LEFT for the maze's strategy
 // agent, those the mask forbids marked "(not allowed now)"), and reads the choice from

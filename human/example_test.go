@@ -8,13 +8,14 @@ import (
 
 	"github.com/batonrl/baton/examples/rps"
 	"github.com/batonrl/baton/human"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
 // A person plays rock-paper-scissors against the random policy for two rounds, typing
 // "paper" and then "3".
 func Example() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := rps.Register(reg); err != nil {
 		panic(err)
 	}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/human"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
@@ -33,7 +35,7 @@ func strategySpec(t *testing.T) env.Spec {
 
 // runtimeOf returns a runtime of the maze of config (nil: the reference maze).
 func runtimeOf(config []byte) (env.MultiAgent, error) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		return nil, err
 	}
@@ -45,14 +47,14 @@ func runtimeOf(config []byte) (env.MultiAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.NewEnv(runners.EnvOptions{})
+	return f.NewEnv(registry.EnvOptions{})
 }
 
 // play runs one trial of the maze, the strategy agent played by a person typing
 // input, and returns the trial's result and what the person saw.
 func play(t *testing.T, ctx context.Context, in io.Reader) (runners.Result, string) {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	c, err := runners.NewController(reg)
 	require.NoError(t, err)
@@ -91,25 +93,25 @@ func TestPlay(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
-		state runners.State
+		state event.State
 		// prompts counts the times the choices are offered, refused the lines
 		// refused; rejected holds reasons given.
 		prompts, refused int
 		rejected         []string
 	}{
-		{name: "by name", input: strings.Join(oracleWay, "\n") + "\n", state: runners.Ended, prompts: 7},
-		{name: "any case, numbers as the page's, blanks, no final newline", input: "left\n 3 \nLeft\nuP\n1\nleft\nup", state: runners.Ended, prompts: 7},
-		{name: "arrow keys", input: "\x1b[D\n\x1b[B\n\x1bOD\n\x1b[A\n\x1b[A\n\x1b[D\n\x1b[A\n", state: runners.Ended, prompts: 7},
-		{name: "bad input re-prompts", input: "LEFT\n\n7\n0\nnorth\nUP\n1\n\x1b[H\nDOWN\nLEFT\nUP\nUP\nLEFT\nUP\n", state: runners.Ended, prompts: 14, refused: 7,
+		{name: "by name", input: strings.Join(oracleWay, "\n") + "\n", state: event.Ended, prompts: 7},
+		{name: "any case, numbers as the page's, blanks, no final newline", input: "left\n 3 \nLeft\nuP\n1\nleft\nup", state: event.Ended, prompts: 7},
+		{name: "arrow keys", input: "\x1b[D\n\x1b[B\n\x1bOD\n\x1b[A\n\x1b[A\n\x1b[D\n\x1b[A\n", state: event.Ended, prompts: 7},
+		{name: "bad input re-prompts", input: "LEFT\n\n7\n0\nnorth\nUP\n1\n\x1b[H\nDOWN\nLEFT\nUP\nUP\nLEFT\nUP\n", state: event.Ended, prompts: 14, refused: 7,
 			rejected: []string{
 				`"" is not a choice: type a number of [2-4] or an action's name`, `"7" is not a choice`, `"0" is not a choice`, `"north" is not a choice`,
 				"UP is not allowed now (allowed: RIGHT, DOWN, LEFT)\n  1) UP (not allowed now)\n  2) RIGHT\n  3) DOWN\n  4) LEFT\nchoice [2-4]: ",
 				"that key is not a choice: type a number of [2-4] or an action's name",
 			}},
-		{name: "blocked by name, number or arrow", input: "right\n2\n\x1b[C\n" + strings.Join(oracleWay, "\n") + "\n", state: runners.Ended, prompts: 10, refused: 3,
+		{name: "blocked by name, number or arrow", input: "right\n2\n\x1b[C\n" + strings.Join(oracleWay, "\n") + "\n", state: event.Ended, prompts: 10, refused: 3,
 			rejected: []string{"RIGHT is not allowed now (allowed: UP, LEFT)\n" + first[strings.Index(first, "  1)"):], blocked, blocked, blocked}},
-		{name: "end of input", input: "LEFT\nDOWN\n", state: runners.Stopped, prompts: 3},
-		{name: "no input", input: "", state: runners.Stopped, prompts: 1},
+		{name: "end of input", input: "LEFT\nDOWN\n", state: event.Stopped, prompts: 3},
+		{name: "no input", input: "", state: event.Stopped, prompts: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +127,7 @@ func TestPlay(t *testing.T) {
 			assert.Contains(t, out, "strategy_0 to act at tick 0:\n")
 			assert.Contains(t, out, first, "the map, then every direction numbered as the page numbers them")
 			require.Len(t, res.Episodes, 1)
-			if tt.state == runners.Ended {
+			if tt.state == event.Ended {
 				assert.True(t, res.Episodes[0].Success)
 				assert.Equal(t, 20, res.Episodes[0].Ticks, "the oracle's way, whatever was rejected on it")
 				assert.Contains(t, out, "strategy_0: reward +")
@@ -152,7 +154,7 @@ func TestCancel(t *testing.T) {
 		cancel()
 	}()
 	res, out := play(t, ctx, r)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	require.ErrorIs(t, res.Err, context.Canceled)
 	assert.Contains(t, out, "choice [1, 4]: ")
 }
@@ -259,7 +261,7 @@ func (r *responder) Write(p []byte) (int, error) {
 // TestBothAgents checks that a person plays two agents through one Input.
 func TestBothAgents(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	c, err := runners.NewController(reg)
 	require.NoError(t, err)
@@ -284,7 +286,7 @@ func TestBothAgents(t *testing.T) {
 	require.NoError(t, pw.Close())
 	resp.wg.Wait()
 
-	assert.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	assert.Equal(t, event.Ended, res.State, "%v", res.Err)
 	assert.True(t, res.Episodes[0].Success)
 	assert.Equal(t, 20, res.Episodes[0].Ticks)
 	assert.Empty(t, resp.way)

@@ -16,6 +16,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
+	"github.com/batonrl/baton/event"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
@@ -76,7 +77,7 @@ type worker struct {
 	batch  vector.BatchPolicy // policy's, or nil
 	obs    []float32
 	// sources holds the reward sources of an Outcome told to a Learner.
-	sources []runners.RewardSource
+	sources []event.RewardSource
 	ints    []int64
 	floats  []float32
 	rows    []agent.RawAction

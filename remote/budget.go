@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -58,16 +58,16 @@ type cost struct {
 
 // sessionCost estimates the cost of a session of n copies (0 for a session of
 // Make) of the environment name built by f, whose agents are specs: the factory's
-// runners.Sizer estimate, or each copy's observations, and for a batch the
+// registry.Sizer estimate, or each copy's observations, and for a batch the
 // observation buffers of the batch (the observations and the final ones).
-func sessionCost(name string, f runners.Factory, specs []env.Spec, n int64) cost {
+func sessionCost(name string, f registry.Factory, specs []env.Spec, n int64) cost {
 	var floats, masks int64
 	for _, s := range specs {
 		floats += int64(s.ObservationSpace.FlatDim())
 		masks += int64(s.MaskLen)
 	}
 	c := cost{what: "a session of " + name, copies: 1, floats: floats, held: 1, each: 4 * floats}
-	if s, ok := f.(runners.Sizer); ok {
+	if s, ok := f.(registry.Sizer); ok {
 		c.shared, c.each = s.Size()
 		c.shared, c.each = max(c.shared, 0), max(c.each, 0)
 	}

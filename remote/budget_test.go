@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -25,9 +26,9 @@ import (
 
 // configRegistry registers the maze, the flat maze and the web tester: the
 // environments whose configurations name files or sizes.
-func configRegistry(t *testing.T) *runners.Registry {
+func configRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	require.NoError(t, maze.RegisterFlat(reg))
 	require.NoError(t, webtest.Register(reg))
@@ -187,7 +188,7 @@ func TestEnvLimits(t *testing.T) {
 	s := newServer(t, remote.WithEnvLimits(map[string]int64{"maze.sides": 101}))
 	err = s.AddEnvs(configRegistry(t))
 	require.ErrorIs(t, err, remote.ErrConfig)
-	require.ErrorIs(t, err, runners.ErrUnknownLimit)
+	require.ErrorIs(t, err, registry.ErrUnknownLimit)
 	assert.Contains(t, err.Error(), "maze.side, maze-flat.side, webtest.pages")
 }
 

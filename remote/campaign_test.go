@@ -9,7 +9,9 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -25,7 +27,7 @@ func comparable(s runners.Summary) runners.Summary {
 	return s
 }
 
-func campaign(t *testing.T, reg *runners.Registry, spec runners.Spec, opts ...runners.CampaignOption) runners.Summary {
+func campaign(t *testing.T, reg *registry.Registry, spec runners.Spec, opts ...runners.CampaignOption) runners.Summary {
 	t.Helper()
 	c, err := runners.NewCampaign(reg, spec, opts...)
 	require.NoError(t, err)
@@ -38,7 +40,7 @@ func campaign(t *testing.T, reg *runners.Registry, spec runners.Spec, opts ...ru
 // local and served remotely, over streams and unary calls, and gets the same
 // summary.
 func TestCampaignRemoteStrategy(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	spec := runners.Spec{Env: "maze", Seed: 7, Episodes: 2}
 	local := campaign(t, reg, spec, runners.WithTrials(40), runners.WithWorkers(2))
 	require.Equal(t, 40, local.Ended)
@@ -100,7 +102,7 @@ func TestCampaignRemoteFaults(t *testing.T) {
 		{"die", false, "Unavailable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := registry(t)
+			reg := testRegistry(t)
 			oracle := oracleAgent(t)
 			p, err := oracle.New()
 			require.NoError(t, err)
@@ -162,7 +164,7 @@ func TestCampaignRemoteFaults(t *testing.T) {
 			trials, err := l.Trials()
 			require.NoError(t, err)
 			require.Len(t, trials, 6)
-			assert.Equal(t, runners.Failed, trials[1].State)
+			assert.Equal(t, event.Failed, trials[1].State)
 			assert.Contains(t, trials[1].Err, tt.reason)
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 )
@@ -67,7 +68,7 @@ func clientActorProto(name, policy string) (*pb.ClientActor, error) {
 // ClientTurn is what TrialClient.Pending shows of a client actor's agent.
 type ClientTurn struct {
 	// State is the trial's state; Err why it failed or stopped (a *TrialError).
-	State runners.State
+	State event.State
 	Err   error
 	// Acting says that the agent is to act: the fields below describe its turn.
 	// Otherwise Episode and Tick are where the trial is.
@@ -78,9 +79,9 @@ type ClientTurn struct {
 	Frame         env.Frame // Scene as a json.RawMessage
 	Actions       []ActionChoice
 	Remaining     time.Duration // before the default acts; 0 without a timeout
-	Inbox         []runners.Message
+	Inbox         []event.Message
 	// Receivers are the addresses ClientAct's messages may go to: the trial's agents
-	// by name, and runners.EnvAddress when the environment takes messages.
+	// by name, and event.EnvAddress when the environment takes messages.
 	Receivers []string
 	// LastReward is the reward the agent received for its previous turn in this
 	// episode, every source included; HasLastReward is false at its first turn of an
@@ -130,7 +131,7 @@ func (t *TrialClient) Pending(ctx context.Context, trial, agentName string, wait
 		turn.Actions = append(turn.Actions, ActionChoice{Raw: a.GetRaw(), Name: a.GetName(), Allowed: a.GetAllowed()})
 	}
 	for _, m := range resp.GetInbox() {
-		turn.Inbox = append(turn.Inbox, runners.Message{From: m.GetFrom(), To: agentName, Payload: []byte(m.GetPayload())})
+		turn.Inbox = append(turn.Inbox, event.Message{From: m.GetFrom(), To: agentName, Payload: []byte(m.GetPayload())})
 	}
 	return turn, nil
 }
@@ -139,7 +140,7 @@ func (t *TrialClient) Pending(ctx context.Context, trial, agentName string, wait
 // tick (ClientTurn.Tick), sending msgs (To and Payload) with it. An action out of the
 // agent's space or masked, or a message to an address not in ClientTurn.Receivers,
 // fails with ErrInvalidArgument: nothing is sent, and the trial goes on waiting.
-func (t *TrialClient) ClientAct(ctx context.Context, trial, agentName string, tick int, raw int64, msgs ...runners.Message) error {
+func (t *TrialClient) ClientAct(ctx context.Context, trial, agentName string, tick int, raw int64, msgs ...event.Message) error {
 	req := &pb.ClientActRequest{Trial: trial, Agent: agentName, Tick: int64(tick), Action: &pb.ClientActRequest_Raw{Raw: raw}}
 	for _, m := range msgs {
 		req.Messages = append(req.Messages, &pb.ClientMessage{To: m.To, Payload: string(m.Payload)})

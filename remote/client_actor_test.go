@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -19,7 +20,7 @@ import (
 // over gRPC: Pending shows each turn, ClientAct plays the oracle's choice (after a
 // masked action is refused), Episodes and Wait see the goal reached.
 func TestTrialClientClientActor(t *testing.T) {
-	srv, _ := serveTrials(t, registry(t))
+	srv, _ := serveTrials(t, testRegistry(t))
 	c := dialTrials(t, srv)
 	oa := oracleAgent(t)
 	oracle, err := oa.New()
@@ -34,7 +35,7 @@ func TestTrialClientClientActor(t *testing.T) {
 		turn, err := c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
 		require.NoError(t, err)
 		if !turn.Acting {
-			assert.Equal(t, runners.Ended, turn.State)
+			assert.Equal(t, event.Ended, turn.State)
 			break
 		}
 		turns++
@@ -79,7 +80,7 @@ func TestTrialClientClientActor(t *testing.T) {
 // reward of each previous turn, which sum, with the goal's reward of the last turn,
 // to the agent's return as Episodes reports it.
 func TestClientActorLastReward(t *testing.T) {
-	srv, _ := serveTrials(t, registry(t))
+	srv, _ := serveTrials(t, testRegistry(t))
 	c := dialTrials(t, srv)
 	oracle, err := oracleAgent(t).New()
 	require.NoError(t, err)
@@ -126,7 +127,7 @@ func TestClientActorLastReward(t *testing.T) {
 // a Pending sent right after the answer shows the next turn or none, never the turn
 // just played (a client that saw it again would act on a tick that has passed).
 func TestClientActorTurnWithdrawn(t *testing.T) {
-	srv, _ := serveTrials(t, registry(t))
+	srv, _ := serveTrials(t, testRegistry(t))
 	c := dialTrials(t, srv)
 	oa := oracleAgent(t)
 	oracle, err := oa.New()
@@ -167,7 +168,7 @@ func TestClientActorTurnWithdrawn(t *testing.T) {
 // played by the test: by the strategy's first turn the trial has drawn its frame at
 // tick 0. A pace out of range is refused.
 func TestTrialClientStartWatched(t *testing.T) {
-	srv, ctrl := serveTrials(t, registry(t))
+	srv, ctrl := serveTrials(t, testRegistry(t))
 	c := dialTrials(t, srv)
 	id, err := c.StartWatched(t.Context(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{
 		maze.StrategyName: remote.ClientActor(time.Minute, 0, ""),

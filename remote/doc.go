@@ -33,7 +33,7 @@
 //
 // A Server serves any of the three services, together or apart: AddAgents serves
 // agents (each an agent.Policy with the spec of its agent), AddEnvs the environments
-// of a runners.Registry, AddTrials a runners.Controller. ServeAgent, ServeEnv and
+// of a registry.Registry, AddTrials a runners.Controller. ServeAgent, ServeEnv and
 // ServeTrials are the short forms. RegisteredAgent serves a policy a registry names
 // (`baton serve agent --env maze --agent strategy --policy oracle`).
 //
@@ -143,12 +143,12 @@
 //
 // What a caller sends is hostile until checked, configurations included. AddEnvs (and
 // ServeTrials) open the configurations of callers through a remote view of the
-// registry (runners.Registry.Remote): each entry's OpenRemote reads the files a
+// registry (registry.Registry.Remote): each entry's OpenRemote reads the files a
 // configuration names only inside the folder WithConfigDir allows (none by default;
 // names relative to it, opened through an os.Root, regular files of bounded size
 // only), with the same INVALID_ARGUMENT for a file that is missing as for one out of
 // reach, so that a caller learns nothing of the server's files; and it refuses what
-// asks for more than the environment's limits (runners.Limit: a maze's side, a site's
+// asks for more than the environment's limits (registry.Limit: a maze's side, a site's
 // pages; WithEnvLimits raises them) with RESOURCE_EXHAUSTED naming the limit and the
 // flag that raises it. A server built with AddTrials on a controller of its own needs
 // that controller built on such a view.
@@ -157,7 +157,7 @@
 // server without keys is one key): at most WithMaxSessions sessions and
 // WithMaxKeyBytes bytes of them per key, so that one key cannot lock the others out,
 // and at most WithMaxSessionBytes for one session. A session costs what its factory
-// estimates (runners.Sizer) or else its agents' observations; a batch of N copies,
+// estimates (registry.Sizer) or else its agents' observations; a batch of N copies,
 // N copies and twice N observations more (of every agent) for the batch's buffers. A
 // session whose answers (a Turn; a BatchTurn of N observations and N final ones, or of
 // a multi-agent batch N rows of its widest agent and N columns per agent) would not fit

@@ -17,8 +17,8 @@ import (
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
+	"github.com/batonrl/baton/registry"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
-	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -101,7 +101,7 @@ func (bs *batches) closeAll() {
 }
 
 // singleEnv returns the single-agent environment that m presents
-// (runners.SingleAgent), if it is one.
+// (registry.SingleAgent), if it is one.
 func singleEnv(m env.MultiAgent) (env.Env, bool) {
 	if len(m.Agents()) != 1 {
 		return nil, false
@@ -127,7 +127,7 @@ func (e *envService) MakeBatch(ctx context.Context, req *pb.MakeBatchRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	probe, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) })
+	probe, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(registry.EnvOptions{}) })
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%s: building the environment: %v", name, err)
 	}
@@ -159,7 +159,7 @@ func (e *envService) MakeBatch(ctx context.Context, req *pb.MakeBatchRequest) (*
 		}
 	}()
 	v, err := vector.New(int(n), func(int) (env.Env, error) {
-		m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) })
+		m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(registry.EnvOptions{}) })
 		if err != nil {
 			return nil, err
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/internal/fastlane"
+	"github.com/batonrl/baton/registry"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
-	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -52,7 +52,7 @@ func multiAnswer(l fastlane.Layout, n int64) int64 {
 
 // makeMultiBatch is MakeBatch of a multi-agent environment, f's, whose environments
 // are like probe.
-func (e *envService) makeMultiBatch(ctx context.Context, req *pb.MakeBatchRequest, f runners.Factory, probe env.MultiAgent) (*pb.MakeBatchResponse, error) {
+func (e *envService) makeMultiBatch(ctx context.Context, req *pb.MakeBatchRequest, f registry.Factory, probe env.MultiAgent) (*pb.MakeBatchResponse, error) {
 	name, n := req.GetEnv(), req.GetNumEnvs()
 	l, err := fastlane.LayoutOf(name, probe)
 	if err != nil {
@@ -83,7 +83,7 @@ func (e *envService) makeMultiBatch(ctx context.Context, req *pb.MakeBatchReques
 		config = []byte(req.GetConfig())
 	}
 	// A factory that panics fails the call, as a copy that panics fails a step.
-	guarded := runners.FactoryFunc(func(o runners.EnvOptions) (env.MultiAgent, error) {
+	guarded := registry.FactoryFunc(func(o registry.EnvOptions) (env.MultiAgent, error) {
 		return safe(func() (env.MultiAgent, error) { return f.NewEnv(o) })
 	})
 	mb := &multiBatch{l: l, b: newMultiBuffers(int(n), l)}

@@ -25,9 +25,9 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/internal/fastlane"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
-	"github.com/batonrl/baton/runners"
 )
 
 // tripwire is the maze whose third step panics.
@@ -44,15 +44,15 @@ func (w *tripwire) Step(id string, a agent.RawAction) (env.Turn, error) {
 }
 
 // multiRegistry is batchRegistry with the tripwire maze.
-func multiRegistry(t testing.TB) *runners.Registry {
+func multiRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
 	reg := batchRegistry(t)
 	entry, err := reg.Lookup("maze")
 	require.NoError(t, err)
 	f, err := entry.Open(nil)
 	require.NoError(t, err)
-	require.NoError(t, reg.Register(runners.Entry{Name: "tripwire", Open: func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(o runners.EnvOptions) (env.MultiAgent, error) {
+	require.NoError(t, reg.Register(registry.Entry{Name: "tripwire", Open: func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(o registry.EnvOptions) (env.MultiAgent, error) {
 			m, err := f.NewEnv(o)
 			return &tripwire{MultiAgent: m}, err
 		}), nil

@@ -15,8 +15,8 @@ import (
 	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
-	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -37,13 +37,13 @@ func (f *fuse) Step(a agent.RawAction) (env.Step, error) {
 func (f *fuse) Info() any { return nil }
 
 // batchRegistry registers the maze, the cart-pole and the fuse.
-func batchRegistry(t testing.TB) *runners.Registry {
+func batchRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	require.NoError(t, cartpole.Register(reg))
-	require.NoError(t, reg.Register(runners.Entry{Name: "fuse", Open: func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) { return runners.SingleAgent(&fuse{}), nil }), nil
+	require.NoError(t, reg.Register(registry.Entry{Name: "fuse", Open: func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) { return registry.SingleAgent(&fuse{}), nil }), nil
 	}}))
 	return reg
 }

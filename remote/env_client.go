@@ -9,8 +9,8 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/registry"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
-	"github.com/batonrl/baton/runners"
 )
 
 // The methods of EnvService, as errors name them.
@@ -135,13 +135,13 @@ func (c *EnvClient) Make(ctx context.Context, name string, config []byte, maxTic
 	return e, nil
 }
 
-// Factory returns a runners.Factory whose environments are sessions of the
+// Factory returns a registry.Factory whose environments are sessions of the
 // environment name with a JSON configuration, made on this client's server: a
 // registry entry with it runs trials of a remote environment. Its NewEnv calls
 // the server under the client's call deadline.
-func (c *EnvClient) Factory(name string, config []byte) runners.Factory {
+func (c *EnvClient) Factory(name string, config []byte) registry.Factory {
 	config = slices.Clone(config)
-	return runners.FactoryFunc(func(o runners.EnvOptions) (env.MultiAgent, error) {
+	return registry.FactoryFunc(func(o registry.EnvOptions) (env.MultiAgent, error) {
 		return c.Make(c.c.base, name, config, o.MaxTicks)
 	})
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/registry"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
-	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -27,7 +27,7 @@ import (
 // envService implements EnvService over a registry.
 type envService struct {
 	pb.UnimplementedEnvServiceServer
-	reg    *runners.Registry // a view that opens configurations as remote ones
+	reg    *registry.Registry // a view that opens configurations as remote ones
 	idle   time.Duration
 	budget *budget
 
@@ -59,12 +59,12 @@ type session struct {
 // key that grants its environment's name.
 //
 // The configurations that clients send are opened as configurations from the
-// network (runners.Registry.Remote): they name no file outside the folder
+// network (registry.Registry.Remote): they name no file outside the folder
 // WithConfigDir allows, and ask for no more than the environments' limits
 // (WithEnvLimits). Each session is counted against its key's budgets (WithMaxSessions,
 // WithMaxSessionBytes, WithMaxKeyBytes). AddEnvs fails for a limit that no entry of
 // reg declares.
-func (s *Server) AddEnvs(reg *runners.Registry) error {
+func (s *Server) AddEnvs(reg *registry.Registry) error {
 	if reg == nil {
 		return fmt.Errorf("%w: AddEnvs: nil registry", ErrConfig)
 	}
@@ -108,7 +108,7 @@ func envServiceDesc() *grpc.ServiceDesc {
 
 // ServeEnv serves the environments of reg on lis until ctx is done (see
 // Server.Serve).
-func ServeEnv(ctx context.Context, lis net.Listener, reg *runners.Registry, opts ...ServerOption) error {
+func ServeEnv(ctx context.Context, lis net.Listener, reg *registry.Registry, opts ...ServerOption) error {
 	s, err := NewServer(opts...)
 	if err != nil {
 		_ = lis.Close()
@@ -188,7 +188,7 @@ func (e *envService) Envs(ctx context.Context, _ *pb.EnvsRequest) (*pb.EnvsRespo
 
 // open builds an environment of a name and configuration, and returns it with its
 // factory.
-func (e *envService) open(name, config string, maxTicks int64) (runners.Factory, env.MultiAgent, error) {
+func (e *envService) open(name, config string, maxTicks int64) (registry.Factory, env.MultiAgent, error) {
 	if maxTicks < 0 || maxTicks > 1<<31 {
 		return nil, nil, invalid(fieldErrorf("max_ticks", "%d, want 0 (no limit) to %d", maxTicks, 1<<31))
 	}
@@ -196,7 +196,7 @@ func (e *envService) open(name, config string, maxTicks int64) (runners.Factory,
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{MaxTicks: int(maxTicks)}) })
+	m, err := safe(func() (env.MultiAgent, error) { return f.NewEnv(registry.EnvOptions{MaxTicks: int(maxTicks)}) })
 	if err != nil {
 		return nil, nil, status.Errorf(codes.Internal, "%s: building the environment: %v", name, err)
 	}
@@ -206,8 +206,8 @@ func (e *envService) open(name, config string, maxTicks int64) (runners.Factory,
 // factory opens a configuration of the environment name, as one from the network.
 // A configuration over a limit of the environment is RESOURCE_EXHAUSTED, any other
 // it rejects INVALID_ARGUMENT (the entry's message, which tells nothing of the
-// server's files: runners.Remote.ReadFile).
-func (e *envService) factory(name, config string) (runners.Factory, error) {
+// server's files: registry.Remote.ReadFile).
+func (e *envService) factory(name, config string) (registry.Factory, error) {
 	entry, err := e.reg.Lookup(name)
 	if err != nil {
 		return nil, status.Error(codes.NotFound, err.Error())
@@ -216,9 +216,9 @@ func (e *envService) factory(name, config string) (runners.Factory, error) {
 	if config != "" {
 		cfg = []byte(config)
 	}
-	f, err := safe(func() (runners.Factory, error) { return entry.Open(cfg) })
+	f, err := safe(func() (registry.Factory, error) { return entry.Open(cfg) })
 	if err != nil {
-		if le, ok := errors.AsType[*runners.LimitError](err); ok {
+		if le, ok := errors.AsType[*registry.LimitError](err); ok {
 			return nil, status.Errorf(codes.ResourceExhausted, "config: %v", le)
 		}
 		return nil, invalid(fieldErrorf("config", "%s rejects it: %v", name, err))

@@ -11,6 +11,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
@@ -25,7 +26,7 @@ import (
 func serveEnvs(t *testing.T, tcp bool, opts ...remote.ServerOption) *server {
 	t.Helper()
 	s := newServer(t, opts...)
-	require.NoError(t, s.AddEnvs(registry(t)))
+	require.NoError(t, s.AddEnvs(testRegistry(t)))
 	return start(t, s, tcp)
 }
 
@@ -113,7 +114,7 @@ func TestEnvMatchesLocal(t *testing.T) {
 func TestEnvCampaign(t *testing.T) {
 	srv := serveEnvs(t, true)
 	c := dialEnv(t, srv)
-	local := registry(t)
+	local := testRegistry(t)
 	entry, err := local.Lookup("maze")
 	require.NoError(t, err)
 	oracle, err := oracleAgent(t).New()
@@ -125,9 +126,9 @@ func TestEnvCampaign(t *testing.T) {
 			return agent.Random(motionSpace, rng)
 		}),
 	}
-	remoteReg := runners.NewRegistry()
-	require.NoError(t, remoteReg.Register(runners.Entry{
-		Name: "remote-maze", Open: func(config []byte) (runners.Factory, error) { return c.Factory("maze", config), nil },
+	remoteReg := registry.New()
+	require.NoError(t, remoteReg.Register(registry.Entry{
+		Name: "remote-maze", Open: func(config []byte) (registry.Factory, error) { return c.Factory("maze", config), nil },
 		Agents: entry.Agents, Success: maze.Reached,
 	}))
 	spec := runners.Spec{Env: "maze", Seed: 11, Actors: actors, MaxTicks: 300}
@@ -262,13 +263,13 @@ func (r refusingMaze) Reset(uint64) (env.Turn, error) {
 
 // refusingEntry is a registry entry of the maze whose sessions refuse every Reset
 // when its configuration names a reason ({"refuse": "...", "panic": false}).
-func refusingEntry(t testing.TB) runners.Entry {
+func refusingEntry(t testing.TB) registry.Entry {
 	t.Helper()
-	entry, err := registry(t).Lookup("maze")
+	entry, err := testRegistry(t).Lookup("maze")
 	require.NoError(t, err)
-	return runners.Entry{
+	return registry.Entry{
 		Name: "refusing-maze",
-		Open: func(config []byte) (runners.Factory, error) {
+		Open: func(config []byte) (registry.Factory, error) {
 			var cfg struct {
 				Refuse string `json:"refuse"`
 				Panic  bool   `json:"panic"`
@@ -280,7 +281,7 @@ func refusingEntry(t testing.TB) runners.Entry {
 			if err != nil {
 				return nil, err
 			}
-			return runners.FactoryFunc(func(o runners.EnvOptions) (env.MultiAgent, error) {
+			return registry.FactoryFunc(func(o registry.EnvOptions) (env.MultiAgent, error) {
 				m, err := mazes.NewEnv(o)
 				if err != nil || cfg.Refuse == "" {
 					return m, err
@@ -296,7 +297,7 @@ func refusingEntry(t testing.TB) runners.Entry {
 // with the server's message in its reason, and the campaign goes on to the next.
 func TestEnvResetError(t *testing.T) {
 	s := newServer(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	require.NoError(t, reg.Register(refusingEntry(t)))
 	require.NoError(t, s.AddEnvs(reg))
 	srv := start(t, s, false)
@@ -329,8 +330,8 @@ func TestEnvResetError(t *testing.T) {
 	assert.Contains(t, err.Error(), "panicked earlier")
 
 	entry := refusingEntry(t)
-	entry.Open = func(config []byte) (runners.Factory, error) { return c.Factory("refusing-maze", config), nil }
-	client := runners.NewRegistry()
+	entry.Open = func(config []byte) (registry.Factory, error) { return c.Factory("refusing-maze", config), nil }
+	client := registry.New()
 	require.NoError(t, client.Register(entry))
 	actors := map[string]runners.Actor{}
 	for name, spec := range mazeSpecs(t) {

@@ -12,6 +12,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
@@ -65,7 +66,7 @@ func ExampleServeAgent() {
 func ExampleDialAgent() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -106,7 +107,7 @@ func ExampleDialAgent() {
 // A session of a remote environment, stepped as a local env.MultiAgent.
 func ExampleDialEnv() {
 	ctx, stop := context.WithCancel(context.Background())
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -143,7 +144,7 @@ func ExampleDialEnv() {
 // call a tick for all of them.
 func ExampleEnvClient_MakeBatch() {
 	ctx, stop := context.WithCancel(context.Background())
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := cartpole.Register(reg); err != nil {
 		panic(err)
 	}
@@ -190,7 +191,7 @@ func ExampleEnvClient_MakeBatch() {
 // chooses the actions of the copies it acts in (here, the first its mask allows).
 func ExampleEnvClient_MakeMultiBatch() {
 	ctx, stop := context.WithCancel(context.Background())
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -257,7 +258,7 @@ func (g *goalCounter) Learn(_ context.Context, o *runners.Outcome) error {
 // the client sees that it learns and passes the trials' feedback on.
 func ExampleAgent_learner() {
 	ctx, stop := context.WithCancel(context.Background())
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -326,7 +327,7 @@ func ExampleWithUnaryInterceptors() {
 		fmt.Println(info.FullMethod, md.Get("x-caller"), status.Code(err))
 		return resp, err
 	}
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/batonrl/baton/event"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc/codes"
@@ -70,7 +71,7 @@ func feedbackProto(o *runners.Outcome) *pb.Feedback {
 
 // outcome decodes fb into o, for the served agent s; the fields an error names are
 // fb's ("step.observation", "" for fb itself). o's Sources are in *sources.
-func (s *servedAgent) outcome(fb *pb.Feedback, o *runners.Outcome, sources *[]runners.RewardSource) *FieldError {
+func (s *servedAgent) outcome(fb *pb.Feedback, o *runners.Outcome, sources *[]event.RewardSource) *FieldError {
 	*o = runners.Outcome{
 		Trial: fb.GetTrial(), Episode: int(fb.GetEpisode()), Tick: int(fb.GetTick()),
 		Agent: s.Spec.Name, AgentID: fb.GetAgentId(),
@@ -107,14 +108,14 @@ func (s *servedAgent) outcome(fb *pb.Feedback, o *runners.Outcome, sources *[]ru
 		}
 		*sources = (*sources)[:0]
 		for _, src := range st.GetSources() {
-			*sources = append(*sources, runners.RewardSource{Source: src.GetSource(), Value: src.GetValue()})
+			*sources = append(*sources, event.RewardSource{Source: src.GetSource(), Value: src.GetValue()})
 		}
 		o.Sources = *sources
 	case *pb.Feedback_Retro:
 		r := k.Retro
 		o.Kind = runners.OutcomeRetro
 		o.Reward, o.RetroEpisode, o.ArrivedTick = r.GetReward(), int(r.GetRewardedEpisode()), int(r.GetArrivedTick())
-		*sources = append((*sources)[:0], runners.RewardSource{Source: r.GetSource(), Value: r.GetReward()})
+		*sources = append((*sources)[:0], event.RewardSource{Source: r.GetSource(), Value: r.GetReward()})
 		o.Sources = *sources
 		if o.AgentID == "" {
 			return fieldErrorf("agent_id", "empty: a retro reward is about an agent id")

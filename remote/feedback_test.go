@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
@@ -144,7 +145,7 @@ func motionSpec(t *testing.T) env.Spec { return mazeSpecs(t)[maze.MotionName] }
 // learner is told what the local one is, step outcomes, retro rewards and episode
 // ends, in the same order within each trial's episode.
 func TestFeedbackMatchesLocal(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	m, err := maze.NewEnv(maze.Config{})
 	require.NoError(t, err)
 	strategy := runners.PerTrial(func(*rand.Rand) (agent.Policy, error) {
@@ -211,7 +212,7 @@ func TestFeedbackMatchesLocal(t *testing.T) {
 // TestFeedbackOnlyToLearners: a served agent that does not learn says so, and its
 // client sends it no feedback in a campaign, and nothing but its decisions.
 func TestFeedbackOnlyToLearners(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	for _, tt := range []struct {
 		name  string
 		learn bool
@@ -266,7 +267,7 @@ func (c *counting) Learn(ctx context.Context, o *runners.Outcome) error {
 // TestFeedbackFails: a learner's failure fails the trial whose decision carried the
 // feedback, with the server's status.
 func TestFeedbackFails(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	served := &recorder{Policy: maze.AlwaysForward(), failAt: 5}
 	srv := serveAgents(t, false, []remote.Agent{{Spec: motionSpec(t), Policy: served}})
 	client := dialAgent(t, srv, remote.WithTimeout(time.Minute))
@@ -322,9 +323,9 @@ func TestFeedbackRequests(t *testing.T) {
 		got := learner.got[episodeKey{"t", 0}]
 		require.Len(t, got, 3)
 		assert.Equal(t, runners.Outcome{Kind: runners.OutcomeStep, Trial: "t", Agent: "learner", AgentID: "learner_0", Reward: 1,
-			Sources: []runners.RewardSource{{Source: "env", Value: 1}}, SpanTicks: 2, Obs: []float32{0.5, 0, -0.5}}, got[0])
+			Sources: []event.RewardSource{{Source: "env", Value: 1}}, SpanTicks: 2, Obs: []float32{0.5, 0, -0.5}}, got[0])
 		assert.Equal(t, runners.Outcome{Kind: runners.OutcomeRetro, Trial: "t", Tick: 3, Agent: "learner", AgentID: "learner_0", Reward: -1,
-			Sources: []runners.RewardSource{{Source: "teacher", Value: -1}}, ArrivedTick: 4}, got[1])
+			Sources: []event.RewardSource{{Source: "teacher", Value: -1}}, ArrivedTick: 4}, got[1])
 		assert.Equal(t, runners.Outcome{Kind: runners.OutcomeEpisodeEnd, Trial: "t", Tick: 4, Agent: "learner", Truncated: true}, got[2])
 	})
 
@@ -367,7 +368,7 @@ func (noLearning) Learn(context.Context, *runners.Outcome) error { return nil }
 // served over loopback TCP, as a plain policy and as a learner told every outcome:
 // the ratio of the two is what feedback costs a campaign.
 func BenchmarkFeedbackCampaign(b *testing.B) {
-	reg := registry(b)
+	reg := testRegistry(b)
 	for _, bb := range []struct {
 		name   string
 		policy agent.Policy
@@ -405,7 +406,7 @@ func (stallAtEnd) Learn(ctx context.Context, o *runners.Outcome) error {
 // TestFeedbackCloseWaitsWithinTheDeadline: Close waits for the server to take the
 // feedback sent alone, and no longer than the call deadline when it does not.
 func TestFeedbackCloseWaitsWithinTheDeadline(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	srv := serveAgents(t, false, []remote.Agent{{Spec: motionSpec(t), Policy: stallAtEnd{maze.AlwaysForward()}}})
 	client := dialAgent(t, srv, remote.WithTimeout(300*time.Millisecond))
 	spec := runners.Spec{Env: "maze", Seed: 3, Actors: map[string]runners.Actor{maze.MotionName: runners.Value(client)}}

@@ -9,8 +9,8 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
-	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
@@ -22,9 +22,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // registry returns a registry of the maze.
-func registry(t testing.TB) *runners.Registry {
+func testRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	return reg
 }
@@ -43,7 +43,7 @@ func mazeSpecs(t testing.TB) map[string]env.Spec {
 
 // newRuntime returns the maze with its defaults, as the registry builds it.
 func newRuntime() (env.MultiAgent, error) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		return nil, err
 	}
@@ -55,13 +55,13 @@ func newRuntime() (env.MultiAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.NewEnv(runners.EnvOptions{})
+	return f.NewEnv(registry.EnvOptions{})
 }
 
 // oracleAgent is the maze's strategy agent played by the oracle, as served.
 func oracleAgent(t testing.TB) remote.Agent {
 	t.Helper()
-	a, err := remote.RegisteredAgent(registry(t), "maze", nil, maze.StrategyName, "oracle", 1)
+	a, err := remote.RegisteredAgent(testRegistry(t), "maze", nil, maze.StrategyName, "oracle", 1)
 	require.NoError(t, err)
 	return a
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -120,7 +121,7 @@ func serveLoggedTrials(t *testing.T, dir string, opts ...remote.ServerOption) (*
 	require.NoError(t, err)
 	w, err := ds.NewWriter()
 	require.NoError(t, err)
-	ctrl, err := runners.NewController(registry(t), runners.WithWorkers(1), runners.WithSinks(w))
+	ctrl, err := runners.NewController(testRegistry(t), runners.WithWorkers(1), runners.WithSinks(w))
 	require.NoError(t, err)
 	s := newServer(t, opts...)
 	require.NoError(t, s.AddTrials(ctrl))
@@ -204,19 +205,19 @@ func TestJSONSessionClientActor(t *testing.T) {
 	for r, err := range l.Rows(maze.StrategyName) {
 		require.NoError(t, err)
 		if r.Tick == int(ticks[1]) && !r.Start {
-			assert.Equal(t, []runners.RewardSource{{Source: "human", Value: 1.5}}, r.Retro)
+			assert.Equal(t, []event.RewardSource{{Source: "human", Value: 1.5}}, r.Retro)
 			found = true
 		}
 	}
 	assert.True(t, found, "no strategy row at tick %d", ticks[1])
-	var delivered []runners.Message // at the tick after it was sent
+	var delivered []event.Message // at the tick after it was sent
 	for r, err := range l.Rows(maze.MotionName) {
 		require.NoError(t, err)
 		if r.Tick == 1 {
 			delivered = append(delivered, r.Messages...)
 		}
 	}
-	assert.Contains(t, delivered, runners.Message{From: "strategy_0", To: maze.MotionName, Payload: []byte("go " + first), Sent: 0})
+	assert.Contains(t, delivered, event.Message{From: "strategy_0", To: maze.MotionName, Payload: []byte("go " + first), Sent: 0})
 	eps, err := l.Episodes()
 	require.NoError(t, err)
 	require.Len(t, eps, 1)
@@ -330,7 +331,7 @@ func TestJSONClientActorDefault(t *testing.T) {
 				require.NoError(t, err)
 				if !r.Start {
 					steps++
-					assert.Contains(t, r.Sources, runners.RewardSource{Source: remote.DefaultSource, Value: 0}, "tick %d", r.Tick)
+					assert.Contains(t, r.Sources, event.RewardSource{Source: remote.DefaultSource, Value: 0}, "tick %d", r.Tick)
 					if tt.want != nil {
 						assert.Equal(t, tt.want(mask), r.Action, "tick %d", r.Tick)
 					}
@@ -511,7 +512,7 @@ func TestJSONOverTLS(t *testing.T) {
 // frame at tick 0 by its first turn, one started unwatched nothing. A pace out of
 // range, or a watched campaign, is refused naming the field.
 func TestJSONStartWatched(t *testing.T) {
-	ctrl, err := runners.NewController(registry(t), runners.WithWorkers(1))
+	ctrl, err := runners.NewController(testRegistry(t), runners.WithWorkers(1))
 	require.NoError(t, err)
 	s := newServer(t)
 	require.NoError(t, s.AddTrials(ctrl))

@@ -288,10 +288,10 @@ func fieldViolation(t *testing.T, st *status.Status) (field, description string)
 // does.
 func serveEnvsAndTrials(t *testing.T, opts ...remote.ServerOption) *server {
 	t.Helper()
-	ctrl, err := runners.NewController(registry(t), runners.WithWorkers(1))
+	ctrl, err := runners.NewController(testRegistry(t), runners.WithWorkers(1))
 	require.NoError(t, err)
 	s := newServer(t, opts...)
-	require.NoError(t, s.AddEnvs(registry(t)))
+	require.NoError(t, s.AddEnvs(testRegistry(t)))
 	require.NoError(t, s.AddTrials(ctrl))
 	return start(t, s, true)
 }

@@ -105,7 +105,7 @@ func TestCampaignServerKilled(t *testing.T) {
 	policy := &killAt{remote: client, at: 60, kill: srv.kill}
 
 	const trials = 16
-	reg := registry(t)
+	reg := testRegistry(t)
 	remoteOdd := runners.WithPreTrial(func(_ context.Context, i int, s *runners.Spec) error {
 		if i%2 == 1 {
 			s.Actors = map[string]runners.Actor{maze.StrategyName: runners.Value(policy)}

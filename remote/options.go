@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/telemetry"
 	"google.golang.org/grpc"
 )
@@ -86,7 +86,7 @@ type serverConfig struct {
 	// for (the With functions grouped at the end of this file); 0 means the default.
 	maxSessionBytes int64
 	maxKeyBytes     int64
-	envRemote       runners.Remote
+	envRemote       registry.Remote
 
 	workers     int
 	clientIdle  time.Duration // as given: 0 for the default, < 0 for none
@@ -544,7 +544,7 @@ func WithGRPCDialOptions(opts ...grpc.DialOption) DialOption {
 }
 
 // The budgets and bounds of an environment server's sessions (AddEnvs). A session
-// costs the memory its factory estimates (runners.Sizer) or else its observations,
+// costs the memory its factory estimates (registry.Sizer) or else its observations,
 // once per copy of a batch and twice more for the batch's buffers; a key holds at most
 // WithMaxSessions sessions and WithMaxKeyBytes bytes of them, so that one key cannot
 // lock the others out (every caller of a server without keys counts as one key), and
@@ -588,7 +588,7 @@ func WithMaxKeyBytes(n int64) ServerOption {
 
 // WithConfigDir lets the configurations that an environment server's callers send
 // (AddEnvs; ServeTrials's trials too) name files in dir, and nowhere else
-// (runners.Remote.Dir: webtest's site_file, a name relative to dir, read through an
+// (registry.Remote.Dir: webtest's site_file, a name relative to dir, read through an
 // os.Root). "", the default, lets them name none. NewServer fails when dir is not a
 // folder it can open.
 func WithConfigDir(dir string) ServerOption {
@@ -614,7 +614,7 @@ func WithConfigDir(dir string) ServerOption {
 
 // WithEnvLimits sets the bounds of the registered environments' limits on the
 // configurations that an environment server's callers send (AddEnvs; ServeTrials's
-// trials too), by full name ("maze.side", "webtest.pages"; see runners.Limit); a
+// trials too), by full name ("maze.side", "webtest.pages"; see registry.Limit); a
 // limit left out keeps its default. AddEnvs and ServeTrials fail for a name that no
 // registered environment declares, or a bound below 1.
 func WithEnvLimits(limits map[string]int64) ServerOption {

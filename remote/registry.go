@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -17,7 +18,7 @@ import (
 // Each stream and each pooled worker gets a policy of its own (Agent.New), built by
 // the registered factory with a generator seeded with (seed, k), k counting the
 // policies built: a random policy draws reproducibly for a given order of callers.
-func RegisteredAgent(reg *runners.Registry, envName string, config []byte, agentName, policy string, seed uint64) (Agent, error) {
+func RegisteredAgent(reg *registry.Registry, envName string, config []byte, agentName, policy string, seed uint64) (Agent, error) {
 	entry, err := reg.Lookup(envName)
 	if err != nil {
 		return Agent{}, err
@@ -26,7 +27,7 @@ func RegisteredAgent(reg *runners.Registry, envName string, config []byte, agent
 	if err != nil {
 		return Agent{}, fmt.Errorf("%w for %s: %w", runners.ErrEnvConfig, envName, err)
 	}
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	if err != nil {
 		return Agent{}, fmt.Errorf("%w: %s: %w", runners.ErrEnv, envName, err)
 	}
@@ -40,7 +41,7 @@ func RegisteredAgent(reg *runners.Registry, envName string, config []byte, agent
 		}
 	}
 	if !found {
-		return Agent{}, &runners.NameError{Kind: runners.ErrUnknownAgent, Name: agentName, Env: envName, Choices: names}
+		return Agent{}, &registry.NameError{Kind: registry.ErrUnknownAgent, Name: agentName, Env: envName, Choices: names}
 	}
 	if policy == "" {
 		ae, err := entry.Agent(agentName)

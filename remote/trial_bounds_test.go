@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -32,7 +33,7 @@ func serveController(t *testing.T, ctrl *runners.Controller, opts ...remote.Serv
 
 func newTestController(t *testing.T, opts ...runners.ControllerOption) *runners.Controller {
 	t.Helper()
-	ctrl, err := runners.NewController(registry(t), opts...)
+	ctrl, err := runners.NewController(testRegistry(t), opts...)
 	require.NoError(t, err)
 	return ctrl
 }
@@ -89,7 +90,7 @@ func TestTrialsListPages(t *testing.T) {
 	require.NoError(t, err)
 	for ch, err := range c.Watch(t.Context(), append(ids, blocker)...) {
 		require.NoError(t, err)
-		if ch.Trial == ids[24] && ch.State == runners.Pending {
+		if ch.Trial == ids[24] && ch.State == event.Pending {
 			require.NoError(t, c.Stop(t.Context(), blocker))
 		}
 	}
@@ -163,7 +164,7 @@ func TestTrialsWatchAllGoroutines(t *testing.T) {
 	pending := 0
 	for ch, err := range c.Watch(ctx) {
 		require.NoError(t, err)
-		if ch.State == runners.Pending {
+		if ch.State == event.Pending {
 			pending++
 		}
 		if pending == n+1 {
@@ -204,7 +205,7 @@ func TestTrialsClientActorsHoldNoWorker(t *testing.T) {
 	defer cancel()
 	res, err := c.Wait(ctx, plain)
 	require.NoError(t, err, "the people's trials hold the only worker")
-	assert.Equal(t, runners.Ended, res.State)
+	assert.Equal(t, event.Ended, res.State)
 
 	// A pending trial says why it waits.
 	blocker, err := c.Start(t.Context(), long)
@@ -265,7 +266,7 @@ func TestTrialsClientIdleTimeout(t *testing.T) {
 	j.ok("TrialService/Start", `{"spec": {"id": "left", "env": "maze", "actors": {"strategy": {"client": {"idleTimeoutMs": "50"}}}}}`)
 	res, err := c.Wait(ctx, "left")
 	require.NoError(t, err)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "the client of agent strategy has not acted for 50ms, its idle timeout")
 
@@ -273,7 +274,7 @@ func TestTrialsClientIdleTimeout(t *testing.T) {
 	j.ok("TrialService/Start", `{"spec": {"id": "defaults", "env": "maze", "episodes": "1000000", "actors": {"strategy": {"client": {"timeoutMs": "1", "idleTimeoutMs": "100"}}}}}`)
 	res, err = c.Wait(ctx, "defaults")
 	require.NoError(t, err)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	assert.Contains(t, res.Err.Error(), "has not acted for 100ms")
 
 	for _, tt := range []struct{ client, message string }{
@@ -300,9 +301,9 @@ func TestClientActorBadReceiver(t *testing.T) {
 	turn, err := c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
 	require.NoError(t, err)
 	raw := turn.Actions[slices.IndexFunc(turn.Actions, func(a remote.ActionChoice) bool { return a.Allowed })].Raw
-	for _, to := range []string{"nobody", runners.EnvAddress} {
+	for _, to := range []string{"nobody", event.EnvAddress} {
 		err = c.ClientAct(t.Context(), id, maze.StrategyName, turn.Tick, raw,
-			runners.Message{To: maze.MotionName, Payload: []byte("first")}, runners.Message{To: to, Payload: []byte("second")})
+			event.Message{To: maze.MotionName, Payload: []byte("first")}, event.Message{To: to, Payload: []byte("second")})
 		require.ErrorIs(t, err, remote.ErrInvalidArgument)
 		assert.ErrorContains(t, err, fmt.Sprintf(`messages[1].to: %q is not a receiver of the trial's messages (receivers: strategy, motion); no message was sent and the action was not taken`, to))
 		var ce *remote.CallError
@@ -313,7 +314,7 @@ func TestClientActorBadReceiver(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, again.Acting)
 	assert.Equal(t, turn.Tick, again.Tick, "the refused action was not taken")
-	require.NoError(t, c.ClientAct(t.Context(), id, maze.StrategyName, turn.Tick, raw, runners.Message{To: maze.MotionName, Payload: []byte("third")}))
+	require.NoError(t, c.ClientAct(t.Context(), id, maze.StrategyName, turn.Tick, raw, event.Message{To: maze.MotionName, Payload: []byte("third")}))
 	next, err := c.Pending(t.Context(), id, maze.StrategyName, 10*time.Second)
 	require.NoError(t, err)
 	assert.Greater(t, next.Tick, turn.Tick)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 )
@@ -138,18 +139,18 @@ func (t *TrialClient) start(ctx context.Context, spec runners.Spec, req *pb.Star
 	return resp.GetIds(), nil
 }
 
-var statesGo = map[pb.TrialState]runners.State{
-	pb.TrialState_TRIAL_STATE_PENDING: runners.Pending,
-	pb.TrialState_TRIAL_STATE_RUNNING: runners.Running,
-	pb.TrialState_TRIAL_STATE_ENDED:   runners.Ended,
-	pb.TrialState_TRIAL_STATE_STOPPED: runners.Stopped,
-	pb.TrialState_TRIAL_STATE_FAILED:  runners.Failed,
+var statesGo = map[pb.TrialState]event.State{
+	pb.TrialState_TRIAL_STATE_PENDING: event.Pending,
+	pb.TrialState_TRIAL_STATE_RUNNING: event.Running,
+	pb.TrialState_TRIAL_STATE_ENDED:   event.Ended,
+	pb.TrialState_TRIAL_STATE_STOPPED: event.Stopped,
+	pb.TrialState_TRIAL_STATE_FAILED:  event.Failed,
 }
 
 // TrialChange is a state change of a remote trial; Result is set on its final
 // change.
 type TrialChange struct {
-	runners.StateChange
+	event.StateChange
 	Result *runners.Result
 }
 
@@ -190,7 +191,7 @@ type TrialError struct{ Message string }
 func (e *TrialError) Error() string { return e.Message }
 
 func changeGo(m *pb.TrialStateChange) TrialChange {
-	c := TrialChange{StateChange: runners.StateChange{Trial: m.GetTrial(), State: statesGo[m.GetState()]}}
+	c := TrialChange{StateChange: event.StateChange{Trial: m.GetTrial(), State: statesGo[m.GetState()]}}
 	if m.GetError() != "" {
 		c.Err = &TrialError{Message: m.GetError()}
 	}
@@ -200,7 +201,7 @@ func changeGo(m *pb.TrialStateChange) TrialChange {
 			ID: c.Trial, State: c.State, Err: c.Err, Steps: r.GetSteps(), FirstEpisode: int(r.GetFirstEpisode()),
 			Totals: runners.Totals{Episodes: int(tot.GetEpisodes()), Complete: int(tot.GetComplete()), Successes: int(tot.GetSuccesses()), Returns: tot.GetReturns()},
 		}
-		info := &runners.TrialInfo{ID: c.Trial, Index: -1, DefinesSuccess: r.GetDefinesSuccess()}
+		info := &event.TrialInfo{ID: c.Trial, Index: -1, DefinesSuccess: r.GetDefinesSuccess()}
 		for _, name := range r.GetAgents() {
 			info.Agents = append(info.Agents, env.Spec{Name: name})
 		}

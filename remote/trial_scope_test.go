@@ -21,7 +21,7 @@ import (
 // grants, never the trial's own; a Start on the id of such a trial is refused the
 // same way, not ALREADY_EXISTS. A server whose key grants everything says NOT_FOUND.
 func TestTrialScopeHidesExistence(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	e, err := reg.Lookup("maze")
 	require.NoError(t, err)
 	e.Name = "secret"
@@ -86,11 +86,11 @@ func TestTrialScopeHidesExistence(t *testing.T) {
 		})
 	}
 
-	open, _ := serveTrials(t, registry(t))
+	open, _ := serveTrials(t, testRegistry(t))
 	openAPI := pb.NewTrialServiceClient(rawConnOpts(t, open))
 	def, err := remote.NewKeys(map[string]string{"": "default-key-0123456789"})
 	require.NoError(t, err)
-	all, _ := serveTrials(t, registry(t), remote.WithKeys(def))
+	all, _ := serveTrials(t, testRegistry(t), remote.WithKeys(def))
 	allAPI := pb.NewTrialServiceClient(rawConnOpts(t, all))
 	for name, ctx := range map[string]context.Context{
 		"no keys":           t.Context(),

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/runners"
 	"google.golang.org/grpc"
@@ -50,7 +52,7 @@ type trialService struct {
 // of the controller's registry, watch, stop and reward them. The server's shutdown
 // shuts the controller down (its running trials stop). With keys, a call needs a key
 // that grants the environment of the trials it addresses. Build c over a remote view
-// of the registry (runners.Registry.Remote), as ServeTrials does, so that the
+// of the registry (registry.Registry.Remote), as ServeTrials does, so that the
 // configurations of the trials that callers start name no file on the server and
 // stay within the environments' limits. The controller's bounds (runners.WithMaxLive,
 // WithKeepFinished, WithEpisodeWindow) bound what clients make it hold;
@@ -72,8 +74,8 @@ func (s *Server) AddTrials(c *runners.Controller) error {
 // ServeTrials serves a controller of the environments of reg on lis until ctx is
 // done (see Server.Serve); WithTrialWorkers bounds the trials run at once. The
 // controller opens the configurations of its trials as ones from the network
-// (runners.Registry.Remote, with WithConfigDir and WithEnvLimits).
-func ServeTrials(ctx context.Context, lis net.Listener, reg *runners.Registry, opts ...ServerOption) error {
+// (registry.Registry.Remote, with WithConfigDir and WithEnvLimits).
+func ServeTrials(ctx context.Context, lis net.Listener, reg *registry.Registry, opts ...ServerOption) error {
 	s, err := NewServer(opts...)
 	if err != nil {
 		_ = lis.Close()
@@ -292,9 +294,9 @@ func (t *trialService) spec(ctx context.Context, p *pb.TrialSpec, players map[st
 
 // startStatus maps the error of Controller.Start to a status.
 func startStatus(err error) error {
-	var ne *runners.NameError
+	var ne *registry.NameError
 	switch {
-	case errors.As(err, &ne) && errors.Is(err, runners.ErrUnknownEnv):
+	case errors.As(err, &ne) && errors.Is(err, registry.ErrUnknownEnv):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.As(err, &ne), errors.Is(err, runners.ErrInvalidSpec):
 		return invalid(&FieldError{Field: "spec.actors", Reason: err.Error()})
@@ -385,12 +387,12 @@ func (t *trialService) startError(ctx context.Context, ids []string, err error) 
 	return startStatus(err)
 }
 
-var statesProto = map[runners.State]pb.TrialState{
-	runners.Pending: pb.TrialState_TRIAL_STATE_PENDING,
-	runners.Running: pb.TrialState_TRIAL_STATE_RUNNING,
-	runners.Ended:   pb.TrialState_TRIAL_STATE_ENDED,
-	runners.Stopped: pb.TrialState_TRIAL_STATE_STOPPED,
-	runners.Failed:  pb.TrialState_TRIAL_STATE_FAILED,
+var statesProto = map[event.State]pb.TrialState{
+	event.Pending: pb.TrialState_TRIAL_STATE_PENDING,
+	event.Running: pb.TrialState_TRIAL_STATE_RUNNING,
+	event.Ended:   pb.TrialState_TRIAL_STATE_ENDED,
+	event.Stopped: pb.TrialState_TRIAL_STATE_STOPPED,
+	event.Failed:  pb.TrialState_TRIAL_STATE_FAILED,
 }
 
 func errText(err error) string {
@@ -424,7 +426,7 @@ func episodesProto(eps []runners.EpisodeResult) []*pb.EpisodeResult {
 	return out
 }
 
-func agentNamesOf(info *runners.TrialInfo) []string {
+func agentNamesOf(info *event.TrialInfo) []string {
 	out := make([]string, len(info.Agents))
 	for i, a := range info.Agents {
 		out[i] = a.Name
@@ -504,9 +506,9 @@ func (t *trialService) List(ctx context.Context, req *pb.ListRequest) (*pb.ListR
 // reason says what a trial waits for: a worker, or the clients whose turn it is.
 func reason(st runners.Status, busy, limit int, clients map[string]*clientActor) string {
 	switch {
-	case st.State == runners.Pending && !st.Attended:
+	case st.State == event.Pending && !st.Attended:
 		return fmt.Sprintf("waiting for a compute worker (%d of %d in use, baton serve --workers; %d trials queued ahead)", busy, limit, st.Ahead)
-	case st.State != runners.Running:
+	case st.State != event.Running:
 		return ""
 	}
 	var waits []string

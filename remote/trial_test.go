@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -14,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func serveTrials(t *testing.T, reg *runners.Registry, opts ...remote.ServerOption) (*server, *runners.Controller) {
+func serveTrials(t *testing.T, reg *registry.Registry, opts ...remote.ServerOption) (*server, *runners.Controller) {
 	t.Helper()
 	ctrl, err := runners.NewController(reg, runners.WithWorkers(2))
 	require.NoError(t, err)
@@ -34,7 +36,7 @@ func dialTrials(t *testing.T, srv *server, opts ...remote.DialOption) *remote.Tr
 // TestTrialsCampaign starts a campaign on a trial server, watches it to the end,
 // and finds the episodes of the same campaign run locally.
 func TestTrialsCampaign(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	srv, _ := serveTrials(t, reg)
 	c := dialTrials(t, srv)
 	spec := runners.Spec{Env: "maze", Seed: 5, Episodes: 2, Actors: map[string]runners.Actor{maze.MotionName: runners.Named("forward")}, MaxTicks: 200}
@@ -43,7 +45,7 @@ func TestTrialsCampaign(t *testing.T) {
 	assert.Equal(t, []string{"maze-0", "maze-1", "maze-2", "maze-3"}, ids)
 
 	results := map[string]*runners.Result{}
-	states := map[string][]runners.State{}
+	states := map[string][]event.State{}
 	for ch, err := range c.Watch(t.Context(), ids...) {
 		require.NoError(t, err)
 		states[ch.Trial] = append(states[ch.Trial], ch.State)
@@ -53,7 +55,7 @@ func TestTrialsCampaign(t *testing.T) {
 	}
 	require.Len(t, results, 4)
 	for _, id := range ids {
-		assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Ended}, states[id], id)
+		assert.Equal(t, []event.State{event.Pending, event.Running, event.Ended}, states[id], id)
 	}
 
 	var local []runners.Result
@@ -71,12 +73,12 @@ func TestTrialsCampaign(t *testing.T) {
 	}
 	res, err := c.Wait(t.Context(), "maze-2")
 	require.NoError(t, err)
-	assert.Equal(t, runners.Ended, res.State)
+	assert.Equal(t, event.Ended, res.State)
 
 	list, err := c.List(t.Context())
 	require.NoError(t, err)
 	require.Len(t, list, 4)
-	assert.Equal(t, runners.Status{ID: "maze-0", Env: "maze", State: runners.Ended, Episode: 1, Tick: list[0].Tick}, list[0])
+	assert.Equal(t, runners.Status{ID: "maze-0", Env: "maze", State: event.Ended, Episode: 1, Tick: list[0].Tick}, list[0])
 
 	_, err = c.StartCampaign(t.Context(), spec, 2)
 	require.ErrorIs(t, err, remote.ErrRejected)
@@ -89,7 +91,7 @@ func TestTrialsStopAndReward(t *testing.T) {
 	g := newGate()
 	spec := mazeSpecs(t)[maze.StrategyName]
 	agents := serveAgents(t, true, []remote.Agent{{Spec: spec, Policy: g, Concurrent: true}})
-	reg := registry(t)
+	reg := testRegistry(t)
 	srv, _ := serveTrials(t, reg, remote.WithRemoteActors(remote.WithTimeout(time.Minute)))
 	c := dialTrials(t, srv)
 
@@ -103,7 +105,7 @@ func TestTrialsStopAndReward(t *testing.T) {
 	require.NoError(t, c.Stop(t.Context(), id))
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "trial stopped")
 	err = c.Reward(t.Context(), id, runners.Feedback{AgentID: "strategy_0", Tick: runners.Now, Value: 1})
@@ -125,7 +127,7 @@ func TestTrialsStopAndReward(t *testing.T) {
 func TestTrialsRemoteActorsRefused(t *testing.T) {
 	keys, err := remote.NewKeys(map[string]string{"maze": "maze-key-0123456789", "other": "other-key-0123456789"})
 	require.NoError(t, err)
-	srv, _ := serveTrials(t, registry(t), remote.WithKeys(keys))
+	srv, _ := serveTrials(t, testRegistry(t), remote.WithKeys(keys))
 	c := dialTrials(t, srv, remote.WithKey("maze-key-0123456789"))
 	_, err = c.Start(t.Context(), runners.Spec{Env: "maze", Actors: map[string]runners.Actor{maze.StrategyName: runners.Named("grpc://127.0.0.1:1")}})
 	require.ErrorIs(t, err, remote.ErrInvalidArgument)
@@ -146,5 +148,5 @@ func TestTrialsRemoteActorsRefused(t *testing.T) {
 	defer cancel()
 	res, err := c.Wait(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Ended, res.State)
+	assert.Equal(t, event.Ended, res.State)
 }

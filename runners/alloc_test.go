@@ -22,7 +22,7 @@ func TestTrialAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	for _, sink := range []bool{false, true} {
 		var opts []runners.CampaignOption
 		if sink {
@@ -56,7 +56,7 @@ func TestLearnerAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	m, err := maze.NewEnv(maze.Config{})
 	require.NoError(t, err)
 	strategy := &counting{Policy: maze.NewOracle(m.Maze())}

@@ -8,14 +8,16 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"
 )
 
 // nop is a sink that does nothing, so that events are built.
-var nop = runners.SinkFunc(func(context.Context, *runners.Event) error { return nil })
+var nop = event.SinkFunc(func(context.Context, *event.Event) error { return nil })
 
 // BenchmarkTrialMaze plays maze episodes (oracle strategy, random motion, the default
 // policies) through the runner, in trials of up to 1000 episodes on one worker, with no
@@ -23,7 +25,7 @@ var nop = runners.SinkFunc(func(context.Context, *runners.Event) error { return 
 // loop over the hrl runtime with the same policies and seeds. One op is one episode;
 // steps/s, ns/step and allocs/step are reported.
 func BenchmarkTrialMaze(b *testing.B) {
-	reg := registry(b)
+	reg := testRegistry(b)
 	for _, bench := range []struct {
 		name string
 		run  func(b *testing.B, episodes int) int64 // returns the steps played
@@ -50,7 +52,7 @@ func BenchmarkTrialMaze(b *testing.B) {
 const trialEpisodes = 1000
 
 // runTrial plays episodes in trials of up to trialEpisodes on one worker.
-func runTrial(tb testing.TB, reg *runners.Registry, episodes int, opts ...runners.CampaignOption) int64 {
+func runTrial(tb testing.TB, reg *registry.Registry, episodes int, opts ...runners.CampaignOption) int64 {
 	trials := (episodes + trialEpisodes - 1) / trialEpisodes
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 1, Episodes: min(episodes, trialEpisodes)},
 		append(opts, runners.WithWorkers(1), runners.WithTrials(trials))...)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,7 +104,7 @@ func TestControllerEpisodeWindow(t *testing.T) {
 	require.NoError(t, err)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 	assert.Len(t, res.Episodes, 4)
 	assert.Equal(t, 96, res.FirstEpisode)
 	assert.Equal(t, runners.Totals{Episodes: 100, Complete: 100, Successes: 100, Returns: []float64{400}}, res.Totals)
@@ -167,7 +168,7 @@ func TestControllerAttendedHoldsNoWorker(t *testing.T) {
 		st, err := c.Status(id)
 		require.NoError(t, err)
 		assert.True(t, st.Attended)
-		assert.Equal(t, runners.Running, st.State)
+		assert.Equal(t, event.Running, st.State)
 	}
 	busy, limit := c.Workers()
 	require.Equal(t, 0, busy, "the people's trials hold no worker")
@@ -183,7 +184,7 @@ func TestControllerAttendedHoldsNoWorker(t *testing.T) {
 	for i, id := range queued {
 		st, err := c.Status(id)
 		require.NoError(t, err)
-		assert.Equal(t, runners.Pending, st.State)
+		assert.Equal(t, event.Pending, st.State)
 		assert.Equal(t, i, st.Ahead, id)
 	}
 	require.NoError(t, c.Stop(queued[0]))
@@ -194,13 +195,13 @@ func TestControllerAttendedHoldsNoWorker(t *testing.T) {
 	for _, id := range queued[1:] {
 		res, err := c.Wait(t.Context(), id)
 		require.NoError(t, err)
-		assert.Equal(t, runners.Ended, res.State)
+		assert.Equal(t, event.Ended, res.State)
 	}
 	close(p.release)
 	for _, id := range people {
 		res, err := c.Wait(t.Context(), id)
 		require.NoError(t, err)
-		assert.Equal(t, runners.Ended, res.State)
+		assert.Equal(t, event.Ended, res.State)
 	}
 }
 
@@ -220,7 +221,7 @@ func TestControllerWatchMany(t *testing.T) {
 	before := runtime.NumGoroutine()
 	changes, err := c.WatchMany(t.Context(), nil, func(env string) bool { return env == "counter" })
 	require.NoError(t, err)
-	got := map[string][]runners.State{}
+	got := map[string][]event.State{}
 	results := map[string]*runners.Result{}
 	seen := 0
 	for sc, res := range changes {
@@ -237,11 +238,11 @@ func TestControllerWatchMany(t *testing.T) {
 	}
 	require.Len(t, got, n+1)
 	for _, id := range ids {
-		assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Ended}, got[id], id)
+		assert.Equal(t, []event.State{event.Pending, event.Running, event.Ended}, got[id], id)
 		require.NotNil(t, results[id], id)
-		assert.Equal(t, runners.Ended, results[id].State)
+		assert.Equal(t, event.Ended, results[id].State)
 	}
-	assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Stopped}, got[blocker])
+	assert.Equal(t, []event.State{event.Pending, event.Running, event.Stopped}, got[blocker])
 
 	// Named trials, an unknown one, and none that match.
 	changes, err = c.WatchMany(t.Context(), []string{ids[1], ids[1], ids[0]}, nil)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"io"
 	"math"
 	"runtime/debug"
@@ -24,7 +26,7 @@ import (
 // up. Build it with NewCampaign; a Campaign is safe for concurrent use (each Run is
 // independent).
 type Campaign struct {
-	reg  *Registry
+	reg  *registry.Registry
 	spec Spec
 	opts campaignOptions
 	base *opened
@@ -47,7 +49,7 @@ type scheduledTask struct {
 // options, and returns a campaign of trials of it. Trial i of the campaign is spec
 // with the ID "ID-i" (or "ENV-i") and the seed env.DeriveSeed(spec.Seed, i), changed by the
 // pre-trial hooks.
-func NewCampaign(reg *Registry, spec Spec, opts ...CampaignOption) (*Campaign, error) {
+func NewCampaign(reg *registry.Registry, spec Spec, opts ...CampaignOption) (*Campaign, error) {
 	c := &Campaign{reg: reg, spec: spec.clone(), cache: map[string]*opened{}}
 	for _, o := range opts {
 		if o != nil {
@@ -113,11 +115,11 @@ func (c *Campaign) openSchedule() error {
 	for k, t := range s.Tasks {
 		name := t.taskName(k)
 		bad := func(field string, err error) {
-			errs = append(errs, &ScheduleError{Task: k, Name: name, Field: field, Reason: strings.TrimPrefix(err.Error(), "runners: "), Err: err})
+			errs = append(errs, &ScheduleError{Task: k, Name: name, Field: field, Reason: strings.TrimPrefix(strings.TrimPrefix(err.Error(), "runners: "), "registry: "), Err: err})
 		}
 		o, err := c.opened(t.Env, t.Config, c.spec.MaxTicks)
 		if err != nil {
-			var ne *NameError
+			var ne *registry.NameError
 			if errors.As(err, &ne) {
 				bad("env", err)
 			} else {
@@ -361,9 +363,9 @@ func (r *campaignRun) report(i int) {
 	defer r.mu.Unlock()
 	r.done++
 	switch res.State {
-	case Failed:
+	case event.Failed:
 		r.failed++
-	case Stopped:
+	case event.Stopped:
 		r.stopped++
 	}
 	if f := r.c.opts.progress; f != nil {
@@ -372,14 +374,14 @@ func (r *campaignRun) report(i int) {
 }
 
 // trial runs trial i.
-func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Result {
+func (r *campaignRun) trial(ctx context.Context, i int, sink event.Sink, w *worker) Result {
 	c := r.c
 	base, basePlan := &c.spec, c.plan
 	var k int
 	if r.sched != nil {
 		var err error
 		if k, err = r.sched.taskOf(ctx, i); err != nil {
-			return Result{ID: c.trialID(c.tasks[0].spec.Env, i), State: Stopped, Err: err}
+			return Result{ID: c.trialID(c.tasks[0].spec.Env, i), State: event.Stopped, Err: err}
 		}
 		r.tasks[i] = k
 		base, basePlan = &c.tasks[k].spec, c.tasks[k].plan
@@ -421,7 +423,7 @@ func (r *campaignRun) trial(ctx context.Context, i int, sink Sink, w *worker) Re
 	t.steps = &r.steps
 	res := t.run()
 	w.open, w.maxTicks, w.env = nil, 0, nil
-	if res.State != Failed {
+	if res.State != event.Failed {
 		w.open, w.maxTicks, w.env = o, maxTicks, t.env
 	}
 	return res
@@ -451,15 +453,15 @@ func runHook(ctx context.Context, h Hook, i int, s *Spec) (err error) {
 }
 
 // reject is the result of a trial whose spec could not be run; the sinks are told.
-func reject(ctx context.Context, id string, err error, sink Sink) Result {
+func reject(ctx context.Context, id string, err error, sink event.Sink) Result {
 	err = &TrialError{Trial: id, Tick: -1, Err: err}
 	if sink != nil {
 		func() {
 			defer func() { _ = recover() }()
-			_ = sink.Handle(ctx, &Event{Kind: KindState, Trial: id, State: &StateChange{Trial: id, State: Failed, Err: err}})
+			_ = sink.Handle(ctx, &event.Event{Kind: event.KindState, Trial: id, State: &event.StateChange{Trial: id, State: event.Failed, Err: err}})
 		}()
 	}
-	return Result{ID: id, State: Failed, Err: err}
+	return Result{ID: id, State: event.Failed, Err: err}
 }
 
 // Summarize sums up the results of a campaign of the environment name as Run does:
@@ -488,11 +490,11 @@ func summarize(name string, first int, results []Result, ran []bool, wall time.D
 		res := &results[i]
 		s.Trials++
 		switch res.State {
-		case Ended:
+		case event.Ended:
 			s.Ended++
-		case Stopped:
+		case event.Stopped:
 			s.Stopped++
-		case Failed:
+		case event.Failed:
 			s.Failed++
 			reason := ""
 			if res.Err != nil {

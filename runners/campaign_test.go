@@ -11,7 +11,9 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +29,7 @@ func untimed(s runners.Summary) runners.Summary {
 // The same seed gives the same events and summary whatever the number of workers.
 func TestCampaignDeterministic(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	spec := runners.Spec{Env: "maze", Seed: 3, Episodes: 2, MaxTicks: 60,
 		Actors: map[string]runners.Actor{maze.StrategyName: runners.Named("random")}}
 	const trials = 6
@@ -61,14 +63,14 @@ func TestCampaignDeterministic(t *testing.T) {
 // end.
 func TestCampaignFailures(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	const bad = 2 // the trial that fails
 	policyErr := errors.New("policy broke")
 	sinkErr := errors.New("sink broke")
 	tests := []struct {
 		name  string
 		hook  runners.Hook
-		sink  func(e *runners.Event) error
+		sink  func(e *event.Event) error
 		want  error  // matched with errors.Is
 		where string // of a *PanicError
 	}{{
@@ -135,7 +137,7 @@ func TestCampaignFailures(t *testing.T) {
 			}
 			return nil
 		},
-		want: runners.ErrUnknownPolicy,
+		want: registry.ErrUnknownPolicy,
 	}, {
 		name: "hook fails",
 		hook: func(_ context.Context, i int, s *runners.Spec) error {
@@ -156,8 +158,8 @@ func TestCampaignFailures(t *testing.T) {
 		want: runners.ErrPanic, where: "pre-trial hook",
 	}, {
 		name: "sink panics",
-		sink: func(e *runners.Event) error {
-			if e.Trial == "counter-2" && e.Kind == runners.KindStep && e.Step.Tick == 2 {
+		sink: func(e *event.Event) error {
+			if e.Trial == "counter-2" && e.Kind == event.KindStep && e.Step.Tick == 2 {
 				panic("sink")
 			}
 			return nil
@@ -165,8 +167,8 @@ func TestCampaignFailures(t *testing.T) {
 		want: runners.ErrPanic, where: "sink",
 	}, {
 		name: "sink fails",
-		sink: func(e *runners.Event) error {
-			if e.Trial == "counter-2" && e.Kind == runners.KindStep && e.Step.Tick == 2 {
+		sink: func(e *event.Event) error {
+			if e.Trial == "counter-2" && e.Kind == event.KindStep && e.Step.Tick == 2 {
 				return sinkErr
 			}
 			return nil
@@ -208,13 +210,13 @@ func TestCampaignFailures(t *testing.T) {
 			events := rec.events("counter-2")
 			require.NotEmpty(t, events)
 			final := events[len(events)-1]
-			require.Equal(t, runners.KindState, final.Kind)
-			assert.Equal(t, runners.Failed, final.State.State)
+			require.Equal(t, event.KindState, final.Kind)
+			assert.Equal(t, event.Failed, final.State.State)
 			// The other trials ended as usual.
 			for _, i := range []int{0, 1, 3, 4} {
 				events := rec.events(fmt.Sprintf("counter-%d", i))
 				require.NotEmpty(t, events)
-				assert.Equal(t, runners.Ended, events[len(events)-1].State.State)
+				assert.Equal(t, event.Ended, events[len(events)-1].State.State)
 			}
 			assert.Equal(t, 4, s.Episodes)
 			assert.Equal(t, 8.0, s.Agents[0].Mean)
@@ -226,7 +228,7 @@ func TestCampaignFailures(t *testing.T) {
 // its context is done, and starts no other; Run returns the summary so far.
 func TestCampaignCancel(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	started := make(chan string, 8)
 	spec := runners.Spec{Env: "counter", Actors: map[string]runners.Actor{"counter": runners.PerTrial(func(*rand.Rand) (agent.Policy, error) {
 		return blocking(started, ""), nil
@@ -248,7 +250,7 @@ func TestCampaignCancel(t *testing.T) {
 	assert.Equal(t, 0, s.Episodes)
 	for id, events := range rec.trials {
 		final := events[len(events)-1]
-		assert.Equal(t, runners.Stopped, final.State.State, id)
+		assert.Equal(t, event.Stopped, final.State.State, id)
 		require.ErrorIs(t, final.State.Err, context.Canceled)
 	}
 }
@@ -257,7 +259,7 @@ func TestCampaignCancel(t *testing.T) {
 // forward one is a configuration change, and those trials reach the goal.
 func TestCampaignPreTrialHook(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	results := map[int]runners.Result{}
 	var policies sync.Map
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "maze", Seed: 5}, runners.WithTrials(6), runners.WithWorkers(3),
@@ -298,7 +300,7 @@ func TestCampaignPreTrialHook(t *testing.T) {
 // and succeeds unless the action is 0.
 func TestCampaignSummary(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	var progress []runners.Progress
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "counter", Episodes: 2}, runners.WithTrials(5), runners.WithWorkers(1),
 		runners.WithPreTrial(func(_ context.Context, i int, s *runners.Spec) error {
@@ -353,11 +355,11 @@ func TestCampaignSummary(t *testing.T) {
 // closed when the worker ends.
 func TestCampaignWorkerSinks(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	var mu sync.Mutex
 	sinks := map[int]*workerSink{}
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "counter"}, runners.WithTrials(7), runners.WithWorkers(3),
-		runners.WithWorkerSinks(func(w int) (runners.Sink, error) {
+		runners.WithWorkerSinks(func(w int) (event.Sink, error) {
 			s := &workerSink{}
 			mu.Lock()
 			defer mu.Unlock()
@@ -378,7 +380,7 @@ func TestCampaignWorkerSinks(t *testing.T) {
 	// A sink that cannot be made stops the campaign with its error.
 	broken := errors.New("no sink")
 	c, err = runners.NewCampaign(reg, runners.Spec{Env: "counter"}, runners.WithTrials(7), runners.WithWorkers(3),
-		runners.WithWorkerSinks(func(w int) (runners.Sink, error) { return nil, broken }))
+		runners.WithWorkerSinks(func(w int) (event.Sink, error) { return nil, broken }))
 	require.NoError(t, err)
 	_, err = c.Run(t.Context())
 	require.ErrorIs(t, err, broken)
@@ -391,14 +393,14 @@ type workerSink struct {
 	closed      bool
 }
 
-func (w *workerSink) Handle(_ context.Context, e *runners.Event) error {
-	if e.Kind == runners.KindState && e.State.State == runners.Running {
+func (w *workerSink) Handle(_ context.Context, e *event.Event) error {
+	if e.Kind == event.KindState && e.State.State == event.Running {
 		w.interleaved = w.interleaved || w.current != ""
 		w.current = e.Trial
 		w.trials++
 	}
 	w.interleaved = w.interleaved || e.Trial != w.current
-	if e.Kind == runners.KindState && e.State.State.Done() {
+	if e.Kind == event.KindState && e.State.State.Done() {
 		w.current = ""
 	}
 	return nil
@@ -410,7 +412,7 @@ func (w *workerSink) Close() error {
 }
 
 func TestNewCampaignErrors(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	tests := []struct {
 		name string
 		spec runners.Spec
@@ -418,14 +420,14 @@ func TestNewCampaignErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"unknown environment", runners.Spec{Env: "mace"}, nil, runners.ErrUnknownEnv,
-			`runners: unknown environment "mace" (choices: maze, cartpole, counter)`},
-		{"unknown agent", runners.Spec{Env: "maze", Actors: map[string]runners.Actor{"walker": runners.Named("random")}}, nil, runners.ErrUnknownAgent,
-			`runners: unknown agent "walker" of maze (choices: strategy, motion)`},
-		{"agent missing from the configuration", runners.Spec{Env: "maze", Config: []byte(`{"procedure": true}`), Actors: map[string]runners.Actor{"motion": runners.Named("forward")}}, nil, runners.ErrUnknownAgent,
-			`runners: unknown agent "motion" of maze (choices: strategy)`},
-		{"unknown policy", mazeSpec("backward"), nil, runners.ErrUnknownPolicy,
-			`runners: unknown policy "backward" for agent motion of maze (choices: forward, random)`},
+		{"unknown environment", runners.Spec{Env: "mace"}, nil, registry.ErrUnknownEnv,
+			`registry: unknown environment "mace" (choices: maze, cartpole, counter)`},
+		{"unknown agent", runners.Spec{Env: "maze", Actors: map[string]runners.Actor{"walker": runners.Named("random")}}, nil, registry.ErrUnknownAgent,
+			`registry: unknown agent "walker" of maze (choices: strategy, motion)`},
+		{"agent missing from the configuration", runners.Spec{Env: "maze", Config: []byte(`{"procedure": true}`), Actors: map[string]runners.Actor{"motion": runners.Named("forward")}}, nil, registry.ErrUnknownAgent,
+			`registry: unknown agent "motion" of maze (choices: strategy)`},
+		{"unknown policy", mazeSpec("backward"), nil, registry.ErrUnknownPolicy,
+			`registry: unknown policy "backward" for agent motion of maze (choices: forward, random)`},
 		{"bad configuration", runners.Spec{Env: "maze", Config: []byte(`{"motion": {"max_steps": -1}}`)}, nil, runners.ErrEnvConfig, ""},
 		{"two policies", runners.Spec{Env: "maze", Actors: map[string]runners.Actor{"motion": {Policy: "forward", Value: maze.AlwaysForward()}}}, nil, runners.ErrInvalidSpec, ""},
 		{"no policy", runners.Spec{Env: "maze", Actors: map[string]runners.Actor{"motion": {}}}, nil, runners.ErrInvalidSpec, ""},
@@ -442,7 +444,7 @@ func TestNewCampaignErrors(t *testing.T) {
 			if tt.msg != "" {
 				assert.Equal(t, tt.msg, err.Error())
 			}
-			var ne *runners.NameError
+			var ne *registry.NameError
 			if errors.As(err, &ne) {
 				assert.NotContains(t, err.Error(), "\n")
 			}
@@ -455,7 +457,7 @@ func TestNewCampaignErrors(t *testing.T) {
 func TestCampaignPreTrialConfigs(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	spec := runners.Spec{Env: "counter", Actors: map[string]runners.Actor{"counter": runners.Named("two")}}
-	c, err := runners.NewCampaign(registry(t), spec, runners.WithTrials(5), runners.WithWorkers(1),
+	c, err := runners.NewCampaign(testRegistry(t), spec, runners.WithTrials(5), runners.WithWorkers(1),
 		runners.WithPreTrial(func(_ context.Context, i int, s *runners.Spec) error {
 			if i%2 == 1 {
 				s.Config = []byte(`{"fail_at": 3}`)
@@ -478,7 +480,7 @@ func TestCampaignPreTrialConfigs(t *testing.T) {
 // (Summarize) as the whole campaign's do.
 func TestCampaignFirstTrial(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	spec := runners.Spec{Env: "maze", Seed: 5, Episodes: 2}
 	run := func(first, trials int) map[int]runners.Result {
 		got := map[int]runners.Result{}
@@ -516,7 +518,7 @@ func TestCampaignFirstTrial(t *testing.T) {
 }
 
 func TestCampaignFirstTrialBad(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	_, err := runners.NewCampaign(reg, runners.Spec{Env: "maze"}, runners.WithFirstTrial(-1))
 	require.ErrorIs(t, err, runners.ErrInvalidSpec)
 	assert.ErrorContains(t, err, "WithFirstTrial(-1): want 0 or more")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"iter"
 	"slices"
 	"sort"
@@ -32,9 +34,9 @@ import (
 // Build it with NewController; it is safe for concurrent use. Call Shutdown when done
 // with it.
 type Controller struct {
-	reg  *Registry
+	reg  *registry.Registry
 	opts controllerOptions
-	sink Sink
+	sink event.Sink
 
 	mu       sync.Mutex
 	trials   map[string]*record
@@ -82,8 +84,8 @@ type record struct {
 	// guarded by Controller.mu
 	env       env.MultiAgent // built by open, for the trial to use; nil when it builds its own
 	qpos      uint64         // its position in the queue, counted from the first trial ever queued
-	state     State
-	history   []StateChange
+	state     event.State
+	history   []event.StateChange
 	changed   chan struct{}
 	result    Result
 	episodes  []EpisodeResult // the last complete episodes of a running trial
@@ -95,7 +97,7 @@ type record struct {
 type Status struct {
 	ID    string
 	Env   string
-	State State
+	State event.State
 	// Err says why the trial failed or stopped.
 	Err error
 	// Episode and Tick are where a running or finished trial is, or was.
@@ -110,13 +112,13 @@ type Status struct {
 	// for a person (Attended).
 	Attended bool
 	// Info describes the trial; it is the controller's, read-only.
-	Info *TrialInfo
+	Info *event.TrialInfo
 }
 
 // NewController returns a controller of the environments of reg. Its options are
 // WithSinks (shared by all trials: safe for concurrent use), WithWorkers, and the
 // bounds WithMaxLive, WithKeepFinished and WithEpisodeWindow.
-func NewController(reg *Registry, opts ...ControllerOption) (*Controller, error) {
+func NewController(reg *registry.Registry, opts ...ControllerOption) (*Controller, error) {
 	c := &Controller{reg: reg, trials: map[string]*record{}, watchers: map[*watcher]struct{}{}, drained: make(chan struct{})}
 	c.opts.maxLive, c.opts.keepFinished, c.opts.window = DefaultMaxLive, DefaultKeepFinished, DefaultEpisodeWindow
 	for _, o := range opts {
@@ -276,7 +278,7 @@ func (c *Controller) add(ctx context.Context, p *plan) {
 	c.trials[rec.id] = rec
 	c.order = append(c.order, rec)
 	c.live++
-	c.change(rec, StateChange{Trial: rec.id, State: Pending, Info: p.info})
+	c.change(rec, event.StateChange{Trial: rec.id, State: event.Pending, Info: p.info})
 	if rec.attended {
 		c.solo++
 		go c.runAlone(rec)
@@ -302,7 +304,7 @@ func (p *plan) attended() bool {
 
 // change records a state change, wakes the watchers, and on a trial's final change
 // forgets the finished trials past the bound; c.mu is held.
-func (c *Controller) change(rec *record, sc StateChange) {
+func (c *Controller) change(rec *record, sc event.StateChange) {
 	rec.state = sc.State
 	rec.history = append(rec.history, sc)
 	close(rec.changed)
@@ -380,7 +382,7 @@ func (c *Controller) run(rec *record) {
 		return
 	}
 	c.mu.Lock()
-	c.change(rec, StateChange{Trial: rec.id, State: Running, Info: rec.plan.info})
+	c.change(rec, event.StateChange{Trial: rec.id, State: event.Running, Info: rec.plan.info})
 	m := rec.env
 	rec.env = nil
 	c.mu.Unlock()
@@ -399,7 +401,7 @@ func (c *Controller) run(rec *record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rec.result = res
-	c.change(rec, StateChange{Trial: rec.id, State: res.State, Err: res.Err, Info: rec.plan.info})
+	c.change(rec, event.StateChange{Trial: rec.id, State: res.State, Err: res.Err, Info: rec.plan.info})
 }
 
 // keep adds a complete episode, keeping the last window of them (and at most as many
@@ -419,19 +421,19 @@ func (r *record) keep(e EpisodeResult, window int) {
 func (c *Controller) stopPending(rec *record) {
 	cause := context.Cause(rec.ctx)
 	rec.feed.take(nil, true)
-	res := Result{ID: rec.id, State: Stopped, Err: cause, Info: rec.plan.info}
+	res := Result{ID: rec.id, State: event.Stopped, Err: cause, Info: rec.plan.info}
 	if c.sink != nil {
 		func() {
 			defer func() { _ = recover() }()
-			sc := StateChange{Trial: rec.id, State: Stopped, Err: cause, Info: rec.plan.info}
-			_ = c.sink.Handle(rec.ctx, &Event{Kind: KindState, Trial: rec.id, State: &sc})
+			sc := event.StateChange{Trial: rec.id, State: event.Stopped, Err: cause, Info: rec.plan.info}
+			_ = c.sink.Handle(rec.ctx, &event.Event{Kind: event.KindState, Trial: rec.id, State: &sc})
 		}()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rec.env = nil
 	rec.result = res
-	c.change(rec, StateChange{Trial: rec.id, State: Stopped, Err: cause, Info: rec.plan.info})
+	c.change(rec, event.StateChange{Trial: rec.id, State: event.Stopped, Err: cause, Info: rec.plan.info})
 }
 
 func (c *Controller) get(id string) (*record, error) {
@@ -481,7 +483,7 @@ func (c *Controller) Reward(id string, fb Feedback) error {
 	c.mu.Lock()
 	state := rec.state
 	c.mu.Unlock()
-	if state != Running {
+	if state != event.Running {
 		return fmt.Errorf("%w: %s is %s", ErrNotRunning, id, state)
 	}
 	name, ok := agentName(fb.AgentID)
@@ -508,12 +510,12 @@ func (c *Controller) Reward(id string, fb Feedback) error {
 // one as it happens, until the trial finishes (the last change yielded is its final
 // state), ctx is done, or the loop breaks. It returns an error wrapping ErrUnknownTrial
 // for an unknown id. The iteration blocks between changes; it starts no goroutine.
-func (c *Controller) Watch(ctx context.Context, id string) (iter.Seq[StateChange], error) {
+func (c *Controller) Watch(ctx context.Context, id string) (iter.Seq[event.StateChange], error) {
 	rec, err := c.get(id)
 	if err != nil {
 		return nil, err
 	}
-	return func(yield func(StateChange) bool) {
+	return func(yield func(event.StateChange) bool) {
 		seen := 0
 		for {
 			c.mu.Lock()
@@ -574,7 +576,7 @@ func (w *watcher) mark(rec *record) {
 // read-only); the others with nil. It returns an error wrapping ErrUnknownTrial for
 // an unknown id. The iteration starts no goroutine and costs a map entry per trial
 // followed, whatever their number.
-func (c *Controller) WatchMany(ctx context.Context, ids []string, match func(env string) bool) (iter.Seq2[StateChange, *Result], error) {
+func (c *Controller) WatchMany(ctx context.Context, ids []string, match func(env string) bool) (iter.Seq2[event.StateChange, *Result], error) {
 	c.mu.Lock()
 	var recs []*record
 	if len(ids) == 0 {
@@ -595,10 +597,10 @@ func (c *Controller) WatchMany(ctx context.Context, ids []string, match func(env
 	}
 	c.mu.Unlock()
 	type item struct {
-		sc  StateChange
+		sc  event.StateChange
 		res *Result
 	}
-	return func(yield func(StateChange, *Result) bool) {
+	return func(yield func(event.StateChange, *Result) bool) {
 		w := &watcher{follows: make(map[*record]*followed, len(recs)), wake: make(chan struct{}, 1)}
 		c.mu.Lock()
 		for _, rec := range recs {
@@ -728,7 +730,7 @@ func (c *Controller) status(rec *record) Status {
 	if n := len(rec.history); n > 0 {
 		st.Err = rec.history[n-1].Err
 	}
-	if rec.state == Pending && !rec.attended && rec.qpos >= c.qbase {
+	if rec.state == event.Pending && !rec.attended && rec.qpos >= c.qbase {
 		st.Ahead = int(rec.qpos - c.qbase)
 	}
 	return st
@@ -743,7 +745,7 @@ func (c *Controller) Workers() (busy, limit int) {
 }
 
 // Registry returns the registry of the controller's environments.
-func (c *Controller) Registry() *Registry { return c.reg }
+func (c *Controller) Registry() *registry.Registry { return c.reg }
 
 // Episodes returns the complete episodes of a trial from index from on, as each ended,
 // while it runs and after, and the index of the first returned: from, or, when the

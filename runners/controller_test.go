@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,17 +18,17 @@ import (
 
 func newController(t *testing.T, opts ...runners.ControllerOption) *runners.Controller {
 	t.Helper()
-	c, err := runners.NewController(registry(t), opts...)
+	c, err := runners.NewController(testRegistry(t), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
 	return c
 }
 
-func states(t *testing.T, c *runners.Controller, id string) []runners.State {
+func states(t *testing.T, c *runners.Controller, id string) []event.State {
 	t.Helper()
 	changes, err := c.Watch(t.Context(), id)
 	require.NoError(t, err)
-	var out []runners.State
+	var out []event.State
 	for sc := range changes {
 		assert.Equal(t, id, sc.Trial)
 		out = append(out, sc.State)
@@ -50,14 +52,14 @@ func TestControllerStartWaitWatch(t *testing.T) {
 	for _, id := range ids {
 		res, err := c.Wait(t.Context(), id)
 		require.NoError(t, err)
-		assert.Equal(t, runners.Ended, res.State)
+		assert.Equal(t, event.Ended, res.State)
 		assert.Equal(t, id, res.ID)
 		assert.True(t, res.Episodes[0].Success)
-		assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Ended}, states(t, c, id))
+		assert.Equal(t, []event.State{event.Pending, event.Running, event.Ended}, states(t, c, id))
 		assert.Equal(t, -1, res.Info.Index)
 		events := rec.events(id)
-		assert.Equal(t, runners.Running, events[0].State.State)
-		assert.Equal(t, runners.Ended, events[len(events)-1].State.State)
+		assert.Equal(t, event.Running, events[0].State.State)
+		assert.Equal(t, event.Ended, events[len(events)-1].State.State)
 	}
 	list := c.List()
 	require.Len(t, list, 3)
@@ -65,7 +67,7 @@ func TestControllerStartWaitWatch(t *testing.T) {
 		require.NotNil(t, st.Info)
 		assert.Equal(t, ids[i], st.Info.ID)
 		st.Info = nil
-		assert.Equal(t, runners.Status{ID: ids[i], Env: "maze", State: runners.Ended, Tick: 20, Seq: uint64(i + 1)}, st)
+		assert.Equal(t, runners.Status{ID: ids[i], Env: "maze", State: event.Ended, Tick: 20, Seq: uint64(i + 1)}, st)
 	}
 
 	// Ids are unique among the trials held; Forget drops a finished one.
@@ -83,9 +85,9 @@ func TestControllerStartWaitWatch(t *testing.T) {
 
 	// Names are checked when a trial starts.
 	_, err = c.Start(t.Context(), mazeSpec("sideways"))
-	require.ErrorIs(t, err, runners.ErrUnknownPolicy)
+	require.ErrorIs(t, err, registry.ErrUnknownPolicy)
 	_, err = c.Start(t.Context(), runners.Spec{Env: "nowhere"})
-	require.ErrorIs(t, err, runners.ErrUnknownEnv)
+	require.ErrorIs(t, err, registry.ErrUnknownEnv)
 }
 
 // Stop stops a running trial, even one whose policy blocks until its context is done,
@@ -109,34 +111,34 @@ func TestControllerStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	changes, err := c.Watch(ctx, running)
 	require.NoError(t, err)
-	var seen []runners.State
+	var seen []event.State
 	for sc := range changes {
 		seen = append(seen, sc.State)
-		if sc.State == runners.Running {
+		if sc.State == event.Running {
 			cancel()
 		}
 	}
-	assert.Equal(t, []runners.State{runners.Pending, runners.Running}, seen)
+	assert.Equal(t, []event.State{event.Pending, event.Running}, seen)
 	_, err = c.Wait(ctx, running)
 	require.ErrorIs(t, err, context.Canceled)
 
 	require.NoError(t, c.Stop(pending))
 	res, err := c.Wait(t.Context(), pending)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	require.ErrorIs(t, res.Err, runners.ErrStopped)
-	assert.Equal(t, []runners.State{runners.Pending, runners.Stopped}, states(t, c, pending))
+	assert.Equal(t, []event.State{event.Pending, event.Stopped}, states(t, c, pending))
 
 	require.NoError(t, c.Stop(running))
 	res, err = c.Wait(t.Context(), running)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	require.ErrorIs(t, res.Err, runners.ErrStopped)
-	assert.Equal(t, []runners.State{runners.Pending, runners.Running, runners.Stopped}, states(t, c, running))
+	assert.Equal(t, []event.State{event.Pending, event.Running, event.Stopped}, states(t, c, running))
 	require.Len(t, res.Episodes, 1)
 	assert.False(t, res.Episodes[0].Complete)
 	events := rec.events(running)
-	assert.Equal(t, runners.Stopped, events[len(events)-1].State.State)
+	assert.Equal(t, event.Stopped, events[len(events)-1].State.State)
 	require.NoError(t, c.Stop(running), "stopping a finished trial does nothing")
 	require.ErrorIs(t, c.Stop("trial-9"), runners.ErrUnknownTrial)
 
@@ -148,14 +150,14 @@ func TestControllerStop(t *testing.T) {
 	cancel()
 	res, err = c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Stopped, res.State)
+	assert.Equal(t, event.Stopped, res.State)
 	require.ErrorIs(t, res.Err, context.Canceled)
 }
 
 // Shutdown stops the trials still running and waits for the workers.
 func TestControllerShutdown(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	c, err := runners.NewController(registry(t), runners.WithWorkers(2))
+	c, err := runners.NewController(testRegistry(t), runners.WithWorkers(2))
 	require.NoError(t, err)
 	started := make(chan string, 3)
 	spec := runners.Spec{Env: "counter", Actors: map[string]runners.Actor{"counter": runners.PerTrial(func(*rand.Rand) (agent.Policy, error) {
@@ -173,7 +175,7 @@ func TestControllerShutdown(t *testing.T) {
 	for _, id := range ids {
 		res, err := c.Wait(t.Context(), id)
 		require.NoError(t, err)
-		assert.Equal(t, runners.Stopped, res.State, id)
+		assert.Equal(t, event.Stopped, res.State, id)
 		require.ErrorIs(t, res.Err, runners.ErrShutdown)
 	}
 	_, err = c.Start(t.Context(), spec)
@@ -219,7 +221,7 @@ func TestControllerFeedback(t *testing.T) {
 	close(g.release)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 
 	// The rewards arrived between ticks 6 and 7; the one for motion_2's next step
 	// went to its step at tick 8 (its step at 7 was reported before they were read).
@@ -233,14 +235,14 @@ func TestControllerFeedback(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, "%v", got)
 	assert.Equal(t, want, got[i:i+3])
 
-	retro := []runners.RetroReward{
-		{Episode: 0, Tick: 5, AgentID: "motion_1", Agent: "motion", Source: runners.SourceController, Value: 0.25, ArrivedTick: 7},
+	retro := []event.RetroReward{
+		{Episode: 0, Tick: 5, AgentID: "motion_1", Agent: "motion", Source: event.SourceController, Value: 0.25, ArrivedTick: 7},
 		{Episode: 0, Tick: 2, AgentID: "motion_0", Agent: "motion", Source: "script", Value: 5, ArrivedTick: 7},
 	}
 	assert.Equal(t, retro, res.Retro)
-	var events []runners.RetroReward
+	var events []event.RetroReward
 	for _, e := range rec.events(id) {
-		if e.Kind == runners.KindReward {
+		if e.Kind == event.KindReward {
 			events = append(events, *e.Reward)
 		}
 	}
@@ -252,9 +254,9 @@ func TestControllerFeedback(t *testing.T) {
 }
 
 func TestNewControllerErrors(t *testing.T) {
-	_, err := runners.NewController(registry(t), runners.WithWorkers(-2))
+	_, err := runners.NewController(testRegistry(t), runners.WithWorkers(-2))
 	require.ErrorIs(t, err, runners.ErrInvalidSpec)
-	_, err = runners.NewController(registry(t), nil, runners.WithWorkers(-2))
+	_, err = runners.NewController(testRegistry(t), nil, runners.WithWorkers(-2))
 	require.ErrorIs(t, err, runners.ErrInvalidSpec, "a nil option is ignored")
 	c := newController(t)
 	_, err = c.Watch(t.Context(), "nope")

@@ -3,27 +3,16 @@
 // between actors and the environment, a controller that starts, watches, rewards and
 // stops trials, and campaigns of many trials on a bounded pool of goroutines.
 //
-// # Registry
+// # What lives here, and what does not
 //
-// A Registry maps environment names to Entry values: how to open a JSON configuration
-// into a Factory of environments (env.MultiAgent; SingleAgent adapts an env.Env), the
-// named policies of each agent with a default, and optionally what makes an episode a
-// success, its metrics, and how people see its actions and states (Look: LEFT for a
-// raw 3, "[4 8] LEFT" for an Info, and the state drawn as an env.Frame by Look.Frame:
-// the entry's Render, else the environment's own env.Renderer). The examples register into it (maze.Register,
-// cartpole.Register); commands and services build one and look environments up by
-// name. Unknown names are *NameError values whose one-line message lists the choices.
-//
-// A configuration may come from a trusted caller (the command line, a program) or
-// from the network (a server's caller). Open opens the first kind: a file it names is
-// read from its path with ReadConfigFile (a regular file of at most
-// MaxConfigFileBytes). Servers open the second kind through a remote view of the
-// registry (Registry.Remote), whose entries open with OpenRemote and a Remote: a file
-// is read with Remote.ReadFile only, inside the folder the server's operator allows,
-// and sizes are checked with Remote.Check against the entry's Limits (defaults the
-// operator may change), a refusal being a *LimitError that names the limit and how to
-// raise it. An entry without OpenRemote opens both kinds with Open. A Factory that
-// implements Sizer estimates the memory of what it builds, for servers' budgets.
+// runners holds the trial loop and what drives it: Spec, Result, the
+// Controller, Campaign, Schedule (curricula), and the interfaces a policy or an
+// environment implements to take part in a trial beyond acting (Interactor and its
+// Exchange, Messenger, Learner and its Outcome, Attended). What an environment's
+// author registers (Entry, Factory, Look, the Registry) is package registry; what a
+// trial tells its sinks (Event, Sink, the trial's State, Message) is package event.
+// Code that only describes environments or only consumes events imports those small
+// packages and not this one.
 //
 // # Trials
 //
@@ -42,35 +31,29 @@
 // campaign of seed s has the seed env.DeriveSeed(s, i).
 //
 // A trial is Pending, then Running, then Ended, Stopped (cancelled, or stopped by a
-// policy whose error wraps ErrStopped: a person who quits) or Failed. A panic
+// policy whose error wraps ErrStopped: a person who quits) or Failed (event.State). A panic
 // in user code (a policy, the environment, a sink, a hook) is recovered into a failed
 // trial whose *PanicError carries the panic value and the stack; an error from user
 // code fails the trial too (*TrialError says where). Either way, other trials go on.
 //
 // # Events and sinks
 //
-// With sinks (WithSinks, WithWorkerSinks), a trial sends them an Event for each state
-// change (KindState; the Running one carries a TrialInfo: the agents' spaces, the
-// policies, the seed and the configuration), each episode's beginning and end
-// (KindEpisode; the end has the episode's length, success and returns), each agent
-// reported in each step (KindStep: one StepEvent per env.Report, with the observation,
-// the mask, the raw action that its reward scores, the reward and its sources, the
-// end flags, the span in ticks and the messages delivered at that tick) and each
-// retroactive reward (KindReward). Events of a trial come in order from its goroutine;
-// an Event and its slices are borrowed and must not be retained (Event.Clone copies
-// one). A transition of an agent is two consecutive step events of its agent id.
-// A sink's error fails the trial. Without sinks, events are not built at all.
+// With sinks (WithSinks, WithWorkerSinks), a trial sends them an event.Event for each
+// state change, each episode's beginning and end, each agent reported in each step and
+// each retroactive reward (package event describes them). Events of a trial come in
+// order from its goroutine; a sink's error fails the trial (ErrSink). Without sinks,
+// events are not built at all.
 //
 // # Rewards
 //
-// A step's reward is the sum of its sources: the environment's reward (SourceEnv,
+// A step's reward is the sum of its sources: the environment's reward (event.SourceEnv,
 // always listed first), rewards from other actors (an Interactor's Exchange.Reward,
 // source "actor:NAME", or Exchange.RewardAs with a source of the actor's: a client
 // actor marks the steps of its default actions with a zero reward of source
 // "default"), and outside feedback through Controller.Reward (a person or a
 // script, with a source of its choice). A reward for a live agent id goes to its next
 // step. A reward for a step already reported (a past tick, or an agent id whose
-// sub-episode has ended) is retroactive: the step's event is gone, so a KindReward
+// sub-episode has ended) is retroactive: the step's event is gone, so an event.KindReward
 // event addresses the step by episode, tick and agent id; the trial keeps it in
 // Result.Retro and adds it to the episode's return. An episode's return for an agent
 // name is the sum of the rewards of all the reports of that name in the episode, every
@@ -137,7 +120,7 @@
 // A Schedule is a curriculum: a list of Tasks (an environment, its configuration, the
 // policies of its agents, a name) taken in an Order. WithSchedule makes a campaign
 // play trial i on the task the schedule picks for it, with Spec.Task set to the
-// task's name (TrialInfo.Task carries it to sinks and the activity log), and its
+// task's name (event.TrialInfo.Task carries it to sinks and the activity log), and its
 // Summary then sums up each task (Tasks) and lists the tasks in the order the trials
 // took them (Runs). ParseSchedule reads the JSON form that baton run --schedule takes;
 // problems come back all at once as *ScheduleError values naming the task and the
@@ -161,7 +144,7 @@
 //
 // # Concurrency and performance
 //
-// Registry, Campaign and Controller are safe for concurrent use; Exchange and the
+// Campaign and Controller are safe for concurrent use; Exchange and the
 // events are valid only during the call that receives them. Sinks shared by trials
 // that run at once must be safe for concurrent use; a worker sink sees one trial at a
 // time. A trial's step path allocates nothing in steady state, with or without sinks;

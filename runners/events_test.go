@@ -8,6 +8,8 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/assert"
@@ -16,34 +18,34 @@ import (
 )
 
 func TestEnums(t *testing.T) {
-	for s, want := range map[runners.State]string{runners.Pending: "pending", runners.Running: "running", runners.Ended: "ended",
-		runners.Stopped: "stopped", runners.Failed: "failed", 0: "State(0)"} {
+	for s, want := range map[event.State]string{event.Pending: "pending", event.Running: "running", event.Ended: "ended",
+		event.Stopped: "stopped", event.Failed: "failed", 0: "State(0)"} {
 		assert.Equal(t, want, s.String())
 	}
-	assert.False(t, runners.Running.Done())
-	assert.True(t, runners.Failed.Done())
-	b, err := json.Marshal(map[string]runners.State{"state": runners.Stopped})
+	assert.False(t, event.Running.Done())
+	assert.True(t, event.Failed.Done())
+	b, err := json.Marshal(map[string]event.State{"state": event.Stopped})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"state": "stopped"}`, string(b))
-	for k, want := range map[runners.Kind]string{runners.KindState: "state", runners.KindEpisode: "episode", runners.KindStep: "step",
-		runners.KindReward: "reward", 9: "Kind(9)"} {
+	for k, want := range map[event.Kind]string{event.KindState: "state", event.KindEpisode: "episode", event.KindStep: "step",
+		event.KindReward: "reward", 9: "Kind(9)"} {
 		assert.Equal(t, want, k.String())
 	}
 }
 
 func TestMultiSink(t *testing.T) {
 	var got []string
-	sink := func(name string, err error) runners.Sink {
-		return runners.SinkFunc(func(context.Context, *runners.Event) error {
+	sink := func(name string, err error) event.Sink {
+		return event.SinkFunc(func(context.Context, *event.Event) error {
 			got = append(got, name)
 			return err
 		})
 	}
 	broken := errors.New("broken")
-	s := runners.MultiSink(sink("a", nil), nil, runners.MultiSink(sink("b", nil), sink("c", broken)), sink("d", nil))
-	require.ErrorIs(t, s.Handle(context.Background(), &runners.Event{}), broken)
+	s := event.MultiSink(sink("a", nil), nil, event.MultiSink(sink("b", nil), sink("c", broken)), sink("d", nil))
+	require.ErrorIs(t, s.Handle(context.Background(), &event.Event{}), broken)
 	assert.Equal(t, []string{"a", "b", "c"}, got)
-	require.NoError(t, runners.MultiSink().Handle(context.Background(), &runners.Event{}))
+	require.NoError(t, event.MultiSink().Handle(context.Background(), &event.Event{}))
 }
 
 // slider is a single-agent test environment with a Box action: the reward is the sum
@@ -67,11 +69,11 @@ func (s *slider) Info() any { return nil }
 // copy, and Event.Clone copies it again.
 func TestEventActionsAreCopied(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
-	require.NoError(t, reg.Register(runners.Entry{
+	reg := registry.New()
+	require.NoError(t, reg.Register(registry.Entry{
 		Name: "slider",
-		Open: func([]byte) (runners.Factory, error) {
-			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) { return runners.SingleAgent(&slider{}), nil }), nil
+		Open: func([]byte) (registry.Factory, error) {
+			return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) { return registry.SingleAgent(&slider{}), nil }), nil
 		},
 	}))
 	buf := make([]float32, 2)
@@ -82,9 +84,9 @@ func TestEventActionsAreCopied(t *testing.T) {
 		return agent.Continuous(buf), nil
 	})
 	var actions [][]float32
-	var live []*runners.StepEvent
-	sink := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
-		if e.Kind == runners.KindStep && !e.Step.Start {
+	var live []*event.StepEvent
+	sink := event.SinkFunc(func(_ context.Context, e *event.Event) error {
+		if e.Kind == event.KindStep && !e.Step.Start {
 			actions = append(actions, e.Clone().Step.Action.Floats)
 			live = append(live, e.Step)
 		}

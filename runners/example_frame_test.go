@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -14,7 +15,7 @@ import (
 // while (runners.FrameWindow), at the pace asked for; this one is drawn at every
 // step, however soon it ends.
 func ExampleController_Frame() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}

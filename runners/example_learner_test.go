@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -34,7 +35,7 @@ func (p *tally) Learn(_ context.Context, o *runners.Outcome) error {
 // A policy that implements runners.Learner is told what came of its agent's steps and
 // when episodes end.
 func ExampleLearner() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}

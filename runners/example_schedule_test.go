@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -14,7 +15,7 @@ import (
 // which it reached it fewer than 3 times. The tasks come out the same whatever the
 // number of workers.
 func ExampleWithSchedule() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}

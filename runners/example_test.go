@@ -7,6 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -14,7 +15,7 @@ import (
 // random motion agent), then the same with the motion agent swapped for one that only
 // moves forward: a change of the spec, nothing else.
 func ExampleCampaign() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -51,7 +52,7 @@ func ExampleCampaign() {
 // Start a trial in the background, watch its states as they change, and read its
 // result.
 func ExampleController() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}
@@ -89,7 +90,7 @@ func ExampleController() {
 // A registry entry's Look says what an agent's action means and describes the state
 // for people; the zero Look shows the raw action and the Info's JSON.
 func ExampleLook() {
-	look := runners.Look{
+	look := registry.Look{
 		Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
 			return [...]string{"LEFT", "RIGHT"}[raw.Int]
 		},
@@ -98,7 +99,7 @@ func ExampleLook() {
 	turn := env.Turn{Reports: []env.Report{{AgentID: "cart_0", Agent: "cart"}}, Next: "cart_0"}
 	fmt.Println(look.ActionName(turn, turn.Acting(), agent.Discrete(1)), look.Describe(0.5))
 
-	var plain runners.Look
+	var plain registry.Look
 	fmt.Println(plain.ActionName(turn, turn.Acting(), agent.Discrete(1)), plain.Describe(map[string]float64{"x": 0.25}))
 	// Output:
 	// RIGHT x=0.5

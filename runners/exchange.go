@@ -3,6 +3,7 @@ package runners
 import (
 	"context"
 	"fmt"
+	"github.com/batonrl/baton/event"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,11 +30,11 @@ type Messenger interface {
 	// Receive hands the environment a message addressed to EnvAddress on the tick it
 	// is delivered, before the acting agent of that tick acts. It must not retain
 	// m.Payload.
-	Receive(m Message)
+	Receive(m event.Message)
 	// Outbox returns the messages the environment sent during its latest Reset or
 	// Step, each addressed to an agent name; From and Sent are ignored (the runner
 	// sets them). The runner copies them before the next Reset or Step.
-	Outbox() []Message
+	Outbox() []event.Message
 }
 
 // Exchange is an actor's line to its trial during one Interact call: what it has been
@@ -87,7 +88,7 @@ func (x *Exchange) ActionName(raw agent.RawAction) string {
 // previous Interact call in this episode, in delivery order. The slice and the payloads
 // belong to the trial: do not retain them after Interact returns. Messages not read by
 // the end of an episode are dropped.
-func (x *Exchange) Inbox() []Message { return x.t.mail.inbox(x.agent) }
+func (x *Exchange) Inbox() []event.Message { return x.t.mail.inbox(x.agent) }
 
 // Send sends payload (copied) to an agent of the trial by name, or to the environment
 // (EnvAddress); it is delivered at the next tick and recorded in that tick's step
@@ -188,7 +189,7 @@ func agentName(id string) (string, bool) {
 }
 
 func (t *trial) checkReceiver(to string) error {
-	if to == EnvAddress {
+	if to == event.EnvAddress {
 		if t.msgr == nil {
 			return fmt.Errorf("%w: the environment of %s takes no messages", ErrReceiver, t.plan.open.entry.Name)
 		}
@@ -204,7 +205,7 @@ func (t *trial) checkReceiver(to string) error {
 func (t *trial) receivers() []string {
 	names := t.names()
 	if t.msgr != nil {
-		names = append(names, EnvAddress)
+		names = append(names, event.EnvAddress)
 	}
 	return names
 }

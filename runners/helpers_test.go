@@ -14,17 +14,19 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 	"github.com/stretchr/testify/require"
 )
 
 // registry returns a registry of the maze, the cart-pole and the counter.
-func registry(t testing.TB) *runners.Registry {
+func testRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	require.NoError(t, cartpole.Register(reg))
 	require.NoError(t, reg.Register(counterEntry()))
@@ -82,14 +84,14 @@ func constant(v int64) agent.Policy {
 	})
 }
 
-func counterEntry() runners.Entry {
-	fixed := func(v int64) runners.PolicyFactory {
-		return func(runners.Factory, *rand.Rand) (agent.Policy, error) { return constant(v), nil }
+func counterEntry() registry.Entry {
+	fixed := func(v int64) registry.PolicyFactory {
+		return func(registry.Factory, *rand.Rand) (agent.Policy, error) { return constant(v), nil }
 	}
-	return runners.Entry{
+	return registry.Entry{
 		Name:        "counter",
 		Description: "a test environment: the reward is the action",
-		Open: func(config []byte) (runners.Factory, error) {
+		Open: func(config []byte) (registry.Factory, error) {
 			cfg := counterConfig{Length: 4}
 			if len(config) > 0 {
 				dec := json.NewDecoder(bytes.NewReader(config))
@@ -98,11 +100,11 @@ func counterEntry() runners.Entry {
 					return nil, err
 				}
 			}
-			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
-				return runners.SingleAgent(&counter{cfg: cfg}), nil
+			return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
+				return registry.SingleAgent(&counter{cfg: cfg}), nil
 			}), nil
 		},
-		Agents: []runners.AgentEntry{{Name: "counter", Default: "one", Policies: []runners.PolicyEntry{
+		Agents: []registry.AgentEntry{{Name: "counter", Default: "one", Policies: []registry.PolicyEntry{
 			{Name: "zero", New: fixed(0)},
 			{Name: "one", New: fixed(1)},
 			{Name: "two", New: fixed(2)},
@@ -116,14 +118,14 @@ func counterEntry() runners.Entry {
 // use.
 type recorder struct {
 	mu     sync.Mutex
-	trials map[string][]*runners.Event
+	trials map[string][]*event.Event
 	// hook, if set, runs on each event before it is kept.
-	hook func(e *runners.Event) error
+	hook func(e *event.Event) error
 }
 
-func newRecorder() *recorder { return &recorder{trials: map[string][]*runners.Event{}} }
+func newRecorder() *recorder { return &recorder{trials: map[string][]*event.Event{}} }
 
-func (r *recorder) Handle(_ context.Context, e *runners.Event) error {
+func (r *recorder) Handle(_ context.Context, e *event.Event) error {
 	if r.hook != nil {
 		if err := r.hook(e); err != nil {
 			return err
@@ -136,16 +138,16 @@ func (r *recorder) Handle(_ context.Context, e *runners.Event) error {
 	return nil
 }
 
-func (r *recorder) events(trial string) []*runners.Event {
+func (r *recorder) events(trial string) []*event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.trials[trial])
 }
 
-func (r *recorder) steps(trial string) []*runners.StepEvent {
-	var out []*runners.StepEvent
+func (r *recorder) steps(trial string) []*event.StepEvent {
+	var out []*event.StepEvent
 	for _, e := range r.events(trial) {
-		if e.Kind == runners.KindStep {
+		if e.Kind == event.KindStep {
 			out = append(out, e.Step)
 		}
 	}
@@ -153,7 +155,7 @@ func (r *recorder) steps(trial string) []*runners.StepEvent {
 }
 
 // line formats a step event on one line, for traces.
-func line(s *runners.StepEvent) string {
+func line(s *event.StepEvent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "e%d t%d %s<-%s", s.Episode, s.Tick, s.AgentID, s.ParentID)
 	switch {
@@ -181,7 +183,7 @@ func line(s *runners.StepEvent) string {
 	return b.String()
 }
 
-func lines(steps []*runners.StepEvent) []string {
+func lines(steps []*event.StepEvent) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
 		out[i] = line(s)

@@ -3,6 +3,7 @@ package runners
 import (
 	"context"
 	"fmt"
+	"github.com/batonrl/baton/event"
 
 	"github.com/batonrl/baton/env"
 )
@@ -64,7 +65,7 @@ type Outcome struct {
 	// Reward is the step's total reward (every source included), or the retroactive
 	// reward; Sources its parts, the environment's first for a step.
 	Reward  float64
-	Sources []RewardSource
+	Sources []event.RewardSource
 	// Terminated and Truncated are the report's flags (Truncated also at the
 	// runner's tick limit).
 	Terminated, Truncated bool
@@ -99,7 +100,7 @@ func (t *trial) learn(i int, id string) error {
 
 // learnStep tells agent i's Learner of its report rep at tick, settled with the total
 // reward and its sources; truncated includes the runner's cut.
-func (t *trial) learnStep(i, tick int, rep *env.Report, total float64, sources []RewardSource, truncated bool) error {
+func (t *trial) learnStep(i, tick int, rep *env.Report, total float64, sources []event.RewardSource, truncated bool) error {
 	t.out = Outcome{
 		Kind: OutcomeStep, Trial: t.id, Episode: t.episode, Tick: tick,
 		Agent: t.agents[i].name, AgentID: rep.AgentID, Reward: total, Sources: sources,
@@ -110,12 +111,12 @@ func (t *trial) learnStep(i, tick int, rep *env.Report, total float64, sources [
 }
 
 // learnRetro tells the Learner of the rewarded agent of a retroactive reward.
-func (t *trial) learnRetro(r *RetroReward) error {
+func (t *trial) learnRetro(r *event.RetroReward) error {
 	i := t.index(r.Agent)
 	if i < 0 || t.agents[i].learner == nil {
 		return nil
 	}
-	t.outSrc[0] = RewardSource{Source: r.Source, Value: r.Value}
+	t.outSrc[0] = event.RewardSource{Source: r.Source, Value: r.Value}
 	t.out = Outcome{
 		Kind: OutcomeRetro, Trial: t.id, Episode: r.ArrivedEpisode, Tick: r.Tick,
 		Agent: r.Agent, AgentID: r.AgentID, Reward: r.Value, Sources: t.outSrc[:],

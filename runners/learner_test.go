@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -99,20 +100,20 @@ func TestLearnerSeesWhatTheSinksSee(t *testing.T) {
 			strategy := &thanker{Oracle: maze.NewOracle(m.Maze()), motion: motion, value: tt.retro}
 			spec := runners.Spec{Env: "maze", Seed: tt.seed, Episodes: tt.episodes, MaxTicks: tt.maxTicks,
 				Actors: map[string]runners.Actor{maze.StrategyName: runners.Value(strategy), maze.MotionName: runners.Value(motion)}}
-			res, rec := runOne(t, registry(t), spec)
-			require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+			res, rec := runOne(t, testRegistry(t), spec)
+			require.Equal(t, event.Ended, res.State, "%v", res.Err)
 
 			var steps []runners.Outcome
-			var retros []runners.RetroReward
+			var retros []event.RetroReward
 			for _, e := range rec.events(res.ID) {
 				switch {
-				case e.Kind == runners.KindStep && e.Step.Agent == maze.MotionName:
+				case e.Kind == event.KindStep && e.Step.Agent == maze.MotionName:
 					s := e.Step
 					steps = append(steps, runners.Outcome{Kind: runners.OutcomeStep, Trial: res.ID, Episode: s.Episode, Tick: s.Tick,
 						Agent: s.Agent, AgentID: s.AgentID, Reward: s.Reward, Sources: s.Sources,
 						Terminated: s.Terminated, Truncated: s.Truncated, Start: s.Start, Last: s.Terminated || s.Truncated,
 						SpanTicks: s.SpanTicks, Obs: s.Obs, Mask: s.Mask})
-				case e.Kind == runners.KindReward:
+				case e.Kind == event.KindReward:
 					retros = append(retros, *e.Reward)
 				}
 			}
@@ -120,11 +121,11 @@ func TestLearnerSeesWhatTheSinksSee(t *testing.T) {
 			assert.Equal(t, steps, motion.kind(runners.OutcomeStep))
 
 			require.NotEmpty(t, retros)
-			var told []runners.RetroReward
+			var told []event.RetroReward
 			for _, o := range motion.kind(runners.OutcomeRetro) {
 				require.Len(t, o.Sources, 1)
 				assert.Equal(t, o.Reward, o.Sources[0].Value)
-				told = append(told, runners.RetroReward{Episode: o.RetroEpisode, Tick: o.Tick, AgentID: o.AgentID, Agent: o.Agent,
+				told = append(told, event.RetroReward{Episode: o.RetroEpisode, Tick: o.Tick, AgentID: o.AgentID, Agent: o.Agent,
 					Source: o.Sources[0].Source, Value: o.Reward, ArrivedEpisode: o.Episode, ArrivedTick: o.ArrivedTick})
 			}
 			assert.Equal(t, retros, told)
@@ -173,7 +174,7 @@ func TestLearnerFromTheController(t *testing.T) {
 	m, err := maze.NewEnv(maze.Config{})
 	require.NoError(t, err)
 	strategy.Policy = maze.NewOracle(m.Maze())
-	c, err := runners.NewController(registry(t), runners.WithWorkers(1))
+	c, err := runners.NewController(testRegistry(t), runners.WithWorkers(1))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 	id, err := c.Start(t.Context(), runners.Spec{Env: "maze", Seed: 2,
@@ -184,7 +185,7 @@ func TestLearnerFromTheController(t *testing.T) {
 	close(gate)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 	retro := motion.kind(runners.OutcomeRetro)
 	require.Len(t, retro, 1)
 	o := retro[0]
@@ -192,7 +193,7 @@ func TestLearnerFromTheController(t *testing.T) {
 	assert.Equal(t, 2, o.Tick)
 	assert.Equal(t, 0, o.RetroEpisode)
 	assert.Equal(t, 3.0, o.Reward)
-	assert.Equal(t, []runners.RewardSource{{Source: "teacher", Value: 3}}, o.Sources)
+	assert.Equal(t, []event.RewardSource{{Source: "teacher", Value: 3}}, o.Sources)
 }
 
 // blockAt plays Policy, and before its call number at (from 1) says so on blocked and
@@ -226,8 +227,8 @@ func TestLearnerFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := runners.Spec{Env: "maze", Seed: 1, Actors: map[string]runners.Actor{maze.MotionName: runners.Value(tt.l)}}
-			res, _ := runOne(t, registry(t), spec)
-			require.Equal(t, runners.Failed, res.State)
+			res, _ := runOne(t, testRegistry(t), spec)
+			require.Equal(t, event.Failed, res.State)
 			var te *runners.TrialError
 			require.ErrorAs(t, res.Err, &te)
 			assert.Equal(t, 3, te.Tick) // the third outcome: motion_1's start
@@ -339,9 +340,9 @@ func TestLearnerQLearning(t *testing.T) {
 			spec := runners.Spec{Env: "maze", Seed: tt.seed,
 				Actors: map[string]runners.Actor{maze.StrategyName: runners.Value(learner), maze.MotionName: runners.Named("forward")}}
 			success := make([]bool, tt.trials)
-			c, err := runners.NewCampaign(registry(t), spec, runners.WithTrials(tt.trials), runners.WithWorkers(1),
+			c, err := runners.NewCampaign(testRegistry(t), spec, runners.WithTrials(tt.trials), runners.WithWorkers(1),
 				runners.WithProgress(func(p runners.Progress) {
-					require.Equal(t, runners.Ended, p.Result.State, "%v", p.Result.Err)
+					require.Equal(t, event.Ended, p.Result.State, "%v", p.Result.Err)
 					success[p.Index] = p.Result.Episodes[0].Success
 				}))
 			require.NoError(t, err)

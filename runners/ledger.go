@@ -2,6 +2,7 @@ package runners
 
 import (
 	"fmt"
+	"github.com/batonrl/baton/event"
 	"slices"
 )
 
@@ -24,12 +25,12 @@ type ledger struct {
 	pending []pendingReward
 	// sources holds the sources of the step settled last; envOnly those of one
 	// that the environment alone rewards, the common case.
-	sources []RewardSource
-	envOnly [1]RewardSource
+	sources []event.RewardSource
+	envOnly [1]event.RewardSource
 	// unsent holds the retroactive rewards received and not yet sent to the sinks;
 	// received every retroactive reward of the trial, in arrival order.
-	unsent   []RetroReward
-	received []RetroReward
+	unsent   []event.RetroReward
+	received []event.RetroReward
 	// flat holds the returns of every episode from base on, episode-major; ret those
 	// of the episode begun last.
 	flat, ret []float64
@@ -112,7 +113,7 @@ func (l *ledger) forget(first int) {
 	l.flat = l.flat[:copy(l.flat, l.flat[k:])]
 	l.base = first
 	l.ret = l.returns(l.episode)
-	l.received = slices.DeleteFunc(l.received, func(r RetroReward) bool { return r.Episode < first })
+	l.received = slices.DeleteFunc(l.received, func(r event.RetroReward) bool { return r.Episode < first })
 }
 
 // totals returns each agent's return summed over every episode, in a new slice.
@@ -122,13 +123,13 @@ func (l *ledger) totals() []float64 { return slices.Clone(l.sums) }
 // reward: the rewards pending for id are added to it, and done ends the id's
 // sub-episode. It returns the step's total reward and its sources, the environment's
 // first; the sources are valid until the next settle.
-func (l *ledger) settle(i int, id string, reward float64, tick int, done bool) (float64, []RewardSource) {
+func (l *ledger) settle(i int, id string, reward float64, tick int, done bool) (float64, []event.RewardSource) {
 	if len(l.pending) > 0 || done {
 		return l.settleAny(i, id, reward, tick, done)
 	}
 	// A live sub-episode that only the environment rewards: the trial settles most
 	// steps here, so this path is kept short.
-	l.envOnly[0] = RewardSource{Source: SourceEnv, Value: reward}
+	l.envOnly[0] = event.RewardSource{Source: event.SourceEnv, Value: reward}
 	a := &l.accounts[i]
 	a.cur, a.live, a.lastTick = id, true, tick
 	l.ret[i] += reward
@@ -137,9 +138,9 @@ func (l *ledger) settle(i int, id string, reward float64, tick int, done bool) (
 }
 
 // settleAny is settle in every case.
-func (l *ledger) settleAny(i int, id string, reward float64, tick int, done bool) (float64, []RewardSource) {
+func (l *ledger) settleAny(i int, id string, reward float64, tick int, done bool) (float64, []event.RewardSource) {
 	total := reward
-	l.sources = append(l.sources[:0], RewardSource{Source: SourceEnv, Value: reward})
+	l.sources = append(l.sources[:0], event.RewardSource{Source: event.SourceEnv, Value: reward})
 	if len(l.pending) > 0 {
 		total = l.settlePending(id, total)
 	}
@@ -162,7 +163,7 @@ func (l *ledger) settlePending(id string, total float64) float64 {
 			continue
 		}
 		total += p.value
-		l.sources = append(l.sources, RewardSource{Source: p.source, Value: p.value})
+		l.sources = append(l.sources, event.RewardSource{Source: p.source, Value: p.value})
 	}
 	clear(l.pending[len(kept):])
 	l.pending = kept
@@ -202,7 +203,7 @@ func (l *ledger) address(id, source string, value float64, now int) error {
 // retroactive reward. "" is SourceController.
 func (l *ledger) feedback(f Feedback, now int) {
 	if f.Source == "" {
-		f.Source = SourceController
+		f.Source = event.SourceController
 	}
 	if f.Tick == Now {
 		_ = l.address(f.AgentID, f.Source, f.Value, now)
@@ -229,7 +230,7 @@ func (l *ledger) unpend(now int) {
 // to be sent, and adds it to the agent's sum and, while the ledger holds the episode,
 // to the episode's return and the rewards received.
 func (l *ledger) retro(episode, tick int, id string, i int, source string, value float64, now int) {
-	r := RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: l.accounts[i].name, Source: source, Value: value, ArrivedEpisode: l.episode, ArrivedTick: now}
+	r := event.RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: l.accounts[i].name, Source: source, Value: value, ArrivedEpisode: l.episode, ArrivedTick: now}
 	if episode >= l.base {
 		l.received = append(l.received, r)
 		l.flat[(episode-l.base)*len(l.accounts)+i] += value

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"github.com/batonrl/baton/event"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,7 @@ func TestLedgerSettle(t *testing.T) {
 		before      func(t *testing.T, l *ledger)
 		step        step
 		want        float64
-		wantSources []RewardSource
+		wantSources []event.RewardSource
 		wantReturns []float64
 		wantPending int
 	}{
@@ -39,14 +40,14 @@ func TestLedgerSettle(t *testing.T) {
 			name:        "the environment's reward",
 			step:        step{0, "a_0", 1.5, 1, false},
 			want:        1.5,
-			wantSources: []RewardSource{{SourceEnv, 1.5}},
+			wantSources: []event.RewardSource{{Source: event.SourceEnv, Value: 1.5}},
 			wantReturns: []float64{1.5, 0},
 		},
 		{
 			name:        "the end of a sub-episode",
 			step:        step{1, "b_0", -1, 3, true},
 			want:        -1,
-			wantSources: []RewardSource{{SourceEnv, -1}},
+			wantSources: []event.RewardSource{{Source: event.SourceEnv, Value: -1}},
 			wantReturns: []float64{0, -1},
 		},
 		{
@@ -57,7 +58,7 @@ func TestLedgerSettle(t *testing.T) {
 			},
 			step:        step{0, "a_0", 1, 1, true},
 			want:        3,
-			wantSources: []RewardSource{{SourceEnv, 1}, {"actor:b", 2}},
+			wantSources: []event.RewardSource{{Source: event.SourceEnv, Value: 1}, {Source: "actor:b", Value: 2}},
 			wantReturns: []float64{3, 0},
 		},
 		{
@@ -69,7 +70,7 @@ func TestLedgerSettle(t *testing.T) {
 			},
 			step:        step{0, "a_0", 1, 1, false},
 			want:        2.5,
-			wantSources: []RewardSource{{SourceEnv, 1}, {"actor:b", 2}, {"controller", -0.5}},
+			wantSources: []event.RewardSource{{Source: event.SourceEnv, Value: 1}, {Source: "actor:b", Value: 2}, {Source: "controller", Value: -0.5}},
 			wantReturns: []float64{2.5, 0},
 		},
 		{
@@ -80,7 +81,7 @@ func TestLedgerSettle(t *testing.T) {
 			},
 			step:        step{1, "b_0", 1, 1, false},
 			want:        1,
-			wantSources: []RewardSource{{SourceEnv, 1}},
+			wantSources: []event.RewardSource{{Source: event.SourceEnv, Value: 1}},
 			wantReturns: []float64{0, 1},
 			wantPending: 1,
 		},
@@ -103,14 +104,14 @@ func TestLedgerSettle(t *testing.T) {
 }
 
 func TestLedgerRetro(t *testing.T) {
-	retro := func(episode, tick int, id, source string, value float64, arrivedEpisode, arrivedTick int) RetroReward {
+	retro := func(episode, tick int, id, source string, value float64, arrivedEpisode, arrivedTick int) event.RetroReward {
 		name, _ := agentName(id)
-		return RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: name, Source: source, Value: value, ArrivedEpisode: arrivedEpisode, ArrivedTick: arrivedTick}
+		return event.RetroReward{Episode: episode, Tick: tick, AgentID: id, Agent: name, Source: source, Value: value, ArrivedEpisode: arrivedEpisode, ArrivedTick: arrivedTick}
 	}
 	tests := []struct {
 		name        string
 		run         func(t *testing.T, l *ledger)
-		want        []RetroReward
+		want        []event.RetroReward
 		wantReturns [][]float64 // by episode
 	}{
 		{
@@ -119,7 +120,7 @@ func TestLedgerRetro(t *testing.T) {
 				l.settle(0, "a_0", 1, 3, true)
 				require.NoError(t, l.address("a_0", "actor:b", 0.5, 5))
 			},
-			want:        []RetroReward{retro(0, 3, "a_0", "actor:b", 0.5, 0, 5)},
+			want:        []event.RetroReward{retro(0, 3, "a_0", "actor:b", 0.5, 0, 5)},
 			wantReturns: [][]float64{{1.5, 0}},
 		},
 		{
@@ -130,7 +131,7 @@ func TestLedgerRetro(t *testing.T) {
 				require.NoError(t, l.address("a_0", "actor:b", 1, 4))
 				require.NoError(t, l.address("a_1", "actor:b", 2, 4)) // pending
 			},
-			want:        []RetroReward{retro(0, 2, "a_0", "actor:b", 1, 0, 4)},
+			want:        []event.RetroReward{retro(0, 2, "a_0", "actor:b", 1, 0, 4)},
 			wantReturns: [][]float64{{1, 0}},
 		},
 		{
@@ -141,7 +142,7 @@ func TestLedgerRetro(t *testing.T) {
 				l.unpend(7)
 				assert.Empty(t, l.pending)
 			},
-			want:        []RetroReward{retro(0, 6, "b_0", "actor:a", 2, 0, 7)},
+			want:        []event.RetroReward{retro(0, 6, "b_0", "actor:a", 2, 0, 7)},
 			wantReturns: [][]float64{{0, 2}},
 		},
 		{
@@ -151,7 +152,7 @@ func TestLedgerRetro(t *testing.T) {
 				l.feedback(Feedback{AgentID: "a_0", Tick: Now, Value: 3}, 1)
 				total, sources := l.settle(0, "a_0", 0, 2, false)
 				assert.Equal(t, 3.0, total)
-				assert.Equal(t, []RewardSource{{SourceEnv, 0}, {SourceController, 3}}, sources)
+				assert.Equal(t, []event.RewardSource{{Source: event.SourceEnv, Value: 0}, {Source: event.SourceController, Value: 3}}, sources)
 			},
 			wantReturns: [][]float64{{3, 0}},
 		},
@@ -163,7 +164,7 @@ func TestLedgerRetro(t *testing.T) {
 				l.settle(1, "b_0", 1, 1, false)
 				l.feedback(Feedback{AgentID: "b_0", Episode: 0, Tick: 1, Value: 4, Source: "person"}, 1)
 			},
-			want:        []RetroReward{retro(0, 1, "b_0", "person", 4, 1, 1)},
+			want:        []event.RetroReward{retro(0, 1, "b_0", "person", 4, 1, 1)},
 			wantReturns: [][]float64{{1, 4}, {0, 1}},
 		},
 		{

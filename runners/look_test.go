@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
@@ -59,7 +60,7 @@ func TestExchangeFrame(t *testing.T) {
 	require.NoError(t, err)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	require.Equal(t, runners.Ended, res.State)
+	require.Equal(t, event.Ended, res.State)
 	require.NotEmpty(t, l.frames)
 	assert.Contains(t, l.frames[0], "position [4 9] heading LEFT")
 	assert.Contains(t, l.frames[0], "│ █ █ · · · · █ · · ← │", "the agent drawn on the map")
@@ -91,10 +92,10 @@ func TestPolicyStops(t *testing.T) {
 	tests := []struct {
 		name  string
 		err   error
-		state runners.State
+		state event.State
 	}{
-		{"quits", fmt.Errorf("no more input: %w", runners.ErrStopped), runners.Stopped},
-		{"fails", errOther, runners.Failed},
+		{"quits", fmt.Errorf("no more input: %w", runners.ErrStopped), event.Stopped},
+		{"fails", errOther, event.Failed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

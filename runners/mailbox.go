@@ -1,6 +1,10 @@
 package runners
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/batonrl/baton/event"
+)
 
 // mailbox carries a trial's messages. A message sent during a tick (by an actor's
 // Interact, or by the environment's Reset or Step) waits in the outbox; deliver, at the
@@ -12,8 +16,8 @@ import "bytes"
 // Agents are known by their index in the trial. A mailbox is reused from trial to trial
 // (start keeps its buffers) and is not safe for concurrent use.
 type mailbox struct {
-	outbox, delivered []Message
-	inboxes           [][]Message // by agent index
+	outbox, delivered []event.Message
+	inboxes           [][]event.Message // by agent index
 }
 
 // start empties the mailbox for a trial of n agents, keeping its buffers.
@@ -39,13 +43,13 @@ func (m *mailbox) begin() {
 // send queues a message from one address to another, sent at tick sent, for the next
 // delivery. It copies payload.
 func (m *mailbox) send(from, to string, payload []byte, sent int) {
-	m.outbox = append(m.outbox, Message{From: from, To: to, Payload: bytes.Clone(payload), Sent: sent})
+	m.outbox = append(m.outbox, event.Message{From: from, To: to, Payload: bytes.Clone(payload), Sent: sent})
 }
 
 // deliver makes the messages sent since the previous delivery the delivered ones and
 // returns them, in the order they were sent; the messages delivered before are
 // dropped. The slice is the mailbox's, valid until the next deliver or begin.
-func (m *mailbox) deliver() []Message {
+func (m *mailbox) deliver() []event.Message {
 	if len(m.outbox) == 0 && len(m.delivered) == 0 {
 		return nil
 	}
@@ -56,7 +60,7 @@ func (m *mailbox) deliver() []Message {
 
 // current returns the messages of the latest delivery, nil when there were none. The
 // slice is the mailbox's, valid until the next deliver or begin.
-func (m *mailbox) current() []Message {
+func (m *mailbox) current() []event.Message {
 	if len(m.delivered) == 0 {
 		return nil
 	}
@@ -64,11 +68,11 @@ func (m *mailbox) current() []Message {
 }
 
 // post puts a delivered message in the inbox of agent i.
-func (m *mailbox) post(i int, msg Message) { m.inboxes[i] = append(m.inboxes[i], msg) }
+func (m *mailbox) post(i int, msg event.Message) { m.inboxes[i] = append(m.inboxes[i], msg) }
 
 // inbox returns the messages posted to agent i since its inbox was last emptied, in
 // delivery order. The slice is the mailbox's, valid until empty(i) or begin.
-func (m *mailbox) inbox(i int) []Message { return m.inboxes[i] }
+func (m *mailbox) inbox(i int) []event.Message { return m.inboxes[i] }
 
 // empty empties the inbox of agent i: its Interactor has read it.
 func (m *mailbox) empty(i int) {

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"github.com/batonrl/baton/event"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,31 +9,31 @@ import (
 )
 
 func TestMailboxDeliver(t *testing.T) {
-	msg := func(from, to, payload string, sent int) Message {
-		return Message{From: from, To: to, Payload: []byte(payload), Sent: sent}
+	msg := func(from, to, payload string, sent int) event.Message {
+		return event.Message{From: from, To: to, Payload: []byte(payload), Sent: sent}
 	}
 	tests := []struct {
 		name string
 		// ticks lists, per tick, the messages sent during it; a tick's delivery comes
 		// before its sends.
-		ticks [][]Message
+		ticks [][]event.Message
 		// want lists, per tick, the messages delivered at it.
-		want [][]Message
+		want [][]event.Message
 	}{
 		{
 			name:  "nothing sent",
-			ticks: [][]Message{nil, nil},
-			want:  [][]Message{nil, nil},
+			ticks: [][]event.Message{nil, nil},
+			want:  [][]event.Message{nil, nil},
 		},
 		{
 			name:  "delivered at the next tick, in the order sent",
-			ticks: [][]Message{{msg("a_0", "b", "1", 0), msg(EnvAddress, "a", "2", 0)}, nil, nil},
-			want:  [][]Message{nil, {msg("a_0", "b", "1", 0), msg(EnvAddress, "a", "2", 0)}, nil},
+			ticks: [][]event.Message{{msg("a_0", "b", "1", 0), msg(event.EnvAddress, "a", "2", 0)}, nil, nil},
+			want:  [][]event.Message{nil, {msg("a_0", "b", "1", 0), msg(event.EnvAddress, "a", "2", 0)}, nil},
 		},
 		{
 			name:  "each tick's own",
-			ticks: [][]Message{{msg("a_0", "b", "1", 0)}, {msg("b_0", "a", "2", 1)}, {msg("a_0", EnvAddress, "3", 2)}, nil},
-			want:  [][]Message{nil, {msg("a_0", "b", "1", 0)}, {msg("b_0", "a", "2", 1)}, {msg("a_0", EnvAddress, "3", 2)}},
+			ticks: [][]event.Message{{msg("a_0", "b", "1", 0)}, {msg("b_0", "a", "2", 1)}, {msg("a_0", event.EnvAddress, "3", 2)}, nil},
+			want:  [][]event.Message{nil, {msg("a_0", "b", "1", 0)}, {msg("b_0", "a", "2", 1)}, {msg("a_0", event.EnvAddress, "3", 2)}},
 		},
 	}
 	for _, tt := range tests {
@@ -78,7 +79,7 @@ func TestMailboxInboxes(t *testing.T) {
 			var m mailbox
 			m.start(2)
 			for k, i := range tt.posts {
-				m.post(i, Message{To: "x", Payload: []byte{byte('0' + k)}})
+				m.post(i, event.Message{To: "x", Payload: []byte{byte('0' + k)}})
 			}
 			for _, i := range tt.empty {
 				m.empty(i)
@@ -111,7 +112,7 @@ func TestMailboxBegin(t *testing.T) {
 			m.start(2)
 			m.send("a_0", "b", []byte("old"), 0)
 			m.deliver()
-			m.post(1, Message{To: "b", Payload: []byte("old")})
+			m.post(1, event.Message{To: "b", Payload: []byte("old")})
 			m.send("a_0", "b", []byte("waiting"), 1)
 
 			tt.reset(&m)

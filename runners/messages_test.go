@@ -10,8 +10,10 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,12 +26,12 @@ import (
 type chatty struct {
 	env.MultiAgent
 	received []string
-	out      []runners.Message
-	next     []runners.Message
+	out      []event.Message
+	next     []event.Message
 }
 
 func (c *chatty) Reset(seed uint64) (env.Turn, error) {
-	c.out, c.next = []runners.Message{{To: maze.StrategyName, Payload: []byte("hello")}}, nil
+	c.out, c.next = []event.Message{{To: maze.StrategyName, Payload: []byte("hello")}}, nil
 	return c.MultiAgent.Reset(seed)
 }
 
@@ -38,13 +40,13 @@ func (c *chatty) Step(id string, a agent.RawAction) (env.Turn, error) {
 	return c.MultiAgent.Step(id, a)
 }
 
-func (c *chatty) Receive(m runners.Message) {
+func (c *chatty) Receive(m event.Message) {
 	c.received = append(c.received, fmt.Sprintf("%s@%d %s", m.From, m.Sent, m.Payload))
 	from, _, _ := strings.Cut(m.From, "_")
-	c.next = append(c.next, runners.Message{To: from, Payload: append([]byte("echo:"), m.Payload...)})
+	c.next = append(c.next, event.Message{To: from, Payload: append([]byte("echo:"), m.Payload...)})
 }
 
-func (c *chatty) Outbox() []runners.Message { return c.out }
+func (c *chatty) Outbox() []event.Message { return c.out }
 
 // talker is an actor: before it plays its policy, it records its inbox and lets say
 // use the exchange.
@@ -74,11 +76,11 @@ func TestMessagesAndActorRewards(t *testing.T) {
 	m, err := maze.NewEnv(maze.Config{})
 	require.NoError(t, err)
 	var chat *chatty
-	reg := runners.NewRegistry()
-	require.NoError(t, reg.Register(runners.Entry{
+	reg := registry.New()
+	require.NoError(t, reg.Register(registry.Entry{
 		Name: "chatty",
-		Open: func([]byte) (runners.Factory, error) {
-			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
+		Open: func([]byte) (registry.Factory, error) {
+			return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
 				rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](m), hrl.Config{})
 				chat = &chatty{MultiAgent: rt}
 				return chat, err
@@ -92,7 +94,7 @@ func TestMessagesAndActorRewards(t *testing.T) {
 			assert.Equal(t, "strategy_0", x.AgentID())
 			assert.Equal(t, "chatty-0", x.Trial())
 			assert.Equal(t, 0, x.Episode())
-			return joinErrs(x.Send(maze.MotionName, []byte("go")), x.Send(runners.EnvAddress, []byte("ping")),
+			return joinErrs(x.Send(maze.MotionName, []byte("go")), x.Send(event.EnvAddress, []byte("ping")),
 				x.Reward("motion_0", 1)) // not reported yet
 		case 2:
 			return joinErrs(x.Reward("motion_0", 2), // its sub-episode has ended: retroactive
@@ -131,14 +133,14 @@ func TestMessagesAndActorRewards(t *testing.T) {
 	require.ErrorIs(t, strategy.errs[1], runners.ErrReceiver)
 	assert.Empty(t, motion.errs)
 
-	retro := runners.RetroReward{Episode: 0, Tick: 2, AgentID: "motion_0", Agent: "motion", Source: "actor:strategy", Value: 2, ArrivedTick: 2}
-	var events []runners.RetroReward
+	retro := event.RetroReward{Episode: 0, Tick: 2, AgentID: "motion_0", Agent: "motion", Source: "actor:strategy", Value: 2, ArrivedTick: 2}
+	var events []event.RetroReward
 	for _, e := range rec.events("chatty-0") {
-		if e.Kind == runners.KindReward {
+		if e.Kind == event.KindReward {
 			events = append(events, *e.Reward)
 		}
 	}
-	assert.Equal(t, []runners.RetroReward{retro}, events)
+	assert.Equal(t, []event.RetroReward{retro}, events)
 	assert.Equal(t, 1+0.5, s.Agents[0].Mean)
 	assert.Equal(t, 13+2.0, s.Agents[1].Mean)
 }
@@ -149,13 +151,13 @@ func TestSendToSilentEnv(t *testing.T) {
 	var sendErr error
 	strategy := &talker{Policy: maze.AlwaysForward(), say: func(x *runners.Exchange) error {
 		if x.Tick() == 0 {
-			sendErr = x.Send(runners.EnvAddress, []byte("hi"))
+			sendErr = x.Send(event.EnvAddress, []byte("hi"))
 		}
 		return nil
 	}}
 	oracleSpec := runners.Spec{Env: "maze", Actors: map[string]runners.Actor{maze.StrategyName: runners.Value(oracleTalker(strategy))}}
-	res, _ := runOne(t, registry(t), oracleSpec)
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	res, _ := runOne(t, testRegistry(t), oracleSpec)
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 	require.ErrorIs(t, sendErr, runners.ErrReceiver)
 }
 
@@ -183,20 +185,20 @@ func TestMessagesOneSideTalks(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	m, err := maze.NewEnv(maze.Config{})
 	require.NoError(t, err)
-	reg := registry(t)
-	require.NoError(t, reg.Register(runners.Entry{
+	reg := testRegistry(t)
+	require.NoError(t, reg.Register(registry.Entry{
 		Name: "chatty",
-		Open: func([]byte) (runners.Factory, error) {
-			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
+		Open: func([]byte) (registry.Factory, error) {
+			return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
 				rt, err := hrl.New(hrl.HierarchicalEnv[maze.State, maze.Action](m), hrl.Config{})
 				return &chatty{MultiAgent: rt}, err
 			}), nil
 		},
-		Agents: []runners.AgentEntry{
-			{Name: maze.StrategyName, Policies: []runners.PolicyEntry{{Name: "oracle", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+		Agents: []registry.AgentEntry{
+			{Name: maze.StrategyName, Policies: []registry.PolicyEntry{{Name: "oracle", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 				return maze.NewOracle(m.Maze()), nil
 			}}}},
-			{Name: maze.MotionName, Policies: []runners.PolicyEntry{{Name: "forward", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+			{Name: maze.MotionName, Policies: []registry.PolicyEntry{{Name: "forward", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 				return maze.AlwaysForward(), nil
 			}}}},
 		},
@@ -261,7 +263,7 @@ func TestMessagesOneSideTalks(t *testing.T) {
 // the acting agent and its spaces; an empty source is refused.
 func TestExchangeRewardAsAndSpec(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	var specs []string
 	strategy := &talker{Policy: agent.PolicyFunc(func(context.Context, []float32, []bool) (agent.RawAction, error) {
@@ -287,7 +289,7 @@ func TestExchangeRewardAsAndSpec(t *testing.T) {
 
 	var sources []string
 	for _, e := range rec.events("maze-0") {
-		if e.Kind == runners.KindStep && e.Step.AgentID == "strategy_0" && !e.Step.Start {
+		if e.Kind == event.KindStep && e.Step.AgentID == "strategy_0" && !e.Step.Start {
 			for _, s := range e.Step.Sources {
 				sources = append(sources, fmt.Sprintf("%s:%g", s.Source, s.Value))
 			}

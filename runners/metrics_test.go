@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,10 +17,10 @@ import (
 
 // metricsEntry is the counter with two metrics: "last_reward" (the reward of the last
 // step) and "odd_length" (the episode's length, told only when it is odd).
-func metricsEntry() runners.Entry {
+func metricsEntry() registry.Entry {
 	e := counterEntry()
 	e.Name = "metered"
-	e.Metrics = []runners.Metric{
+	e.Metrics = []registry.Metric{
 		{Name: "last_reward", Description: "the last step's reward", Value: func(final env.Turn) (float64, bool) {
 			return final.Reports[0].Reward, true
 		}},
@@ -31,7 +33,7 @@ func metricsEntry() runners.Entry {
 
 func TestMetrics(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	require.NoError(t, reg.Register(metricsEntry()))
 	results := make([]*runners.Result, 3)
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "metered", Episodes: 2}, runners.WithTrials(3), runners.WithWorkers(2),
@@ -81,7 +83,7 @@ func TestMetrics(t *testing.T) {
 // A metric that panics fails its trial, and the failure names the metric.
 func TestMetricPanics(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	e := metricsEntry()
 	e.Metrics[1].Value = func(env.Turn) (float64, bool) { panic("no length today") }
 	require.NoError(t, reg.Register(e))
@@ -98,19 +100,19 @@ func TestMetricEntryErrors(t *testing.T) {
 	value := func(env.Turn) (float64, bool) { return 0, true }
 	tests := []struct {
 		name    string
-		metrics []runners.Metric
+		metrics []registry.Metric
 		want    []string
 	}{
-		{"empty name", []runners.Metric{{Value: value}}, []string{"metric #0: the name must be non-empty without white space"}},
-		{"white space", []runners.Metric{{Name: "a b", Value: value}}, []string{"metric #0: the name must be non-empty"}},
-		{"twice and nil", []runners.Metric{{Name: "m", Value: value}, {Name: "m"}}, []string{`metric "m" is listed twice`, `metric "m": Value is nil`}},
+		{"empty name", []registry.Metric{{Value: value}}, []string{"metric #0: the name must be non-empty without white space"}},
+		{"white space", []registry.Metric{{Name: "a b", Value: value}}, []string{"metric #0: the name must be non-empty"}},
+		{"twice and nil", []registry.Metric{{Name: "m", Value: value}, {Name: "m"}}, []string{`metric "m" is listed twice`, `metric "m": Value is nil`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := counterEntry()
 			e.Metrics = tt.metrics
-			err := runners.NewRegistry().Register(e)
-			require.ErrorIs(t, err, runners.ErrInvalidEntry)
+			err := registry.New().Register(e)
+			require.ErrorIs(t, err, registry.ErrInvalidEntry)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}
@@ -120,7 +122,7 @@ func TestMetricEntryErrors(t *testing.T) {
 
 // The registry keeps its own copy of the metrics.
 func TestMetricsCopied(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	e := metricsEntry()
 	require.NoError(t, reg.Register(e))
 	e.Metrics[0].Name = "changed"
@@ -133,16 +135,16 @@ func TestMetricsCopied(t *testing.T) {
 // one it did not tell), and Event.Clone copies them.
 func TestMetricsInEvents(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	require.NoError(t, reg.Register(metricsEntry()))
 	var (
-		ends   []*runners.Event
+		ends   []*event.Event
 		final  *runners.Result
 		shared bool
 	)
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "metered", Episodes: 2, Config: []byte(`{"length": 4}`)},
-		runners.WithSinks(runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
-			if e.Kind == runners.KindEpisode && e.Episode.End {
+		runners.WithSinks(event.SinkFunc(func(_ context.Context, e *event.Event) error {
+			if e.Kind == event.KindEpisode && e.Episode.End {
 				c, other := e.Clone(), e.Clone()
 				if len(other.Episode.Metrics) > 0 {
 					other.Episode.Metrics[0] = -1 // a clone's copy is its own

@@ -3,6 +3,7 @@ package runners
 import (
 	"context"
 	"fmt"
+	"github.com/batonrl/baton/event"
 	"maps"
 	"runtime"
 	"slices"
@@ -27,7 +28,7 @@ type Option interface {
 }
 
 type commonOptions struct {
-	sinks   []Sink
+	sinks   []event.Sink
 	workers int
 	err     error
 }
@@ -45,7 +46,7 @@ type campaignOptions struct {
 	first       int
 	hooks       []Hook
 	progress    func(Progress)
-	workerSinks func(worker int) (Sink, error)
+	workerSinks func(worker int) (event.Sink, error)
 	schedule    *Schedule
 }
 
@@ -125,7 +126,7 @@ func (o campaignOption) applyCampaign(c *campaignOptions) { o(c) }
 // WithSinks sends every trial's events to the sinks, in order (see MultiSink). The
 // sinks are shared by the trials that run at once: they must be safe for concurrent
 // use unless there is one worker. Without it, events are not built at all.
-func WithSinks(sinks ...Sink) Option {
+func WithSinks(sinks ...event.Sink) Option {
 	return commonOption(func(c *commonOptions) { c.sinks = append(c.sinks, sinks...) })
 }
 
@@ -233,15 +234,20 @@ func WithProgress(f func(Progress)) CampaignOption {
 // WithSinks first. A sink that is an io.Closer is closed when its worker ends; errors
 // from newSink or Close are returned by Run (an error from newSink stops the campaign).
 // nil, the default, gives the workers no sink of their own.
-func WithWorkerSinks(newSink func(worker int) (Sink, error)) CampaignOption {
+func WithWorkerSinks(newSink func(worker int) (event.Sink, error)) CampaignOption {
 	return campaignOption(func(c *campaignOptions) { c.workerSinks = newSink })
 }
 
 // joinSinks returns nil for no sink, so that the trial builds no event.
-func joinSinks(sinks ...Sink) Sink {
-	s := MultiSink(sinks...)
-	if m, ok := s.(multiSink); ok && len(m) == 0 {
+func joinSinks(sinks ...event.Sink) event.Sink {
+	live := make([]event.Sink, 0, len(sinks))
+	for _, s := range sinks {
+		if s != nil {
+			live = append(live, s)
+		}
+	}
+	if len(live) == 0 {
 		return nil
 	}
-	return s
+	return event.MultiSink(live...)
 }

@@ -9,13 +9,13 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestRegistry(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	assert.Equal(t, []string{"maze", "cartpole", "counter"}, reg.Names())
 	var names []string
 	for e := range reg.All() {
@@ -43,22 +43,22 @@ func TestRegistry(t *testing.T) {
 		kind error
 		msg  string
 	}{
-		{"environment", func() error { _, err := reg.Lookup("mace"); return err }, runners.ErrUnknownEnv,
-			`runners: unknown environment "mace" (choices: maze, cartpole, counter)`},
-		{"agent", func() error { _, err := e.Agent("walker"); return err }, runners.ErrUnknownAgent,
-			`runners: unknown agent "walker" of maze (choices: strategy, motion)`},
-		{"policy", func() error { _, err := e.Policy("motion", "sideways"); return err }, runners.ErrUnknownPolicy,
-			`runners: unknown policy "sideways" for agent motion of maze (choices: forward, random)`},
-		{"agent of a policy", func() error { _, err := e.Policy("walker", "random"); return err }, runners.ErrUnknownAgent,
-			`runners: unknown agent "walker" of maze (choices: strategy, motion)`},
-		{"empty registry", func() error { _, err := runners.NewRegistry().Lookup("maze"); return err }, runners.ErrUnknownEnv,
-			`runners: unknown environment "maze" (there are none)`},
+		{"environment", func() error { _, err := reg.Lookup("mace"); return err }, registry.ErrUnknownEnv,
+			`registry: unknown environment "mace" (choices: maze, cartpole, counter)`},
+		{"agent", func() error { _, err := e.Agent("walker"); return err }, registry.ErrUnknownAgent,
+			`registry: unknown agent "walker" of maze (choices: strategy, motion)`},
+		{"policy", func() error { _, err := e.Policy("motion", "sideways"); return err }, registry.ErrUnknownPolicy,
+			`registry: unknown policy "sideways" for agent motion of maze (choices: forward, random)`},
+		{"agent of a policy", func() error { _, err := e.Policy("walker", "random"); return err }, registry.ErrUnknownAgent,
+			`registry: unknown agent "walker" of maze (choices: strategy, motion)`},
+		{"empty registry", func() error { _, err := registry.New().Lookup("maze"); return err }, registry.ErrUnknownEnv,
+			`registry: unknown environment "maze" (there are none)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.err()
 			require.ErrorIs(t, err, tt.kind)
-			var ne *runners.NameError
+			var ne *registry.NameError
 			require.ErrorAs(t, err, &ne)
 			assert.Equal(t, tt.msg, err.Error())
 		})
@@ -66,38 +66,38 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestRegisterErrors(t *testing.T) {
-	open := func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) { return nil, errors.New("unused") }), nil
+	open := func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) { return nil, errors.New("unused") }), nil
 	}
-	newPolicy := func(runners.Factory, *rand.Rand) (agent.Policy, error) { return constant(0), nil }
-	good := func() runners.Entry {
-		return runners.Entry{Name: "good", Open: open, Agents: []runners.AgentEntry{
-			{Name: "a", Policies: []runners.PolicyEntry{{Name: "p", New: newPolicy}, {Name: "q", New: newPolicy}}},
+	newPolicy := func(registry.Factory, *rand.Rand) (agent.Policy, error) { return constant(0), nil }
+	good := func() registry.Entry {
+		return registry.Entry{Name: "good", Open: open, Agents: []registry.AgentEntry{
+			{Name: "a", Policies: []registry.PolicyEntry{{Name: "p", New: newPolicy}, {Name: "q", New: newPolicy}}},
 		}}
 	}
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, reg.Register(good()))
 	e, err := reg.Lookup("good")
 	require.NoError(t, err)
 	assert.Equal(t, "p", e.Agents[0].Default, "the first policy is the default")
-	require.ErrorIs(t, reg.Register(good()), runners.ErrDuplicate)
+	require.ErrorIs(t, reg.Register(good()), registry.ErrDuplicate)
 
 	tests := []struct {
 		name   string
-		change func(e *runners.Entry)
+		change func(e *registry.Entry)
 		want   []string // in the message
 	}{
-		{"no name", func(e *runners.Entry) { e.Name = "" }, []string{"the name must be non-empty"}},
-		{"space in the name", func(e *runners.Entry) { e.Name = "my maze" }, []string{"without white space"}},
-		{"no Open", func(e *runners.Entry) { e.Open = nil }, []string{"Open is nil"}},
-		{"agent twice", func(e *runners.Entry) { e.Agents = append(e.Agents, e.Agents[0]) }, []string{`agent "a" is listed twice`}},
-		{"no agent name", func(e *runners.Entry) { e.Agents[0].Name = "" }, []string{"agent #0 has no name"}},
-		{"no policies", func(e *runners.Entry) { e.Agents[0].Policies = nil }, []string{`agent "a" has no policy`}},
-		{"bad default", func(e *runners.Entry) { e.Agents[0].Default = "r" }, []string{`the default policy "r" of agent "a" is not one of its policies (p, q)`}},
-		{"policy twice", func(e *runners.Entry) { e.Agents[0].Policies[1].Name = "p" }, []string{`lists policy "p" twice`}},
-		{"bad policy name", func(e *runners.Entry) { e.Agents[0].Policies[1].Name = "a=b" }, []string{"policy #1 of agent"}},
-		{"nil factory", func(e *runners.Entry) { e.Agents[0].Policies[0].New = nil }, []string{`policy "p" of agent "a": New is nil`}},
-		{"everything at once", func(e *runners.Entry) {
+		{"no name", func(e *registry.Entry) { e.Name = "" }, []string{"the name must be non-empty"}},
+		{"space in the name", func(e *registry.Entry) { e.Name = "my maze" }, []string{"without white space"}},
+		{"no Open", func(e *registry.Entry) { e.Open = nil }, []string{"Open is nil"}},
+		{"agent twice", func(e *registry.Entry) { e.Agents = append(e.Agents, e.Agents[0]) }, []string{`agent "a" is listed twice`}},
+		{"no agent name", func(e *registry.Entry) { e.Agents[0].Name = "" }, []string{"agent #0 has no name"}},
+		{"no policies", func(e *registry.Entry) { e.Agents[0].Policies = nil }, []string{`agent "a" has no policy`}},
+		{"bad default", func(e *registry.Entry) { e.Agents[0].Default = "r" }, []string{`the default policy "r" of agent "a" is not one of its policies (p, q)`}},
+		{"policy twice", func(e *registry.Entry) { e.Agents[0].Policies[1].Name = "p" }, []string{`lists policy "p" twice`}},
+		{"bad policy name", func(e *registry.Entry) { e.Agents[0].Policies[1].Name = "a=b" }, []string{"policy #1 of agent"}},
+		{"nil factory", func(e *registry.Entry) { e.Agents[0].Policies[0].New = nil }, []string{`policy "p" of agent "a": New is nil`}},
+		{"everything at once", func(e *registry.Entry) {
 			e.Name, e.Open, e.Agents[0].Policies[0].New = "", nil, nil
 		}, []string{"the name", "Open is nil", "New is nil"}},
 	}
@@ -107,8 +107,8 @@ func TestRegisterErrors(t *testing.T) {
 			e.Agents = slices.Clone(e.Agents)
 			e.Agents[0].Policies = slices.Clone(e.Agents[0].Policies)
 			tt.change(&e)
-			err := runners.NewRegistry().Register(e)
-			require.ErrorIs(t, err, runners.ErrInvalidEntry)
+			err := registry.New().Register(e)
+			require.ErrorIs(t, err, registry.ErrInvalidEntry)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}
@@ -147,7 +147,7 @@ func TestDecodeConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := cfg{A: 7}
-			err := runners.DecodeConfig([]byte(tc.in), &got)
+			err := registry.DecodeConfig([]byte(tc.in), &got)
 			if tc.err == "" {
 				require.NoError(t, err)
 				assert.Equal(t, tc.want, got)
@@ -160,7 +160,7 @@ func TestDecodeConfig(t *testing.T) {
 }
 
 func TestLook(t *testing.T) {
-	named := runners.Look{
+	named := registry.Look{
 		Action: func(_ env.Turn, acting *env.Report, raw agent.RawAction) string {
 			if raw.Int < 0 {
 				return "" // the default
@@ -172,13 +172,13 @@ func TestLook(t *testing.T) {
 	turn := env.Turn{Reports: []env.Report{{AgentID: "walker_0", Agent: "walker"}}, Next: "walker_0"}
 	tests := []struct {
 		name string
-		look runners.Look
+		look registry.Look
 		raw  agent.RawAction
 		want string
 	}{
-		{"default discrete", runners.Look{}, agent.Discrete(3), "3"},
-		{"default ints", runners.Look{}, agent.MultiInts([]int64{1, 0}), "[1 0]"},
-		{"default floats", runners.Look{}, agent.RawAction{Floats: []float32{0.5}}, "[0.5]"},
+		{"default discrete", registry.Look{}, agent.Discrete(3), "3"},
+		{"default ints", registry.Look{}, agent.MultiInts([]int64{1, 0}), "[1 0]"},
+		{"default floats", registry.Look{}, agent.RawAction{Floats: []float32{0.5}}, "[0.5]"},
 		{"named", named, agent.Discrete(2), "walker:++"},
 		{"named empty is the default", named, agent.Discrete(-1), "-1"},
 	}
@@ -190,13 +190,13 @@ func TestLook(t *testing.T) {
 
 	infos := []struct {
 		name string
-		look runners.Look
+		look registry.Look
 		info any
 		want string
 	}{
-		{"default JSON", runners.Look{}, map[string]int{"x": 1}, `{"x":1}`},
-		{"default nil", runners.Look{}, nil, "null"},
-		{"default without JSON", runners.Look{}, complex(1, 2), "(1+2i)"},
+		{"default JSON", registry.Look{}, map[string]int{"x": 1}, `{"x":1}`},
+		{"default nil", registry.Look{}, nil, "null"},
+		{"default without JSON", registry.Look{}, complex(1, 2), "(1+2i)"},
 		{"described", named, "up", "state up"},
 	}
 	for _, tt := range infos {
@@ -206,7 +206,7 @@ func TestLook(t *testing.T) {
 	}
 
 	t.Run("registered", func(t *testing.T) {
-		reg := runners.NewRegistry()
+		reg := registry.New()
 		e := counterEntry()
 		e.Look = named
 		require.NoError(t, reg.Register(e))
@@ -241,17 +241,17 @@ func TestLookFrame(t *testing.T) {
 	info := map[string]int{"x": 1}
 	tests := []struct {
 		name string
-		look runners.Look
+		look registry.Look
 		m    env.MultiAgent
 		want env.Frame
 	}{
-		{"description", runners.Look{}, drawnEnv{info: info}, env.Frame{Text: `{"x":1}` + "\n", Scene: info}},
-		{"described by the Look", runners.Look{Info: func(any) string { return "one line" }}, drawnEnv{info: info}, env.Frame{Text: "one line\n", Scene: info}},
-		{"the environment's renderer", runners.Look{}, renderingEnv{drawnEnv{info: info}, own}, own},
-		{"a renderer that draws nothing", runners.Look{}, renderingEnv{drawnEnv: drawnEnv{info: info}}, env.Frame{Text: `{"x":1}` + "\n", Scene: info}},
-		{"the Look's Render first", runners.Look{Render: func(env.MultiAgent) env.Frame { return looked }}, renderingEnv{drawnEnv{info: info}, own}, looked},
-		{"a Look's Render that draws nothing", runners.Look{Render: func(env.MultiAgent) env.Frame { return env.Frame{} }}, renderingEnv{drawnEnv{info: info}, own}, own},
-		{"behind an adapter", runners.Look{}, runners.SingleAgent(renderingSingle{frame: own}), own},
+		{"description", registry.Look{}, drawnEnv{info: info}, env.Frame{Text: `{"x":1}` + "\n", Scene: info}},
+		{"described by the Look", registry.Look{Info: func(any) string { return "one line" }}, drawnEnv{info: info}, env.Frame{Text: "one line\n", Scene: info}},
+		{"the environment's renderer", registry.Look{}, renderingEnv{drawnEnv{info: info}, own}, own},
+		{"a renderer that draws nothing", registry.Look{}, renderingEnv{drawnEnv: drawnEnv{info: info}}, env.Frame{Text: `{"x":1}` + "\n", Scene: info}},
+		{"the Look's Render first", registry.Look{Render: func(env.MultiAgent) env.Frame { return looked }}, renderingEnv{drawnEnv{info: info}, own}, looked},
+		{"a Look's Render that draws nothing", registry.Look{Render: func(env.MultiAgent) env.Frame { return env.Frame{} }}, renderingEnv{drawnEnv{info: info}, own}, own},
+		{"behind an adapter", registry.Look{}, registry.SingleAgent(renderingSingle{frame: own}), own},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,23 +270,23 @@ func (r renderingSingle) Spec() env.Spec    { return env.Spec{Name: "one"} }
 func (r renderingSingle) Render() env.Frame { return r.frame }
 
 // registerFirst and registerSecond stand for two packages' register functions.
-func registerFirst(reg *runners.Registry) error {
+func registerFirst(reg *registry.Registry) error {
 	e := counterEntry()
 	e.Name = "twice"
 	return reg.Register(e)
 }
-func registerSecond(reg *runners.Registry) error {
+func registerSecond(reg *registry.Registry) error {
 	e := counterEntry()
 	e.Name = "twice"
 	return reg.Register(e)
 }
 
 func TestRegisterTwiceNamesBoth(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, registerFirst(reg))
 	err := registerSecond(reg)
-	require.ErrorIs(t, err, runners.ErrDuplicate)
-	de, ok := errors.AsType[*runners.DuplicateError](err)
+	require.ErrorIs(t, err, registry.ErrDuplicate)
+	de, ok := errors.AsType[*registry.DuplicateError](err)
 	require.True(t, ok, "%T", err)
 	assert.Equal(t, "twice", de.Name)
 	assert.Regexp(t, `^github\.com/batonrl/baton/runners_test\.registerFirst \(registry_test\.go:\d+\) from github\.com/batonrl/baton/runners_test\.TestRegisterTwiceNamesBoth \(registry_test\.go:\d+\)$`, de.First)

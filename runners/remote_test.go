@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,28 +31,28 @@ type fileFactory struct {
 	remote bool
 }
 
-func (f *fileFactory) NewEnv(runners.EnvOptions) (env.MultiAgent, error) {
-	return runners.SingleAgent(&counter{cfg: counterConfig{Length: 1}}), nil
+func (f *fileFactory) NewEnv(registry.EnvOptions) (env.MultiAgent, error) {
+	return registry.SingleAgent(&counter{cfg: counterConfig{Length: 1}}), nil
 }
 
 // fileEntry is an environment whose configuration names a file and a size, bounded
 // by the limit "size" for configurations from the network.
-func fileEntry() runners.Entry {
+func fileEntry() registry.Entry {
 	e := counterEntry()
 	e.Name = "files"
 	parse := func(config []byte) (fileConfig, error) {
 		var c fileConfig
-		return c, runners.DecodeConfig(config, &c)
+		return c, registry.DecodeConfig(config, &c)
 	}
-	e.Open = func(config []byte) (runners.Factory, error) {
+	e.Open = func(config []byte) (registry.Factory, error) {
 		c, err := parse(config)
 		if err != nil || c.File == "" {
 			return &fileFactory{}, err
 		}
-		data, err := runners.ReadConfigFile("file", c.File)
+		data, err := registry.ReadConfigFile("file", c.File)
 		return &fileFactory{data: data}, err
 	}
-	e.OpenRemote = func(config []byte, o runners.Remote) (runners.Factory, error) {
+	e.OpenRemote = func(config []byte, o registry.Remote) (registry.Factory, error) {
 		c, err := parse(config)
 		if err != nil {
 			return nil, err
@@ -64,7 +66,7 @@ func fileEntry() runners.Entry {
 		}
 		return f, err
 	}
-	e.Limits = []runners.Limit{{Name: "size", Description: "the size asked for", Default: 10}}
+	e.Limits = []registry.Limit{{Name: "size", Description: "the size asked for", Default: 10}}
 	return e
 }
 
@@ -112,7 +114,7 @@ func files(t *testing.T) (dir, secret string) {
 	require.NoError(t, os.Symlink("site.json", filepath.Join(dir, "site-link")))
 	big, err := os.Create(filepath.Join(dir, "big"))
 	require.NoError(t, err)
-	require.NoError(t, big.Truncate(runners.MaxConfigFileBytes+1))
+	require.NoError(t, big.Truncate(registry.MaxConfigFileBytes+1))
 	require.NoError(t, big.Close())
 	return dir, secret
 }
@@ -122,7 +124,7 @@ func files(t *testing.T) (dir, secret string) {
 // once, a larger file by its size, each a *FileError with its cause.
 func TestReadConfigFile(t *testing.T) {
 	dir, secret := files(t)
-	data, err := within(t, func() ([]byte, error) { return runners.ReadConfigFile("file", secret) })
+	data, err := within(t, func() ([]byte, error) { return registry.ReadConfigFile("file", secret) })
 	require.NoError(t, err, "a trusted caller names any path")
 	assert.Equal(t, "hunter2", string(data))
 	for _, tt := range []struct {
@@ -137,9 +139,9 @@ func TestReadConfigFile(t *testing.T) {
 		{"missing", filepath.Join(dir, "missing"), "cannot be opened", fs.ErrNotExist},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := within(t, func() ([]byte, error) { return runners.ReadConfigFile("file", tt.path) })
-			require.ErrorIs(t, err, runners.ErrConfigFile)
-			fe, ok := errors.AsType[*runners.FileError](err)
+			_, err := within(t, func() ([]byte, error) { return registry.ReadConfigFile("file", tt.path) })
+			require.ErrorIs(t, err, registry.ErrConfigFile)
+			fe, ok := errors.AsType[*registry.FileError](err)
 			require.True(t, ok)
 			assert.Equal(t, "file", fe.Field)
 			assert.Equal(t, tt.path, fe.Name)
@@ -159,7 +161,7 @@ func TestRemoteReadFile(t *testing.T) {
 	dir, secret := files(t)
 	rel, err := filepath.Rel(dir, secret)
 	require.NoError(t, err)
-	o := runners.Remote{Dir: dir}
+	o := registry.Remote{Dir: dir}
 	for _, name := range []string{"site.json", "site-link", "./site.json"} {
 		data, err := within(t, func() ([]byte, error) { return o.ReadFile("file", name) })
 		require.NoError(t, err, name)
@@ -169,8 +171,8 @@ func TestRemoteReadFile(t *testing.T) {
 	for _, name := range []string{"fifo", "zero-link", "/dev/zero", "secret-link", rel, secret, "missing", ".", "../" + filepath.Base(dir) + "/site.json", ""} {
 		t.Run(name, func(t *testing.T) {
 			_, err := within(t, func() ([]byte, error) { return o.ReadFile("file", name) })
-			require.ErrorIs(t, err, runners.ErrConfigFile)
-			fe, ok := errors.AsType[*runners.FileError](err)
+			require.ErrorIs(t, err, registry.ErrConfigFile)
+			fe, ok := errors.AsType[*registry.FileError](err)
 			require.True(t, ok)
 			assert.Contains(t, fe.Reason, unusable)
 			assert.NoError(t, fe.Err, "no cause is told")
@@ -179,8 +181,8 @@ func TestRemoteReadFile(t *testing.T) {
 	}
 	_, err = within(t, func() ([]byte, error) { return o.ReadFile("file", "big") })
 	assert.ErrorContains(t, err, "larger than 67108864 bytes", "inside the folder, its size may be told")
-	_, err = within(t, func() ([]byte, error) { return runners.Remote{}.ReadFile("file", "site.json") })
-	require.ErrorIs(t, err, runners.ErrConfigFile)
+	_, err = within(t, func() ([]byte, error) { return registry.Remote{}.ReadFile("file", "site.json") })
+	require.ErrorIs(t, err, registry.ErrConfigFile)
 	assert.Contains(t, err.Error(), "this server reads no file a configuration names (its operator allows a folder with --config-dir)")
 }
 
@@ -190,16 +192,16 @@ func TestRemoteReadFile(t *testing.T) {
 // Open.
 func TestRegistryRemote(t *testing.T) {
 	dir, _ := files(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, reg.Register(counterEntry()))
 	require.NoError(t, reg.Register(fileEntry()))
-	view, err := reg.Remote(runners.Remote{Dir: dir, Limits: map[string]int64{"files.size": 20}})
+	view, err := reg.Remote(registry.Remote{Dir: dir, Limits: map[string]int64{"files.size": 20}})
 	require.NoError(t, err)
 	assert.True(t, view.IsRemote())
 	assert.False(t, reg.IsRemote())
 	assert.Equal(t, reg.Names(), view.Names())
 
-	open := func(r *runners.Registry, config string) (*fileFactory, error) {
+	open := func(r *registry.Registry, config string) (*fileFactory, error) {
 		e, err := r.Lookup("files")
 		require.NoError(t, err)
 		f, err := e.Open([]byte(config))
@@ -210,25 +212,25 @@ func TestRegistryRemote(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, f.remote)
 	_, err = open(view, `{"size": 21}`)
-	require.ErrorIs(t, err, runners.ErrLimit)
-	le, ok := errors.AsType[*runners.LimitError](err)
+	require.ErrorIs(t, err, registry.ErrLimit)
+	le, ok := errors.AsType[*registry.LimitError](err)
 	require.True(t, ok)
-	assert.Equal(t, runners.LimitError{Env: "files", Limit: "size", Description: "the size asked for", Value: 21, Max: 20}, *le)
-	assert.Equal(t, "runners: files: 21 is more than 20, the limit files.size (the size asked for) on configurations from the network; the server's operator raises it with --env-limit files.size=N", err.Error())
+	assert.Equal(t, registry.LimitError{Env: "files", Limit: "size", Description: "the size asked for", Value: 21, Max: 20}, *le)
+	assert.Equal(t, "registry: files: 21 is more than 20, the limit files.size (the size asked for) on configurations from the network; the server's operator raises it with --env-limit files.size=N", err.Error())
 	f, err = open(reg, `{"size": 1000}`)
 	require.NoError(t, err, "the registry itself opens as a trusted caller")
 	assert.False(t, f.remote)
 
-	byDefault, err := reg.Remote(runners.Remote{})
+	byDefault, err := reg.Remote(registry.Remote{})
 	require.NoError(t, err)
 	_, err = open(byDefault, `{"size": 11}`)
-	require.ErrorIs(t, err, runners.ErrLimit, "the default bound is 10")
+	require.ErrorIs(t, err, registry.ErrLimit, "the default bound is 10")
 	_, err = open(byDefault, `{"file": "site.json"}`)
-	require.ErrorIs(t, err, runners.ErrConfigFile, "no folder, no file")
+	require.ErrorIs(t, err, registry.ErrConfigFile, "no folder, no file")
 	for e := range byDefault.All() {
 		if e.Name == "files" {
 			_, err := e.Open([]byte(`{"size": 11}`))
-			require.ErrorIs(t, err, runners.ErrLimit, "All's entries open as remote ones too")
+			require.ErrorIs(t, err, registry.ErrLimit, "All's entries open as remote ones too")
 		}
 	}
 
@@ -237,12 +239,12 @@ func TestRegistryRemote(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 	_, err = c.Start(t.Context(), runners.Spec{Env: "files", Config: json.RawMessage(`{"file": "/dev/zero"}`), Episodes: 1})
-	require.ErrorIs(t, err, runners.ErrConfigFile)
+	require.ErrorIs(t, err, registry.ErrConfigFile)
 	id, err := c.Start(t.Context(), runners.Spec{Env: "counter", Episodes: 1})
 	require.NoError(t, err, "an entry without OpenRemote opens with Open")
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	assert.Equal(t, runners.Ended, res.State)
+	assert.Equal(t, event.Ended, res.State)
 
 	// An entry registered through the view is in the registry.
 	other := counterEntry()
@@ -250,34 +252,34 @@ func TestRegistryRemote(t *testing.T) {
 	require.NoError(t, view.Register(other))
 	assert.Contains(t, reg.Names(), "other")
 
-	_, err = reg.Remote(runners.Remote{Limits: map[string]int64{"files.sizes": 1, "counter.size": 1}})
-	require.ErrorIs(t, err, runners.ErrUnknownLimit)
+	_, err = reg.Remote(registry.Remote{Limits: map[string]int64{"files.sizes": 1, "counter.size": 1}})
+	require.ErrorIs(t, err, registry.ErrUnknownLimit)
 	assert.Contains(t, err.Error(), `unknown limit "counter.size" (choices: files.size)`)
-	_, err = reg.Remote(runners.Remote{Limits: map[string]int64{"files.size": 0}})
-	require.ErrorIs(t, err, runners.ErrLimit)
+	_, err = reg.Remote(registry.Remote{Limits: map[string]int64{"files.size": 0}})
+	require.ErrorIs(t, err, registry.ErrLimit)
 }
 
 // TestEntryLimitsChecked: Register reports every problem of an entry's limits.
 func TestEntryLimitsChecked(t *testing.T) {
 	e := fileEntry()
-	e.Limits = []runners.Limit{{Name: "a.b", Default: 1}, {Name: "size", Default: 0}, {Name: "size", Default: 1}}
-	err := runners.NewRegistry().Register(e)
-	require.ErrorIs(t, err, runners.ErrInvalidEntry)
+	e.Limits = []registry.Limit{{Name: "a.b", Default: 1}, {Name: "size", Default: 0}, {Name: "size", Default: 1}}
+	err := registry.New().Register(e)
+	require.ErrorIs(t, err, registry.ErrInvalidEntry)
 	for _, want := range []string{`limit #0: the name must be non-empty without white space, '.' or '='`, `limit "size": Default is 0`, `limit "size" is listed twice`} {
 		assert.Contains(t, err.Error(), want)
 	}
 	e = fileEntry()
 	e.OpenRemote = nil
-	err = runners.NewRegistry().Register(e)
-	require.ErrorIs(t, err, runners.ErrInvalidEntry)
+	err = registry.New().Register(e)
+	require.ErrorIs(t, err, registry.ErrInvalidEntry)
 	assert.Contains(t, err.Error(), "Limits are given without OpenRemote")
 }
 
 // TestRemoteWithoutOpen: a Remote not passed by Open knows no limit: its bound is 0,
 // which refuses everything.
 func TestRemoteWithoutOpen(t *testing.T) {
-	var o runners.Remote
+	var o registry.Remote
 	assert.Zero(t, o.Limit("size"))
-	require.ErrorIs(t, o.Check("size", 1), runners.ErrLimit)
+	require.ErrorIs(t, o.Check("size", 1), registry.ErrLimit)
 	require.NoError(t, o.Check("size", 0))
 }

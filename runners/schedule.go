@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batonrl/baton/registry"
 	"math"
 	"reflect"
 	"strconv"
@@ -216,7 +217,7 @@ type taskJSON struct {
 // fields are errors. NewCampaign checks the rest against its registry.
 func ParseSchedule(data []byte) (Schedule, error) {
 	var j scheduleJSON
-	if err := DecodeConfig(data, &j); err != nil {
+	if err := registry.DecodeConfig(data, &j); err != nil {
 		return Schedule{}, jsonError(-1, "", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -242,7 +243,7 @@ func ParseSchedule(data []byte) (Schedule, error) {
 	for k, raw := range j.Tasks {
 		// Each task apart, so that an error names the task.
 		var t taskJSON
-		if err := DecodeConfig(raw, &t); err != nil {
+		if err := registry.DecodeConfig(raw, &t); err != nil {
 			var named struct {
 				Name string `json:"name"`
 			}
@@ -466,7 +467,7 @@ func (c Criterion) checkMetric(o *opened) string {
 		}
 		return fmt.Sprintf("%s has no agent %s; its agents: %s", o.entry.Name, name, strings.Join(o.names, ", "))
 	default:
-		names := o.entry.metricNames()
+		names := metricNames(o.entry)
 		for _, n := range names {
 			if n == metric {
 				return ""

@@ -9,6 +9,8 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +28,7 @@ func counterTask(name, policy string) runners.Task {
 func runSchedule(t *testing.T, s runners.Schedule, workers, trials int) (runners.Summary, []string) {
 	t.Helper()
 	rec := newRecorder()
-	c, err := runners.NewCampaign(registry(t), runners.Spec{Seed: 7}, runners.WithSchedule(s),
+	c, err := runners.NewCampaign(testRegistry(t), runners.Spec{Seed: 7}, runners.WithSchedule(s),
 		runners.WithWorkers(workers), runners.WithTrials(trials), runners.WithSinks(rec))
 	require.NoError(t, err)
 	sum, err := c.Run(t.Context())
@@ -34,7 +36,7 @@ func runSchedule(t *testing.T, s runners.Schedule, workers, trials int) (runners
 	tasks := make([]string, c.Trials())
 	for i := range tasks {
 		for _, e := range rec.events(trialName(i)) {
-			if e.Kind == runners.KindState && e.State.Info != nil {
+			if e.Kind == event.KindState && e.State.Info != nil {
 				tasks[i] = e.State.Info.Task
 			}
 		}
@@ -265,7 +267,7 @@ func TestScheduleRegistryErrors(t *testing.T) {
 		{"name": "bad policy", "env": "counter", "policies": {"counter": "three"}},
 		{"name": "fine", "env": "counter"}]}`))
 	require.NoError(t, err)
-	_, err = runners.NewCampaign(registry(t), runners.Spec{}, runners.WithSchedule(s))
+	_, err = runners.NewCampaign(testRegistry(t), runners.Spec{}, runners.WithSchedule(s))
 	require.ErrorIs(t, err, runners.ErrSchedule)
 	var fields []string
 	for _, e := range multierrErrors(err) {
@@ -274,11 +276,11 @@ func TestScheduleRegistryErrors(t *testing.T) {
 		fields = append(fields, se.Name+": "+se.Field)
 	}
 	assert.Equal(t, []string{"nowhere: env", "bad config: config", "bad agent: policies", "bad policy: policies", "fine: success.metric"}, fields)
-	var ne *runners.NameError
+	var ne *registry.NameError
 	require.ErrorAs(t, err, &ne, "the registry's error stays reachable")
 	assert.ErrorIs(t, err, runners.ErrEnvConfig)
 
-	_, err = runners.NewCampaign(registry(t), runners.Spec{Env: "counter"}, runners.WithSchedule(runners.Schedule{Order: runners.AtRandom, Tasks: []runners.Task{counterTask("a", "one")}}))
+	_, err = runners.NewCampaign(testRegistry(t), runners.Spec{Env: "counter"}, runners.WithSchedule(runners.Schedule{Order: runners.AtRandom, Tasks: []runners.Task{counterTask("a", "one")}}))
 	require.ErrorIs(t, err, runners.ErrInvalidSpec, "a scheduled spec names no environment")
 }
 
@@ -289,7 +291,7 @@ func TestScheduleCancelledWhileWaiting(t *testing.T) {
 	// window to be decided, and must give up.
 	slow := counterTask("a", "one")
 	slow.Actors = map[string]runners.Actor{"counter": runners.Value(cancelling(cancel))}
-	c, err := runners.NewCampaign(registry(t), runners.Spec{}, runners.WithWorkers(3), runners.WithSchedule(runners.Schedule{
+	c, err := runners.NewCampaign(testRegistry(t), runners.Spec{}, runners.WithWorkers(3), runners.WithSchedule(runners.Schedule{
 		Order: runners.BySuccess, Trials: 6, Promotion: runners.Promotion{Window: 1}, Tasks: []runners.Task{slow}}))
 	require.NoError(t, err)
 	sum, err := c.Run(ctx)
@@ -327,7 +329,7 @@ func TestRandomTaskGolden(t *testing.T) {
 }
 
 func TestCriterionSucceeded(t *testing.T) {
-	info := &runners.TrialInfo{DefinesSuccess: true, Metrics: []string{"coverage", "defects"},
+	info := &event.TrialInfo{DefinesSuccess: true, Metrics: []string{"coverage", "defects"},
 		Agents: []env.Spec{{Name: "strategy"}, {Name: "motion"}}}
 	ep := func(success bool, coverage, ret float64) runners.EpisodeResult {
 		return runners.EpisodeResult{Complete: true, Success: success, Metrics: []float64{coverage, math.NaN()}, Returns: []float64{ret, 0}}
@@ -349,7 +351,7 @@ func TestCriterionSucceeded(t *testing.T) {
 		{"an unknown agent", runners.Criterion{Metric: "return:pilot", Min: -1}, two, false},
 		{"no complete episode", runners.Criterion{Min: 0.5}, &runners.Result{Info: info}, false},
 		{"a rejected trial", runners.Criterion{Min: 0.5}, &runners.Result{}, false},
-		{"no success defined", runners.Criterion{Min: 0.5}, &runners.Result{Info: &runners.TrialInfo{}, Episodes: two.Episodes}, false},
+		{"no success defined", runners.Criterion{Min: 0.5}, &runners.Result{Info: &event.TrialInfo{}, Episodes: two.Episodes}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

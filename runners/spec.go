@@ -3,6 +3,8 @@ package runners
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -93,9 +95,9 @@ func (s Spec) clone() Spec {
 // opened is an environment entry with a configuration opened: what every trial of that
 // configuration shares.
 type opened struct {
-	entry   *Entry
+	entry   *registry.Entry
 	config  json.RawMessage
-	factory Factory
+	factory registry.Factory
 	agents  []env.Spec
 	names   []string // the agents' names
 	sources []string // per agent, the source of its actor's rewards: "actor:NAME"
@@ -107,11 +109,12 @@ type opened struct {
 
 // open looks the spec's environment up, opens its configuration and builds one
 // environment to learn its agents.
-func open(reg *Registry, name string, config []byte, maxTicks int) (*opened, error) {
-	entry, err := reg.lookup(name)
+func open(reg *registry.Registry, name string, config []byte, maxTicks int) (*opened, error) {
+	found, err := reg.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
+	entry := &found
 	f, err := entry.Open(config)
 	if err != nil {
 		return nil, fmt.Errorf("%w for %s: %w", ErrEnvConfig, name, err)
@@ -119,14 +122,14 @@ func open(reg *Registry, name string, config []byte, maxTicks int) (*opened, err
 	if f == nil {
 		return nil, fmt.Errorf("%w: %s: Open returned a nil Factory", ErrEnv, name)
 	}
-	m, err := f.NewEnv(EnvOptions{MaxTicks: maxTicks})
+	m, err := f.NewEnv(registry.EnvOptions{MaxTicks: maxTicks})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrEnv, name, err)
 	}
 	o := &opened{entry: entry, config: slices.Clone(config), factory: f, agents: m.Agents(), first: m, firstTicks: maxTicks}
 	for _, a := range o.agents {
 		o.names = append(o.names, a.Name)
-		o.sources = append(o.sources, SourceActorPrefix+a.Name)
+		o.sources = append(o.sources, event.SourceActorPrefix+a.Name)
 	}
 	return o, nil
 }
@@ -137,7 +140,7 @@ type plan struct {
 	index   int // in the campaign, -1 outside one
 	open    *opened
 	choices []Actor // per agent of the environment, the spec's choice or the default
-	info    *TrialInfo
+	info    *event.TrialInfo
 	// watched starts the trial watched from its first step, waiting watchPace after
 	// each step drawn (Controller.StartWatched).
 	watched   bool
@@ -194,7 +197,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 		// Name the first unknown agent in sorted order, whatever the map's order.
 		for _, name := range slices.Sorted(maps.Keys(s.Actors)) {
 			if !slices.Contains(names, name) {
-				return nil, &NameError{Kind: ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: slices.Clone(names)}
+				return nil, &registry.NameError{Kind: registry.ErrUnknownAgent, Name: name, Env: o.entry.Name, Choices: slices.Clone(names)}
 			}
 		}
 	}
@@ -220,7 +223,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 		p.choices[i] = choice
 		policies[i] = choice.Policy
 	}
-	p.info = &TrialInfo{
+	p.info = &event.TrialInfo{
 		ID:             s.ID,
 		Index:          index,
 		Env:            o.entry.Name,
@@ -231,7 +234,7 @@ func newPlan(s Spec, index int, o *opened) (*plan, error) {
 		Agents:         o.agents,
 		Policies:       policies,
 		DefinesSuccess: o.entry.Success != nil,
-		Metrics:        o.entry.metricNames(),
+		Metrics:        metricNames(o.entry),
 		Task:           s.Task,
 	}
 	return p, nil
@@ -248,7 +251,7 @@ func (p *plan) policy(i int, rng *rand.Rand) (agent.Policy, error) {
 	case c.New != nil:
 		pol, err = c.New(rng)
 	default:
-		var pe *PolicyEntry
+		var pe *registry.PolicyEntry
 		if pe, err = p.open.entry.Policy(p.open.agents[i].Name, c.Policy); err == nil {
 			pol, err = pe.New(p.open.factory, rng)
 		}
@@ -260,4 +263,16 @@ func (p *plan) policy(i int, rng *rand.Rand) (agent.Policy, error) {
 		return nil, fmt.Errorf("%w: building the policy of agent %s: %w", ErrPolicy, p.open.agents[i].Name, err)
 	}
 	return pol, nil
+}
+
+// metricNames returns the names of the entry's metrics, nil when it has none.
+func metricNames(e *registry.Entry) []string {
+	if len(e.Metrics) == 0 {
+		return nil
+	}
+	names := make([]string, len(e.Metrics))
+	for i, m := range e.Metrics {
+		names[i] = m.Name
+	}
+	return names
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 	"math"
 	"math/rand/v2"
 	"runtime/debug"
@@ -19,12 +21,12 @@ type Result struct {
 	// ID is the trial's id.
 	ID string
 	// State is Ended, Stopped or Failed.
-	State State
+	State event.State
 	// Err says why the trial failed (a *TrialError) or stopped (the cause of the
 	// cancellation: ErrStopped, ErrShutdown, context.Canceled, ...); nil when it ended.
 	Err error
 	// Info describes the trial; nil when its spec was rejected.
-	Info *TrialInfo
+	Info *event.TrialInfo
 	// Episodes lists the episodes begun, the last one possibly incomplete: all of
 	// them, or in a Controller the last of them (WithEpisodeWindow).
 	Episodes []EpisodeResult
@@ -37,7 +39,7 @@ type Result struct {
 	Steps int64
 	// Retro lists the retroactive rewards the trial received for the episodes of
 	// Episodes, in arrival order.
-	Retro []RetroReward
+	Retro []event.RetroReward
 }
 
 // Totals sums up every episode of a trial.
@@ -118,7 +120,7 @@ type trial struct {
 	msgr    Messenger
 	agents  []agentState
 	rngs    []pcgRand
-	sink    Sink
+	sink    event.Sink
 	success func(env.Turn) bool
 
 	feed *feedback      // outside rewards; nil outside a controller
@@ -142,19 +144,19 @@ type trial struct {
 	learns bool // a policy is a Learner
 	fbuf   []Feedback
 
-	ev     Event
-	step   StepEvent
-	epEv   EpisodeEvent
-	state  StateChange
-	retroE RetroReward
+	ev     event.Event
+	step   event.StepEvent
+	epEv   event.EpisodeEvent
+	state  event.StateChange
+	retroE event.RetroReward
 	x      Exchange
 	out    Outcome
-	outSrc [1]RewardSource
+	outSrc [1]event.RewardSource
 
 	result Result
 }
 
-func newTrial(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) *trial {
+func newTrial(ctx context.Context, p *plan, m env.MultiAgent, sink event.Sink) *trial {
 	t := &trial{}
 	t.init(ctx, p, m, sink)
 	return t
@@ -162,7 +164,7 @@ func newTrial(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) *trial 
 
 // init prepares t for a trial, keeping the buffers of its previous one: a campaign's
 // worker reuses one trial value.
-func (t *trial) init(ctx context.Context, p *plan, m env.MultiAgent, sink Sink) {
+func (t *trial) init(ctx context.Context, p *plan, m env.MultiAgent, sink event.Sink) {
 	*t = trial{
 		ctx: ctx, done: ctx.Done(), plan: p, id: p.spec.ID, env: m, sink: sink, tick: -1,
 		agents: t.agents[:0], rngs: t.rngs, ledger: t.ledger, mail: t.mail, fbuf: t.fbuf[:0],
@@ -245,7 +247,7 @@ func (t *trial) setup() error {
 	t.where = whereBuild
 	p := t.plan
 	if t.env == nil {
-		m, err := p.open.factory.NewEnv(EnvOptions{MaxTicks: p.spec.MaxTicks})
+		m, err := p.open.factory.NewEnv(registry.EnvOptions{MaxTicks: p.spec.MaxTicks})
 		if err != nil {
 			return t.fail(fmt.Errorf("%w: %s: %w", ErrEnv, p.open.entry.Name, err))
 		}
@@ -282,7 +284,7 @@ func (t *trial) setup() error {
 }
 
 func (t *trial) loop() error {
-	if err := t.emitState(Running, nil); err != nil {
+	if err := t.emitState(event.Running, nil); err != nil {
 		return err
 	}
 	for e := range t.plan.spec.Episodes {
@@ -298,8 +300,8 @@ func (t *trial) play(e int) error {
 	seed := env.DeriveSeed(t.plan.spec.Seed, e)
 	t.begin(e, seed)
 	if t.sink != nil {
-		t.epEv = EpisodeEvent{Episode: e, Seed: seed}
-		t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
+		t.epEv = event.EpisodeEvent{Episode: e, Seed: seed}
+		t.ev = event.Event{Kind: event.KindEpisode, Trial: t.id, Episode: &t.epEv}
 		if err := t.emit(); err != nil {
 			return err
 		}
@@ -461,18 +463,18 @@ func (t *trial) exchange(sent int) error {
 	if t.msgr != nil {
 		t.where = whereMessenger
 		for _, m := range t.msgr.Outbox() {
-			if m.To == EnvAddress {
+			if m.To == event.EnvAddress {
 				return t.fail(fmt.Errorf("%w: the environment sent a message to itself", ErrReceiver))
 			}
 			if err := t.checkReceiver(m.To); err != nil {
 				return t.fail(err)
 			}
-			t.mail.send(EnvAddress, m.To, m.Payload, sent)
+			t.mail.send(event.EnvAddress, m.To, m.Payload, sent)
 		}
 		t.where = whereRunner
 	}
 	for _, m := range t.mail.deliver() {
-		if m.To == EnvAddress {
+		if m.To == event.EnvAddress {
 			t.where = whereMessenger
 			t.msgr.Receive(m)
 			t.where = whereRunner
@@ -519,7 +521,7 @@ func (t *trial) report(turn *env.Turn, cut bool) error {
 		s.Reward, s.Sources = total, sources
 		s.Terminated, s.Truncated, s.SpanTicks = rep.Terminated, truncated, rep.SpanTicks
 		s.Messages = t.mail.current()
-		t.ev = Event{Kind: KindStep, Trial: t.id, Step: s}
+		t.ev = event.Event{Kind: event.KindStep, Trial: t.id, Step: s}
 		if err := t.emit(); err != nil {
 			return err
 		}
@@ -573,8 +575,8 @@ func (t *trial) end(turn *env.Turn, cut bool) error {
 	if t.sink == nil {
 		return nil
 	}
-	t.epEv = EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ledger.returns(t.episode), Metrics: er.Metrics}
-	t.ev = Event{Kind: KindEpisode, Trial: t.id, Episode: &t.epEv}
+	t.epEv = event.EpisodeEvent{Episode: t.episode, Seed: er.Seed, End: true, Ticks: er.Ticks, Truncated: cut, Success: er.Success, Returns: t.ledger.returns(t.episode), Metrics: er.Metrics}
+	t.ev = event.Event{Kind: event.KindEpisode, Trial: t.id, Episode: &t.epEv}
 	return t.emit()
 }
 
@@ -600,7 +602,7 @@ func (t *trial) flushRetro() error {
 	}
 	for _, r := range t.ledger.unsent {
 		t.retroE = r
-		t.ev = Event{Kind: KindReward, Trial: t.id, Reward: &t.retroE}
+		t.ev = event.Event{Kind: event.KindReward, Trial: t.id, Reward: &t.retroE}
 		if err := t.emit(); err != nil {
 			return err
 		}
@@ -630,27 +632,27 @@ func (t *trial) emit() error {
 	return nil
 }
 
-func (t *trial) emitState(s State, err error) error {
+func (t *trial) emitState(s event.State, err error) error {
 	if t.sink == nil {
 		return nil
 	}
-	t.state = StateChange{Trial: t.id, State: s, Err: err, Info: t.plan.info}
-	t.ev = Event{Kind: KindState, Trial: t.id, State: &t.state}
+	t.state = event.StateChange{Trial: t.id, State: s, Err: err, Info: t.plan.info}
+	t.ev = event.Event{Kind: event.KindState, Trial: t.id, State: &t.state}
 	return t.emit()
 }
 
 // finish closes the trial after err (nil when it ended) and sends its final state.
 func (t *trial) finish(err error) Result {
-	state := Ended
+	state := event.Ended
 	if err != nil {
-		state = Failed
+		state = event.Failed
 		var pe *PanicError
 		switch {
 		case errors.As(err, &pe) || t.failed:
 		case t.ctx.Err() != nil:
-			state, err = Stopped, context.Cause(t.ctx)
+			state, err = event.Stopped, context.Cause(t.ctx)
 		case t.where == wherePolicy && errors.Is(err, ErrStopped):
-			state = Stopped // the policy stopped the trial: a person who quit
+			state = event.Stopped // the policy stopped the trial: a person who quit
 		}
 	}
 	if t.feed != nil {
@@ -671,9 +673,9 @@ func (t *trial) finish(err error) Result {
 			}
 		}
 	}
-	if !t.failed && state != Failed && len(t.ledger.unsent) > 0 {
-		if ferr := t.guard(t.flushRetro); ferr != nil && state == Ended {
-			state, err = Failed, ferr
+	if !t.failed && state != event.Failed && len(t.ledger.unsent) > 0 {
+		if ferr := t.guard(t.flushRetro); ferr != nil && state == event.Ended {
+			state, err = event.Failed, ferr
 		}
 	}
 	t.ledger.sent()
@@ -689,8 +691,8 @@ func (t *trial) finish(err error) Result {
 	}
 	if t.sink != nil {
 		serr := t.guard(func() error { return t.emitState(state, err) })
-		if serr != nil && state == Ended && !t.failed {
-			state, err = Failed, serr
+		if serr != nil && state == event.Ended && !t.failed {
+			state, err = event.Failed, serr
 		}
 	}
 	t.result.State, t.result.Err = state, err

@@ -10,8 +10,10 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +21,7 @@ import (
 )
 
 // runOne runs spec as a campaign of one trial on one worker, recording its events.
-func runOne(t *testing.T, reg *runners.Registry, spec runners.Spec) (runners.Result, *recorder) {
+func runOne(t *testing.T, reg *registry.Registry, spec runners.Spec) (runners.Result, *recorder) {
 	t.Helper()
 	rec := newRecorder()
 	var res runners.Result
@@ -36,8 +38,8 @@ func runOne(t *testing.T, reg *runners.Registry, spec runners.Spec) (runners.Res
 // the action its reward scores and the span of the decision.
 func TestTrialMazeOracleForward(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	res, rec := runOne(t, registry(t), mazeSpec("forward"))
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	res, rec := runOne(t, testRegistry(t), mazeSpec("forward"))
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 	require.NoError(t, res.Err)
 
 	const ( // the strategy's directions
@@ -78,8 +80,8 @@ func TestTrialMazeOracleForward(t *testing.T) {
 	// The events around the steps: state, episode begin and end.
 	events := rec.events("maze-0")
 	first, last := events[0], events[len(events)-1]
-	require.Equal(t, runners.KindState, first.Kind)
-	assert.Equal(t, runners.Running, first.State.State)
+	require.Equal(t, event.KindState, first.Kind)
+	assert.Equal(t, event.Running, first.State.State)
 	info := first.State.Info
 	require.NotNil(t, info)
 	assert.Equal(t, "maze-0", info.ID)
@@ -87,13 +89,13 @@ func TestTrialMazeOracleForward(t *testing.T) {
 	assert.Equal(t, []string{"oracle", "forward"}, info.Policies)
 	assert.Equal(t, []string{"strategy", "motion"}, []string{info.Agents[0].Name, info.Agents[1].Name})
 	assert.True(t, info.DefinesSuccess)
-	require.Equal(t, runners.KindEpisode, events[1].Kind)
-	assert.Equal(t, runners.EpisodeEvent{Episode: 0, Seed: 0}, *events[1].Episode)
+	require.Equal(t, event.KindEpisode, events[1].Kind)
+	assert.Equal(t, event.EpisodeEvent{Episode: 0, Seed: 0}, *events[1].Episode)
 	end := events[len(events)-2]
-	require.Equal(t, runners.KindEpisode, end.Kind)
-	assert.Equal(t, runners.EpisodeEvent{Episode: 0, Seed: 0, End: true, Ticks: 20, Success: true, Returns: []float64{1, 13}}, *end.Episode)
-	require.Equal(t, runners.KindState, last.Kind)
-	assert.Equal(t, runners.Ended, last.State.State)
+	require.Equal(t, event.KindEpisode, end.Kind)
+	assert.Equal(t, event.EpisodeEvent{Episode: 0, Seed: 0, End: true, Ticks: 20, Success: true, Returns: []float64{1, 13}}, *end.Episode)
+	require.Equal(t, event.KindState, last.Kind)
+	assert.Equal(t, event.Ended, last.State.State)
 
 	// The result.
 	require.Len(t, res.Episodes, 1)
@@ -110,8 +112,8 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 	const seed, episodes = 7, 3
 	spec := runners.Spec{Env: "maze", Seed: seed, Episodes: episodes,
 		Actors: map[string]runners.Actor{maze.StrategyName: runners.Named("random")}}
-	res, rec := runOne(t, registry(t), spec)
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	res, rec := runOne(t, testRegistry(t), spec)
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 	got := rec.steps("maze-0")
 
 	e, err := maze.NewEnv(maze.Config{})
@@ -123,14 +125,14 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 		policies[spec.Name], err = agent.Random(spec.ActionSpace, rand.New(rand.NewPCG(seed, uint64(i))))
 		require.NoError(t, err)
 	}
-	var want []runners.StepEvent
+	var want []event.StepEvent
 	returns := make([][]float64, episodes)
 	last := map[string]agent.RawAction{}
 	add := func(ep int, turn env.Turn) {
 		for k, r := range turn.Reports {
-			s := runners.StepEvent{Episode: ep, Tick: turn.Tick, Index: k, Agent: r.Agent, AgentID: r.AgentID, ParentID: r.ParentID,
+			s := event.StepEvent{Episode: ep, Tick: turn.Tick, Index: k, Agent: r.Agent, AgentID: r.AgentID, ParentID: r.ParentID,
 				Start: r.Start, Acting: !turn.Over && r.AgentID == turn.Next, Obs: slices.Clone(r.Obs), Mask: slices.Clone(r.Mask),
-				Reward: r.Reward, Sources: []runners.RewardSource{{Source: runners.SourceEnv, Value: r.Reward}},
+				Reward: r.Reward, Sources: []event.RewardSource{{Source: event.SourceEnv, Value: r.Reward}},
 				Terminated: r.Terminated, Truncated: r.Truncated, SpanTicks: r.SpanTicks}
 			if !r.Start {
 				s.Action = last[r.Agent]
@@ -170,13 +172,13 @@ func TestTrialMatchesHandLoop(t *testing.T) {
 // every agent in control truncated), and by the runner otherwise.
 func TestTrialMaxTicks(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 
 	t.Run("environment", func(t *testing.T) {
 		spec := mazeSpec("forward")
 		spec.MaxTicks = 4
 		res, rec := runOne(t, reg, spec)
-		require.Equal(t, runners.Ended, res.State)
+		require.Equal(t, event.Ended, res.State)
 		steps := rec.steps("maze-0")
 		assert.Equal(t, []string{
 			"e0 t4 motion_1<-strategy_0 a=1 r=1 env:1 span=1 truncated",
@@ -187,7 +189,7 @@ func TestTrialMaxTicks(t *testing.T) {
 	t.Run("runner", func(t *testing.T) {
 		spec := runners.Spec{Env: "counter", Config: []byte(`{"length": 10}`), MaxTicks: 3, Episodes: 2}
 		res, rec := runOne(t, reg, spec)
-		require.Equal(t, runners.Ended, res.State)
+		require.Equal(t, event.Ended, res.State)
 		steps := rec.steps("counter-0")
 		require.Len(t, steps, 8)
 		assert.Equal(t, "e0 t3 counter_0<- a=1 r=1 env:1 span=1 truncated", line(steps[3]))
@@ -195,9 +197,9 @@ func TestTrialMaxTicks(t *testing.T) {
 		for _, ep := range res.Episodes {
 			assert.Equal(t, runners.EpisodeResult{Seed: ep.Seed, Ticks: 3, Complete: true, Truncated: true, Success: true, Returns: []float64{3}}, ep)
 		}
-		var ends []runners.EpisodeEvent
+		var ends []event.EpisodeEvent
 		for _, e := range rec.events("counter-0") {
-			if e.Kind == runners.KindEpisode && e.Episode.End {
+			if e.Kind == event.KindEpisode && e.Episode.End {
 				ends = append(ends, *e.Episode)
 			}
 		}
@@ -210,10 +212,10 @@ func TestTrialMaxTicks(t *testing.T) {
 // keeps the pole up for the whole episode.
 func TestTrialCartPole(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	spec := runners.Spec{Env: "cartpole", Seed: 42, Episodes: 2, Actors: map[string]runners.Actor{"cartpole": runners.Named("balance")}}
 	res, rec := runOne(t, reg, spec)
-	require.Equal(t, runners.Ended, res.State, "%v", res.Err)
+	require.Equal(t, event.Ended, res.State, "%v", res.Err)
 	for _, ep := range res.Episodes {
 		assert.Equal(t, 500, ep.Ticks)
 		assert.True(t, ep.Success)
@@ -239,7 +241,7 @@ func TestTrialCartPole(t *testing.T) {
 }
 
 func TestSingleAgent(t *testing.T) {
-	m := runners.SingleAgent(&counter{cfg: counterConfig{Length: 2}})
+	m := registry.SingleAgent(&counter{cfg: counterConfig{Length: 2}})
 	require.Len(t, m.Agents(), 1)
 	_, err := m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
@@ -264,7 +266,7 @@ func TestSingleAgent(t *testing.T) {
 	assert.Equal(t, 2, m.Info())
 
 	// An error of the inner Step is returned as it is.
-	m = runners.SingleAgent(&counter{cfg: counterConfig{Length: 3, FailAt: 1}})
+	m = registry.SingleAgent(&counter{cfg: counterConfig{Length: 3, FailAt: 1}})
 	mustReset(t, m, 0)
 	_, err = m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, errCounter)
@@ -274,22 +276,22 @@ func TestSingleAgent(t *testing.T) {
 // the trial with it.
 func TestSingleAgentResetError(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	m := runners.SingleAgent(brokenReset{&counter{cfg: counterConfig{Length: 1}}})
+	m := registry.SingleAgent(brokenReset{&counter{cfg: counterConfig{Length: 1}}})
 	turn, err := m.Reset(1)
 	require.ErrorIs(t, err, errCounter)
 	assert.Empty(t, turn.Reports)
 	_, err = m.Step("counter_0", agent.Discrete(1))
 	require.ErrorIs(t, err, hrl.ErrNotReset)
 
-	reg := runners.NewRegistry()
-	require.NoError(t, reg.Register(runners.Entry{
+	reg := registry.New()
+	require.NoError(t, reg.Register(registry.Entry{
 		Name: "broken",
-		Open: func([]byte) (runners.Factory, error) {
-			return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
-				return runners.SingleAgent(brokenReset{&counter{cfg: counterConfig{Length: 1}}}), nil
+		Open: func([]byte) (registry.Factory, error) {
+			return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
+				return registry.SingleAgent(brokenReset{&counter{cfg: counterConfig{Length: 1}}}), nil
 			}), nil
 		},
-		Agents: []runners.AgentEntry{{Name: "counter", Policies: []runners.PolicyEntry{{Name: "one", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) { return constant(1), nil }}}}},
+		Agents: []registry.AgentEntry{{Name: "counter", Policies: []registry.PolicyEntry{{Name: "one", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) { return constant(1), nil }}}}},
 	}))
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "broken"})
 	require.NoError(t, err)
@@ -327,12 +329,12 @@ func TestResetError(t *testing.T) {
 	var resets atomic.Int64
 	entry := counterEntry()
 	entry.Name = "refusing"
-	entry.Open = func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
-			return refusing{MultiAgent: runners.SingleAgent(&counter{cfg: counterConfig{Length: 2}}), resets: &resets, fail: []int64{1}}, nil
+	entry.Open = func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
+			return refusing{MultiAgent: registry.SingleAgent(&counter{cfg: counterConfig{Length: 2}}), resets: &resets, fail: []int64{1}}, nil
 		}), nil
 	}
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, reg.Register(entry))
 	c, err := runners.NewCampaign(reg, runners.Spec{Env: "refusing", Seed: 3}, runners.WithTrials(3), runners.WithWorkers(1))
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 )
@@ -52,7 +53,7 @@ func TestControllerFrame(t *testing.T) {
 	close(gate)
 	res, err := c.Wait(t.Context(), id)
 	require.NoError(t, err)
-	require.Equal(t, runners.Ended, res.State)
+	require.Equal(t, event.Ended, res.State)
 
 	f, err = c.Frame(id, 0)
 	require.NoError(t, err)
@@ -145,7 +146,7 @@ func TestControllerStartWatched(t *testing.T) {
 			close(gate)
 			res, err := c.Wait(t.Context(), id)
 			require.NoError(t, err)
-			require.Equal(t, runners.Ended, res.State)
+			require.Equal(t, event.Ended, res.State)
 			f, err = c.Frame(id, 0)
 			require.NoError(t, err)
 			want := uint64(res.Episodes[0].Ticks) // the steps after the Frame call

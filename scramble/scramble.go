@@ -26,7 +26,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Suffix ends the name of a scrambled entry.
@@ -36,8 +36,8 @@ const Suffix = "-scrambled"
 const ConfigKey = "scramble"
 
 // Entry returns the scrambled variant of e (see the package documentation).
-func Entry(e runners.Entry) runners.Entry {
-	out := runners.Entry{
+func Entry(e registry.Entry) registry.Entry {
+	out := registry.Entry{
 		Name:        e.Name + Suffix,
 		Description: e.Description + ` (scrambled: actions and observation features permuted by the config's "scramble" seed)`,
 		Config:      e.Config,
@@ -45,7 +45,7 @@ func Entry(e runners.Entry) runners.Entry {
 		Success:     e.Success,
 	}
 	inner := e.Open
-	out.Open = func(config []byte) (runners.Factory, error) {
+	out.Open = func(config []byte) (registry.Factory, error) {
 		seed, rest, err := split(config)
 		if err != nil {
 			return nil, err
@@ -58,7 +58,7 @@ func Entry(e runners.Entry) runners.Entry {
 	}
 	if e.OpenRemote != nil {
 		innerRemote := e.OpenRemote
-		out.OpenRemote = func(config []byte, o runners.Remote) (runners.Factory, error) {
+		out.OpenRemote = func(config []byte, o registry.Remote) (registry.Factory, error) {
 			seed, rest, err := split(config)
 			if err != nil {
 				return nil, err
@@ -71,7 +71,7 @@ func Entry(e runners.Entry) runners.Entry {
 		}
 	}
 	for _, a := range e.Agents {
-		out.Agents = append(out.Agents, runners.AgentEntry{Name: a.Name, Default: "random", Policies: []runners.PolicyEntry{
+		out.Agents = append(out.Agents, registry.AgentEntry{Name: a.Name, Default: "random", Policies: []registry.PolicyEntry{
 			{Name: "random", Description: "uniform over the allowed actions", New: randomPolicy(a.Name)},
 		}})
 	}
@@ -80,8 +80,8 @@ func Entry(e runners.Entry) runners.Entry {
 
 // Register returns a register function that adds the scrambled variant of each named
 // entry of the registry it is given (registered before it).
-func Register(names ...string) func(*runners.Registry) error {
-	return func(reg *runners.Registry) error {
+func Register(names ...string) func(*registry.Registry) error {
+	return func(reg *registry.Registry) error {
 		for _, name := range names {
 			e, err := reg.Lookup(name)
 			if err != nil {
@@ -121,7 +121,7 @@ func split(config []byte) (seed uint64, rest []byte, err error) {
 
 // factory builds scrambled environments of an inner factory.
 type factory struct {
-	inner runners.Factory
+	inner registry.Factory
 	seed  uint64
 
 	once  sync.Once
@@ -130,7 +130,7 @@ type factory struct {
 }
 
 // NewEnv builds an inner environment and scrambles it.
-func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+func (f *factory) NewEnv(o registry.EnvOptions) (env.MultiAgent, error) {
 	m, err := f.inner.NewEnv(o)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
 // agents returns the scrambled specs, from an environment built once.
 func (f *factory) agents() ([]env.Spec, error) {
 	f.once.Do(func() {
-		m, err := f.NewEnv(runners.EnvOptions{})
+		m, err := f.NewEnv(registry.EnvOptions{})
 		if err != nil {
 			f.err = err
 			return
@@ -152,8 +152,8 @@ func (f *factory) agents() ([]env.Spec, error) {
 }
 
 // randomPolicy is uniform over the allowed actions of the named agent.
-func randomPolicy(name string) runners.PolicyFactory {
-	return func(f runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+func randomPolicy(name string) registry.PolicyFactory {
+	return func(f registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 		sf, ok := f.(*factory)
 		if !ok {
 			return nil, fmt.Errorf("scramble: the random %s policy needs a scrambled factory, not %T", name, f)

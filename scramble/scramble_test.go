@@ -8,6 +8,7 @@ import (
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/scramble"
 	"github.com/stretchr/testify/assert"
@@ -17,9 +18,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func registry(t *testing.T) *runners.Registry {
+func testRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, catalog.Register(reg))
 	require.NoError(t, scramble.Register("maze", "maze-flat", "cartpole")(reg))
 	return reg
@@ -28,7 +29,7 @@ func registry(t *testing.T) *runners.Registry {
 // The seed comes out of the configuration; the rest goes to the environment, which
 // refuses what it does not know.
 func TestConfig(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	e, err := reg.Lookup("maze-scrambled")
 	require.NoError(t, err)
 	tests := []struct {
@@ -51,7 +52,7 @@ func TestConfig(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			m, err := f.NewEnv(runners.EnvOptions{})
+			m, err := f.NewEnv(registry.EnvOptions{})
 			require.NoError(t, err)
 			s, ok := env.As[*env.Scrambled](m)
 			require.True(t, ok)
@@ -60,13 +61,13 @@ func TestConfig(t *testing.T) {
 	}
 	_, err = reg.Lookup("cartpole-scrambled")
 	require.NoError(t, err)
-	assert.ErrorContains(t, scramble.Register("nowhere")(runners.NewRegistry()), `unknown environment "nowhere"`)
+	assert.ErrorContains(t, scramble.Register("nowhere")(registry.New()), `unknown environment "nowhere"`)
 }
 
 // A campaign plays the scrambled maze with its random policies and logs it: the log's
 // metadata records the environment and the configuration with its seed.
 func TestCampaignLogsTheSeed(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	dir := t.TempDir()
 	ds, err := datalog.NewDataset(dir)
 	require.NoError(t, err)

@@ -24,7 +24,9 @@
 // remote.WithMetrics gives a server a Metrics: the server records its calls and serves
 // the registry at GET /metrics on its address, beside gRPC and the JSON gateway. Sink
 // turns a trial's events into trial states, steps and actions (runners.WithSinks); AddLog
-// and AddSessions read figures that others keep.
+// and AddSessions read figures that others keep. Its sink is an event.Sink: the package
+// imports event and datalog, not the runner, so that anything that sends events can be
+// counted.
 //
 // # Concurrency
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/telemetry"
 	dto "github.com/prometheus/client_model/go"
@@ -16,7 +17,7 @@ import (
 // activity log that the metrics watch; then the registry is gathered, as a scrape of
 // /metrics would.
 func ExampleMetrics_Sink() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		panic(err)
 	}

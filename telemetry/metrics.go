@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -42,7 +42,7 @@ type Metrics struct {
 	mu       sync.Mutex
 	sessions []func() int
 	logs     []func() datalog.Stats
-	states   map[string]runners.State // the last state of each live trial Sink saw
+	states   map[string]event.State // the last state of each live trial Sink saw
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and the
@@ -64,9 +64,9 @@ func New() *Metrics {
 			Help: "Calls that failed, by method and gRPC code."}, []string{"method", "code"}),
 		feedback: prometheus.NewCounter(prometheus.CounterOpts{Name: "baton_feedback_messages_total",
 			Help: "Feedback messages an agent server received."}),
-		states: map[string]runners.State{},
+		states: map[string]event.State{},
 	}
-	for _, s := range []runners.State{runners.Pending, runners.Running, runners.Ended, runners.Stopped, runners.Failed} {
+	for _, s := range []event.State{event.Pending, event.Running, event.Ended, event.Stopped, event.Failed} {
 		m.trials.WithLabelValues(s.String())
 	}
 	for _, src := range []string{SourceEnv, SourceTrial} {
@@ -186,19 +186,19 @@ func (m *Metrics) logStats() datalog.Stats {
 // (baton_trials), their environment steps (one per tick) and their scored decisions
 // (baton_actions_total{source="trial"}). Give it to a Controller or a Campaign with
 // runners.WithSinks; it is safe for concurrent use and never fails a trial.
-func (m *Metrics) Sink() runners.Sink { return sink{m} }
+func (m *Metrics) Sink() event.Sink { return sink{m} }
 
 type sink struct{ m *Metrics }
 
-func (s sink) Handle(_ context.Context, e *runners.Event) error {
+func (s sink) Handle(_ context.Context, e *event.Event) error {
 	m := s.m
 	if m == nil {
 		return nil
 	}
 	switch e.Kind {
-	case runners.KindState:
+	case event.KindState:
 		m.trialState(e.Trial, e.State.State)
-	case runners.KindStep:
+	case event.KindStep:
 		st := e.Step
 		if st.Index == 0 && st.Tick > 0 {
 			m.steps.WithLabelValues(SourceTrial).Inc()
@@ -212,7 +212,7 @@ func (s sink) Handle(_ context.Context, e *runners.Event) error {
 
 // trialState moves trial id from the state it was last seen in to state. A trial
 // seen in a final state is forgotten, and its count stays in that state.
-func (m *Metrics) trialState(id string, state runners.State) {
+func (m *Metrics) trialState(id string, state event.State) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old, ok := m.states[id]; ok {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/telemetry"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -22,15 +22,15 @@ func TestSinkTrialStates(t *testing.T) {
 	sink := m.Sink()
 	events := []struct {
 		trial string
-		state runners.State
+		state event.State
 	}{
-		{"a", runners.Pending}, {"b", runners.Pending}, {"a", runners.Running},
-		{"a", runners.Running}, {"b", runners.Running}, {"a", runners.Ended}, {"b", runners.Failed},
-		{"c", runners.Pending},
+		{"a", event.Pending}, {"b", event.Pending}, {"a", event.Running},
+		{"a", event.Running}, {"b", event.Running}, {"a", event.Ended}, {"b", event.Failed},
+		{"c", event.Pending},
 	}
 	for _, e := range events {
-		require.NoError(t, sink.Handle(t.Context(), &runners.Event{Kind: runners.KindState, Trial: e.trial,
-			State: &runners.StateChange{Trial: e.trial, State: e.state}}))
+		require.NoError(t, sink.Handle(t.Context(), &event.Event{Kind: event.KindState, Trial: e.trial,
+			State: &event.StateChange{Trial: e.trial, State: e.state}}))
 	}
 	want := `
 # HELP baton_trials Trials in each state.
@@ -53,7 +53,7 @@ func TestNilMetrics(t *testing.T) {
 		m.CountError("/baton.v1.EnvService/Step", "NotFound")
 		m.CountFeedback(2)
 		m.AddSessions(func() int { return 1 })
-		_ = m.Sink().Handle(t.Context(), &runners.Event{Kind: runners.KindState, State: &runners.StateChange{State: runners.Running}})
+		_ = m.Sink().Handle(t.Context(), &event.Event{Kind: event.KindState, State: &event.StateChange{State: event.Running}})
 	})
 }
 

@@ -21,7 +21,7 @@ import (
 // the trial service's keys do, and the answer is the trial's latest frame.
 func TestFrame(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	c, err := runners.NewController(reg)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 )
@@ -33,7 +34,7 @@ type AgentInfo struct {
 
 // Envs lists the environments of reg with their agents and policies, in the
 // registry's order.
-func Envs(reg *runners.Registry) []EnvInfo {
+func Envs(reg *registry.Registry) []EnvInfo {
 	var out []EnvInfo
 	for e := range reg.All() {
 		info := EnvInfo{Name: e.Name, Description: e.Description}
@@ -79,7 +80,7 @@ func WithTrials(c *runners.Controller, keys remote.Keys) Option {
 // "/ui/frame?trial=ID&pace=MS" (runners.Controller.Frame: the trial then draws each
 // step for a while, waiting MS milliseconds after each). Mount it on a server of the
 // trial service (remote.WithHTTPHandler), which the page calls at the same origin.
-func Handler(reg *runners.Registry, opts ...Option) http.Handler {
+func Handler(reg *registry.Registry, opts ...Option) http.Handler {
 	var cfg handlerConfig
 	for _, o := range opts {
 		o(&cfg)

@@ -9,23 +9,23 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/webui"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
-func registry(t *testing.T) *runners.Registry {
+func testRegistry(t *testing.T) *registry.Registry {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	return reg
 }
 
 func TestHandler(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	h := webui.Handler(registry(t))
+	h := webui.Handler(testRegistry(t))
 	tests := []struct {
 		path, contentType, contains string
 		status                      int
@@ -57,7 +57,7 @@ func TestHandler(t *testing.T) {
 }
 
 func TestEnvs(t *testing.T) {
-	got := webui.Envs(registry(t))
+	got := webui.Envs(testRegistry(t))
 	want := []webui.EnvInfo{{
 		Name:        "maze",
 		Description: got[0].Description,

@@ -13,7 +13,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/raster"
 	"github.com/batonrl/baton/examples/catalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // rgb is the colour of a pixel, alpha dropped (the pictures are drawn on white).
@@ -188,7 +188,7 @@ func TestShippedFrames(t *testing.T) {
 		require.NoError(t, err)
 		f, err := e.Open(nil)
 		require.NoError(t, err)
-		m, err := f.NewEnv(runners.EnvOptions{})
+		m, err := f.NewEnv(registry.EnvOptions{})
 		require.NoError(t, err)
 		turn, err := m.Reset(5)
 		require.NoError(t, err)

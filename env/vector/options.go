@@ -49,7 +49,7 @@ func WithFinalInfo(on bool) Option { return optionFunc(func(c *config) { c.final
 // with WithWorkers): the Turn is the environment's own, whose typed observations
 // (hrl.Obs) are valid during the call only, as they are not in Multi.Stepped once the
 // copy was reset. It is how a caller judges an episode's success or metrics
-// (runners.Entry.Success, Metrics) from a vector. f must be safe to call for several
+// (registry.Entry.Success, Metrics) from a vector. f must be safe to call for several
 // copies at once, must not keep the Turn, and must not call the vector. nil (the
 // default) calls nothing. New, whose copies end their episodes with an env.Step
 // rather than a Turn, rejects it (ErrOption).

@@ -7,12 +7,12 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Register adds the cart-pole to a registry under the name "cartpole", configured by
 // the JSON of Config (`{"max_steps": 200}`; unknown fields are errors), as a
-// multi-agent environment of one agent (runners.SingleAgent; its id is
+// multi-agent environment of one agent (registry.SingleAgent; its id is
 // "cartpole_0"). A trial's tick limit lowers Config.MaxSteps, so that the environment
 // itself truncates. Its policies:
 //
@@ -21,22 +21,22 @@ import (
 // An episode succeeds when the pole is still up at the time limit (truncated, not
 // terminated). People see the actions as LEFT and RIGHT, the state in one line as its
 // Info's JSON, and drawn as Env.Render draws it (through the adapter's Unwrap).
-func Register(r *runners.Registry) error {
-	return r.Register(runners.Entry{
+func Register(r *registry.Registry) error {
+	return r.Register(registry.Entry{
 		Name:        "cartpole",
 		Description: "Gymnasium's CartPole-v1: push a cart to keep its pole upright",
 		Config:      Config{},
 		Open:        openFactory,
-		Agents: []runners.AgentEntry{{Name: Name, Default: "random", Policies: []runners.PolicyEntry{
-			{Name: "random", Description: "uniform pushes", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+		Agents: []registry.AgentEntry{{Name: Name, Default: "random", Policies: []registry.PolicyEntry{
+			{Name: "random", Description: "uniform pushes", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 				return agent.Random(ActionSpace(), rng)
 			}},
-			{Name: "balance", Description: "push toward where the pole falls (theta + 0.5 theta_dot)", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+			{Name: "balance", Description: "push toward where the pole falls (theta + 0.5 theta_dot)", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 				return Balance(), nil
 			}},
 		}}},
 		Success: Balanced,
-		Look: runners.Look{Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
+		Look: registry.Look{Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
 			switch raw.Int {
 			case PushLeft:
 				return "LEFT"
@@ -76,9 +76,9 @@ func Balanced(final env.Turn) bool {
 
 type factory struct{ cfg Config }
 
-func openFactory(config []byte) (runners.Factory, error) {
+func openFactory(config []byte) (registry.Factory, error) {
 	var cfg Config
-	if err := runners.DecodeConfig(config, &cfg); err != nil {
+	if err := registry.DecodeConfig(config, &cfg); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	cfg = cfg.withDefaults()
@@ -90,7 +90,7 @@ func openFactory(config []byte) (runners.Factory, error) {
 
 // NewEnv returns a cart-pole whose time limit is the configuration's, or the trial's
 // tick limit when lower.
-func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+func (f *factory) NewEnv(o registry.EnvOptions) (env.MultiAgent, error) {
 	cfg := f.cfg
 	if o.MaxTicks > 0 && o.MaxTicks < cfg.MaxSteps {
 		cfg.MaxSteps = o.MaxTicks
@@ -99,5 +99,5 @@ func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runners.SingleAgent(e), nil
+	return registry.SingleAgent(e), nil
 }

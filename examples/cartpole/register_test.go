@@ -7,6 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,7 @@ import (
 
 func TestRegister(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, cartpole.Register(reg))
 	e, err := reg.Lookup("cartpole")
 	require.NoError(t, err)
@@ -88,7 +89,7 @@ func TestBalanced(t *testing.T) {
 }
 
 func TestLook(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, cartpole.Register(reg))
 	e, err := reg.Lookup("cartpole")
 	require.NoError(t, err)

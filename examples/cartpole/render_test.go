@@ -6,7 +6,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/internal/golden"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,15 +44,15 @@ func TestRender(t *testing.T) {
 }
 
 // TestLookFrame checks that a display asking the registry entry draws the cart-pole
-// behind its runners.SingleAgent adapter.
+// behind its registry.SingleAgent adapter.
 func TestLookFrame(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, cartpole.Register(reg))
 	e, err := reg.Lookup("cartpole")
 	require.NoError(t, err)
 	f, err := e.Open(nil)
 	require.NoError(t, err)
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	require.NoError(t, err)
 	_, err = m.Reset(7)
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/examples/rps"
 	"github.com/batonrl/baton/examples/webtest"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Register adds the environments baton ships to reg, in this order: "maze"
@@ -14,8 +14,8 @@ import (
 // the command line (cli.Main) and the fast lane's library (capi.Use) take them, so that
 // a program of a user's own environments can hold baton's too:
 // cli.Main(catalog.Register, keydoor.Register).
-func Register(reg *runners.Registry) error {
-	for _, register := range []func(*runners.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
+func Register(reg *registry.Registry) error {
+	for _, register := range []func(*registry.Registry) error{maze.Register, maze.RegisterFlat, cartpole.Register, webtest.Register, rps.Register} {
 		if err := register(reg); err != nil {
 			return err
 		}
@@ -26,8 +26,8 @@ func Register(reg *runners.Registry) error {
 // New returns a new registry holding the environments baton ships (Register). Each
 // call builds a registry of its own; the caller may register more environments into
 // it.
-func New() (*runners.Registry, error) {
-	reg := runners.NewRegistry()
+func New() (*registry.Registry, error) {
+	reg := registry.New()
 	if err := Register(reg); err != nil {
 		return nil, err
 	}

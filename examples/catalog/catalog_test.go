@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/batonrl/baton/examples/catalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 func TestNew(t *testing.T) {
@@ -20,7 +20,7 @@ func TestNew(t *testing.T) {
 			require.NoError(t, err)
 			f, err := e.Open(nil)
 			require.NoError(t, err)
-			m, err := f.NewEnv(runners.EnvOptions{})
+			m, err := f.NewEnv(registry.EnvOptions{})
 			require.NoError(t, err)
 			assert.NotEmpty(t, m.Agents())
 		})
@@ -31,9 +31,9 @@ func TestNew(t *testing.T) {
 }
 
 func TestRegister(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, catalog.Register(reg))
 	assert.Equal(t, []string{"maze", "maze-flat", "cartpole", "webtest", "rps"}, reg.Names())
 	err := catalog.Register(reg)
-	require.ErrorIs(t, err, runners.ErrDuplicate, "a second Register clashes with the first")
+	require.ErrorIs(t, err, registry.ErrDuplicate, "a second Register clashes with the first")
 }

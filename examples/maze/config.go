@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Config describes a maze environment. The zero value is the reference maze with the
@@ -93,7 +93,7 @@ func ParseConfig(data []byte) (Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	if err := runners.DecodeConfig(data, &cfg); err != nil {
+	if err := registry.DecodeConfig(data, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return cfg, cfg.withDefaults().validate()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,7 +105,7 @@ func TestCurriculumConfigErrors(t *testing.T) {
 // procedure.
 func TestOracleReachesGoalPerEpisode(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	tests := []struct {
 		name   string

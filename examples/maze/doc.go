@@ -51,11 +51,11 @@
 // Config is the environment's JSON configuration (ParseConfig, or `baton run maze
 // --env-config`); its zero value is the reference maze with the reference rewards and
 // limits. NewEnv builds the environment; hrl.New makes a runtime of it. Register adds
-// it to a runners.Registry under the name "maze", with its policies (NewOracle's
+// it to a registry.Registry under the name "maze", with its policies (NewOracle's
 // shortest paths and a random walk for the strategy; a random walk and AlwaysForward
 // for the motion agent) and its success (Reached): what `baton run maze`, `play`,
 // `envs` and `graph` use. A configuration that arrives over the network (a server's
-// caller: runners.Registry.Remote) asks for a map of at most maze.side rows and
+// caller: registry.Registry.Remote) asks for a map of at most maze.side rows and
 // columns, generated or given as text, and an obs_side of at most that (maze-flat.side
 // for the flat maze; LimitSide, DefaultRemoteSide unless the server's operator raises
 // it with `baton serve env --env-limit maze.side=N`). The copies of a flat maze of one

@@ -7,7 +7,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -44,7 +44,7 @@ type FlatConfig struct {
 // Empty input is the zero FlatConfig.
 func ParseFlatConfig(data []byte) (FlatConfig, error) {
 	var cfg FlatConfig
-	if err := runners.DecodeConfig(data, &cfg); err != nil {
+	if err := registry.DecodeConfig(data, &cfg); err != nil {
 		return FlatConfig{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return cfg, cfg.withDefaults().validate()

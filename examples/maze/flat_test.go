@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 )
@@ -170,7 +171,7 @@ func TestParseFlatConfig(t *testing.T) {
 
 func TestRegisterFlat(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.RegisterFlat(reg))
 	e, err := reg.Lookup("maze-flat")
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -24,15 +24,15 @@ import (
 // strategy's actions as directions (LEFT, UP), the motion agent's as moves (FORWARD,
 // BACKWARD), the state in one line as the position [row col] and the heading
 // ("[4 8] LEFT"), and drawn as State.Render draws it: the map with the agent on it.
-// A configuration from the network (runners.Registry.Remote) asks for at most
+// A configuration from the network (registry.Registry.Remote) asks for at most
 // maze.side rows and columns, and obs_side (LimitSide).
-func Register(r *runners.Registry) error {
-	return r.Register(runners.Entry{
+func Register(r *registry.Registry) error {
+	return r.Register(registry.Entry{
 		Name:        "maze",
 		Description: "the reference maze: a strategy agent picks directions, a motion agent walks them",
 		Config:      Config{},
 		Open:        openFactory,
-		OpenRemote: func(config []byte, o runners.Remote) (runners.Factory, error) {
+		OpenRemote: func(config []byte, o registry.Remote) (registry.Factory, error) {
 			cfg, err := ParseConfig(config)
 			if err != nil {
 				return nil, err
@@ -42,25 +42,25 @@ func Register(r *runners.Registry) error {
 			}
 			return openFactory(config)
 		},
-		Limits: []runners.Limit{{Name: LimitSide, Description: "rows or columns of a map, and obs_side", Default: DefaultRemoteSide}},
-		Agents: []runners.AgentEntry{
-			{Name: StrategyName, Default: "oracle", Policies: []runners.PolicyEntry{
+		Limits: []registry.Limit{{Name: LimitSide, Description: "rows or columns of a map, and obs_side", Default: DefaultRemoteSide}},
+		Agents: []registry.AgentEntry{
+			{Name: StrategyName, Default: "oracle", Policies: []registry.PolicyEntry{
 				{Name: "oracle", Description: "shortest paths to the goal", New: oraclePolicy},
 				{Name: "random", Description: "uniform over the walkable directions", New: randomPolicy(StrategyName)},
 			}},
-			{Name: MotionName, Default: "random", Policies: []runners.PolicyEntry{
+			{Name: MotionName, Default: "random", Policies: []registry.PolicyEntry{
 				{Name: "random", Description: "uniform over the walkable moves", New: randomPolicy(MotionName)},
-				{Name: "forward", Description: "always forward", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+				{Name: "forward", Description: "always forward", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 					return AlwaysForward(), nil
 				}},
 			}},
 		},
 		Success: Reached,
-		Look:    runners.Look{Action: actionName, Info: describe, Render: runners.RenderState[State, Action]()},
+		Look:    registry.Look{Action: actionName, Info: describe, Render: registry.RenderState[State, Action]()},
 	})
 }
 
-// The limit on configurations from the network (runners.Limit): maze.side and
+// The limit on configurations from the network (registry.Limit): maze.side and
 // maze-flat.side.
 const (
 	// LimitSide names the limit on the rows and the columns of a map, and on
@@ -75,7 +75,7 @@ const (
 // checkRemoteSides checks the sides a configuration from the network asks for
 // against the limit LimitSide: the generated map's, the map text's, and the observed
 // side. A map text that does not parse is left for the configuration's own checks.
-func checkRemoteSides(o runners.Remote, text string, g *GenerateConfig, obsSide int) error {
+func checkRemoteSides(o registry.Remote, text string, g *GenerateConfig, obsSide int) error {
 	side := obsSide
 	if g != nil {
 		side = max(side, g.Rows, g.Cols)
@@ -104,7 +104,7 @@ func describe(info any) string {
 	if in, ok := info.(Info); ok {
 		return fmt.Sprintf("[%d %d] %s", in.Position[0], in.Position[1], in.Heading)
 	}
-	return (runners.Look{}).Describe(info)
+	return (registry.Look{}).Describe(info)
 }
 
 // Reached reports whether the episode ending with final reached the goal: the strategy
@@ -118,7 +118,7 @@ func Reached(final env.Turn) bool {
 	return false
 }
 
-// factory is the runners.Factory of one maze configuration: the environment, which
+// factory is the registry.Factory of one maze configuration: the environment, which
 // holds configuration only, and the oracle, planned once (nil when each episode draws
 // its map, and each trial gets an oracle of its own); both are safe for concurrent
 // use.
@@ -127,7 +127,7 @@ type factory struct {
 	oracle *Oracle
 }
 
-func openFactory(config []byte) (runners.Factory, error) {
+func openFactory(config []byte) (registry.Factory, error) {
 	cfg, err := ParseConfig(config)
 	if err != nil {
 		return nil, err
@@ -152,11 +152,11 @@ func (f *factory) Size() (shared, each int64) {
 }
 
 // NewEnv returns a runtime of the maze with the tick limit.
-func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+func (f *factory) NewEnv(o registry.EnvOptions) (env.MultiAgent, error) {
 	return hrl.New(hrl.HierarchicalEnv[State, Action](f.env), hrl.Config{MaxTicks: o.MaxTicks})
 }
 
-func oraclePolicy(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
+func oraclePolicy(f registry.Factory, _ *rand.Rand) (agent.Policy, error) {
 	mf, ok := f.(*factory)
 	if !ok {
 		return nil, fmt.Errorf("maze: the oracle needs the maze's factory, not %T", f)
@@ -167,8 +167,8 @@ func oraclePolicy(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
 	return mf.oracle, nil
 }
 
-func randomPolicy(name string) runners.PolicyFactory {
-	return func(f runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+func randomPolicy(name string) registry.PolicyFactory {
+	return func(f registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 		mf, ok := f.(*factory)
 		if !ok {
 			return nil, fmt.Errorf("maze: the random %s policy needs the maze's factory, not %T", name, f)
@@ -184,7 +184,7 @@ func randomPolicy(name string) runners.PolicyFactory {
 
 // RegisterFlat adds the flat maze (Flat) to a registry under the name "maze-flat",
 // configured by the JSON that ParseFlatConfig reads, as a multi-agent environment of
-// one agent (runners.SingleAgent; its id is "walker_0"). Its policies:
+// one agent (registry.SingleAgent; its id is "walker_0"). Its policies:
 //
 //	walker  oracle (default): NewOracle's shortest paths, a tile a step; random:
 //	        uniform over the walkable directions
@@ -193,13 +193,13 @@ func randomPolicy(name string) runners.PolicyFactory {
 // actions as directions and the state as the position and the last move's heading.
 // A configuration from the network asks for at most maze-flat.side rows and columns
 // (LimitSide). Its factory builds copies that share the map and the agent's spec.
-func RegisterFlat(r *runners.Registry) error {
-	return r.Register(runners.Entry{
+func RegisterFlat(r *registry.Registry) error {
+	return r.Register(registry.Entry{
 		Name:        "maze-flat",
 		Description: "the reference maze without a hierarchy: one agent moves a tile a step",
 		Config:      FlatConfig{},
 		Open:        openFlatFactory,
-		OpenRemote: func(config []byte, o runners.Remote) (runners.Factory, error) {
+		OpenRemote: func(config []byte, o registry.Remote) (registry.Factory, error) {
 			cfg, err := ParseFlatConfig(config)
 			if err != nil {
 				return nil, err
@@ -209,9 +209,9 @@ func RegisterFlat(r *runners.Registry) error {
 			}
 			return openFlatFactory(config)
 		},
-		Limits: []runners.Limit{{Name: LimitSide, Description: "rows or columns of a map", Default: DefaultRemoteSide}},
-		Agents: []runners.AgentEntry{{Name: FlatName, Default: "oracle", Policies: []runners.PolicyEntry{
-			{Name: "oracle", Description: "shortest paths to the goal", New: func(f runners.Factory, _ *rand.Rand) (agent.Policy, error) {
+		Limits: []registry.Limit{{Name: LimitSide, Description: "rows or columns of a map", Default: DefaultRemoteSide}},
+		Agents: []registry.AgentEntry{{Name: FlatName, Default: "oracle", Policies: []registry.PolicyEntry{
+			{Name: "oracle", Description: "shortest paths to the goal", New: func(f registry.Factory, _ *rand.Rand) (agent.Policy, error) {
 				ff, ok := f.(*flatFactory)
 				if !ok {
 					return nil, fmt.Errorf("maze: the oracle needs the flat maze's factory, not %T", f)
@@ -222,12 +222,12 @@ func RegisterFlat(r *runners.Registry) error {
 				}
 				return ff.oracle, nil
 			}},
-			{Name: "random", Description: "uniform over the walkable directions", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+			{Name: "random", Description: "uniform over the walkable directions", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 				return agent.Random(spaces.Discrete{N: 4}, rng)
 			}},
 		}}},
 		Success: Terminated,
-		Look: runners.Look{
+		Look: registry.Look{
 			Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string { return Direction(raw.Int).String() },
 			Info:   describe,
 		},
@@ -245,7 +245,7 @@ func Terminated(final env.Turn) bool {
 	return false
 }
 
-// flatFactory is the runners.Factory of one flat maze configuration: the
+// flatFactory is the registry.Factory of one flat maze configuration: the
 // configuration, checked, the first Flat built (whose map and agent spec, both
 // immutable, every Flat of the factory shares) and the oracle of its map.
 type flatFactory struct {
@@ -254,7 +254,7 @@ type flatFactory struct {
 	oracle *Oracle
 }
 
-func openFlatFactory(config []byte) (runners.Factory, error) {
+func openFlatFactory(config []byte) (registry.Factory, error) {
 	cfg, err := ParseFlatConfig(config)
 	if err != nil {
 		return nil, err
@@ -285,10 +285,10 @@ func (f *flatFactory) Size() (shared, each int64) {
 
 // NewEnv returns a flat maze whose step limit is the configuration's, or the trial's
 // tick limit when lower.
-func (f *flatFactory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+func (f *flatFactory) NewEnv(o registry.EnvOptions) (env.MultiAgent, error) {
 	cfg := f.cfg
 	if o.MaxTicks > 0 && (cfg.MaxSteps == 0 || o.MaxTicks < cfg.MaxSteps) {
 		cfg.MaxSteps = o.MaxTicks
 	}
-	return runners.SingleAgent(f.first.sibling(cfg)), nil
+	return registry.SingleAgent(f.first.sibling(cfg)), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,9 +16,9 @@ import (
 
 func TestRegister(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
-	require.ErrorIs(t, maze.Register(reg), runners.ErrDuplicate)
+	require.ErrorIs(t, maze.Register(reg), registry.ErrDuplicate)
 	e, err := reg.Lookup("maze")
 	require.NoError(t, err)
 	assert.Equal(t, []string{maze.StrategyName, maze.MotionName}, e.AgentNames())
@@ -84,7 +85,7 @@ func TestReached(t *testing.T) {
 }
 
 func TestLook(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	e, err := reg.Lookup("maze")
 	require.NoError(t, err)

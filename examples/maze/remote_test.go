@@ -7,24 +7,24 @@ import (
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // views returns a registry of the maze and the flat maze, and its remote view with
 // the limits given.
-func views(t *testing.T, limits map[string]int64) (local, remote *runners.Registry) {
+func views(t *testing.T, limits map[string]int64) (local, remote *registry.Registry) {
 	t.Helper()
-	local = runners.NewRegistry()
+	local = registry.New()
 	require.NoError(t, maze.Register(local))
 	require.NoError(t, maze.RegisterFlat(local))
-	remote, err := local.Remote(runners.Remote{Limits: limits})
+	remote, err := local.Remote(registry.Remote{Limits: limits})
 	require.NoError(t, err)
 	return local, remote
 }
 
-func open(t *testing.T, reg *runners.Registry, name, config string) (runners.Factory, error) {
+func open(t *testing.T, reg *registry.Registry, name, config string) (registry.Factory, error) {
 	t.Helper()
 	e, err := reg.Lookup(name)
 	require.NoError(t, err)
@@ -48,10 +48,10 @@ func TestRemoteSides(t *testing.T) {
 	} {
 		t.Run(tt.env+" "+tt.config, func(t *testing.T) {
 			_, err := open(t, remote, tt.env, tt.config)
-			require.ErrorIs(t, err, runners.ErrLimit)
+			require.ErrorIs(t, err, registry.ErrLimit)
 			assert.ErrorContains(t, err, fmt.Sprintf("is more than 41, the limit %s.side", tt.env))
 			_, err = open(t, local, tt.env, tt.config)
-			assert.NotErrorIs(t, err, runners.ErrLimit, "the command line has no such limit")
+			assert.NotErrorIs(t, err, registry.ErrLimit, "the command line has no such limit")
 		})
 	}
 	for _, tt := range []struct{ env, config string }{
@@ -66,7 +66,7 @@ func TestRemoteSides(t *testing.T) {
 	_, err := open(t, raised, "maze-flat", `{"generate": {"rows": 101, "cols": 101}}`)
 	require.NoError(t, err)
 	_, err = open(t, raised, "maze", `{"generate": {"rows": 101, "cols": 101}}`)
-	require.ErrorIs(t, err, runners.ErrLimit, "each environment has its own limit")
+	require.ErrorIs(t, err, registry.ErrLimit, "each environment has its own limit")
 }
 
 // TestFlatCopiesShare: the flat maze's copies share their map and agent spec, and
@@ -77,7 +77,7 @@ func TestFlatCopiesShare(t *testing.T) {
 	require.NoError(t, err)
 	var flats []*maze.Flat
 	for range 3 {
-		m, err := f.NewEnv(runners.EnvOptions{MaxTicks: 7})
+		m, err := f.NewEnv(registry.EnvOptions{MaxTicks: 7})
 		require.NoError(t, err)
 		fl, ok := env.As[*maze.Flat](m)
 		require.True(t, ok)
@@ -86,7 +86,7 @@ func TestFlatCopiesShare(t *testing.T) {
 	assert.Same(t, flats[0].Maze(), flats[1].Maze())
 	assert.Same(t, flats[1].Maze(), flats[2].Maze())
 	assert.Equal(t, 7, flats[0].Config().MaxSteps)
-	s, ok := f.(runners.Sizer)
+	s, ok := f.(registry.Sizer)
 	require.True(t, ok)
 	_, each := s.Size()
 	assert.Equal(t, int64(4*flats[0].Spec().ObservationSpace.FlatDim()+256), each)

@@ -8,7 +8,7 @@ import (
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/internal/golden"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,13 +55,13 @@ func TestRender(t *testing.T) {
 // TestLookFrame checks that the registry entry draws a trial's runtime by its state,
 // and only once it has been reset.
 func TestLookFrame(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.Register(reg))
 	e, err := reg.Lookup("maze")
 	require.NoError(t, err)
 	f, err := e.Open(nil)
 	require.NoError(t, err)
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	require.NoError(t, err)
 
 	before := e.Look.Frame(m)
@@ -80,13 +80,13 @@ func TestLookFrame(t *testing.T) {
 // TestFlatFrame checks that the flat maze's registry entry draws it as the hierarchy's
 // state draws itself, nothing before the first reset, the agent where it moved.
 func TestFlatFrame(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, maze.RegisterFlat(reg))
 	e, err := reg.Lookup("maze-flat")
 	require.NoError(t, err)
 	f, err := e.Open(nil)
 	require.NoError(t, err)
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	require.NoError(t, err)
 	flat, ok := env.As[*maze.Flat](m)
 	require.True(t, ok)

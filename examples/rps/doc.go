@@ -27,6 +27,6 @@
 //
 // # Registry
 //
-// Register adds it to a runners.Registry as "rps" (env.Sequential presents the rounds
+// Register adds it to a registry.Registry as "rps" (env.Sequential presents the rounds
 // turn by turn), with the policies random (default) and rock for each player.
 package rps

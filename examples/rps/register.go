@@ -6,7 +6,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Register adds the game to a registry under the name "rps", configured by the JSON
@@ -17,25 +17,25 @@ import (
 //
 // People see the hands as ROCK, PAPER and SCISSORS, and the game as Game.Render
 // draws it.
-func Register(r *runners.Registry) error {
-	policies := []runners.PolicyEntry{
-		{Name: "random", Description: "uniform over the hands", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+func Register(r *registry.Registry) error {
+	policies := []registry.PolicyEntry{
+		{Name: "random", Description: "uniform over the hands", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 			return agent.Random(ActionSpace(), rng)
 		}},
-		{Name: "rock", Description: "always rock", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+		{Name: "rock", Description: "always rock", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 			return agent.PolicyFunc(func(context.Context, []float32, []bool) (agent.RawAction, error) { return agent.Discrete(Rock), nil }), nil
 		}},
 	}
-	return r.Register(runners.Entry{
+	return r.Register(registry.Entry{
 		Name:        "rps",
 		Description: "rock-paper-scissors, two players moving at once (PettingZoo's rps_v2)",
 		Config:      Config{},
 		Open:        openFactory,
-		Agents: []runners.AgentEntry{
+		Agents: []registry.AgentEntry{
 			{Name: Players[0], Default: "random", Policies: policies},
 			{Name: Players[1], Default: "random", Policies: policies},
 		},
-		Look: runners.Look{Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
+		Look: registry.Look{Action: func(_ env.Turn, _ *env.Report, raw agent.RawAction) string {
 			if raw.Int >= Rock && raw.Int <= Scissors {
 				return [3]string{"ROCK", "PAPER", "SCISSORS"}[raw.Int]
 			}
@@ -46,7 +46,7 @@ func Register(r *runners.Registry) error {
 
 type factory struct{ cfg Config }
 
-func openFactory(config []byte) (runners.Factory, error) {
+func openFactory(config []byte) (registry.Factory, error) {
 	cfg, err := ParseConfig(config)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func openFactory(config []byte) (runners.Factory, error) {
 
 // NewEnv returns a game, turn by turn, whose rounds are the configuration's, or the
 // trial's tick limit when lower.
-func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+func (f *factory) NewEnv(o registry.EnvOptions) (env.MultiAgent, error) {
 	cfg := f.cfg
 	if o.MaxTicks > 0 && o.MaxTicks < cfg.MaxCycles {
 		cfg.MaxCycles = o.MaxTicks

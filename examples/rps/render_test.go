@@ -9,13 +9,13 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/rps"
 	"github.com/batonrl/baton/internal/golden"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // TestRender draws games through the registry entry, as displays do: the game is
 // found behind env.Sequential.
 func TestRender(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, rps.Register(reg))
 	e, err := reg.Lookup("rps")
 	require.NoError(t, err)
@@ -32,7 +32,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := f.NewEnv(runners.EnvOptions{})
+			m, err := f.NewEnv(registry.EnvOptions{})
 			require.NoError(t, err)
 			turn, err := m.Reset(1)
 			require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -45,7 +45,7 @@ type Config struct {
 // negative MaxCycles are errors wrapping ErrConfig.
 func ParseConfig(data []byte) (Config, error) {
 	var c Config
-	if err := runners.DecodeConfig(data, &c); err != nil {
+	if err := registry.DecodeConfig(data, &c); err != nil {
 		return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.MaxCycles < 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/rps"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 func TestWinner(t *testing.T) {
@@ -85,13 +85,13 @@ func TestErrors(t *testing.T) {
 // The registered game plays a trial turn by turn: the default episode lasts 15 rounds,
 // each player acting once a round.
 func TestRegister(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, rps.Register(reg))
 	e, err := reg.Lookup("rps")
 	require.NoError(t, err)
 	f, err := e.Open([]byte(`{"max_cycles": 3}`))
 	require.NoError(t, err)
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	require.NoError(t, err)
 	turn, err := m.Reset(0)
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestRegister(t *testing.T) {
 	require.NoError(t, err)
 	f, err = e.Open(nil)
 	require.NoError(t, err)
-	m, err = f.NewEnv(runners.EnvOptions{MaxTicks: 2})
+	m, err = f.NewEnv(registry.EnvOptions{MaxTicks: 2})
 	require.NoError(t, err)
 	g, ok := env.As[*rps.Game](m)
 	require.True(t, ok)

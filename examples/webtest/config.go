@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Config describes a web-testing environment. The zero value is the shop site with
@@ -17,7 +17,7 @@ type Config struct {
 	// set, and none means the shop (Shop).
 	Site *SiteSpec `json:"site,omitempty"`
 	// SiteFile is the path of a JSON site file (see Load): a regular file of at most
-	// runners.MaxConfigFileBytes. In a configuration from the network (a server's
+	// registry.MaxConfigFileBytes. In a configuration from the network (a server's
 	// caller), it is a name relative to the folder the server's operator allows
 	// (baton serve env --config-dir), and refused when there is none.
 	SiteFile string `json:"site_file,omitempty"`
@@ -79,7 +79,7 @@ func ParseConfig(data []byte) (Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	if err := runners.DecodeConfig(data, &cfg); err != nil {
+	if err := registry.DecodeConfig(data, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return cfg, cfg.withDefaults().validate()
@@ -139,7 +139,7 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// The limit on configurations from the network (runners.Limit; see Register).
+// The limit on configurations from the network (registry.Limit; see Register).
 const (
 	// LimitPages names the limit on the pages of the site a configuration from the
 	// network describes, generated, inline or in a site file: webtest.pages, raised
@@ -151,11 +151,11 @@ const (
 
 // build compiles the site the configuration names. With remote nil, the
 // configuration comes from a trusted caller (the command line, a program): a site file
-// is read from its path, as runners.ReadConfigFile reads it (a regular file of
+// is read from its path, as registry.ReadConfigFile reads it (a regular file of
 // bounded size). With remote, it comes from the network: a site file is read inside
 // the folder the server allows only (remote.ReadFile), and a site of more pages than
 // the limit LimitPages is refused before it is built.
-func (c Config) build(remote *runners.Remote) (*Site, error) {
+func (c Config) build(remote *registry.Remote) (*Site, error) {
 	pages := func(n int) error {
 		if remote == nil {
 			return nil
@@ -174,7 +174,7 @@ func (c Config) build(remote *runners.Remote) (*Site, error) {
 		if remote != nil {
 			data, err = remote.ReadFile("site_file", c.SiteFile)
 		} else {
-			data, err = runners.ReadConfigFile("site_file", c.SiteFile)
+			data, err = registry.ReadConfigFile("site_file", c.SiteFile)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)

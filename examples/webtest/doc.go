@@ -27,8 +27,8 @@
 // interactions between allowed). A defect is found when it shows.
 //
 // A site file (Config.SiteFile) is read only when it is a regular file of at most
-// runners.MaxConfigFileBytes, never a FIFO or a device. In a configuration that
-// arrives over the network (a server's caller; runners.Registry.Remote), it is a name
+// registry.MaxConfigFileBytes, never a FIFO or a device. In a configuration that
+// arrives over the network (a server's caller; registry.Registry.Remote), it is a name
 // inside the folder the server's operator allows (`baton serve env --config-dir DIR`),
 // read through an os.Root so that it reaches nothing outside, and refused when there is
 // no such folder; and a site, generated, inline or in that file, has at most
@@ -94,7 +94,7 @@
 // history as its stack) and Monkey (uniform over the allowed targets and back) are the
 // strategy baselines; Scripted (valid values first, then one untried probe per
 // submission) and agent.Random the motion ones. Register adds the environment to a
-// runners.Registry as "webtest" with those policies (heuristic and scripted by
+// registry.Registry as "webtest" with those policies (heuristic and scripted by
 // default); an episode succeeds when it found every planted defect (FoundAll), and its
 // metrics are coverage and defects_found. On the shop the heuristic with the scripted
 // motion finds every defect in every one of 200 seeds within the default budget; the

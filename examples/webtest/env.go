@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/batonrl/baton/hrl"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/transitions"
 )
 
@@ -84,7 +84,7 @@ func NewEnv(cfg Config) (*Env, error) { return newEnv(cfg, nil) }
 
 // newEnv builds the environment of a configuration from a trusted caller (remote nil)
 // or from the network (see Config.build).
-func newEnv(cfg Config, remote *runners.Remote) (*Env, error) {
+func newEnv(cfg Config, remote *registry.Remote) (*Env, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -52,7 +53,7 @@ func Example() {
 // The strategy baselines over 200 trials of the shop: the heuristic with the scripted
 // motion finds every planted defect; random policies (monkey testing) find some.
 func Example_baselines() {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := webtest.Register(reg); err != nil {
 		panic(err)
 	}

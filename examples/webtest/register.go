@@ -7,7 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -25,41 +25,41 @@ import (
 // unicode), the state in one line as its Info's JSON, and the page as State.Render
 // draws it.
 //
-// A configuration from the network (a server's caller; runners.Registry.Remote) is
+// A configuration from the network (a server's caller; registry.Registry.Remote) is
 // opened with two bounds: its site_file is a name inside the folder the server's
-// operator allows (runners.Remote.ReadFile; none without one), and its site, generated,
+// operator allows (registry.Remote.ReadFile; none without one), and its site, generated,
 // inline or in that file, has at most webtest.pages pages (LimitPages,
 // DefaultRemotePages unless the operator raises it).
-func Register(r *runners.Registry) error {
-	return r.Register(runners.Entry{
+func Register(r *registry.Registry) error {
+	return r.Register(registry.Entry{
 		Name:        "webtest",
 		Description: "testing a web application: a strategy agent picks what to test, a motion agent performs the UI operations",
 		Config:      Config{},
 		Open:        openFactory,
 		OpenRemote:  openRemoteFactory,
-		Limits: []runners.Limit{
+		Limits: []registry.Limit{
 			{Name: LimitPages, Description: "pages of a site, generated, inline or in a site file", Default: DefaultRemotePages},
 		},
-		Agents: []runners.AgentEntry{
-			{Name: StrategyName, Default: "heuristic", Policies: []runners.PolicyEntry{
-				{Name: "heuristic", Description: "least-covered target first: a depth-first search of the site", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+		Agents: []registry.AgentEntry{
+			{Name: StrategyName, Default: "heuristic", Policies: []registry.PolicyEntry{
+				{Name: "heuristic", Description: "least-covered target first: a depth-first search of the site", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 					return NewHeuristic(rng)
 				}},
-				{Name: "random", Description: "monkey testing: uniform over the allowed targets and back", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+				{Name: "random", Description: "monkey testing: uniform over the allowed targets and back", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 					return NewMonkey(rng)
 				}},
 			}},
-			{Name: MotionName, Default: "scripted", Policies: []runners.PolicyEntry{
-				{Name: "scripted", Description: "valid values first, then one edge case per submission", New: func(runners.Factory, *rand.Rand) (agent.Policy, error) {
+			{Name: MotionName, Default: "scripted", Policies: []registry.PolicyEntry{
+				{Name: "scripted", Description: "valid values first, then one edge case per submission", New: func(registry.Factory, *rand.Rand) (agent.Policy, error) {
 					return Scripted{}, nil
 				}},
-				{Name: "random", Description: "uniform over the applicable UI operations", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+				{Name: "random", Description: "uniform over the applicable UI operations", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 					return agent.Random(spaces.Discrete{N: MotionActions}, rng)
 				}},
 			}},
 		},
 		Success: FoundAll,
-		Metrics: []runners.Metric{
+		Metrics: []registry.Metric{
 			{Name: "coverage", Description: "share of the site's coverage units covered", Value: func(final env.Turn) (float64, bool) {
 				s, ok := FinalState(final)
 				return s.Coverage(), ok
@@ -69,7 +69,7 @@ func Register(r *runners.Registry) error {
 				return float64(s.DefectsFound()), ok
 			}},
 		},
-		Look: runners.Look{Render: runners.RenderState[State, Action](), Action: func(turn env.Turn, acting *env.Report, raw agent.RawAction) string {
+		Look: registry.Look{Render: registry.RenderState[State, Action](), Action: func(turn env.Turn, acting *env.Report, raw agent.RawAction) string {
 			if acting.Agent != StrategyName {
 				return ActionName(State{}, acting.Agent, raw.Int)
 			}
@@ -168,13 +168,13 @@ func FoundAll(final env.Turn) bool {
 	return ok && s.FoundAll()
 }
 
-// factory is the runners.Factory of one configuration: the environment, which holds
+// factory is the registry.Factory of one configuration: the environment, which holds
 // configuration only and is safe for concurrent use.
 type factory struct {
 	env *Env
 }
 
-func openFactory(config []byte) (runners.Factory, error) {
+func openFactory(config []byte) (registry.Factory, error) {
 	cfg, err := ParseConfig(config)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func openFactory(config []byte) (runners.Factory, error) {
 // openRemoteFactory opens a configuration from the network: its site file is read
 // inside the folder the server allows, and its site has at most the limit LimitPages
 // of pages.
-func openRemoteFactory(config []byte, o runners.Remote) (runners.Factory, error) {
+func openRemoteFactory(config []byte, o registry.Remote) (registry.Factory, error) {
 	cfg, err := ParseConfig(config)
 	if err != nil {
 		return nil, err
@@ -210,6 +210,6 @@ func (f *factory) Size() (shared, each int64) {
 }
 
 // NewEnv returns a runtime of the environment with the tick limit.
-func (f *factory) NewEnv(o runners.EnvOptions) (env.MultiAgent, error) {
+func (f *factory) NewEnv(o registry.EnvOptions) (env.MultiAgent, error) {
 	return hrl.New(hrl.HierarchicalEnv[State, Action](f.env), hrl.Config{MaxTicks: o.MaxTicks})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,9 +17,9 @@ import (
 
 func TestRegister(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, webtest.Register(reg))
-	require.ErrorIs(t, webtest.Register(reg), runners.ErrDuplicate)
+	require.ErrorIs(t, webtest.Register(reg), registry.ErrDuplicate)
 	e, err := reg.Lookup("webtest")
 	require.NoError(t, err)
 	assert.Equal(t, []string{webtest.StrategyName, webtest.MotionName}, e.AgentNames())
@@ -112,7 +113,7 @@ func TestFoundAllFromTurn(t *testing.T) {
 // The registry entry's Look names the strategy's slots by the element in them, as the
 // strategy saw the page, and the motion agent's operations.
 func TestLook(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, webtest.Register(reg))
 	e, err := reg.Lookup("webtest")
 	require.NoError(t, err)

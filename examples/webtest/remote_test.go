@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/examples/webtest"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +18,7 @@ import (
 // openWithin opens config for the entry e and fails the test when that has not
 // returned within a few seconds: a site file that never ends must fail the test, not
 // hang it.
-func openWithin(t *testing.T, e runners.Entry, config string) error {
+func openWithin(t *testing.T, e registry.Entry, config string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -38,9 +38,9 @@ func openWithin(t *testing.T, e runners.Entry, config string) error {
 
 // entries returns the web tester's entry from a registry and from its remote view
 // with o.
-func entries(t *testing.T, o runners.Remote) (local, remote runners.Entry) {
+func entries(t *testing.T, o registry.Remote) (local, remote registry.Entry) {
 	t.Helper()
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, webtest.Register(reg))
 	view, err := reg.Remote(o)
 	require.NoError(t, err)
@@ -64,12 +64,12 @@ func TestSiteFileLocal(t *testing.T) {
 	})
 	shop := filepath.Join(dir, "shop.json")
 	require.NoError(t, os.WriteFile(shop, webtest.ShopJSON(), 0o600))
-	local, _ := entries(t, runners.Remote{})
+	local, _ := entries(t, registry.Remote{})
 	require.NoError(t, openWithin(t, local, fmt.Sprintf(`{"site_file": %q}`, shop)))
 	for _, name := range []string{"/dev/zero", fifo, dir} {
 		err := openWithin(t, local, fmt.Sprintf(`{"site_file": %q}`, name))
 		require.ErrorIs(t, err, webtest.ErrConfig, name)
-		require.ErrorIs(t, err, runners.ErrConfigFile, name)
+		require.ErrorIs(t, err, registry.ErrConfigFile, name)
 		assert.ErrorContains(t, err, "not a regular file")
 	}
 }
@@ -80,29 +80,29 @@ func TestSiteFileLocal(t *testing.T) {
 func TestRemoteConfig(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "shop.json"), webtest.ShopJSON(), 0o600))
-	_, remote := entries(t, runners.Remote{Dir: dir, Limits: map[string]int64{"webtest.pages": 20}})
+	_, remote := entries(t, registry.Remote{Dir: dir, Limits: map[string]int64{"webtest.pages": 20}})
 	require.NoError(t, openWithin(t, remote, `{"site_file": "shop.json"}`))
 	require.NoError(t, openWithin(t, remote, `{"generate": {"pages": 20}}`))
 	err := openWithin(t, remote, `{"site_file": "/dev/zero"}`)
-	require.ErrorIs(t, err, runners.ErrConfigFile)
+	require.ErrorIs(t, err, registry.ErrConfigFile)
 
 	for _, config := range []string{
 		`{"generate": {"pages": 21}}`,
 		fmt.Sprintf(`{"site": {"name": "many", "start": "p0", "pages": [%s]}}`, pages(21)),
 	} {
 		err := openWithin(t, remote, config)
-		require.ErrorIs(t, err, runners.ErrLimit, config)
+		require.ErrorIs(t, err, registry.ErrLimit, config)
 		assert.ErrorContains(t, err, "21 is more than 20, the limit webtest.pages")
 	}
-	_, remote = entries(t, runners.Remote{Dir: dir, Limits: map[string]int64{"webtest.pages": 5}})
+	_, remote = entries(t, registry.Remote{Dir: dir, Limits: map[string]int64{"webtest.pages": 5}})
 	err = openWithin(t, remote, `{"site_file": "shop.json"}`)
-	require.ErrorIs(t, err, runners.ErrLimit, "the shop has more than 5 pages")
+	require.ErrorIs(t, err, registry.ErrLimit, "the shop has more than 5 pages")
 
-	_, remote = entries(t, runners.Remote{})
+	_, remote = entries(t, registry.Remote{})
 	err = openWithin(t, remote, fmt.Sprintf(`{"generate": {"pages": %d}}`, webtest.DefaultRemotePages+1))
-	require.ErrorIs(t, err, runners.ErrLimit)
+	require.ErrorIs(t, err, registry.ErrLimit)
 	err = openWithin(t, remote, `{"site_file": "shop.json"}`)
-	require.ErrorIs(t, err, runners.ErrConfigFile, "no folder, no file")
+	require.ErrorIs(t, err, registry.ErrConfigFile, "no folder, no file")
 	require.NoError(t, openWithin(t, remote, ""), "the shop")
 }
 
@@ -119,12 +119,12 @@ func pages(n int) string {
 }
 
 // TestFactorySize: the factory estimates a site's memory and each environment's, as
-// servers count them (runners.Sizer), in proportion to the site's pages.
+// servers count them (registry.Sizer), in proportion to the site's pages.
 func TestFactorySize(t *testing.T) {
-	local, _ := entries(t, runners.Remote{})
+	local, _ := entries(t, registry.Remote{})
 	f, err := local.Open([]byte(`{"generate": {"pages": 500, "seed": 1}}`))
 	require.NoError(t, err)
-	s, ok := f.(runners.Sizer)
+	s, ok := f.(registry.Sizer)
 	require.True(t, ok)
 	shared, each := s.Size()
 	assert.Equal(t, int64(500*4096), shared)

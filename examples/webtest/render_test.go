@@ -9,7 +9,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/internal/golden"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +17,7 @@ import (
 // TestRender draws the shop as the default policies test it, at several ticks, through
 // the registry entry as displays do.
 func TestRender(t *testing.T) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	require.NoError(t, webtest.Register(reg))
 	e, err := reg.Lookup("webtest")
 	require.NoError(t, err)
@@ -25,7 +25,7 @@ func TestRender(t *testing.T) {
 	require.NoError(t, err)
 	for _, tick := range []int{0, 1, 3, 6, 40} {
 		t.Run(fmt.Sprintf("tick-%d", tick), func(t *testing.T) {
-			m, err := f.NewEnv(runners.EnvOptions{})
+			m, err := f.NewEnv(registry.EnvOptions{})
 			require.NoError(t, err)
 			heuristic, err := webtest.NewHeuristic(rand.New(rand.NewPCG(1, 0)))
 			require.NoError(t, err)

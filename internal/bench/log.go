@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/registry"
+	"github.com/batonrl/baton/replay"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -25,7 +28,7 @@ import (
 // batches uncompressed and LogMaze/zstd compresses them with Zstandard.
 //
 // ReplayMaze replays a log of the trials of CampaignMaze/runner (written as LogMaze/on
-// writes it, before the timer starts) with datalog.Replay, which reads each part once
+// writes it, before the timer starts) with replay.Run, which reads each part once
 // and re-runs the trials on one goroutine, and is compared with CampaignMaze/runner:
 // their ratio is the share of the unlogged campaign's throughput that a replay of
 // the same trials reaches. It reports trials/s, steps/s (environment steps, as the
@@ -86,7 +89,7 @@ func replayMaze(b *testing.B) {
 	b.ReportAllocs()
 	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
-	rep, err := datalog.Replay(context.Background(), dir, reg)
+	rep, err := replay.Run(context.Background(), dir, reg)
 	b.StopTimer()
 	cpu1, _ := processCPU()
 	if err != nil {
@@ -103,8 +106,8 @@ func replayMaze(b *testing.B) {
 }
 
 // mazeRegistry returns a registry with the maze registered.
-func mazeRegistry() (*runners.Registry, error) {
-	reg := runners.NewRegistry()
+func mazeRegistry() (*registry.Registry, error) {
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		return nil, err
 	}
@@ -136,7 +139,7 @@ func logMaze(c datalog.Compression) func(b *testing.B) {
 // feeding the sink that sinks makes for it, and reports trials/s, steps/s,
 // cpu-us/trial and reportLog's figures; closeLog, timed with the campaign, finishes
 // the log and says how many rows and bytes it holds.
-func loggedCampaign(b *testing.B, sinks func(worker int) (runners.Sink, error), closeLog func() (rows, bytes int64, err error)) {
+func loggedCampaign(b *testing.B, sinks func(worker int) (event.Sink, error), closeLog func() (rows, bytes int64, err error)) {
 	reg, err := mazeRegistry()
 	if err != nil {
 		b.Fatal(err)
@@ -206,13 +209,13 @@ const logWriterTrials = 64
 
 // recordMaze returns the events of trials maze trials (the campaign of campaignMaze),
 // each a copy the caller owns.
-func recordMaze(trials int) ([]*runners.Event, error) {
+func recordMaze(trials int) ([]*event.Event, error) {
 	reg, err := mazeRegistry()
 	if err != nil {
 		return nil, err
 	}
-	var events []*runners.Event
-	rec := runners.SinkFunc(func(_ context.Context, e *runners.Event) error {
+	var events []*event.Event
+	rec := event.SinkFunc(func(_ context.Context, e *event.Event) error {
 		events = append(events, e.Clone())
 		return nil
 	})
@@ -260,7 +263,7 @@ func logWriter(b *testing.B) {
 		if err := w.Handle(ctx, e); err != nil {
 			b.Fatal(err)
 		}
-		if e.Kind == runners.KindStep {
+		if e.Kind == event.KindStep {
 			i++
 		}
 	}

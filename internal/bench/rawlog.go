@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 )
 
 // LogMaze/raw is the hand-written baseline of the logging cases: the campaign of
@@ -32,8 +32,8 @@ type rawLog struct {
 	rows int64
 }
 
-func (l *rawLog) Handle(_ context.Context, e *runners.Event) error {
-	if e.Kind != runners.KindStep {
+func (l *rawLog) Handle(_ context.Context, e *event.Event) error {
+	if e.Kind != event.KindStep {
 		return nil
 	}
 	s := e.Step
@@ -100,7 +100,7 @@ func logMazeRaw(b *testing.B) {
 		mu   sync.Mutex
 		logs []*rawLog
 	)
-	sinks := func(worker int) (runners.Sink, error) {
+	sinks := func(worker int) (event.Sink, error) {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%d.bin", worker)))
 		if err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"
 )
@@ -194,7 +195,7 @@ const CampaignWorkers = 2
 // campaign on CampaignWorkers workers, with the registered defaults (oracle strategy,
 // random motion) and no sink. One iteration is one trial.
 func campaignMaze(b *testing.B) {
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ func BenchmarkAsync(b *testing.B) {
 	for _, c := range []struct{ w, batch int }{{1, 256}, {2, 128}, {4, 64}} {
 		b.Run(fmt.Sprintf("N=256/W=%d/B=%d", c.w, c.batch), func(b *testing.B) {
 			out := batch(c.batch, 4, 0)
-			a, err := fastlane.NewAsync(registry(b), "cartpole", nil, 256, c.w, c.batch, out)
+			a, err := fastlane.NewAsync(testRegistry(b), "cartpole", nil, 256, c.w, c.batch, out)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // AsyncGroup is one agent's rows of an AsyncMultiBatch: the copies of the batch it
@@ -94,7 +94,7 @@ type AsyncMulti struct {
 // NewAsyncMulti makes n copies of the named environment (of either kind) stepped by
 // workers goroutines (0 means 1), whose Recv returns batches of batch copies (0 means
 // n) written into out, whose lengths must fit batch copies.
-func NewAsyncMulti(reg *runners.Registry, name string, config []byte, n, workers, batch int, out AsyncMultiBatch) (*AsyncMulti, error) {
+func NewAsyncMulti(reg *registry.Registry, name string, config []byte, n, workers, batch int, out AsyncMultiBatch) (*AsyncMulti, error) {
 	f, l, err := open(reg, name, config)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func NewAsyncMulti(reg *runners.Registry, name string, config []byte, n, workers
 	}
 	a.envs = make([]env.MultiAgent, n)
 	for i := range n {
-		if a.envs[i], err = f.NewEnv(runners.EnvOptions{}); err != nil {
+		if a.envs[i], err = f.NewEnv(registry.EnvOptions{}); err != nil {
 			return nil, fmt.Errorf("%w: %s: copy %d: %w", ErrConfig, name, i, err)
 		}
 	}

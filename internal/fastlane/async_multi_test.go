@@ -56,7 +56,7 @@ func TestAsyncMultiMatchesMulti(t *testing.T) {
 		t.Run(fmt.Sprintf("N=%d/W=%d/B=%d", c.n, c.workers, c.batch), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const seed = 5
-			reg := registry(t)
+			reg := testRegistry(t)
 			l, err := fastlane.Describe(reg, "maze", nil)
 			require.NoError(t, err)
 			na := len(l.Agents)
@@ -145,7 +145,7 @@ func TestAsyncMultiMatchesMulti(t *testing.T) {
 // queues nothing.
 func TestAsyncMultiActionError(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	l, err := fastlane.Describe(reg, "maze", nil)
 	require.NoError(t, err)
 	out := multiBatch(2, l)

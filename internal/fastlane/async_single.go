@@ -7,7 +7,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // AsyncBatch is where an Async's Recv writes a batch of B copies: their ids, and the
@@ -61,7 +61,7 @@ type Async struct {
 // goroutines (0 means 1), whose Recv returns batches of batch copies (0 means n)
 // written into out, whose lengths must fit batch copies. The copies must be reset
 // (Reset) before their first Send.
-func NewAsync(reg *runners.Registry, name string, config []byte, n, workers, batch int, out AsyncBatch) (*Async, error) {
+func NewAsync(reg *registry.Registry, name string, config []byte, n, workers, batch int, out AsyncBatch) (*Async, error) {
 	f, l, err := open(reg, name, config)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func NewAsync(reg *runners.Registry, name string, config []byte, n, workers, bat
 	a.envs = make([]env.Env, n)
 	direct := true
 	for i := range n {
-		m, err := f.NewEnv(runners.EnvOptions{})
+		m, err := f.NewEnv(registry.EnvOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: copy %d: %w", ErrConfig, name, i, err)
 		}

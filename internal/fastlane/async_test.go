@@ -16,7 +16,7 @@ import (
 	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -59,7 +59,7 @@ func TestAsyncMatchesVector(t *testing.T) {
 			const seed = 9
 			rounds := 30 * c.n / c.batch // about 30 steps a copy
 			out := batch(c.batch, 4, 0)
-			a, err := fastlane.NewAsync(registry(t), "cartpole", []byte(`{"max_steps": 15}`), c.n, c.workers, c.batch, out)
+			a, err := fastlane.NewAsync(testRegistry(t), "cartpole", []byte(`{"max_steps": 15}`), c.n, c.workers, c.batch, out)
 			require.NoError(t, err)
 			defer a.Close()
 			assert.Equal(t, c.batch, a.BatchSize())
@@ -121,7 +121,7 @@ func TestAsyncFailure(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const n = 4
 	out := batch(2, 1, 0)
-	a, err := fastlane.NewAsync(registry(t), "bomb", nil, n, 2, 2, out)
+	a, err := fastlane.NewAsync(testRegistry(t), "bomb", nil, n, 2, 2, out)
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Reset(bg, 1))
@@ -162,7 +162,7 @@ func TestAsyncFailure(t *testing.T) {
 
 func TestAsyncBadInput(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg := registry(t)
+	reg := testRegistry(t)
 	t.Run("new", func(t *testing.T) {
 		for _, c := range []struct {
 			name      string
@@ -235,7 +235,7 @@ func TestAsyncBadInput(t *testing.T) {
 func TestAsyncResetDrops(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	out := batch(4, 4, 0)
-	a, err := fastlane.NewAsync(registry(t), "cartpole", nil, 8, 3, 4, out)
+	a, err := fastlane.NewAsync(testRegistry(t), "cartpole", nil, 8, 3, 4, out)
 	require.NoError(t, err)
 	require.NoError(t, a.Reset(bg, 1))
 	recv(t, a)
@@ -280,10 +280,10 @@ func (g *gated) Info() any { return nil }
 func TestAsyncRecvWaitsInSlices(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	gate := make(chan struct{})
-	reg := registry(t)
-	require.NoError(t, reg.Register(runners.Entry{Name: "gated", Open: func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) {
-			return runners.SingleAgent(&gated{gate: gate}), nil
+	reg := testRegistry(t)
+	require.NoError(t, reg.Register(registry.Entry{Name: "gated", Open: func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) {
+			return registry.SingleAgent(&gated{gate: gate}), nil
 		}), nil
 	}}))
 	out := batch(2, 1, 0)

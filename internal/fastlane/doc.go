@@ -10,7 +10,7 @@
 // kind and each agent's observation and mask lengths) so that the caller can
 // allocate the buffers first. NewSingle then makes a vector.Env over the caller's
 // buffers (vector.WithBuffers): a single-agent environment (one agent, registered
-// with runners.SingleAgent, such as the cart-pole) is stepped with its copies writing
+// with registry.SingleAgent, such as the cart-pole) is stepped with its copies writing
 // straight into them. NewMulti makes a vector.Multi of any other environment (the
 // maze's hierarchy) and writes, after each Reset and Step, each agent's group (the
 // copies it acts in, their observations and masks), the acting agent of each copy,
@@ -33,7 +33,7 @@
 // log (package datalog, the log that campaigns write) from its next Reset on, until
 // CloseLog or Close: each episode of each copy is a trial of one episode, named
 // "RUN-K" for the K-th episode begun (Recording.Run) and seeded with the episode's
-// reset seed, so that datalog.Replay replays it; its rows are the copy's reports as
+// reset seed, so that replay.Run replays it; its rows are the copy's reports as
 // a runners trial logs them (the reward's one source "env", the action that each
 // reward scores), and its end writes the episode's returns, success and metrics.
 // An episode cut short by a Reset or by the end of the recording is a Stopped trial;
@@ -103,6 +103,12 @@
 // escape. It is safe for concurrent use and runs one call at a time on each vector
 // (Handles.Do): ctypes releases Python's GIL during a call, so nothing else would
 // stop two threads from stepping one vector, or closing it mid-step.
+//
+// # Layering
+//
+// The fast lane looks environments up in a registry.Registry, records through
+// datalog's event sinks, and steps env/vector's copies: it does not import runners,
+// since it runs no trial of its own.
 //
 // # Why a C library in the Python process
 //

@@ -12,7 +12,7 @@ import (
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -62,7 +62,7 @@ type AgentLayout struct {
 
 // open opens the named environment's factory and builds one environment to learn its
 // agents.
-func open(reg *runners.Registry, name string, config []byte) (runners.Factory, Layout, error) {
+func open(reg *registry.Registry, name string, config []byte) (registry.Factory, Layout, error) {
 	entry, err := reg.Lookup(name)
 	if err != nil {
 		return nil, Layout{}, fmt.Errorf("%w: %w", ErrConfig, err)
@@ -71,7 +71,7 @@ func open(reg *runners.Registry, name string, config []byte) (runners.Factory, L
 	if err != nil {
 		return nil, Layout{}, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
-	probe, err := f.NewEnv(runners.EnvOptions{})
+	probe, err := f.NewEnv(registry.EnvOptions{})
 	if err != nil {
 		return nil, Layout{}, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
@@ -106,7 +106,7 @@ func LayoutOf(name string, probe env.MultiAgent) (Layout, error) {
 }
 
 // single returns the single-agent environment under m, when m presents one
-// (runners.SingleAgent).
+// (registry.SingleAgent).
 func single(m env.MultiAgent) (env.Env, bool) {
 	if len(m.Agents()) != 1 {
 		return nil, false
@@ -138,7 +138,7 @@ func agentLayout(s env.Spec) (AgentLayout, error) {
 // Describe returns the layout of the named environment with a JSON configuration
 // (nil or empty: the defaults). An unknown name or a bad configuration wraps
 // ErrConfig; an agent whose actions are not Discrete, ErrUnsupported.
-func Describe(reg *runners.Registry, name string, config []byte) (Layout, error) {
+func Describe(reg *registry.Registry, name string, config []byte) (Layout, error) {
 	_, l, err := open(reg, name, config)
 	return l, err
 }
@@ -247,7 +247,7 @@ type Single struct {
 // NewSingle makes n copies of the named single-agent environment (KindSingle) with
 // the given number of workers, writing into b (see vector.Buffers for the lengths),
 // with the options (WithHold).
-func NewSingle(reg *runners.Registry, name string, config []byte, n, workers int, b vector.Buffers, opts ...Option) (*Single, error) {
+func NewSingle(reg *registry.Registry, name string, config []byte, n, workers int, b vector.Buffers, opts ...Option) (*Single, error) {
 	f, l, err := open(reg, name, config)
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func NewSingle(reg *runners.Registry, name string, config []byte, n, workers int
 	}
 	fr := &frames{ms: make([]env.MultiAgent, n), look: look(reg, name)}
 	v, err := vector.New(n, func(i int) (env.Env, error) {
-		m, err := f.NewEnv(runners.EnvOptions{})
+		m, err := f.NewEnv(registry.EnvOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -21,7 +21,7 @@ import (
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/catalog"
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -29,12 +29,12 @@ var update = flag.Bool("update", false, "rewrite testdata/cartpole_trajectory.js
 
 var bg = context.Background()
 
-func registry(t testing.TB) *runners.Registry {
+func testRegistry(t testing.TB) *registry.Registry {
 	t.Helper()
 	reg, err := catalog.New()
 	require.NoError(t, err)
-	require.NoError(t, reg.Register(runners.Entry{Name: "bomb", Open: func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) { return runners.SingleAgent(&bomb{}), nil }), nil
+	require.NoError(t, reg.Register(registry.Entry{Name: "bomb", Open: func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) { return registry.SingleAgent(&bomb{}), nil }), nil
 	}}))
 	return reg
 }
@@ -70,7 +70,7 @@ func buffers(n, dim, mlen int) vector.Buffers {
 }
 
 func TestDescribe(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	cases := []struct {
 		name, config string
 		kind         fastlane.Kind
@@ -116,7 +116,7 @@ func TestSingleMatchesVector(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const n, seed = 50, 5
 			b := buffers(n, 4, 0)
-			s, err := fastlane.NewSingle(registry(t), "cartpole", []byte(`{"max_steps": 20}`), n, w, b)
+			s, err := fastlane.NewSingle(testRegistry(t), "cartpole", []byte(`{"max_steps": 20}`), n, w, b)
 			require.NoError(t, err)
 			defer s.Close()
 			want, err := vector.New(n, func(int) (env.Env, error) { return cartpole.NewEnv(cartpole.Config{MaxSteps: 20}) })
@@ -164,7 +164,7 @@ func TestSingleActionError(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := buffers(n, 4, 0)
-			s, err := fastlane.NewSingle(registry(t), "cartpole", nil, n, 1, b)
+			s, err := fastlane.NewSingle(testRegistry(t), "cartpole", nil, n, 1, b)
 			require.NoError(t, err)
 			defer s.Close()
 			require.NoError(t, s.Reset(bg, 3))
@@ -183,7 +183,7 @@ func TestSingleActionError(t *testing.T) {
 		})
 	}
 	t.Run("length", func(t *testing.T) {
-		s, err := fastlane.NewSingle(registry(t), "cartpole", nil, n, 1, buffers(n, 4, 0))
+		s, err := fastlane.NewSingle(testRegistry(t), "cartpole", nil, n, 1, buffers(n, 4, 0))
 		require.NoError(t, err)
 		defer s.Close()
 		require.NoError(t, s.Reset(bg, 3))
@@ -201,7 +201,7 @@ func TestPanic(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const n = 4
 			b := buffers(n, 1, 0)
-			s, err := fastlane.NewSingle(registry(t), "bomb", nil, n, w, b)
+			s, err := fastlane.NewSingle(testRegistry(t), "bomb", nil, n, w, b)
 			require.NoError(t, err)
 			defer s.Close()
 			require.NoError(t, s.Reset(bg, 1))
@@ -235,7 +235,7 @@ func TestPanic(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	reg := registry(t)
+	reg := testRegistry(t)
 	_, err := fastlane.NewSingle(reg, "maze", nil, 2, 1, buffers(2, 4, 0))
 	require.ErrorIs(t, err, fastlane.ErrArgument)
 	_, err = fastlane.NewSingle(reg, "cartpole", nil, 2, 1, buffers(2, 3, 0))
@@ -311,7 +311,7 @@ func TestGoldenTrajectory(t *testing.T) {
 	require.Equal(t, tr, golden, "run go test ./internal/fastlane -run Golden -update")
 
 	b := buffers(tr.N, 4, 0)
-	s, err := fastlane.NewSingle(registry(t), "cartpole", []byte(tr.Config), tr.N, 1, b)
+	s, err := fastlane.NewSingle(testRegistry(t), "cartpole", []byte(tr.Config), tr.N, 1, b)
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.Reset(bg, tr.Seed))

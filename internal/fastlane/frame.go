@@ -5,14 +5,14 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // Framer is a vector whose copies draw their state for people: Single, View, Multi
 // and Turns.
 type Framer interface {
 	// Frame draws copy i's current state as its registry entry's Look says
-	// (runners.Look.Frame): the environment's own env.Renderer, else its Info.
+	// (registry.Look.Frame): the environment's own env.Renderer, else its Info.
 	Frame(i int) (env.Frame, error)
 	// FinalFrame returns the frame of copy i's last state before its last
 	// auto-reset, kept while the vector keeps final frames (Single.KeepFinalFrames);
@@ -24,7 +24,7 @@ type Framer interface {
 // entry's Look and, for a Single with held copies, each copy's final frame.
 type frames struct {
 	ms   []env.MultiAgent
-	look runners.Look
+	look registry.Look
 	// keep is whether the copies keep their final frames (finals), which only copies
 	// with hold flags do.
 	keep   bool
@@ -94,10 +94,10 @@ func (t *Turns) Frame(i int) (env.Frame, error) { return t.frames.frame(i) }
 func (t *Turns) FinalFrame(i int) (env.Frame, error) { return t.frames.final(i) }
 
 // look returns the Look of the named entry, the zero Look when there is none.
-func look(reg *runners.Registry, name string) runners.Look {
+func look(reg *registry.Registry, name string) registry.Look {
 	e, err := reg.Lookup(name)
 	if err != nil {
-		return runners.Look{}
+		return registry.Look{}
 	}
 	return e.Look
 }

@@ -27,13 +27,13 @@ func TestHold(t *testing.T) {
 	}{
 		{"single", 1, true, func(hold []fastlane.Hold) (fastlane.Vector, func([]int64) error, []float32, []float32, []float64, []bool) {
 			b := buffers(n, 4, 0)
-			s, err := fastlane.NewSingle(registry(t), "cartpole", nil, n, 1, b, fastlane.WithHold(hold))
+			s, err := fastlane.NewSingle(testRegistry(t), "cartpole", nil, n, 1, b, fastlane.WithHold(hold))
 			require.NoError(t, err)
 			return s, func(a []int64) error { return s.Step(ctx, a) }, b.Obs, b.FinalObs, b.Rewards, b.Truncated
 		}},
 		{"view", 3, false, func(hold []fastlane.Hold) (fastlane.Vector, func([]int64) error, []float32, []float32, []float64, []bool) {
 			b, spans := viewBuffers(n, 106, 4)
-			v, err := fastlane.NewView(ctx, registry(t), "maze", nil, "strategy", map[string]string{"motion": "forward"}, nil, n, 1, b, spans,
+			v, err := fastlane.NewView(ctx, testRegistry(t), "maze", nil, "strategy", map[string]string{"motion": "forward"}, nil, n, 1, b, spans,
 				fastlane.WithHold(hold))
 			require.NoError(t, err)
 			return v, func(a []int64) error { return v.Step(ctx, a) }, b.Obs, b.FinalObs, b.Rewards, b.Truncated
@@ -64,9 +64,9 @@ func TestHold(t *testing.T) {
 			assert.NotEqual(t, start[:dim], obs[:dim], "copy 0 steps again")
 		})
 	}
-	_, err := fastlane.NewSingle(registry(t), "cartpole", nil, 2, 1, buffers(2, 4, 0), fastlane.WithHold(make([]fastlane.Hold, 3)))
+	_, err := fastlane.NewSingle(testRegistry(t), "cartpole", nil, 2, 1, buffers(2, 4, 0), fastlane.WithHold(make([]fastlane.Hold, 3)))
 	assert.ErrorIs(t, err, fastlane.ErrArgument, "a hold per copy")
-	s, err := fastlane.NewSingle(registry(t), "cartpole", nil, 2, 1, buffers(2, 4, 0), fastlane.WithHold(make([]fastlane.Hold, 2)))
+	s, err := fastlane.NewSingle(testRegistry(t), "cartpole", nil, 2, 1, buffers(2, 4, 0), fastlane.WithHold(make([]fastlane.Hold, 2)))
 	require.NoError(t, err)
 	defer s.Close()
 	assert.ErrorIs(t, s.Record(fastlane.Recording{Dir: t.TempDir()}), fastlane.ErrArgument, "held vectors do not record")
@@ -76,7 +76,7 @@ func TestHold(t *testing.T) {
 // each episode's last state while asked to.
 func TestFrames(t *testing.T) {
 	ctx := context.Background()
-	reg := registry(t)
+	reg := testRegistry(t)
 	hold := make([]fastlane.Hold, 2)
 	s, err := fastlane.NewSingle(reg, "cartpole", []byte(`{"max_steps": 3}`), 2, 1, buffers(2, 4, 0), fastlane.WithHold(hold))
 	require.NoError(t, err)

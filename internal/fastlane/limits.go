@@ -6,7 +6,7 @@ import (
 	"math"
 	"runtime"
 
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // DefaultMaxBytes is the memory that a vector may take when its maker names no limit
@@ -73,7 +73,7 @@ func (e *SizeError) Unwrap() error { return ErrLimit }
 // agent and per copy. An unknown name or a bad configuration wraps ErrConfig.
 //
 // Admit makes environments but keeps none; it is safe for concurrent use.
-func Admit(reg *runners.Registry, name string, config []byte, n, workers int, maxBytes int64) error {
+func Admit(reg *registry.Registry, name string, config []byte, n, workers int, maxBytes int64) error {
 	switch {
 	case n < 1:
 		return fmt.Errorf("%w: %d copies; want 1 or more", ErrArgument, n)
@@ -102,7 +102,7 @@ func Admit(reg *runners.Registry, name string, config []byte, n, workers int, ma
 
 // copyBytes is the estimated memory of one copy of an environment of f and layout l;
 // see Admit. It is at least 1.
-func copyBytes(f runners.Factory, l Layout) int64 {
+func copyBytes(f registry.Factory, l Layout) int64 {
 	b := probeBytes(f) + 64
 	for _, a := range l.Agents {
 		b += 2*(4*int64(a.ObsDim)+int64(a.MaskLen)) + 64
@@ -113,13 +113,13 @@ func copyBytes(f runners.Factory, l Layout) int64 {
 // probeBytes is the memory that making and resetting an environment of f allocates:
 // the smaller of two tries, so that what another goroutine allocates meanwhile (the
 // process's other vectors) counts only if it does so both times.
-func probeBytes(f runners.Factory) int64 {
+func probeBytes(f registry.Factory) int64 {
 	best := int64(math.MaxInt64)
 	var ms runtime.MemStats
 	for range 2 {
 		runtime.ReadMemStats(&ms)
 		before := ms.TotalAlloc
-		m, err := f.NewEnv(runners.EnvOptions{})
+		m, err := f.NewEnv(registry.EnvOptions{})
 		if err == nil {
 			_, _ = m.Reset(0) // its errors are the vector's to report
 		}

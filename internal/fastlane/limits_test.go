@@ -11,7 +11,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -38,10 +38,10 @@ func (h *heavy) Step(agent.RawAction) (env.Step, error) {
 	return env.Step{Obs: []float32{0}, Terminated: true}, nil
 }
 
-func limitsRegistry(t *testing.T) *runners.Registry {
-	reg := registry(t)
-	require.NoError(t, reg.Register(runners.Entry{Name: "heavy", Open: func([]byte) (runners.Factory, error) {
-		return runners.FactoryFunc(func(runners.EnvOptions) (env.MultiAgent, error) { return runners.SingleAgent(&heavy{}), nil }), nil
+func limitsRegistry(t *testing.T) *registry.Registry {
+	reg := testRegistry(t)
+	require.NoError(t, reg.Register(registry.Entry{Name: "heavy", Open: func([]byte) (registry.Factory, error) {
+		return registry.FactoryFunc(func(registry.EnvOptions) (env.MultiAgent, error) { return registry.SingleAgent(&heavy{}), nil }), nil
 	}}))
 	return reg
 }

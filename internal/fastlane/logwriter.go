@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 )
 
 // opKind is what an op of a batch does.
@@ -32,7 +32,7 @@ type op struct {
 	kind                       opKind
 	start, acting, term, trunc bool
 	success                    bool
-	state                      runners.State
+	state                      event.State
 	copy, agent, tick, span    int32
 	index                      int // opBegin: the trial's number; opRow: the report's index in its tick
 	seed                       uint64
@@ -71,7 +71,7 @@ func (b *batch) reset() {
 type logWriter struct {
 	ds   *datalog.Dataset
 	w    *datalog.Writer
-	info runners.TrialInfo // the template of every trial's info
+	info event.TrialInfo // the template of every trial's info
 	run  string
 	full chan *batch   // to the goroutine
 	free chan *batch   // back from it
@@ -81,21 +81,21 @@ type logWriter struct {
 	err error // the first error of the writer
 
 	// The goroutine's own.
-	trials []runners.TrialInfo // each copy's open trial
-	starts []int32             // where each copy's ops begin in order
-	order  []int32             // a batch's ops, copy by copy
-	ev     runners.Event
-	step   runners.StepEvent
-	epEv   runners.EpisodeEvent
-	state  runners.StateChange
-	src    [1]runners.RewardSource
+	trials []event.TrialInfo // each copy's open trial
+	starts []int32           // where each copy's ops begin in order
+	order  []int32           // a batch's ops, copy by copy
+	ev     event.Event
+	step   event.StepEvent
+	epEv   event.EpisodeEvent
+	state  event.StateChange
+	src    [1]event.RewardSource
 	nagent int
 }
 
-func startLogWriter(ds *datalog.Dataset, w *datalog.Writer, info runners.TrialInfo, run string, n int) *logWriter {
+func startLogWriter(ds *datalog.Dataset, w *datalog.Writer, info event.TrialInfo, run string, n int) *logWriter {
 	lw := &logWriter{ds: ds, w: w, info: info, run: run, full: make(chan *batch, 2), free: make(chan *batch, 2),
-		done: make(chan struct{}), trials: make([]runners.TrialInfo, n), starts: make([]int32, n+1), nagent: len(info.Agents)}
-	lw.src[0].Source = runners.SourceEnv
+		done: make(chan struct{}), trials: make([]event.TrialInfo, n), starts: make([]int32, n+1), nagent: len(info.Agents)}
+	lw.src[0].Source = event.SourceEnv
 	lw.free <- new(batch)
 	lw.free <- new(batch)
 	go lw.loop()
@@ -133,7 +133,7 @@ func (lw *logWriter) close(last *batch) error {
 
 func (lw *logWriter) loop() {
 	defer close(lw.done)
-	// The datalog writer takes a context because it is a runners.Sink; it does not
+	// The datalog writer takes a context because it is a event.Sink; it does not
 	// block on anything a context could cancel.
 	ctx := context.Background()
 	for b := range lw.full {
@@ -175,7 +175,7 @@ func (lw *logWriter) write(ctx context.Context, b *batch) {
 		case opBegin:
 			*t = lw.info
 			t.ID, t.Index, t.Seed = lw.run+"-"+strconv.Itoa(o.index), o.index, o.seed
-			err = lw.setState(ctx, t, runners.Running, nil)
+			err = lw.setState(ctx, t, event.Running, nil)
 		case opRow:
 			s := &lw.step
 			s.Episode, s.Tick, s.Index = 0, int(o.tick), o.index
@@ -189,18 +189,18 @@ func (lw *logWriter) write(ctx context.Context, b *batch) {
 			lw.src[0].Value = o.reward
 			s.Reward, s.Sources = o.reward, lw.src[:]
 			s.Terminated, s.Truncated, s.SpanTicks = o.term, o.trunc, int(o.span)
-			lw.ev = runners.Event{Kind: runners.KindStep, Trial: t.ID, Step: s}
+			lw.ev = event.Event{Kind: event.KindStep, Trial: t.ID, Step: s}
 			err = lw.w.Handle(ctx, &lw.ev)
 		case opEnd:
 			f := b.floats[o.floats[0]:o.floats[1]]
-			lw.epEv = runners.EpisodeEvent{Seed: t.Seed, End: true, Ticks: int(o.tick), Success: o.success,
+			lw.epEv = event.EpisodeEvent{Seed: t.Seed, End: true, Ticks: int(o.tick), Success: o.success,
 				Returns: f[:lw.nagent:lw.nagent]}
 			if len(f) > lw.nagent {
 				lw.epEv.Metrics = f[lw.nagent:]
 			}
-			lw.ev = runners.Event{Kind: runners.KindEpisode, Trial: t.ID, Episode: &lw.epEv}
+			lw.ev = event.Event{Kind: event.KindEpisode, Trial: t.ID, Episode: &lw.epEv}
 			if err = lw.w.Handle(ctx, &lw.ev); err == nil {
-				err = lw.setState(ctx, t, runners.Ended, nil)
+				err = lw.setState(ctx, t, event.Ended, nil)
 			}
 		case opState:
 			err = lw.setState(ctx, t, o.state, o.err)
@@ -214,8 +214,8 @@ func (lw *logWriter) write(ctx context.Context, b *batch) {
 	}
 }
 
-func (lw *logWriter) setState(ctx context.Context, t *runners.TrialInfo, s runners.State, err error) error {
-	lw.state = runners.StateChange{Trial: t.ID, State: s, Err: err, Info: t}
-	lw.ev = runners.Event{Kind: runners.KindState, Trial: t.ID, State: &lw.state}
+func (lw *logWriter) setState(ctx context.Context, t *event.TrialInfo, s event.State, err error) error {
+	lw.state = event.StateChange{Trial: t.ID, State: s, Err: err, Info: t}
+	lw.ev = event.Event{Kind: event.KindState, Trial: t.ID, State: &lw.state}
 	return lw.w.Handle(ctx, &lw.ev)
 }

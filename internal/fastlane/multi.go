@@ -9,7 +9,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // AgentBuffers are one agent's buffers of a MultiBuffers, for N copies: the agent's
@@ -95,7 +95,7 @@ type Multi struct {
 // NewMulti makes n copies of the named environment, of either kind, with the given
 // number of workers, and fills b (see MultiBuffers for the lengths) after each Reset
 // and Step.
-func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int, b MultiBuffers) (*Multi, error) {
+func NewMulti(reg *registry.Registry, name string, config []byte, n, workers int, b MultiBuffers) (*Multi, error) {
 	f, l, err := open(reg, name, config)
 	if err != nil {
 		return nil, err
@@ -105,10 +105,10 @@ func NewMulti(reg *runners.Registry, name string, config []byte, n, workers int,
 
 // NewMultiOf is NewMulti over a factory f that the caller opened itself, from the
 // entry name of reg with config (an environment server opens its callers'
-// configurations through a remote view of its registry, runners.Registry.Remote, and
+// configurations through a remote view of its registry, registry.Registry.Remote, and
 // answers their errors its own way), whose environments have the layout l
 // (LayoutOf).
-func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Factory, l Layout, n, workers int, b MultiBuffers) (*Multi, error) {
+func NewMultiOf(reg *registry.Registry, name string, config []byte, f registry.Factory, l Layout, n, workers int, b MultiBuffers) (*Multi, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d copies; want 1 or more", ErrArgument, n)
 	}
@@ -119,7 +119,7 @@ func NewMultiOf(reg *runners.Registry, name string, config []byte, f runners.Fac
 		next: make([]int, n), errs: make([]error, n), src: source{reg: reg, name: name, config: config, f: f}}
 	x.frames = &frames{ms: make([]env.MultiAgent, n), look: look(reg, name)}
 	m, err := vector.NewMulti(n, func(i int) (env.MultiAgent, error) {
-		e, err := f.NewEnv(runners.EnvOptions{})
+		e, err := f.NewEnv(registry.EnvOptions{})
 		x.frames.ms[i] = e
 		return e, err
 	}, vector.WithWorkers(workers), vector.WithEpisodeEnd(x.judge))

@@ -18,7 +18,7 @@ func BenchmarkMulti(b *testing.B) {
 	for _, w := range []int{1, 2} {
 		b.Run(fmt.Sprintf("maze/N=1024/workers=%d", w), func(b *testing.B) {
 			const n = 1024
-			reg := registry(b)
+			reg := testRegistry(b)
 			l, err := fastlane.Describe(reg, "maze", nil)
 			if err != nil {
 				b.Fatal(err)

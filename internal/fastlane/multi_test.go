@@ -15,7 +15,7 @@ import (
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 func multiBuffers(n int, l fastlane.Layout) fastlane.MultiBuffers {
@@ -52,7 +52,7 @@ func TestMultiMatchesVector(t *testing.T) {
 		t.Run(fmt.Sprintf("N=%d/W=%d", n, w), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const seed = 9
-			reg := registry(t)
+			reg := testRegistry(t)
 			var config []byte // the reference maze
 			l, err := fastlane.Describe(reg, "maze", config)
 			require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestMultiMatchesVector(t *testing.T) {
 			require.NoError(t, err)
 			f, err := entry.Open(config)
 			require.NoError(t, err)
-			want, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(runners.EnvOptions{}) })
+			want, err := vector.NewMulti(n, func(int) (env.MultiAgent, error) { return f.NewEnv(registry.EnvOptions{}) })
 			require.NoError(t, err)
 			defer want.Close()
 
@@ -124,7 +124,7 @@ func TestMultiMatchesVector(t *testing.T) {
 // changes nothing, and the corrected step goes on.
 func TestMultiActionError(t *testing.T) {
 	const n = 3
-	reg := registry(t)
+	reg := testRegistry(t)
 	l, err := fastlane.Describe(reg, "maze", nil)
 	require.NoError(t, err)
 	b := multiBuffers(n, l)
@@ -180,7 +180,7 @@ func TestMultiActionError(t *testing.T) {
 func TestHandles(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var h fastlane.Handles
-	reg := registry(t)
+	reg := testRegistry(t)
 	s1, err := fastlane.NewSingle(reg, "cartpole", nil, 4, 2, buffers(4, 4, 0))
 	require.NoError(t, err)
 	s2, err := fastlane.NewSingle(reg, "cartpole", nil, 4, 1, buffers(4, 4, 0))
@@ -212,7 +212,7 @@ func TestHandlesCloseWhileStepping(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var h fastlane.Handles
 	const n = 64
-	s, err := fastlane.NewSingle(registry(t), "cartpole", nil, n, 2, buffers(n, 4, 0))
+	s, err := fastlane.NewSingle(testRegistry(t), "cartpole", nil, n, 2, buffers(n, 4, 0))
 	require.NoError(t, err)
 	id := h.Add(s)
 	require.NoError(t, h.Do(id, func(v fastlane.Vector) error { return v.Reset(bg, 1) }))

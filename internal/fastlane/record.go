@@ -12,7 +12,8 @@ import (
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
+	"github.com/batonrl/baton/registry"
 )
 
 // ErrLog: the vector's activity log could not be opened or written. The vector
@@ -42,10 +43,10 @@ type Recording struct {
 
 // source is what a vector was made from, for its recordings.
 type source struct {
-	reg    *runners.Registry
+	reg    *registry.Registry
 	name   string
 	config []byte
-	f      runners.Factory
+	f      registry.Factory
 }
 
 // recorder records the steps of a vector's copies, each episode of each copy a
@@ -54,7 +55,7 @@ type source struct {
 // Ended state. An episode cut short by a Reset or the end of the recording ends its
 // trial as Stopped, without an episode row; one whose step failed ends it as Failed.
 // Each trial's seed is its episode's reset seed (vector.EpisodeSeed), so that
-// datalog.Replay, which resets a trial's only episode with the trial's seed, replays
+// replay.Run, which resets a trial's only episode with the trial's seed, replays
 // it.
 //
 // It works in two halves. The goroutine that steps the vector stages what each Reset
@@ -72,7 +73,7 @@ type source struct {
 type recorder struct {
 	lw      *logWriter
 	success func(env.Turn) bool
-	metrics []runners.Metric
+	metrics []registry.Metric
 	names   []string // the environment's agents' names, in its order
 	next    int      // the index of the next trial
 	copies  []copyState
@@ -101,7 +102,7 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	probe, err := src.f.NewEnv(runners.EnvOptions{})
+	probe, err := src.f.NewEnv(registry.EnvOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, src.name, err)
 	}
@@ -132,7 +133,7 @@ func newRecorder(src source, rec Recording, n int) (*recorder, error) {
 	for _, m := range entry.Metrics {
 		names = append(names, m.Name)
 	}
-	info := runners.TrialInfo{Env: src.name, Config: config, Episodes: 1, Agents: specs, Policies: policies,
+	info := event.TrialInfo{Env: src.name, Config: config, Episodes: 1, Agents: specs, Policies: policies,
 		DefinesSuccess: entry.Success != nil, Metrics: names}
 	// The dataset holds the directory's lock: what the log holds is read under it.
 	ds, err := datalog.NewDataset(rec.Dir, rec.Options...)
@@ -251,7 +252,7 @@ func (r *recorder) end(i int, ticks int) {
 }
 
 // stop stages the end of every open trial with state s and err.
-func (r *recorder) stop(s runners.State, err error) {
+func (r *recorder) stop(s event.State, err error) {
 	for i := range r.copies {
 		if c := &r.copies[i]; c.open {
 			r.cur.ops = append(r.cur.ops, op{kind: opState, copy: int32(i), state: s, err: err})
@@ -265,11 +266,11 @@ func (r *recorder) stop(s runners.State, err error) {
 func (r *recorder) fail(err error) {
 	for _, f := range Failures(err, nil) {
 		if f.Copy >= 0 && f.Copy < len(r.copies) && r.copies[f.Copy].open {
-			r.cur.ops = append(r.cur.ops, op{kind: opState, copy: int32(f.Copy), state: runners.Failed, err: errors.New(f.Reason)})
+			r.cur.ops = append(r.cur.ops, op{kind: opState, copy: int32(f.Copy), state: event.Failed, err: errors.New(f.Reason)})
 			r.copies[f.Copy].open = false
 		}
 	}
-	r.stop(runners.Stopped, errStepFailed)
+	r.stop(event.Stopped, errStepFailed)
 }
 
 var (
@@ -281,7 +282,7 @@ var (
 // close ends the open trials as Stopped, waits for the writing goroutine to write
 // everything and closes the log.
 func (r *recorder) close() error {
-	r.stop(runners.Stopped, errClosed)
+	r.stop(event.Stopped, errClosed)
 	return r.lw.close(r.cur)
 }
 
@@ -294,7 +295,7 @@ func (r *recorder) afterReset(err error, seeds []uint64, start func(i int)) {
 	case failed:
 		r.fail(err)
 	case err == nil:
-		r.stop(runners.Stopped, errReset)
+		r.stop(event.Stopped, errReset)
 		for i := range r.copies {
 			r.begin(i, seeds[i])
 			start(i)
@@ -367,7 +368,7 @@ func (s *Single) Record(rec Recording) error {
 	}
 	name := s.layout.Agents[0].Name
 	s.rec, s.dir = r, rec.Dir
-	r.rep[0] = env.Report{AgentID: name + "_0", Agent: name} // runners.SingleAgent's id
+	r.rep[0] = env.Report{AgentID: name + "_0", Agent: name} // registry.SingleAgent's id
 	return nil
 }
 

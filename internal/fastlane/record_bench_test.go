@@ -17,7 +17,7 @@ import (
 // recording's goroutines write while the caller steps, given a core to do it on. Random actions for the cart-pole (its episodes are short, so
 // that trials begin and end all the time); the first allowed action for the maze.
 func BenchmarkRecord(b *testing.B) {
-	reg := registry(b)
+	reg := testRegistry(b)
 	for _, n := range []int{64, 256} {
 		for _, log := range []bool{false, true} {
 			b.Run(fmt.Sprintf("cartpole/N=%d/log=%t", n, log), func(b *testing.B) {

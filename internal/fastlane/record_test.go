@@ -13,8 +13,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/internal/fastlane"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/replay"
 )
 
 // loggedRow is what a test expects of a row of the log.
@@ -41,10 +42,10 @@ func readTrials(t *testing.T, dir, name string) (*datalog.Log, map[string][]logg
 	return l, got
 }
 
-// replays checks that datalog.Replay finds the log in dir as the environment plays.
+// replays checks that replay.Run finds the log in dir as the environment plays.
 func replays(t *testing.T, dir string, trials int) {
 	t.Helper()
-	rep, err := datalog.Replay(bg, dir, registry(t))
+	rep, err := replay.Run(bg, dir, testRegistry(t))
 	require.NoError(t, err)
 	assert.Equal(t, trials, rep.Trials)
 	assert.Empty(t, rep.Mismatches)
@@ -65,7 +66,7 @@ func TestRecordSingle(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const seed = 11
 			n, w, ticks := tc.n, tc.w, tc.ticks
-			reg, dir := registry(t), t.TempDir()
+			reg, dir := testRegistry(t), t.TempDir()
 			b := buffers(n, 4, 0)
 			s, err := fastlane.NewSingle(reg, "cartpole", nil, n, w, b)
 			require.NoError(t, err)
@@ -119,7 +120,7 @@ func TestRecordSingle(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, trials, next)
 			slices.SortFunc(trials, func(a, b datalog.Trial) int { return a.Index - b.Index })
-			states := map[runners.State]int{}
+			states := map[event.State]int{}
 			for k, tr := range trials {
 				assert.Equal(t, fmt.Sprintf("pole-%d", k), tr.ID)
 				assert.Equal(t, k, tr.Index)
@@ -128,7 +129,7 @@ func TestRecordSingle(t *testing.T) {
 				assert.Equal(t, map[string]string{"cartpole": "coin"}, tr.Policies)
 				states[tr.State]++
 			}
-			assert.Equal(t, map[runners.State]int{runners.Ended: ended, runners.Stopped: n}, states)
+			assert.Equal(t, map[event.State]int{event.Ended: ended, event.Stopped: n}, states)
 			episodes, err := l.Episodes()
 			require.NoError(t, err)
 			require.Len(t, episodes, ended)
@@ -150,7 +151,7 @@ func TestRecordMulti(t *testing.T) {
 		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const n, seed, ticks = 6, 5, 400
-			reg, dir := registry(t), t.TempDir()
+			reg, dir := testRegistry(t), t.TempDir()
 			l, err := fastlane.Describe(reg, "maze", nil)
 			require.NoError(t, err)
 			b := multiBuffers(n, l)
@@ -254,7 +255,7 @@ func TestRecordMulti(t *testing.T) {
 // first one's, and a bad recording is refused.
 func TestRecordAppends(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg, dir := registry(t), t.TempDir()
+	reg, dir := testRegistry(t), t.TempDir()
 	for k := range 2 {
 		s, err := fastlane.NewSingle(reg, "cartpole", nil, 3, 1, buffers(3, 4, 0))
 		require.NoError(t, err)
@@ -299,7 +300,7 @@ func TestRecordJudgesWithTypedObservations(t *testing.T) {
 		t.Run(fmt.Sprintf("W=%d", w), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			const n = 4
-			reg, dir := registry(t), t.TempDir()
+			reg, dir := testRegistry(t), t.TempDir()
 			l, err := fastlane.Describe(reg, "webtest", nil)
 			require.NoError(t, err)
 			b := multiBuffers(n, l)
@@ -351,7 +352,7 @@ func TestRecordJudgesWithTypedObservations(t *testing.T) {
 // environment, whose trials would mix with its own; the log is left as it was.
 func TestRecordRefusesAnotherLog(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	reg, dir := registry(t), t.TempDir()
+	reg, dir := testRegistry(t), t.TempDir()
 	s, err := fastlane.NewSingle(reg, "cartpole", nil, 2, 1, buffers(2, 4, 0))
 	require.NoError(t, err)
 	defer s.Close()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // TurnBuffers are the caller's buffers of a Turns of A agents, filled after every
@@ -74,7 +74,7 @@ type Turns struct {
 }
 
 // NewTurns makes the named environment, with its JSON configuration, over b.
-func NewTurns(reg *runners.Registry, name string, config []byte, b TurnBuffers) (*Turns, error) {
+func NewTurns(reg *registry.Registry, name string, config []byte, b TurnBuffers) (*Turns, error) {
 	f, l, err := open(reg, name, config)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func NewTurns(reg *runners.Registry, name string, config []byte, b TurnBuffers) 
 	if err := b.check(l); err != nil {
 		return nil, err
 	}
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}

@@ -25,7 +25,7 @@ func turnBuffers(l fastlane.Layout) fastlane.TurnBuffers {
 // the intersection and gives control back, rewarding the strategy for the span.
 func TestTurnsMaze(t *testing.T) {
 	ctx := context.Background()
-	reg := registry(t)
+	reg := testRegistry(t)
 	l, err := fastlane.Describe(reg, "maze", nil)
 	require.NoError(t, err)
 	b := turnBuffers(l)
@@ -58,7 +58,7 @@ func TestTurnsMaze(t *testing.T) {
 // Rock-paper-scissors turn by turn: a round is stepped when both players have acted.
 func TestTurnsRPS(t *testing.T) {
 	ctx := context.Background()
-	reg := registry(t)
+	reg := testRegistry(t)
 	l, err := fastlane.Describe(reg, "rps", []byte(`{"max_cycles": 1}`))
 	require.NoError(t, err)
 	b := turnBuffers(l)

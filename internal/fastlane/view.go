@@ -10,7 +10,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 )
 
 // View is a vector of one agent of a multi-agent environment, each copy an env.View
@@ -35,7 +35,7 @@ type View struct {
 // The policies of copy i draw from generators seeded again at each of its resets,
 // from the reset's seed and the agent's index, so that the same seeds give the same
 // episodes.
-func NewView(ctx context.Context, reg *runners.Registry, name string, config []byte, agentName string, policies map[string]string,
+func NewView(ctx context.Context, reg *registry.Registry, name string, config []byte, agentName string, policies map[string]string,
 	funcs map[string]agent.Policy, n, workers int, b vector.Buffers, spans []int64, opts ...Option) (*View, error) {
 	entry, err := reg.Lookup(name)
 	if err != nil {
@@ -45,7 +45,7 @@ func NewView(ctx context.Context, reg *runners.Registry, name string, config []b
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
-	probe, err := f.NewEnv(runners.EnvOptions{})
+	probe, err := f.NewEnv(registry.EnvOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
 	}
@@ -58,7 +58,7 @@ func NewView(ctx context.Context, reg *runners.Registry, name string, config []b
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	chosen := map[string]*runners.PolicyEntry{}
+	chosen := map[string]*registry.PolicyEntry{}
 	for other, p := range policies {
 		if other == agentName {
 			return nil, fmt.Errorf("%w: a policy (%q) is given for the viewed agent %q itself", ErrConfig, p, agentName)
@@ -167,9 +167,9 @@ type viewCopy struct {
 	frames *frames
 }
 
-func newViewCopy(ctx context.Context, f runners.Factory, specs []env.Spec, name string, chosen map[string]*runners.PolicyEntry,
+func newViewCopy(ctx context.Context, f registry.Factory, specs []env.Spec, name string, chosen map[string]*registry.PolicyEntry,
 	funcs map[string]agent.Policy, fresh *bool, span *int64) (*viewCopy, error) {
-	m, err := f.NewEnv(runners.EnvOptions{})
+	m, err := f.NewEnv(registry.EnvOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func TestViewMazeStrategy(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx := context.Background()
 	b, spans := viewBuffers(1, 106, 4)
-	v, err := fastlane.NewView(ctx, registry(t), "maze", nil, "strategy", map[string]string{"motion": "forward"}, nil, 1, 1, b, spans)
+	v, err := fastlane.NewView(ctx, testRegistry(t), "maze", nil, "strategy", map[string]string{"motion": "forward"}, nil, 1, 1, b, spans)
 	require.NoError(t, err)
 	defer v.Close()
 	require.NoError(t, v.Restart(ctx, 0))
@@ -67,7 +67,7 @@ func TestViewPolicyValue(t *testing.T) {
 		}
 		return agent.Discrete(1), nil
 	})
-	v, err := fastlane.NewView(ctx, registry(t), "maze", nil, "strategy", nil, map[string]agent.Policy{"motion": forward}, 2, 1, b, spans)
+	v, err := fastlane.NewView(ctx, testRegistry(t), "maze", nil, "strategy", nil, map[string]agent.Policy{"motion": forward}, 2, 1, b, spans)
 	require.NoError(t, err)
 	defer v.Close()
 	require.NoError(t, v.Reset(ctx, 1))
@@ -79,7 +79,7 @@ func TestViewPolicyValue(t *testing.T) {
 
 func TestViewErrors(t *testing.T) {
 	ctx := context.Background()
-	reg := registry(t)
+	reg := testRegistry(t)
 	b, spans := viewBuffers(1, 106, 4)
 	p := agent.PolicyFunc(func(context.Context, []float32, []bool) (agent.RawAction, error) { return agent.Discrete(1), nil })
 	for _, tc := range []struct {

@@ -237,13 +237,13 @@ def test_package_key_covers_the_dependency_closure(tmp_path):
     go = _native._go()
     key, path = _native.package_key(go, mod, "./cmd/libkeydoor")
     assert path == "example.com/keydoor/cmd/libkeydoor"
-    registry = fake / "runners" / "registry.go"
+    registry = fake / "registry" / "registry.go"
     text = registry.read_text()
     registry.write_text(text + "\n// an edit\n")
     assert _native.package_key(go, mod, "./cmd/libkeydoor")[0] != key
     registry.write_text(text)
     assert _native.package_key(go, mod, "./cmd/libkeydoor")[0] == key
-    (fake / "runners" / "extra_test.go").write_text("package runners\n")
+    (fake / "registry" / "extra_test.go").write_text("package registry\n")
     assert _native.package_key(go, mod, "./cmd/libkeydoor")[0] == key
 
 

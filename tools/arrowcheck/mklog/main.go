@@ -17,6 +17,7 @@ import (
 	"github.com/batonrl/baton/examples/cartpole"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
 
@@ -45,7 +46,7 @@ func run(dir, envName string, trials, episodes, workers int, seed uint64, compre
 	if err != nil {
 		return err
 	}
-	reg := runners.NewRegistry()
+	reg := registry.New()
 	if err := maze.Register(reg); err != nil {
 		return err
 	}

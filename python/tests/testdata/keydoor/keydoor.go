@@ -11,7 +11,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -149,37 +149,37 @@ func (p *Pair) report(i int, r float64, start bool) {
 		Truncated: !start && p.round >= Rounds}
 }
 
-func random(n int64) runners.PolicyEntry {
-	return runners.PolicyEntry{Name: "random", Description: "uniform", New: func(_ runners.Factory, rng *rand.Rand) (agent.Policy, error) {
+func random(n int64) registry.PolicyEntry {
+	return registry.PolicyEntry{Name: "random", Description: "uniform", New: func(_ registry.Factory, rng *rand.Rand) (agent.Policy, error) {
 		return agent.Random(spaces.Discrete{N: n}, rng)
 	}}
 }
 
 // Register adds "keydoor" and "keydoor-pair" to a registry; neither takes a
 // configuration.
-func Register(r *runners.Registry) error {
-	noConfig := func(data []byte, f runners.FactoryFunc) (runners.Factory, error) {
-		if err := runners.DecodeConfig(data, &struct{}{}); err != nil {
+func Register(r *registry.Registry) error {
+	noConfig := func(data []byte, f registry.FactoryFunc) (registry.Factory, error) {
+		if err := registry.DecodeConfig(data, &struct{}{}); err != nil {
 			return nil, err
 		}
 		return f, nil
 	}
 	return errors.Join(
-		r.Register(runners.Entry{
+		r.Register(registry.Entry{
 			Name: "keydoor", Description: "fetch the key, then open the door",
-			Open: func(data []byte) (runners.Factory, error) {
-				return noConfig(data, func(runners.EnvOptions) (env.MultiAgent, error) { return runners.SingleAgent(&Corridor{}), nil })
+			Open: func(data []byte) (registry.Factory, error) {
+				return noConfig(data, func(registry.EnvOptions) (env.MultiAgent, error) { return registry.SingleAgent(&Corridor{}), nil })
 			},
-			Agents: []runners.AgentEntry{{Name: "explorer", Policies: []runners.PolicyEntry{random(2)}}},
+			Agents: []registry.AgentEntry{{Name: "explorer", Policies: []registry.PolicyEntry{random(2)}}},
 		}),
-		r.Register(runners.Entry{
+		r.Register(registry.Entry{
 			Name: "keydoor-pair", Description: "a keeper and an opener pick the same door",
-			Open: func(data []byte) (runners.Factory, error) {
-				return noConfig(data, func(runners.EnvOptions) (env.MultiAgent, error) { return env.Sequential(&Pair{}), nil })
+			Open: func(data []byte) (registry.Factory, error) {
+				return noConfig(data, func(registry.EnvOptions) (env.MultiAgent, error) { return env.Sequential(&Pair{}), nil })
 			},
-			Agents: []runners.AgentEntry{
-				{Name: "keeper", Policies: []runners.PolicyEntry{random(3)}},
-				{Name: "opener", Policies: []runners.PolicyEntry{random(3)}},
+			Agents: []registry.AgentEntry{
+				{Name: "keeper", Policies: []registry.PolicyEntry{random(3)}},
+				{Name: "opener", Policies: []registry.PolicyEntry{random(3)}},
 			},
 		}),
 	)

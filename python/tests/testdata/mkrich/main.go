@@ -25,7 +25,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/runners"
+	"github.com/batonrl/baton/event"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -98,27 +98,27 @@ func trial(w *datalog.Writer, rng *rand.Rand, index int) error {
 	ctx := context.Background()
 	id := fmt.Sprintf("rich-%d", index)
 	defs := agents()
-	info := &runners.TrialInfo{ID: id, Index: index, Env: "rich", Config: []byte(`{"level":2}`), Seed: uint64(100 + index),
+	info := &event.TrialInfo{ID: id, Index: index, Env: "rich", Config: []byte(`{"level":2}`), Seed: uint64(100 + index),
 		Episodes: 2, MaxTicks: 40, Policies: make([]string, len(defs)), DefinesSuccess: true, Metrics: []string{"coverage", "found"}}
 	for _, d := range defs {
 		info.Agents = append(info.Agents, d.spec)
 	}
-	send := func(e runners.Event) error {
+	send := func(e event.Event) error {
 		e.Trial = id
 		return w.Handle(ctx, &e)
 	}
-	if err := send(runners.Event{Kind: runners.KindState, State: &runners.StateChange{Trial: id, State: runners.Running, Info: info}}); err != nil {
+	if err := send(event.Event{Kind: event.KindState, State: &event.StateChange{Trial: id, State: event.Running, Info: info}}); err != nil {
 		return err
 	}
 	for ep := range 2 {
 		ticks := 6 + rng.IntN(6)
 		returns := make([]float64, len(defs))
 		for tick := 0; tick <= ticks; tick++ {
-			var msgs []runners.Message
+			var msgs []event.Message
 			if tick%4 == 1 {
-				msgs = []runners.Message{
-					{From: runners.EnvAddress, To: "chooser", Payload: []byte(fmt.Sprintf("tick %d", tick)), Sent: tick},
-					{From: fmt.Sprintf("chooser_%d", ep), To: runners.EnvAddress, Payload: []byte{0, 255, byte(tick)}, Sent: tick - 1},
+				msgs = []event.Message{
+					{From: event.EnvAddress, To: "chooser", Payload: []byte(fmt.Sprintf("tick %d", tick)), Sent: tick},
+					{From: fmt.Sprintf("chooser_%d", ep), To: event.EnvAddress, Payload: []byte{0, 255, byte(tick)}, Sent: tick - 1},
 				}
 			}
 			index := 0
@@ -129,7 +129,7 @@ func trial(w *datalog.Writer, rng *rand.Rand, index int) error {
 				s := step(rng, d, ep, tick, ticks, index, i)
 				s.Messages = msgs
 				returns[i] += s.Reward
-				if err := send(runners.Event{Kind: runners.KindStep, Step: &s}); err != nil {
+				if err := send(event.Event{Kind: event.KindStep, Step: &s}); err != nil {
 					return err
 				}
 				index++
@@ -137,13 +137,13 @@ func trial(w *datalog.Writer, rng *rand.Rand, index int) error {
 		}
 		// Two retroactive rewards for one step of the chooser, one for the mover's
 		// first decision arriving in the next episode's first tick (or this one's end).
-		for _, r := range []runners.RetroReward{
+		for _, r := range []event.RetroReward{
 			{Episode: ep, Tick: 2, AgentID: fmt.Sprintf("chooser_%d", ep), Agent: "chooser", Source: "controller", Value: 0.25, ArrivedEpisode: ep, ArrivedTick: 3},
 			{Episode: ep, Tick: 2, AgentID: fmt.Sprintf("chooser_%d", ep), Agent: "chooser", Source: "actor:human", Value: -1.5, ArrivedEpisode: ep, ArrivedTick: 4},
 			{Episode: ep, Tick: 2, AgentID: fmt.Sprintf("mover_%d", ep), Agent: "mover", Source: "controller", Value: float64(float32(rng.Float64())), ArrivedEpisode: ep, ArrivedTick: ticks},
 		} {
 			returns[0] += r.Value
-			if err := send(runners.Event{Kind: runners.KindReward, Reward: &r}); err != nil {
+			if err := send(event.Event{Kind: event.KindReward, Reward: &r}); err != nil {
 				return err
 			}
 		}
@@ -151,22 +151,22 @@ func trial(w *datalog.Writer, rng *rand.Rand, index int) error {
 		if ep == 1 {
 			metrics[1] = 3
 		}
-		if err := send(runners.Event{Kind: runners.KindEpisode, Episode: &runners.EpisodeEvent{Episode: ep, Seed: rng.Uint64(), End: true,
+		if err := send(event.Event{Kind: event.KindEpisode, Episode: &event.EpisodeEvent{Episode: ep, Seed: rng.Uint64(), End: true,
 			Ticks: ticks, Truncated: ep == 1, Success: ep == 0, Returns: returns, Metrics: metrics}}); err != nil {
 			return err
 		}
 	}
-	end := runners.StateChange{Trial: id, State: runners.Ended, Info: info}
+	end := event.StateChange{Trial: id, State: event.Ended, Info: info}
 	if index == 1 {
-		end.State, end.Err = runners.Failed, errors.New("rich: the environment gave up")
+		end.State, end.Err = event.Failed, errors.New("rich: the environment gave up")
 	}
-	return send(runners.Event{Kind: runners.KindState, State: &end})
+	return send(event.Event{Kind: event.KindState, State: &end})
 }
 
 // step is agent d's row at tick: a start row at 0, its last row (terminated, or
 // truncated in episode 1) at the episode's last tick.
-func step(rng *rand.Rand, d agentDef, ep, tick, last, index, i int) runners.StepEvent {
-	s := runners.StepEvent{Episode: ep, Tick: tick, Index: index, Agent: d.spec.Name, AgentID: fmt.Sprintf("%s_%d", d.spec.Name, ep),
+func step(rng *rand.Rand, d agentDef, ep, tick, last, index, i int) event.StepEvent {
+	s := event.StepEvent{Episode: ep, Tick: tick, Index: index, Agent: d.spec.Name, AgentID: fmt.Sprintf("%s_%d", d.spec.Name, ep),
 		Start: tick == 0, Acting: tick != last}
 	if i > 0 {
 		s.ParentID = fmt.Sprintf("chooser_%d", ep)
@@ -187,7 +187,7 @@ func step(rng *rand.Rand, d agentDef, ep, tick, last, index, i int) runners.Step
 		}
 	}
 	if s.Start {
-		s.Sources = []runners.RewardSource{{Source: runners.SourceEnv}}
+		s.Sources = []event.RewardSource{{Source: event.SourceEnv}}
 		return s
 	}
 	s.SpanTicks = d.every
@@ -211,10 +211,10 @@ func step(rng *rand.Rand, d agentDef, ep, tick, last, index, i int) runners.Step
 		s.Action = agent.MultiInts(v)
 	}
 	env := float64(float32(rng.NormFloat64()))
-	s.Sources = []runners.RewardSource{{Source: runners.SourceEnv, Value: env}}
+	s.Sources = []event.RewardSource{{Source: event.SourceEnv, Value: env}}
 	s.Reward = env
 	if tick%3 == 0 {
-		s.Sources = append(s.Sources, runners.RewardSource{Source: "actor:chooser", Value: 0.5})
+		s.Sources = append(s.Sources, event.RewardSource{Source: "actor:chooser", Value: 0.5})
 		s.Reward += 0.5
 	}
 	s.Reward = float64(float32(s.Reward))

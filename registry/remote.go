@@ -1,4 +1,4 @@
-package runners
+package registry
 
 import (
 	"errors"
@@ -107,7 +107,7 @@ func (e *LimitError) Error() string {
 	if e.Description != "" {
 		what += " (" + e.Description + ")"
 	}
-	return fmt.Sprintf("runners: %s: %d is more than %d, the limit %s.%s on configurations from the network; the server's operator raises it with --env-limit %s.%s=N",
+	return fmt.Sprintf("registry: %s: %d is more than %d, the limit %s.%s on configurations from the network; the server's operator raises it with --env-limit %s.%s=N",
 		e.Env, e.Value, e.Max, e.Env, what, e.Env, e.Limit)
 }
 
@@ -130,7 +130,7 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	return fmt.Sprintf("runners: %s %q: %s", e.Field, e.Name, e.Reason)
+	return fmt.Sprintf("registry: %s %q: %s", e.Field, e.Name, e.Reason)
 }
 
 // Unwrap returns ErrConfigFile and the cause, if any.

@@ -1,4 +1,4 @@
-package runners
+package event
 
 //go:generate go tool stringer -type=State -linecomment
 //go:generate go tool stringer -type=Kind -linecomment
@@ -25,10 +25,10 @@ const (
 	Running // running
 	// Ended: every episode was played.
 	Ended // ended
-	// Stopped: the trial was cancelled (Controller.Stop, or its context) before it
+	// Stopped: the trial was cancelled (runners.Controller.Stop, or its context) before it
 	// ended.
 	Stopped // stopped
-	// Failed: the trial could not go on; Result.Err and StateChange.Err say why.
+	// Failed: the trial could not go on; runners.Result.Err and StateChange.Err say why.
 	Failed // failed
 )
 
@@ -110,7 +110,7 @@ func cloneMessages(ms []Message) []Message {
 }
 
 // StateChange is a trial's change of state, sent to sinks (KindState) and yielded by
-// Controller.Watch.
+// runners.Controller.Watch.
 type StateChange struct {
 	// Trial is the trial's id.
 	Trial string
@@ -145,13 +145,13 @@ type TrialInfo struct {
 	// policy given as a value or built by the spec.
 	Policies []string
 	// DefinesSuccess reports whether the environment defines the success of an
-	// episode (EpisodeResult.Success is meaningful).
+	// episode (runners.EpisodeResult.Success is meaningful).
 	DefinesSuccess bool
 	// Metrics names the environment's metrics (Entry.Metrics), in its order, which
-	// EpisodeResult.Metrics follows; nil when it defines none.
+	// runners.EpisodeResult.Metrics follows; nil when it defines none.
 	Metrics []string
-	// Task is the name of the schedule's task the trial plays (Spec.Task); "" outside
-	// a schedule.
+	// Task is the name of the schedule's task the trial plays (runners.Spec.Task); ""
+	// outside a schedule.
 	Task string
 }
 
@@ -166,7 +166,7 @@ type EpisodeEvent struct {
 	// Ticks is the episode's length in environment steps.
 	Ticks int
 	// Truncated reports that the runner stopped the episode at the tick limit because
-	// the environment did not end it (see Spec.MaxTicks).
+	// the environment did not end it (see runners.Spec.MaxTicks).
 	Truncated bool
 	// Success reports a successful episode, where the environment defines success.
 	Success bool
@@ -225,7 +225,7 @@ type StepEvent struct {
 const (
 	// SourceEnv is the source of the environment's rewards.
 	SourceEnv = "env"
-	// SourceController is the source of a Controller reward given without one.
+	// SourceController is the source of a runners.Controller reward given without one.
 	SourceController = "controller"
 	// SourceActorPrefix starts the source of a reward given by an actor:
 	// "actor:strategy" for the strategy agent's actor.
@@ -241,7 +241,7 @@ type RewardSource struct {
 // RetroReward is a reward for a step that was already reported: an outside reward
 // addressed to a past tick, or a reward for an agent id whose sub-episode had ended.
 // The trial sends it to its sinks (KindReward) when it arrives, keeps it in
-// Result.Retro, and adds it to the return of the episode it addresses.
+// runners.Result.Retro, and adds it to the return of the episode it addresses.
 type RetroReward struct {
 	// Episode, Tick and AgentID address the step the reward is for; Agent is the
 	// agent's name.
@@ -275,13 +275,13 @@ type Message struct {
 
 // Sink receives a trial's events. The trial calls Handle synchronously, from its own
 // goroutine, for every event in order; Handle must not retain e or anything it points
-// to (see Event). An error fails the trial (wrapped with ErrSink), and so does a panic.
-// The final state change of a trial is sent even after a sink failed; errors from that
-// call are then ignored.
+// to (see Event). An error fails the trial (wrapped with runners.ErrSink), and so does
+// a panic. The final state change of a trial is sent even after a sink failed; errors
+// from that call are then ignored.
 //
-// A sink given to a Controller, or to a Campaign with more than one worker, is called
-// by several trials at once and must be safe for concurrent use; WithWorkerSinks gives
-// each campaign worker a sink of its own instead.
+// A sink given to a runners.Controller, or to a runners.Campaign with more than one
+// worker, is called by several trials at once and must be safe for concurrent use;
+// runners.WithWorkerSinks gives each campaign worker a sink of its own instead.
 type Sink interface {
 	Handle(ctx context.Context, e *Event) error
 }

@@ -1,4 +1,4 @@
-package runners
+package registry
 
 import (
 	"slices"

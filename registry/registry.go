@@ -1,4 +1,4 @@
-package runners
+package registry
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ type EnvOptions struct {
 	// environment's own limits only. A factory applies it where the environment can
 	// (hrl.Config.MaxTicks, a single-agent step limit), so that the environment itself
 	// reports who is truncated; where it does not, the runner stops the episode at the
-	// limit (see Spec.MaxTicks).
+	// limit (see runners.Spec.MaxTicks).
 	MaxTicks int
 }
 
@@ -101,7 +101,7 @@ type Entry struct {
 	Config any
 	// Open checks a JSON configuration (nil or empty means the defaults) and returns
 	// the Factory of its environments. An error means the configuration is bad; the
-	// runner wraps it with ErrEnvConfig.
+	// runner wraps it with runners.ErrEnvConfig.
 	Open func(config []byte) (Factory, error)
 	// OpenRemote opens, in Open's place, a configuration that arrived over the network
 	// (a server's caller; see Registry.Remote): it reads a file the configuration
@@ -116,17 +116,17 @@ type Entry struct {
 	Limits []Limit
 	// Agents lists the agents that have named policies, normally every agent of the
 	// environment. An agent of the environment missing here must be given a policy
-	// value by each trial (Value or PerTrial).
+	// value by each trial (runners.Value or runners.PerTrial).
 	Agents []AgentEntry
 	// Success reports whether an episode succeeded, from the Turn that ended it (the
-	// last Turn of an episode the runner cut at Spec.MaxTicks). nil means the
+	// last Turn of an episode the runner cut at runners.Spec.MaxTicks). nil means the
 	// environment defines no success; summaries then show no success rate.
 	Success func(final env.Turn) bool
 	// Metrics are figures of an episode the environment defines beyond returns and
 	// success (the web-testing example's coverage and defects found), each measured,
 	// as Success judges, from the Turn that ended the episode. Trials record them per
-	// complete episode (EpisodeResult.Metrics) and campaign summaries sum them up
-	// (Summary.Metrics). nil means none.
+	// complete episode (runners.EpisodeResult.Metrics) and campaign summaries sum them up
+	// (runners.Summary.Metrics). nil means none.
 	Metrics []Metric
 	// Look says how to show the environment's actions and states to people (baton
 	// play). Its zero value shows raw actions and the Info as JSON.
@@ -164,7 +164,7 @@ type Look struct {
 
 // Frame draws the current state of m for people: by l.Render; else, when that is nil
 // or draws nothing, by the first env.Renderer that env.As finds from m (an
-// environment, or one it wraps: cartpole's behind runners.SingleAgent); else as a
+// environment, or one it wraps: cartpole's behind SingleAgent); else as a
 // Frame whose Text is the one line of Describe and whose Scene is m's Info.
 func (l Look) Frame(m env.MultiAgent) env.Frame {
 	if l.Render != nil {
@@ -339,18 +339,6 @@ func (e *Entry) check() error {
 	return multierr.Combine(errs...)
 }
 
-// metricNames returns the names of the entry's metrics, nil when it has none.
-func (e *Entry) metricNames() []string {
-	if len(e.Metrics) == 0 {
-		return nil
-	}
-	names := make([]string, len(e.Metrics))
-	for i, m := range e.Metrics {
-		names[i] = m.Name
-	}
-	return names
-}
-
 // Registry maps environment names to entries. Commands and services build one, have
 // the examples register into it (maze.Register, cartpole.Register), and look
 // environments up by name. The zero Registry is empty and ready to use; it is safe for
@@ -364,8 +352,8 @@ type Registry struct {
 	remote *Remote
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{} }
+// New returns an empty registry.
+func New() *Registry { return &Registry{} }
 
 // Register adds an entry. It returns an error wrapping ErrInvalidEntry, listing every
 // problem, for an invalid entry, and a *DuplicateError (matching ErrDuplicate) that
@@ -507,13 +495,13 @@ func (e *NameError) Error() string {
 	var b strings.Builder
 	switch {
 	case errors.Is(e.Kind, ErrUnknownPolicy):
-		fmt.Fprintf(&b, "runners: unknown policy %q for agent %s of %s", e.Name, e.Agent, e.Env)
+		fmt.Fprintf(&b, "registry: unknown policy %q for agent %s of %s", e.Name, e.Agent, e.Env)
 	case errors.Is(e.Kind, ErrUnknownAgent):
-		fmt.Fprintf(&b, "runners: unknown agent %q of %s", e.Name, e.Env)
+		fmt.Fprintf(&b, "registry: unknown agent %q of %s", e.Name, e.Env)
 	case errors.Is(e.Kind, ErrUnknownLimit):
-		fmt.Fprintf(&b, "runners: unknown limit %q", e.Name)
+		fmt.Fprintf(&b, "registry: unknown limit %q", e.Name)
 	default:
-		fmt.Fprintf(&b, "runners: unknown environment %q", e.Name)
+		fmt.Fprintf(&b, "registry: unknown environment %q", e.Name)
 	}
 	if len(e.Choices) == 0 {
 		b.WriteString(" (there are none)")
