@@ -21,7 +21,7 @@
 // without copying. WithBuffers gives New the caller's buffers instead, memory that
 // the vector writes into for its whole life: Python's fast lane (baton.vector) passes
 // numpy arrays this way, so that a step's results land where the trainer reads them,
-// with no copy. Rewards are float64, as env.Step, hrl.Report and Gymnasium's vector
+// with no copy. Rewards are float64, as env.Step, env.Report and Gymnasium's vector
 // environments have them: the exact value each copy returned, in the type of the
 // activity log's reward column; a trainer on float32 converts once per batch.
 //
