@@ -2,6 +2,11 @@
 // reads them back, recovers the parts of a writer that was killed, and replays logged
 // trials to check that they come out the same.
 //
+// What you touch here: call NewDataset and give its Writers to a campaign as sinks to
+// write a log; call Open to read one, Recover after a writer was killed, and Replay to
+// check a log against its environment. Implement nothing: the format engine lives in
+// datalog/internal.
+//
 // # Writing
 //
 // A Dataset is a log being written into a directory; its Writers are runners.Sink

@@ -2,6 +2,13 @@
 // multi-agent, the conversions between them, and wrappers that add behaviour to any
 // environment.
 //
+// What you touch here: implement Env (single agent), MultiAgent (agents taking turns)
+// or Parallel (agents moving at once) for an environment that is not hierarchical, and
+// Renderer to draw it for people; call the wrappers (TimeLimit, EpisodeStats, ...),
+// NewView, Sequential and As. Spec, Step, Turn, Report and StepError are the contract
+// every environment and runner shares, the hierarchical runtime (package hrl) included;
+// env imports nothing above it.
+//
 // # Single-agent environments
 //
 // Env has Gymnasium's semantics. Reset(seed) starts an episode and returns its first

@@ -1,6 +1,11 @@
 // Package hrl runs hierarchical environments: several typed agents share one
 // environment state and pass control to each other by rules (package transitions).
 //
+// What you touch here: implement HierarchicalEnv (and optionally Informer), with each
+// agent wrapped by Bind; call New, then Reset and Step on the Runtime, and Obs for an
+// agent's typed observation. The results are env's types (env.Turn, env.Report,
+// env.StepError): a Runtime is an env.MultiAgent.
+//
 // # What a user writes
 //
 // An environment implements HierarchicalEnv[S, A]: its agents, each an

@@ -3,6 +3,11 @@
 // between actors and the environment, a controller that starts, watches, rewards and
 // stops trials, and campaigns of many trials on a bounded pool of goroutines.
 //
+// What you touch here: write a register function (func(*Registry) error) that adds your
+// environment's Entry; call NewCampaign and NewController to run trials; implement Sink
+// (or SinkFunc) to receive a trial's events. ParseSchedule and Schedule are the
+// curricula that baton run --schedule and Python's baton.schedule take.
+//
 // # Registry
 //
 // A Registry maps environment names to Entry values: how to open a JSON configuration

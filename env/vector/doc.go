@@ -2,6 +2,10 @@
 // policy (a neural network, a remote agent server) makes one call per tick for all of
 // them, and a trainer reads their results from contiguous buffers.
 //
+// What you touch here: call New and NewMulti to step copies of your environment (with
+// options such as WithWorkers), and implement BatchPolicy (or wrap a function in
+// BatchPolicyFunc) for a policy that acts for all copies in one call.
+//
 // # Single-agent vectors
 //
 // Env holds N copies of an env.Env, made by a factory func(i int) (env.Env, error).
