@@ -1,6 +1,12 @@
 // Package agent defines the typed decision makers of a hierarchical environment and the
 // policies that act for them.
 //
+// What you touch here: implement Agent for each agent of a hierarchical environment,
+// with the optional hooks it needs (ResetHook, TakesControlHook, StepHook,
+// GivesControlHook, Masker, Informer, AtOnceReturner, InPlace); implement Policy, or
+// wrap a function in PolicyFunc, for anything that chooses raw actions; call Random and
+// Scripted for the built-in policies.
+//
 // # Agents
 //
 // An Agent[S, AS, O, R, A] is fully typed: S is the environment state all agents share,

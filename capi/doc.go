@@ -4,6 +4,10 @@
 // them their registry. Python's baton.vector, baton.make, baton.pettingzoo and
 // baton.rllib load such a library with ctypes.
 //
+// What you touch here: call Use once, in the init of a main package of your own module
+// built with -buildmode=c-shared, to hand the library your register functions; the
+// baton_* functions are called from C or Python (baton.vector), never from Go.
+//
 // # A library of one's own environments
 //
 // Go exports the functions of an imported package from a -buildmode=c-shared build
@@ -100,6 +104,14 @@
 //     that a caller whose buffer is too small (code 2) retries with room enough.
 //     baton_final_frames makes a vector with hold flags keep each copy's frame at the
 //     end of its episodes, before the auto-reset, which baton_render draws with final.
+//   - baton_schedule_parse reads and checks a schedule of tasks (a curriculum, as
+//     runners.ParseSchedule) and writes its JSON with the defaults written out; a
+//     schedule with problems is code 1, its report listing them under "problems"
+//     ({"task", "name", "field", "reason"}). baton_schedule_start and
+//     baton_schedule_next take it one trial at a time (runners.Schedule.Start and
+//     Next), baton_schedule_random_task and baton_schedule_promote are
+//     runners.RandomTask and runners.Promote: Python's baton.schedule holds no rules of
+//     its own. They need no registry.
 //   - baton_close frees a vector and stops its workers, and is harmless on a closed
 //     handle; baton_live counts the open vectors and baton_goroutines the library's
 //     goroutines (for leak checks).

@@ -13,6 +13,11 @@
 //
 //	func main() { os.Exit(cli.Main(keydoor.Register)) }
 //
+// What you touch here: call Main from your own main package with your register
+// functions (and Run from its tests); implement nothing. The commands and their flags
+// are this package's; an environment describes itself through its registry entry
+// (package runners), not here.
+//
 // Main(catalog.Register, keydoor.Register) adds the user's environments to those baton
 // ships; Main() alone, baton's own cmd/baton, has the shipped ones. A register function
 // is what an environment's package exports for every tool (func(*registry.Registry)

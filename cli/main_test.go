@@ -506,8 +506,8 @@ func TestRuntimeErrors(t *testing.T) {
 	tests := []struct {
 		policy, want string
 	}{
-		{"wall", "baton: tick 0: hrl: action invalid in this state: agent strategy_0, action 2: maze: direction leads into a wall: strategy chose DOWN at (4, 9)\n"},
-		{"outside", "baton: tick 0: hrl: action outside the action space: agent strategy_0, action 9: "},
+		{"wall", "baton: tick 0: env: action invalid in this state: agent strategy_0, action 2: maze: direction leads into a wall: strategy chose DOWN at (4, 9)\n"},
+		{"outside", "baton: tick 0: env: action outside the action space: agent strategy_0, action 9: "},
 		{"broken", "baton: tick 0: policy of strategy_0: out of ideas\n"},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,11 @@
 // and mends them with Recover; everything exported may be used, and the engine under
 // internal/ may not.
 //
+// What you touch here: call NewDataset and give its Writers to a campaign as sinks to
+// write a log; call Open to read one, Recover after a writer was killed, and Replay to
+// check a log against its environment. Implement nothing: the format engine lives in
+// datalog/internal.
+//
 // # Writing
 //
 // A Dataset is a log being written into a directory; its Writers are event.Sink

@@ -2,6 +2,13 @@
 // multi-agent, the conversions between them, and wrappers that add behaviour to any
 // environment.
 //
+// What you touch here: implement Env (single agent), MultiAgent (agents taking turns)
+// or Parallel (agents moving at once) for an environment that is not hierarchical, and
+// Renderer to draw it for people; call the wrappers (TimeLimit, EpisodeStats, ...),
+// NewView, Sequential and As. Spec, Step, Turn, Report and StepError are the contract
+// every environment and runner shares, the hierarchical runtime (package hrl) included;
+// env imports nothing above it.
+//
 // # Single-agent environments
 //
 // Env has Gymnasium's semantics. Reset(seed) starts an episode and returns its first
@@ -17,8 +24,10 @@
 // MultiAgent is the turn-taking form, PettingZoo's AEC API: after Reset and each Step,
 // Turn.Next names the agent id that acts next and Turn.Reports lists every agent whose
 // observation, reward or end is new; Turn.Acting returns the report of the agent asked to
-// act. Agent ids are "<name>_<k>", one per sub-episode of an agent. *hrl.Runtime is a
-// MultiAgent; Turn and Report are hrl.Result and hrl.Report.
+// act. Agent ids are "<name>_<k>", one per sub-episode of an agent. A rejected step is a
+// *StepError whose Kind is one of this package's sentinels. These types are the
+// contract every multi-agent environment meets: package hrl builds on them
+// (*hrl.Runtime is a MultiAgent), and env imports no package above it.
 //
 // Reset returns an error as Step does: an environment in another process (remote.Env)
 // may be unreachable or refuse, a single-agent environment behind an adapter may fail

@@ -5,7 +5,6 @@ import (
 	"iter"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -86,11 +85,11 @@ func (r *Round) Live() iter.Seq2[int, *Report] {
 //     that joins), SpanTicks 1 for each report that is not a Start; Next is the first
 //     live agent, and Over is set when none is left.
 //
-// Step checks the action before keeping it and returns a *hrl.StepError, with hrl's
-// sentinels, leaving everything as it was: hrl.ErrNotReset, hrl.ErrEpisodeOver,
-// hrl.ErrNotActing for an agent that is not the one asked, hrl.ErrOutsideSpace for an
-// action outside the agent's action space, hrl.ErrInvalidAction for a Discrete action
-// the agent's mask forbids, and hrl.ErrRejected, wrapping the parallel environment's
+// Step checks the action before keeping it and returns a *StepError, leaving
+// everything as it was: ErrNotReset, ErrEpisodeOver, ErrNotActing for an agent that
+// is not the one asked, ErrOutsideSpace for an action outside the agent's action
+// space, ErrInvalidAction for a Discrete action the agent's mask forbids, and
+// ErrRejected, wrapping the parallel environment's
 // error, when the parallel step fails (the last agent may then retry; the actions of the
 // others are kept). Actions are copied, so a policy may reuse its buffers.
 //
@@ -163,20 +162,20 @@ func (s *sequential) take(round Round) Turn {
 func (s *sequential) Step(id string, a agent.RawAction) (Turn, error) {
 	switch {
 	case !s.started:
-		return Turn{}, s.fail(id, a, hrl.ErrNotReset, nil)
+		return Turn{}, s.fail(id, a, ErrNotReset, nil)
 	case len(s.live) == 0:
-		return Turn{}, s.fail(id, a, hrl.ErrEpisodeOver, nil)
+		return Turn{}, s.fail(id, a, ErrEpisodeOver, nil)
 	}
 	rep := &s.reports[s.live[s.pos]]
 	if id != rep.AgentID {
-		return Turn{}, s.fail(id, a, hrl.ErrNotActing, nil)
+		return Turn{}, s.fail(id, a, ErrNotActing, nil)
 	}
 	if i, ok := s.byName[rep.Agent]; ok {
 		if err := a.Check(s.specs[i].ActionSpace); err != nil {
-			return Turn{}, s.fail(id, a, hrl.ErrOutsideSpace, err)
+			return Turn{}, s.fail(id, a, ErrOutsideSpace, err)
 		}
 		if err := checkMask(s.specs[i], rep.Mask, a); err != nil {
-			return Turn{}, s.fail(id, a, hrl.ErrInvalidAction, err)
+			return Turn{}, s.fail(id, a, ErrInvalidAction, err)
 		}
 	}
 	// Keep a copy: the caller's slices may be a policy's buffers.
@@ -193,7 +192,7 @@ func (s *sequential) Step(id string, a agent.RawAction) (Turn, error) {
 	}
 	round, err := s.p.Step(s.actions[:len(s.live)])
 	if err != nil {
-		return Turn{}, s.fail(id, a, hrl.ErrRejected, err)
+		return Turn{}, s.fail(id, a, ErrRejected, err)
 	}
 	s.tick++
 	return s.take(round), nil
@@ -206,7 +205,7 @@ func (s *sequential) fail(id string, a agent.RawAction, kind, cause error) error
 		acting = s.reports[s.live[s.pos]].AgentID
 	}
 	a.Ints, a.Floats = cloneInto(nil, a.Ints), cloneInto(nil, a.Floats)
-	return &hrl.StepError{AgentID: id, Acting: acting, Action: a, Kind: kind, Err: cause}
+	return &StepError{AgentID: id, Acting: acting, Action: a, Kind: kind, Err: cause}
 }
 
 // checkMask reports an error when the mask of an agent with a Discrete action space

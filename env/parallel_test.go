@@ -10,7 +10,6 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -94,14 +93,14 @@ func TestSequentialErrors(t *testing.T) {
 		cause  error
 		acting string
 	}{
-		{name: "not acting", at: 0, id: "bob_0", a: agent.Discrete(rock), kind: hrl.ErrNotActing, acting: "alice_0"},
-		{name: "unknown id", at: 1, id: "carol_0", a: agent.Discrete(rock), kind: hrl.ErrNotActing, acting: "bob_0"},
-		{name: "old id", at: 2, id: "bob_1", a: agent.Discrete(rock), kind: hrl.ErrNotActing, acting: "alice_0"},
-		{name: "outside the space", at: 0, id: "alice_0", a: agent.Discrete(3), kind: hrl.ErrOutsideSpace, cause: spaces.ErrOutside, acting: "alice_0"},
-		{name: "floats for a discrete space", at: 1, id: "bob_0", a: agent.Continuous([]float32{1}), kind: hrl.ErrOutsideSpace, cause: spaces.ErrOutside, acting: "bob_0"},
-		{name: "masked", at: 2, id: "alice_0", a: agent.Discrete(rock), kind: hrl.ErrInvalidAction, acting: "alice_0"},
-		{name: "masked, last agent", at: 3, id: "bob_0", a: agent.Discrete(paper), kind: hrl.ErrInvalidAction, acting: "bob_0"},
-		{name: "rejected", at: 3, id: "bob_0", a: agent.Discrete(rock), setup: func(g *rps) { g.fail = errBoom }, kind: hrl.ErrRejected, cause: errBoom, acting: "bob_0"},
+		{name: "not acting", at: 0, id: "bob_0", a: agent.Discrete(rock), kind: env.ErrNotActing, acting: "alice_0"},
+		{name: "unknown id", at: 1, id: "carol_0", a: agent.Discrete(rock), kind: env.ErrNotActing, acting: "bob_0"},
+		{name: "old id", at: 2, id: "bob_1", a: agent.Discrete(rock), kind: env.ErrNotActing, acting: "alice_0"},
+		{name: "outside the space", at: 0, id: "alice_0", a: agent.Discrete(3), kind: env.ErrOutsideSpace, cause: spaces.ErrOutside, acting: "alice_0"},
+		{name: "floats for a discrete space", at: 1, id: "bob_0", a: agent.Continuous([]float32{1}), kind: env.ErrOutsideSpace, cause: spaces.ErrOutside, acting: "bob_0"},
+		{name: "masked", at: 2, id: "alice_0", a: agent.Discrete(rock), kind: env.ErrInvalidAction, acting: "alice_0"},
+		{name: "masked, last agent", at: 3, id: "bob_0", a: agent.Discrete(paper), kind: env.ErrInvalidAction, acting: "bob_0"},
+		{name: "rejected", at: 3, id: "bob_0", a: agent.Discrete(rock), setup: func(g *rps) { g.fail = errBoom }, kind: env.ErrRejected, cause: errBoom, acting: "bob_0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +117,7 @@ func TestSequentialErrors(t *testing.T) {
 					if tt.cause != nil {
 						require.ErrorIs(t, err, tt.cause)
 					}
-					var se *hrl.StepError
+					var se *env.StepError
 					require.ErrorAs(t, err, &se)
 					assert.Equal(t, tt.id, se.AgentID)
 					assert.Equal(t, tt.acting, se.Acting)
@@ -134,7 +133,7 @@ func TestSequentialErrors(t *testing.T) {
 
 	t.Run("not reset", func(t *testing.T) {
 		_, err := env.Sequential(&rps{target: 3, rounds: 3}).Step("alice_0", agent.Discrete(rock))
-		require.ErrorIs(t, err, hrl.ErrNotReset)
+		require.ErrorIs(t, err, env.ErrNotReset)
 	})
 	t.Run("over", func(t *testing.T) {
 		m := env.Sequential(&rps{target: 3, rounds: 3})
@@ -144,7 +143,7 @@ func TestSequentialErrors(t *testing.T) {
 			require.NoError(t, err)
 		}
 		_, err := m.Step("alice_0", agent.Discrete(rock))
-		require.ErrorIs(t, err, hrl.ErrEpisodeOver)
+		require.ErrorIs(t, err, env.ErrEpisodeOver)
 	})
 }
 
@@ -263,7 +262,7 @@ func TestTimeLimitParallel(t *testing.T) {
 		assert.Equal(t, `tick 1 next "" over true: [alice_0 r=0 term=false trunc=true start=false span=1] [bob_0 r=0 term=false trunc=true start=false span=1]`, turnString(turn))
 		assert.False(t, g.reports[0].Truncated, "the inner environment's reports are not changed")
 		_, err = m.Step("alice_0", agent.Discrete(paper))
-		require.ErrorIs(t, err, hrl.ErrEpisodeOver)
+		require.ErrorIs(t, err, env.ErrEpisodeOver)
 		inner, ok := env.As[*rps](m)
 		require.True(t, ok)
 		assert.Same(t, g, inner)

@@ -51,7 +51,7 @@ func TestResetError(t *testing.T) {
 		require.ErrorIs(t, err, errRefused)
 		assert.Empty(t, turn.Reports)
 		_, err = m.Step("rock_0", agent.Discrete(0))
-		require.ErrorIs(t, err, hrl.ErrNotReset)
+		require.ErrorIs(t, err, env.ErrNotReset)
 		p.refuse = false
 		turn = mustReset(t, m, 1)
 		assert.NotEmpty(t, turn.Next)

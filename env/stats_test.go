@@ -91,7 +91,7 @@ func TestEpisodeStatsMultiMaze(t *testing.T) {
 	assert.Empty(t, s.Ended())
 	assert.IsType(t, maze.Info{}, s.Info(), "nothing ended")
 	_, err := s.Step(turn.Next, agent.Discrete(9))
-	require.ErrorIs(t, err, hrl.ErrOutsideSpace)
+	require.ErrorIs(t, err, env.ErrOutsideSpace)
 	playMulti(t, s, policies, 3)
 	assert.Equal(t, 2, s.Episodes())
 	assert.Equal(t, rt.Tick(), s.LastTicks())

@@ -256,10 +256,10 @@ func TestViewStepErrors(t *testing.T) {
 		a    agent.RawAction
 		is   []error
 	}{
-		{"outside the space", agent.Discrete(2), []error{hrl.ErrOutsideSpace, spaces.ErrOutside}},
-		{"floats", agent.Continuous([]float32{1}), []error{hrl.ErrOutsideSpace}},
+		{"outside the space", agent.Discrete(2), []error{env.ErrOutsideSpace, spaces.ErrOutside}},
+		{"floats", agent.Continuous([]float32{1}), []error{env.ErrOutsideSpace}},
 		// From the start, heading LEFT, backward is into the wall.
-		{"into a wall", agent.Discrete(int64(maze.Backward)), []error{hrl.ErrInvalidAction, maze.ErrWall}},
+		{"into a wall", agent.Discrete(int64(maze.Backward)), []error{env.ErrInvalidAction, maze.ErrWall}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,7 +353,7 @@ func TestViewDrivenFailures(t *testing.T) {
 		require.NoError(t, err)
 		_, err = v.Step(a)
 		require.ErrorIs(t, err, env.ErrDriven)
-		require.ErrorIs(t, err, hrl.ErrInvalidAction)
+		require.ErrorIs(t, err, env.ErrInvalidAction)
 		require.ErrorIs(t, err, maze.ErrWall)
 	})
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/spaces"
 )
 
@@ -157,11 +158,11 @@ type instance[S, A any] interface {
 	decide(raw agent.RawAction) (A, error)
 	// observe translates s at rep's clock and writes the first observation of a
 	// sub-episode into rep.
-	observe(s *S, rep *Report)
+	observe(s *S, rep *env.Report)
 	// settle translates s at rep's clock, scores the pending decision, whose action
 	// was a, and writes the reward, the end of the sub-episode and the observation
 	// into rep.
-	settle(a *A, s *S, rep *Report)
+	settle(a *A, s *S, rep *env.Report)
 	// doneNow reports what Done says in the view of the agent's latest report.
 	doneNow() (terminated, truncated bool)
 }
@@ -184,7 +185,7 @@ func (b *bound[S, AS, O, R, A]) doneNow() (bool, bool) { return b.a.Done(b.view)
 // the view comes back in registers and is spilled to the stack, and a copy made at once
 // would stall on those stores.
 
-func (b *bound[S, AS, O, R, A]) observe(s *S, rep *Report) {
+func (b *bound[S, AS, O, R, A]) observe(s *S, rep *env.Report) {
 	v := b.a.TranslateState(*s, rep.Clock)
 	if e := b.encodeView; e != nil {
 		e.EncodeView(v, rep.Obs, rep.Mask)
@@ -194,7 +195,7 @@ func (b *bound[S, AS, O, R, A]) observe(s *S, rep *Report) {
 	b.view = v
 }
 
-func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
+func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *env.Report) {
 	v := b.a.TranslateState(*s, rep.Clock)
 	rep.Terminated, rep.Truncated = b.a.Done(v)
 	rep.Reward = b.a.Reward(b.pending, *a, v)
@@ -230,13 +231,13 @@ func (b *boundInPlace[S, AS, O, R, A]) doneNow() (bool, bool) {
 	return b.a.Done(b.views[b.latest&1])
 }
 
-func (b *boundInPlace[S, AS, O, R, A]) observe(s *S, rep *Report) {
+func (b *boundInPlace[S, AS, O, R, A]) observe(s *S, rep *env.Report) {
 	n := b.pending ^ 1
 	b.p.ObserveTo(&b.views[n&1], s, rep.Clock, rep.Obs, rep.Mask)
 	b.latest = n
 }
 
-func (b *boundInPlace[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
+func (b *boundInPlace[S, AS, O, R, A]) settle(a *A, s *S, rep *env.Report) {
 	n := b.pending ^ 1
 	rep.Reward, rep.Terminated, rep.Truncated = b.p.SettleTo(&b.views[n&1], s, rep.Clock, &b.views[b.pending&1], a, rep.Obs, rep.Mask)
 	b.latest = n

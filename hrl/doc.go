@@ -1,6 +1,11 @@
 // Package hrl runs hierarchical environments: several typed agents share one
 // environment state and pass control to each other by rules (package transitions).
 //
+// What you touch here: implement HierarchicalEnv (and optionally Informer), with each
+// agent wrapped by Bind; call New, then Reset and Step on the Runtime, and Obs for an
+// agent's typed observation. The results are env's types (env.Turn, env.Report,
+// env.StepError): a Runtime is an env.MultiAgent.
+//
 // # What a user writes
 //
 // An environment implements HierarchicalEnv[S, A]: its agents, each an
@@ -14,7 +19,7 @@
 // New validates the environment (agents and machine, every problem at once) and returns
 // a Runtime. Reset(seed) starts an episode (its error is always nil, there for
 // env.MultiAgent); Step(agentID, rawAction) applies an action of the acting agent. Each
-// returns a Result listing every agent reported in the step with its flat observation,
+// returns an env.Turn listing every agent reported in the step with its flat observation,
 // reward, terminated and truncated flags, parent id and span:
 //
 //   - normally one report: the acting agent after its action;
@@ -44,7 +49,7 @@
 // the detour. There are two remedies:
 //
 //   - the parent does not hand control to a child that is done: its DecodeAction
-//     refuses the action (the step fails with ErrInvalidAction and nothing changes), and
+//     refuses the action (the step fails with env.ErrInvalidAction and nothing changes), and
 //     its action mask rules the action out so that policies do not pick it (a mask
 //     alone is advice: a policy may still play the action);
 //   - the child implements agent.AtOnceReturner. The runtime then asks its Done in its
@@ -68,8 +73,9 @@
 // Step never panics on bad input and never changes the state when it fails: an action
 // from an agent that is not acting, outside the action space, rejected by DecodeAction,
 // by the environment or by a procedure, or a switching action that matches no trigger,
-// returns a *StepError naming the agent id, the action and the reason; errors.Is matches
-// the sentinel (ErrNotActing, ErrOutsideSpace, ...) and the underlying cause.
+// returns an *env.StepError naming the agent id, the action and the reason; errors.Is
+// matches the sentinel (env.ErrNotActing, env.ErrOutsideSpace, ..., and this package's
+// ErrNoTrigger and ErrInControl) and the underlying cause.
 //
 // # Performance
 //

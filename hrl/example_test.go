@@ -52,20 +52,20 @@ func (walker) OnTakesControl(s corridor, sw agent.Switch[leg]) corridor {
 	return s
 }
 
-type env struct{}
+type hall struct{}
 
-func (env) Agents() []hrl.Binding[corridor, leg] {
+func (hall) Agents() []hrl.Binding[corridor, leg] {
 	return []hrl.Binding[corridor, leg]{hrl.Bind(planner{}), hrl.Bind(walker{})}
 }
-func (env) Machine() transitions.Machine[corridor, leg] {
+func (hall) Machine() transitions.Machine[corridor, leg] {
 	return transitions.Machine[corridor, leg]{
 		Initial:  "planner",
 		OnDone:   map[string]string{"planner": transitions.End, "walker": transitions.Parent},
 		Triggers: []transitions.Trigger[corridor, leg]{{Name: "leg", From: "planner", To: "walker"}},
 	}
 }
-func (env) InitialState(*rand.Rand) corridor { return corridor{} }
-func (env) Step(s corridor, a leg) (corridor, error) {
+func (hall) InitialState(*rand.Rand) corridor { return corridor{} }
+func (hall) Step(s corridor, a leg) (corridor, error) {
 	if a.N == 0 {
 		s.Pos++
 	}
@@ -73,7 +73,7 @@ func (env) Step(s corridor, a leg) (corridor, error) {
 }
 
 func Example() {
-	rt, err := hrl.New(hrl.HierarchicalEnv[corridor, leg](env{}), hrl.Config{})
+	rt, err := hrl.New(hrl.HierarchicalEnv[corridor, leg](hall{}), hrl.Config{})
 	if err != nil {
 		panic(err)
 	}
@@ -109,7 +109,7 @@ func Example() {
 // AgentDone asks an agent's Done in the view it is reported in: here, whether each
 // walker is already done as it takes control, the check hrltest makes.
 func ExampleRuntime_AgentDone() {
-	rt, err := hrl.New(hrl.HierarchicalEnv[corridor, leg](env{}), hrl.Config{})
+	rt, err := hrl.New(hrl.HierarchicalEnv[corridor, leg](hall{}), hrl.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,7 @@ func TestObsMatchesFlatObservation(t *testing.T) {
 	}
 }
 
-func checkObs(t *testing.T, res hrl.Result) {
+func checkObs(t *testing.T, res env.Turn) {
 	t.Helper()
 	for _, r := range res.Reports {
 		o, err := hrl.Obs[botObs](res, r.AgentID)
@@ -75,7 +76,7 @@ func TestObs(t *testing.T) {
 		{"an empty id", obsErr[botObs](res, ""), `hrl: no agent "" reported in this step`},
 		{"the wrong type", obsErr[int](res, "walker_0"), `hrl: agent "walker_0" observes hrl_test.botObs, not int`},
 		{"a pointer type", obsErr[*botObs](res, "walker_0"), `hrl: agent "walker_0" observes hrl_test.botObs, not *hrl_test.botObs`},
-		{"the zero Result", obsErr[botObs](hrl.Result{}, "walker_0"), `hrl: no agent "walker_0" reported in this step`},
+		{"the zero Result", obsErr[botObs](env.Turn{}, "walker_0"), `hrl: no agent "walker_0" reported in this step`},
 		{"the Result of a failed step", obsErr[botObs](mustFail(t, rt), "walker_0"), `hrl: no agent "walker_0" reported in this step`},
 	}
 	for _, tt := range tests {
@@ -99,12 +100,12 @@ func TestObsStaleResult(t *testing.T) {
 	assert.NotPanics(t, func() { _, _ = hrl.Obs[botObs](stale, stale.Reports[1].AgentID) })
 }
 
-func obsErr[O any](res hrl.Result, id string) error {
+func obsErr[O any](res env.Turn, id string) error {
 	_, err := hrl.Obs[O](res, id)
 	return err
 }
 
-func mustFail(t *testing.T, rt *hrl.Runtime[world, act]) hrl.Result {
+func mustFail(t *testing.T, rt *hrl.Runtime[world, act]) env.Turn {
 	t.Helper()
 	res, err := rt.Step("nobody_0", agent.Discrete(0))
 	require.Error(t, err)

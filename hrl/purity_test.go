@@ -15,7 +15,16 @@ var corePackages = []string{
 	"github.com/batonrl/baton/spaces",
 	"github.com/batonrl/baton/agent",
 	"github.com/batonrl/baton/transitions",
+	"github.com/batonrl/baton/env",
 	"github.com/batonrl/baton/hrl",
+}
+
+// TestEnvBelowHRL keeps the layers pointing one way: env defines the multi-agent
+// contract and hrl builds on it, so env never depends on hrl.
+func TestEnvBelowHRL(t *testing.T) {
+	for _, dep := range goList(t, "-deps", "-f", "{{.ImportPath}}", "github.com/batonrl/baton/env") {
+		assert.NotEqual(t, "github.com/batonrl/baton/hrl", dep, "env depends on hrl")
+	}
 }
 
 // forbiddenImport reports why the core may not import path directly, or "".

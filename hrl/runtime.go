@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/spaces"
 	"github.com/batonrl/baton/transitions"
 	"go.uber.org/multierr"
@@ -26,118 +27,22 @@ type Config struct {
 	NoInPlace bool
 }
 
-// Report is what one agent sees in one step. Obs and Mask belong to the runtime and
-// stay valid until its next Step or Reset.
-type Report struct {
-	// AgentID is "<name>_<k>", k counting the agent's sub-episodes ended this episode.
-	AgentID string
-	// Agent is the agent's name.
-	Agent string
-	// ParentID is the id of the agent whose action started this sub-episode, "" for a
-	// sub-episode that no action started (the initial agent's, or one begun by the
-	// on-done table at the top level).
-	ParentID string
-	// Obs is the flat observation.
-	Obs []float32
-	// Mask holds which actions are valid, for agents with an action mask; else nil.
-	Mask []bool
-	// Reward scores the agent's last decision; 0 when Start is set.
-	Reward float64
-	// Terminated and Truncated report the end of the agent's sub-episode, apart.
-	Terminated, Truncated bool
-	// Start marks the first observation of a sub-episode: the agent has not acted yet.
-	// A Start report is done when the sub-episode ended before the agent acted: the
-	// agent returned control at once (agent.AtOnceReturner), or the tick limit fell.
-	Start bool
-	// SpanTicks is how many environment steps the decision scored by Reward took: 1 for
-	// a plain action, the length of the child's sub-episode for an action that handed
-	// control down; 0 when Start is set. A trainer discounts by gamma^SpanTicks.
-	SpanTicks int
-	// Clock is the agent's clock at this report.
-	Clock agent.Clock
-
-	agent int
-}
-
-// Done reports whether the agent's sub-episode ended in this step.
-func (r *Report) Done() bool { return r.Terminated || r.Truncated }
-
-// Result is what a Reset or Step returns. Its slices belong to the runtime and stay valid
-// until its next Step or Reset; its reports are read-only (the runtime writes only what
-// changed into the next result's).
-type Result struct {
-	// Reports lists every agent reported in the step: normally one; when a sub-episode
-	// ends, the finishing agent and then the agent that takes control; when an agent
-	// returns control at once, its one report (Start and done) before the agent that
-	// takes control after it.
-	Reports []Report
-	// Next is the id of the agent that acts next, "" when the episode is over.
-	Next string
-	// Over reports the end of the episode: every agent reported is done.
-	Over bool
-	// Tick counts environment steps since the reset.
-	Tick int
-
-	src *source
-}
-
-// Report returns the report of the agent with the given id, or nil.
-func (r *Result) Report(id string) *Report {
-	for i := range r.Reports {
-		if r.Reports[i].AgentID == id {
-			return &r.Reports[i]
-		}
-	}
-	return nil
-}
-
-// Acting returns the report of the agent that acts next, or nil when the episode is over.
-func (r *Result) Acting() *Report {
-	if r.Over {
-		return nil
-	}
-	if n := len(r.Reports); n > 0 && r.Reports[n-1].AgentID == r.Next {
-		return &r.Reports[n-1] // the runtime reports the acting agent last
-	}
-	return r.Report(r.Next)
-}
-
-type observer interface {
-	typedObservation(slot, agent int, c agent.Clock) any
-}
-
-// source is the runtime behind a Result, held by a pointer of one word rather than an
-// interface of two, so that a Result fits in the registers Step returns it in.
-type source struct{ obs observer }
-
 // Obs returns the typed observation of the agent reported with the given id, built
-// from the same state as its flat observation. It is for users who want their agent's
-// own observation type; it allocates and is not meant for the step path. The result must
-// be used before the runtime's next Step or Reset.
-func Obs[O any](res Result, id string) (O, error) {
+// from the same state as its flat observation (env.Turn.TypedObs). It is for users who
+// want their agent's own observation type; it allocates and is not meant for the step
+// path. The result must be used before the runtime's next Step or Reset.
+func Obs[O any](res env.Turn, id string) (O, error) {
 	var zero O
-	slot := slices.IndexFunc(res.Reports, func(r Report) bool { return r.AgentID == id })
-	if slot < 0 || res.src == nil {
+	slot := slices.IndexFunc(res.Reports, func(r env.Report) bool { return r.AgentID == id })
+	if slot < 0 || res.TypedObs == nil {
 		return zero, fmt.Errorf("hrl: no agent %q reported in this step", id)
 	}
-	v := res.src.obs.typedObservation(slot, res.Reports[slot].agent, res.Reports[slot].Clock)
+	v := res.TypedObs(slot)
 	o, ok := v.(O)
 	if !ok {
 		return zero, fmt.Errorf("hrl: agent %q observes %T, not %T", id, v, zero)
 	}
 	return o, nil
-}
-
-// AgentSpec describes one agent of a runtime.
-type AgentSpec struct {
-	Name             string
-	ObservationSpace spaces.Space
-	ActionSpace      spaces.Space
-	// MaskLen is the length of the agent's action mask, 0 without one.
-	MaskLen int
-	// ReturnsAtOnce tells whether the agent returns control at once when it is done as
-	// it takes control (agent.AtOnceReturner).
-	ReturnsAtOnce bool
 }
 
 // Runtime steps a HierarchicalEnv. It is pure and deterministic: the same seed and the
@@ -149,7 +54,7 @@ type Runtime[S, A any] struct {
 	table  *transitions.Table[S, A]
 	agents []Binding[S, A]
 	bound  []boundAgent[S, A] // what the step path needs of each agent, in one place
-	specs  []AgentSpec
+	specs  []env.Spec
 	cfg    Config
 	pcg    *rand.PCG
 	rng    *rand.Rand
@@ -165,8 +70,8 @@ type Runtime[S, A any] struct {
 	// none (a step's tick is at least 1), so that returned[i] == tick within a step
 	// tells that the agent returned at once in that step.
 	returned []int
-	res      Result
-	src      *source         // for the results, made once
+	res      env.Turn
+	typedObs func(int) any   // for the results, made once
 	slots    []reportSlot[S] // one per report slot
 	maxObs   int
 	maxMask  int
@@ -182,6 +87,8 @@ type reportSlot[S any] struct {
 	// frame is the sub-episode (frame.begun) whose agent the slot's report last
 	// described, 0 for none: its id, name, parent and buffers are still in the report.
 	frame uint64
+	// agent is the index of the agent the slot's report describes.
+	agent int
 }
 
 // boundAgent is an agent as the step path uses it: its instance, its hooks, the range
@@ -226,14 +133,14 @@ func (d discreteRange) inside(raw *agent.RawAction) bool {
 	return d.ok && raw.Ints == nil && raw.Floats == nil && raw.Int >= d.lo && raw.Int < d.hi
 }
 
-// New checks env (its agents and its machine, every problem at once) and returns a
+// New checks e (its agents and its machine, every problem at once) and returns a
 // runtime for it. Call Reset before the first Step.
-func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error) {
+func New[S, A any](e HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error) {
 	var errs []error
 	if cfg.MaxTicks < 0 {
 		errs = append(errs, fmt.Errorf("hrl: Config.MaxTicks is %d; want 0 (no limit) or more", cfg.MaxTicks))
 	}
-	agents := env.Agents()
+	agents := e.Agents()
 	names := make([]string, len(agents))
 	for i, b := range agents {
 		if b == nil {
@@ -245,14 +152,14 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			errs = append(errs, fmt.Errorf("hrl: %w", err))
 		}
 	}
-	table, err := transitions.Compile(env.Machine(), names)
+	table, err := transitions.Compile(e.Machine(), names)
 	errs = append(errs, err)
 	if err := multierr.Combine(errs...); err != nil {
 		return nil, err
 	}
 	pcg := rand.NewPCG(0, 0)
 	r := &Runtime[S, A]{
-		env:      env,
+		env:      e,
 		table:    table,
 		agents:   agents,
 		cfg:      cfg,
@@ -262,7 +169,7 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 		subEp:    make([]int, len(agents)),
 		returned: make([]int, len(agents)),
 	}
-	if in, ok := env.(Informer[S]); ok {
+	if in, ok := e.(Informer[S]); ok {
 		r.info = in.Info
 	}
 	r.bound = make([]boundAgent[S, A], len(agents))
@@ -281,7 +188,7 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			atOnce:  b.returnsAtOnce(),
 		}
 		r.bound[i].switching = table.Switching(i)
-		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(),
+		r.specs = append(r.specs, env.Spec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(),
 			MaskLen: b.masked(), ReturnsAtOnce: b.returnsAtOnce()})
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
@@ -289,12 +196,12 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	for _, tr := range table.Machine().Triggers {
 		r.bound[table.Index(tr.From)].triggers = true
 	}
-	r.src = &source{obs: r}
+	r.typedObs = r.typedObservation
 	return r, nil
 }
 
 // Agents describes the runtime's agents in the environment's order.
-func (r *Runtime[S, A]) Agents() []AgentSpec { return slices.Clone(r.specs) }
+func (r *Runtime[S, A]) Agents() []env.Spec { return slices.Clone(r.specs) }
 
 // Machine returns the environment's switching machine.
 func (r *Runtime[S, A]) Machine() transitions.Machine[S, A] { return r.table.Machine() }
@@ -335,8 +242,10 @@ func (r *Runtime[S, A]) Info() any {
 // AgentInfo describes the current state as the agent reported with id sees it, with
 // the agent's agent.Informer, or nil.
 func (r *Runtime[S, A]) AgentInfo(id string) any {
-	if rep := r.res.Report(id); rep != nil {
-		return r.agents[rep.agent].info(r.state, rep.Clock)
+	for slot := range r.res.Reports {
+		if rep := &r.res.Reports[slot]; rep.AgentID == id {
+			return r.agents[r.slots[slot].agent].info(r.state, rep.Clock)
+		}
 	}
 	return nil
 }
@@ -352,26 +261,29 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 func (r *Runtime[S, A]) AgentDone(id string) (terminated, truncated, ok bool) {
 	for slot := range r.res.Reports {
 		if rep := &r.res.Reports[slot]; rep.AgentID == id {
-			terminated, truncated = r.agents[rep.agent].done(r.slots[slot].state, rep.Clock)
+			terminated, truncated = r.agents[r.slots[slot].agent].done(r.slots[slot].state, rep.Clock)
 			return terminated, truncated, true
 		}
 	}
 	return false, false, false
 }
 
-// typedObservation rebuilds the typed observation of agent i reported in the given slot
-// of the latest result, from the state its flat observation was built from: a hook that
-// ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
-// current state since.
-func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
-	return r.agents[i].typedObservation(r.slots[slot].state, c)
+// typedObservation rebuilds the typed observation of the agent reported in the given
+// slot of the latest result, from the state its flat observation was built from: a hook
+// that ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
+// current state since. It is the results' env.Turn.TypedObs.
+func (r *Runtime[S, A]) typedObservation(slot int) any {
+	if slot < 0 || slot >= len(r.res.Reports) {
+		return nil
+	}
+	return r.agents[r.slots[slot].agent].typedObservation(r.slots[slot].state, r.res.Reports[slot].Clock)
 }
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
 // seeded by seed, calls every agent's OnReset, and reports the initial agent's first
 // observation. The error is always nil: a runtime's episode always starts. It is there
 // so that a Runtime is an env.MultiAgent, whose Reset may fail.
-func (r *Runtime[S, A]) Reset(seed uint64) (res Result, err error) {
+func (r *Runtime[S, A]) Reset(seed uint64) (res env.Turn, err error) {
 	r.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
 	s := r.env.InitialState(r.rng)
 	for i := range r.bound {
@@ -391,33 +303,33 @@ func (r *Runtime[S, A]) Reset(seed uint64) (res Result, err error) {
 }
 
 // Step applies a raw action of the acting agent with the given id and reports every
-// agent concerned. A *StepError (one of the sentinels in errors.go, with the agent id,
+// agent concerned. An *env.StepError (one of the sentinels, with the agent id,
 // the action and the reason) leaves the runtime exactly as it was: the caller may retry
 // with another action.
-func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err error) {
+func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res env.Turn, err error) {
 	switch {
 	case !r.started:
-		return Result{}, r.fail(id, raw, ErrNotReset, nil)
+		return env.Turn{}, r.fail(id, raw, env.ErrNotReset, nil)
 	case r.over:
-		return Result{}, r.fail(id, raw, ErrEpisodeOver, nil)
+		return env.Turn{}, r.fail(id, raw, env.ErrEpisodeOver, nil)
 	}
 	top := &r.stack[len(r.stack)-1]
 	if id != top.id {
-		return Result{}, r.fail(id, raw, ErrNotActing, nil)
+		return env.Turn{}, r.fail(id, raw, env.ErrNotActing, nil)
 	}
 	ag := &r.bound[top.agent]
 	if !ag.fast.inside(&raw) {
 		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
-			return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
+			return env.Turn{}, r.fail(id, raw, env.ErrOutsideSpace, err)
 		}
 	}
 	a, err := ag.inst.decide(raw)
 	if err != nil {
-		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
+		return env.Turn{}, r.fail(id, raw, env.ErrInvalidAction, err)
 	}
 	s, err := r.env.Step(r.state, a)
 	if err != nil {
-		return Result{}, r.fail(id, raw, ErrRejected, err)
+		return env.Turn{}, r.fail(id, raw, env.ErrRejected, err)
 	}
 	if h := ag.hooks.onStep; h != nil {
 		s = h.OnStep(s, a)
@@ -432,13 +344,13 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	}
 	switch {
 	case !matched && ag.switching:
-		return Result{}, r.fail(id, raw, ErrNoTrigger, nil)
+		return env.Turn{}, r.fail(id, raw, ErrNoTrigger, nil)
 	case matched && tr.Run != nil:
 		if s, err = tr.Run(s, a); err != nil {
-			return Result{}, r.fail(id, raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
+			return env.Turn{}, r.fail(id, raw, env.ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
 		}
 	case matched && r.level(to) >= 0:
-		return Result{}, r.fail(id, raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
+		return env.Turn{}, r.fail(id, raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
 	}
 
 	// Nothing below fails: the step is committed.
@@ -465,15 +377,15 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 }
 
 // result fills in the result of a Reset or Step. It writes the named result field by
-// field: a composite literal, or a copy of a Result kept in the runtime, is built in
+// field: a composite literal, or a copy of an env.Turn kept in the runtime, is built in
 // memory and copied twice on its way to the registers it is returned in, and the
 // copies stall on the stores just made.
-func (r *Runtime[S, A]) result(res *Result) {
+func (r *Runtime[S, A]) result(res *env.Turn) {
 	res.Reports = r.res.Reports
 	res.Next = r.Acting()
 	res.Over = r.over
 	res.Tick = r.tick
-	res.src = r.src
+	res.TypedObs = r.typedObs
 }
 
 func (r *Runtime[S, A]) id(i int) string {
@@ -485,7 +397,7 @@ func (r *Runtime[S, A]) id(i int) string {
 }
 
 // slot returns the next report, with buffers for its observation and mask.
-func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
+func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *env.Report {
 	n := len(r.res.Reports)
 	if n == len(r.slots) {
 		r.slots = append(r.slots, reportSlot[S]{obs: make([]float32, r.maxObs), mask: make([]bool, r.maxMask)})
@@ -496,7 +408,7 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	if n < cap(r.res.Reports) {
 		r.res.Reports = r.res.Reports[:n+1]
 	} else {
-		r.res.Reports = append(r.res.Reports, Report{})
+		r.res.Reports = append(r.res.Reports, env.Report{})
 	}
 	// The report is written field by field, not as one composite value: a composite is
 	// built on the stack and copied, and the copy stalls on the stores that built it.
@@ -515,7 +427,7 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 		if ag.maskLen > 0 {
 			rep.Mask = sl.mask[:ag.maskLen]
 		}
-		rep.agent = i
+		sl.agent = i
 	}
 	rep.Reward = 0
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
@@ -667,54 +579,13 @@ func (r *Runtime[S, A]) fail(id string, raw agent.RawAction, kind, cause error) 
 		acting = r.stack[len(r.stack)-1].id
 	}
 	raw.Ints, raw.Floats = slices.Clone(raw.Ints), slices.Clone(raw.Floats)
-	return &StepError{AgentID: id, Acting: acting, Action: raw, Kind: kind, Err: cause}
+	return &env.StepError{AgentID: id, Acting: acting, Action: raw, Kind: kind, Err: cause}
 }
 
-// Errors of Step, wrapped by a *StepError.
+// Errors of Step that only a hierarchy has, wrapped by an *env.StepError beside env's
+// own (env.ErrNotReset, env.ErrEpisodeOver, env.ErrNotActing, env.ErrOutsideSpace,
+// env.ErrInvalidAction, env.ErrRejected).
 var (
-	ErrNotReset      = errors.New("hrl: environment not reset")
-	ErrEpisodeOver   = errors.New("hrl: episode is over")
-	ErrNotActing     = errors.New("hrl: agent is not acting")
-	ErrOutsideSpace  = errors.New("hrl: action outside the action space")
-	ErrInvalidAction = errors.New("hrl: action invalid in this state")
-	ErrRejected      = errors.New("hrl: environment rejected the action")
-	ErrNoTrigger     = errors.New("hrl: no trigger matches the switching action")
-	ErrInControl     = errors.New("hrl: trigger target is already in control")
+	ErrNoTrigger = errors.New("hrl: no trigger matches the switching action")
+	ErrInControl = errors.New("hrl: trigger target is already in control")
 )
-
-// StepError is the error of a rejected step. errors.Is matches both Kind (one of the
-// sentinels above) and the cause in Err.
-type StepError struct {
-	// AgentID is the id the caller gave; Acting the id of the agent that was acting.
-	AgentID, Acting string
-	// Action is a copy of the raw action.
-	Action agent.RawAction
-	// Kind is the sentinel saying what went wrong.
-	Kind error
-	// Err is the underlying reason (from the space, the agent, the environment or the
-	// procedure), or nil.
-	Err error
-}
-
-func (e *StepError) Error() string {
-	msg := fmt.Sprintf("%v: agent %s, action %v", e.Kind, e.AgentID, e.Action)
-	if errors.Is(e.Kind, ErrNotActing) {
-		if e.Acting == "" {
-			msg += " (no agent is acting)"
-		} else {
-			msg += " (acting: " + e.Acting + ")"
-		}
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the sentinel and the cause.
-func (e *StepError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
-}

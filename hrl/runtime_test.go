@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -386,7 +387,7 @@ func TestMaxTicks(t *testing.T) {
 				assert.True(t, rt.Over())
 				assert.Equal(t, "", rt.Acting())
 				_, err := rt.Step(tt.moves[len(tt.moves)-1].id, agent.Discrete(0))
-				assert.ErrorIs(t, err, hrl.ErrEpisodeOver)
+				assert.ErrorIs(t, err, env.ErrEpisodeOver)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/spaces"
 	"github.com/batonrl/baton/transitions"
@@ -420,7 +421,7 @@ type frame struct {
 	State   world
 }
 
-func snap(rt *hrl.Runtime[world, act], res hrl.Result) frame {
+func snap(rt *hrl.Runtime[world, act], res env.Turn) frame {
 	f := frame{Next: res.Next, Over: res.Over, Tick: res.Tick, State: rt.State()}
 	for _, r := range res.Reports {
 		f.Reports = append(f.Reports, rec{r.AgentID, r.Agent, r.ParentID, slices.Clone(r.Obs), slices.Clone(r.Mask),
@@ -468,7 +469,7 @@ func playRandom(t testing.TB, rt *hrl.Runtime[world, act], seed, policySeed uint
 		require.NoError(t, err)
 		next, err := rt.Step(acting.AgentID, raw)
 		if err != nil {
-			var se *hrl.StepError
+			var se *env.StepError
 			require.ErrorAs(t, err, &se)
 			continue
 		}

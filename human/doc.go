@@ -1,5 +1,8 @@
 // Package human lets a person take an agent's place in a trial.
 //
+// What you touch here: call NewInput on what the person types and New for the Policy
+// they play in a terminal; implement nothing.
+//
 // # The policy
 //
 // Policy is an agent.Policy played by a person through text: at each turn of its

@@ -3,6 +3,9 @@
 // (the environment and agent, their spaces, the training run and its figures, a
 // learning curve).
 //
+// What you touch here: call OpenDir (or NewRegistry over a Store of your own) to keep
+// and fetch models; implement Store for another storage.
+//
 // # Storage
 //
 // A Store keeps versions; Dir, the default, keeps them under a directory, one folder

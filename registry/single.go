@@ -5,7 +5,6 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/hrl"
 )
 
 // SingleAgent presents a single-agent environment as a MultiAgent with one agent, named
@@ -13,9 +12,9 @@ import (
 // single-agent environment can be registered and run like any other. Reports carry
 // SpanTicks 1 and the agent's Clock (Steps and Tick both count the episode's steps).
 //
-// Step returns e's errors as they are, and an *hrl.StepError wrapping hrl.ErrNotActing
-// for another id or hrl.ErrEpisodeOver after the episode ended. Reset returns e's Reset
-// error as it is, with an empty Turn; Step then fails with hrl.ErrNotReset until a Reset
+// Step returns e's errors as they are, and an *env.StepError wrapping env.ErrNotActing
+// for another id or env.ErrEpisodeOver after the episode ended. Reset returns e's Reset
+// error as it is, with an empty Turn; Step then fails with env.ErrNotReset until a Reset
 // succeeds. The adapter allocates
 // nothing per step and is not safe for concurrent use; Unwrap returns e.
 func SingleAgent(e env.Env) env.MultiAgent {
@@ -53,13 +52,13 @@ func (s *single) Reset(seed uint64) (env.Turn, error) {
 func (s *single) Step(id string, a agent.RawAction) (env.Turn, error) {
 	switch {
 	case !s.live:
-		kind := hrl.ErrEpisodeOver
+		kind := env.ErrEpisodeOver
 		if s.failed {
-			kind = hrl.ErrNotReset
+			kind = env.ErrNotReset
 		}
-		return env.Turn{}, &hrl.StepError{AgentID: id, Action: cloneAction(a), Kind: kind}
+		return env.Turn{}, &env.StepError{AgentID: id, Action: cloneAction(a), Kind: kind}
 	case id != s.id:
-		return env.Turn{}, &hrl.StepError{AgentID: id, Acting: s.id, Action: cloneAction(a), Kind: hrl.ErrNotActing}
+		return env.Turn{}, &env.StepError{AgentID: id, Acting: s.id, Action: cloneAction(a), Kind: env.ErrNotActing}
 	}
 	st, err := s.e.Step(a)
 	if err != nil {

@@ -2,6 +2,11 @@
 // provides the clients that use them: a policy or a learner in any language takes
 // part in baton trials, and a trainer in any language steps baton environments.
 //
+// What you touch here: call NewServer and the Serve functions to serve policies,
+// environments, trials and models, and the Dial functions for their clients (each
+// client is the same interface as its local counterpart); implement nothing: any
+// agent.Policy or environment is served as it is.
+//
 // # Contract
 //
 // The protobuf package baton.v1 (remote/proto/baton/v1/baton.proto; the generated

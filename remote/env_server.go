@@ -444,12 +444,11 @@ func (e *envService) Step(_ context.Context, req *pb.StepRequest) (*pb.Turn, err
 // stepStatus maps the error of a refused step to its status.
 func stepStatus(err error) error {
 	switch {
-	case errors.Is(err, hrl.ErrNotReset), errors.Is(err, env.ErrNotReset),
-		errors.Is(err, hrl.ErrEpisodeOver), errors.Is(err, env.ErrEpisodeOver),
-		errors.Is(err, hrl.ErrNotActing):
+	case errors.Is(err, env.ErrNotReset), errors.Is(err, env.ErrEpisodeOver),
+		errors.Is(err, env.ErrNotActing):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, hrl.ErrOutsideSpace), errors.Is(err, hrl.ErrInvalidAction),
-		errors.Is(err, hrl.ErrRejected), errors.Is(err, hrl.ErrNoTrigger), errors.Is(err, hrl.ErrInControl):
+	case errors.Is(err, env.ErrOutsideSpace), errors.Is(err, env.ErrInvalidAction),
+		errors.Is(err, env.ErrRejected), errors.Is(err, hrl.ErrNoTrigger), errors.Is(err, hrl.ErrInControl):
 		return invalid(&FieldError{Field: "action", Reason: err.Error()})
 	}
 	return status.Errorf(codes.Unknown, "the environment refused the step: %v", err)

@@ -101,15 +101,7 @@ func (c *Campaign) openSchedule() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	switch {
-	case s.Order == InOrder:
-		c.opts.trials = 0
-		for _, t := range s.Tasks {
-			c.opts.trials += t.Trials
-		}
-	case s.Trials > 0:
-		c.opts.trials = s.Trials
-	}
+	c.opts.trials = s.TrialCount(c.opts.trials)
 	var errs []error
 	var envs []string
 	for k, t := range s.Tasks {

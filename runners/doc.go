@@ -3,6 +3,11 @@
 // between actors and the environment, a controller that starts, watches, rewards and
 // stops trials, and campaigns of many trials on a bounded pool of goroutines.
 //
+// What you touch here: call NewCampaign and NewController to run trials, with a
+// registry.Registry of environments; implement Interactor, Messenger or Learner for a
+// policy that does more than act. ParseSchedule and Schedule are the curricula that
+// baton run --schedule and Python's baton.schedule take.
+//
 // # What lives here, and what does not
 //
 // runners holds the trial loop and what drives it: Spec, Result, the

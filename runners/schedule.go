@@ -272,6 +272,39 @@ func ParseSchedule(data []byte) (Schedule, error) {
 	return s, nil
 }
 
+// JSON returns the schedule's JSON form, as ParseSchedule reads it, with its defaults
+// written out: each task's name, the criterion's metric and least mean, and under
+// BySuccess the promotion's window and threshold. A task's actor that is not a
+// registered policy's name (Named) has no JSON form: a *ScheduleError.
+func (s *Schedule) JSON() ([]byte, error) {
+	least := s.Success.min()
+	j := struct {
+		Order     Order          `json:"order"`
+		Trials    int            `json:"trials,omitempty"`
+		Success   criterionJSON  `json:"success"`
+		Promotion *promotionJSON `json:"promotion,omitempty"`
+		Tasks     []taskJSON     `json:"tasks"`
+	}{Order: s.Order, Trials: s.Trials, Success: criterionJSON{Metric: s.Success.metric(), Min: &least}}
+	if s.Order == BySuccess {
+		p := s.Promotion
+		j.Promotion = &promotionJSON{Window: p.window(), Threshold: p.threshold(), DemoteBelow: p.Demote}
+	}
+	for k, t := range s.Tasks {
+		tj := taskJSON{Name: t.taskName(k), Env: t.Env, Config: t.Config, Trials: t.Trials, Weight: t.Weight}
+		for agent, a := range t.Actors {
+			if a.Policy == "" || a.count() != 1 {
+				return nil, &ScheduleError{Task: k, Name: tj.Name, Field: "policies." + agent, Reason: "not a registered policy's name: no JSON form"}
+			}
+			if tj.Policies == nil {
+				tj.Policies = make(map[string]string, len(t.Actors))
+			}
+			tj.Policies[agent] = a.Policy
+		}
+		j.Tasks = append(j.Tasks, tj)
+	}
+	return json.Marshal(j)
+}
+
 // jsonError is the *ScheduleError of a JSON decoding error of the schedule (task -1)
 // or of task k: a value of the wrong kind names its field.
 func jsonError(k int, name string, err error) *ScheduleError {
@@ -447,7 +480,7 @@ func (c Criterion) Succeeded(res *Result) bool {
 			}
 		}
 	}
-	return n > 0 && sum/float64(n) >= c.min()
+	return n > 0 && c.Meets(sum/float64(n))
 }
 
 // checkMetric reports whether the opened environment can measure the criterion.
@@ -484,8 +517,8 @@ const scheduleSalt = 0x7363686564756c65 // "schedule"
 // RandomTask returns the task that trial i of a campaign of seed seed plays under
 // AtRandom with these weights (0 means 1): with u the top 53 bits of
 // env.DeriveSeed(env.DeriveSeed(seed, i) ^ 0x7363686564756c65, 1) over 2^53, the first
-// task whose cumulative weight exceeds u times the total. The Python baton.schedule
-// draws the same way.
+// task whose cumulative weight exceeds u times the total. Python's baton.schedule
+// calls it through the fast lane.
 func RandomTask(weights []float64, seed uint64, i int) int {
 	total := 0.0
 	for _, w := range weights {
@@ -530,17 +563,8 @@ type scheduler struct {
 
 func newScheduler(s *Schedule, seed uint64, trials int) *scheduler {
 	sc := &scheduler{s: s, seed: seed, trials: trials}
+	sc.ends, sc.weights = s.ends(), s.weights()
 	switch s.Order {
-	case InOrder:
-		end := 0
-		for _, t := range s.Tasks {
-			end += t.Trials
-			sc.ends = append(sc.ends, end)
-		}
-	case AtRandom:
-		for _, t := range s.Tasks {
-			sc.weights = append(sc.weights, t.Weight)
-		}
 	case BySuccess:
 		sc.window = s.Promotion.window()
 		n := (trials + sc.window - 1) / sc.window
@@ -559,16 +583,8 @@ func newScheduler(s *Schedule, seed uint64, trials int) *scheduler {
 // taskOf returns the task of trial i; under BySuccess it waits until the window
 // before trial i's has been decided, or ctx is done.
 func (sc *scheduler) taskOf(ctx context.Context, i int) (int, error) {
-	switch sc.s.Order {
-	case InOrder:
-		for k, end := range sc.ends {
-			if i < end {
-				return k, nil
-			}
-		}
-		return len(sc.ends) - 1, nil
-	case AtRandom:
-		return RandomTask(sc.weights, sc.seed, i), nil
+	if sc.s.Order != BySuccess {
+		return fixedTask(sc.s.Order, sc.ends, sc.weights, sc.seed, i), nil
 	}
 	k := i / sc.window
 	select {
@@ -579,6 +595,20 @@ func (sc *scheduler) taskOf(ctx context.Context, i int) (int, error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	return sc.task[k], nil
+}
+
+// fixedTask is the task of trial i under InOrder (ends holds the trial index after
+// each task's last) and AtRandom, whose tasks do not depend on the trials' results.
+func fixedTask(o Order, ends []int, weights []float64, seed uint64, i int) int {
+	if o == AtRandom {
+		return RandomTask(weights, seed, i)
+	}
+	for k, end := range ends {
+		if i < end {
+			return k
+		}
+	}
+	return len(ends) - 1
 }
 
 // record tells a BySuccess scheduler whether trial i succeeded; the window's last
@@ -601,6 +631,88 @@ func (sc *scheduler) record(i int, success bool) {
 	sc.task[k+1] = Promote(sc.task[k], len(sc.s.Tasks), float64(sc.wins[k])/float64(size), sc.s.Promotion)
 	close(sc.ready[k+1])
 }
+
+// ends returns, for InOrder, the trial index after each task's last; else nil.
+func (s *Schedule) ends() []int {
+	if s.Order != InOrder {
+		return nil
+	}
+	out, end := make([]int, len(s.Tasks)), 0
+	for k, t := range s.Tasks {
+		end += t.Trials
+		out[k] = end
+	}
+	return out
+}
+
+// weights returns, for AtRandom, the tasks' weights; else nil.
+func (s *Schedule) weights() []float64 {
+	if s.Order != AtRandom {
+		return nil
+	}
+	out := make([]float64, len(s.Tasks))
+	for k, t := range s.Tasks {
+		out[k] = t.Weight
+	}
+	return out
+}
+
+// TrialCount returns how many trials the schedule runs in a campaign of n trials
+// (WithTrials): the sum of the tasks' Trials under InOrder, else Trials, or n when
+// Trials is 0. 0 means no bound, for a loop that records trials as long as it runs.
+func (s *Schedule) TrialCount(n int) int {
+	switch {
+	case s.Order == InOrder:
+		sum := 0
+		for _, t := range s.Tasks {
+			sum += t.Trials
+		}
+		return sum
+	case s.Trials > 0:
+		return s.Trials
+	}
+	return n
+}
+
+// Position is where a schedule taken one trial at a time stands: the trial about to
+// be played, its task (an index into Tasks) and, under BySuccess, how many trials of
+// the current window succeeded so far. Start and Next move it by the rules a campaign
+// follows (see Schedule), for a loop that is not a campaign and records its trials
+// in trial order: Python's baton.schedule.Scheduler drives one through the fast lane.
+type Position struct {
+	Trial, Task, Wins int
+}
+
+// Start returns the position of trial 0 of a campaign of seed seed.
+func (s *Schedule) Start(seed uint64) Position {
+	if s.Order == BySuccess {
+		return Position{}
+	}
+	return Position{Task: fixedTask(s.Order, s.ends(), s.weights(), seed, 0)}
+}
+
+// Next returns the position after trial p.Trial, whose result was success: under
+// BySuccess the window's last trial decides the next window's task (Promote over
+// the window's success rate), under the other orders trial p.Trial+1 has its own task.
+func (s *Schedule) Next(p Position, seed uint64, success bool) Position {
+	p.Trial++
+	if s.Order != BySuccess {
+		p.Task = fixedTask(s.Order, s.ends(), s.weights(), seed, p.Trial)
+		return p
+	}
+	if success {
+		p.Wins++
+	}
+	if w := s.Promotion.window(); p.Trial%w == 0 {
+		p.Task = Promote(p.Task, len(s.Tasks), float64(p.Wins)/float64(w), s.Promotion)
+		p.Wins = 0
+	}
+	return p
+}
+
+// Meets reports whether a trial whose mean metric is mean succeeded: mean is at least
+// the criterion's Min (1 for the success metric when Min is 0); NaN never does.
+func (c Criterion) Meets(mean float64) bool { return mean >= c.min() }
 
 // Promote returns the task that follows task cur (of n) after a window whose success
 // rate was rate, under p: cur+1 when rate is at least the threshold, cur-1 when it

@@ -100,6 +100,18 @@ func TestScheduleOrders(t *testing.T) {
 				assert.Equal(t, tt.want, tasks, "workers %d: the tasks the trials played", workers)
 				assert.Equal(t, tt.want, expand(sum.Runs), "workers %d: the runs", workers)
 			}
+			// Taken one trial at a time (Start, Next), as Python's baton.schedule
+			// does, the schedule gives the campaign's tasks: task b fails, a and c
+			// succeed.
+			n := tt.s.TrialCount(tt.trials)
+			require.Len(t, tt.want, n)
+			var taken []string
+			for p := tt.s.Start(7); p.Trial < n; {
+				name := tt.s.Tasks[p.Task].Name
+				taken = append(taken, name)
+				p = tt.s.Next(p, 7, name != "b")
+			}
+			assert.Equal(t, tt.want, taken, "one trial at a time")
 		})
 	}
 }
@@ -197,6 +209,57 @@ func TestParseSchedule(t *testing.T) {
 	assert.Equal(t, map[string]runners.Actor{"counter": runners.Named("one")}, s.Tasks[0].Actors)
 	assert.Nil(t, s.Tasks[1].Config)
 	assert.Nil(t, s.Tasks[1].Actors)
+}
+
+func TestScheduleJSON(t *testing.T) {
+	in := []byte(`{"order": "success", "trials": 30,
+		"tasks": [{"name": "easy", "env": "counter", "config": {"length": 2}, "policies": {"counter": "one"}},
+			{"env": "counter"}]}`)
+	s, err := runners.ParseSchedule(in)
+	require.NoError(t, err)
+	out, err := s.JSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"order": "success", "trials": 30, "success": {"metric": "success", "min": 1},
+		"promotion": {"window": 10, "threshold": 0.8},
+		"tasks": [{"name": "easy", "env": "counter", "config": {"length": 2}, "policies": {"counter": "one"}},
+			{"name": "task-1", "env": "counter"}]}`, string(out), "the defaults written out")
+	again, err := runners.ParseSchedule(out)
+	require.NoError(t, err, "ParseSchedule reads what JSON writes")
+	out2, err := again.JSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, string(out), string(out2))
+
+	r, err := runners.ParseSchedule([]byte(`{"order": "random", "success": {"metric": "return:counter"},
+		"tasks": [{"env": "counter", "weight": 2}]}`))
+	require.NoError(t, err)
+	out, err = r.JSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"order": "random", "success": {"metric": "return:counter", "min": 0},
+		"tasks": [{"name": "task-0", "env": "counter", "weight": 2}]}`, string(out), "no promotion but under success")
+
+	bad := runners.Schedule{Order: runners.InOrder, Tasks: []runners.Task{{Env: "counter", Trials: 1,
+		Actors: map[string]runners.Actor{"counter": runners.Value(agent.PolicyFunc(nil))}}}}
+	_, err = bad.JSON()
+	var se *runners.ScheduleError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "policies.counter", se.Field)
+}
+
+func TestScheduleTrialCount(t *testing.T) {
+	one := runners.Task{Env: "counter", Trials: 2}
+	tests := []struct {
+		s    runners.Schedule
+		n    int
+		want int
+	}{
+		{runners.Schedule{Order: runners.InOrder, Tasks: []runners.Task{one, one}}, 100, 4},
+		{runners.Schedule{Order: runners.AtRandom, Trials: 30}, 100, 30},
+		{runners.Schedule{Order: runners.BySuccess}, 100, 100},
+		{runners.Schedule{Order: runners.BySuccess}, 0, 0},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.s.TrialCount(tt.n), "%+v", tt.s)
+	}
 }
 
 func TestScheduleErrors(t *testing.T) {
@@ -326,6 +389,13 @@ func TestRandomTaskGolden(t *testing.T) {
 		got = append(got, runners.RandomTask([]float64{3, 1}, 18446744073709551615, i))
 	}
 	assert.Equal(t, []int{0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0}, got)
+}
+
+func TestCriterionMeets(t *testing.T) {
+	assert.True(t, runners.Criterion{}.Meets(1))
+	assert.False(t, runners.Criterion{}.Meets(0.99), "the success metric's min is 1")
+	assert.True(t, runners.Criterion{Metric: "return:a"}.Meets(0))
+	assert.False(t, runners.Criterion{Metric: "return:a", Min: 0.5}.Meets(math.NaN()))
 }
 
 func TestCriterionSucceeded(t *testing.T) {

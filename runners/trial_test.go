@@ -244,7 +244,7 @@ func TestSingleAgent(t *testing.T) {
 	m := registry.SingleAgent(&counter{cfg: counterConfig{Length: 2}})
 	require.Len(t, m.Agents(), 1)
 	_, err := m.Step("counter_0", agent.Discrete(1))
-	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
+	require.ErrorIs(t, err, env.ErrEpisodeOver)
 
 	turn := mustReset(t, m, 1)
 	require.Len(t, turn.Reports, 1)
@@ -252,7 +252,7 @@ func TestSingleAgent(t *testing.T) {
 	assert.True(t, turn.Reports[0].Start)
 
 	_, err = m.Step("other_0", agent.Discrete(1))
-	require.ErrorIs(t, err, hrl.ErrNotActing)
+	require.ErrorIs(t, err, env.ErrNotActing)
 	turn, err = m.Step("counter_0", agent.Discrete(2))
 	require.NoError(t, err)
 	assert.Equal(t, env.Report{AgentID: "counter_0", Agent: "counter", Obs: []float32{1}, Reward: 2, SpanTicks: 1, Clock: agent.Clock{Steps: 1, Tick: 1}}, turn.Reports[0])
@@ -262,7 +262,7 @@ func TestSingleAgent(t *testing.T) {
 	assert.Empty(t, turn.Next)
 	assert.True(t, turn.Reports[0].Terminated)
 	_, err = m.Step("counter_0", agent.Discrete(1))
-	require.ErrorIs(t, err, hrl.ErrEpisodeOver)
+	require.ErrorIs(t, err, env.ErrEpisodeOver)
 	assert.Equal(t, 2, m.Info())
 
 	// An error of the inner Step is returned as it is.
@@ -281,7 +281,7 @@ func TestSingleAgentResetError(t *testing.T) {
 	require.ErrorIs(t, err, errCounter)
 	assert.Empty(t, turn.Reports)
 	_, err = m.Step("counter_0", agent.Discrete(1))
-	require.ErrorIs(t, err, hrl.ErrNotReset)
+	require.ErrorIs(t, err, env.ErrNotReset)
 
 	reg := registry.New()
 	require.NoError(t, reg.Register(registry.Entry{

@@ -3,6 +3,11 @@
 // how to describe the set as JSON so that the Python side can rebuild the same Gymnasium
 // space.
 //
+// What you touch here: use the types and constructors (Discrete{N: 4}, NewBox, NewDict,
+// ...) to declare an agent's spaces, and Flatten, Marshal and Unmarshal; implement
+// nothing: the set of spaces is closed, so that Python can rebuild each as a Gymnasium
+// space.
+//
 // The package is pure: it does no I/O, reads no clock, starts no goroutines and keeps no
 // global state. Randomness comes only from the *rand.Rand (math/rand/v2) a caller passes.
 //

@@ -1,6 +1,9 @@
 // Package telemetry counts what baton's servers and trials do, for operators, as
 // Prometheus metrics (the client_golang library and its text exposition format).
 //
+// What you touch here: call New, give the Metrics to servers (remote.WithMetrics) and
+// its Sink to campaigns, and serve its Handler; implement nothing.
+//
 // # What is counted
 //
 // A Metrics value holds the collectors below, in a registry of its own with the Go

@@ -1,6 +1,10 @@
 // Package transitions describes how control passes between the agents of a
 // hierarchical environment, as data the runtime checks before the first step.
 //
+// What you touch here: write a Machine (the initial agent, the on-done table, Triggers
+// and Procedures) for your hierarchical environment; package hrl calls Compile, and
+// Errors lists every problem of its error, for your tests.
+//
 // # The machine
 //
 // A Machine has three kinds of rules:

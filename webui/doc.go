@@ -2,6 +2,9 @@
 // plays agents, rewards them and watches trials live. `baton serve ui` serves it
 // next to the trial service, on the same address.
 //
+// What you touch here: call Handler to serve the page (baton serve ui does); implement
+// nothing: an environment is drawn through its registry entry.
+//
 // # What the page does
 //
 // The page is laid out for a first-time visitor, on a laptop (the start form beside

@@ -4,4 +4,7 @@
 // the shipped catalog; the commands are documented there (go doc
 // github.com/batonrl/baton/cli). A program of the user's own module is the same command
 // over its own environments: os.Exit(cli.Main(mymodule.Register)).
+//
+// What you touch here: nothing; run it. A command over your own environments is your
+// own main package calling cli.Main.
 package main

@@ -1,6 +1,9 @@
 // Command libbaton is the fast lane's C library of the environments baton ships
 // (examples/catalog): built with
 //
+// What you touch here: nothing; build it, or let Python build it. A library of your own
+// environments is your own main package calling capi.Use.
+//
 //	go build -buildmode=c-shared -o libbaton.so ./cmd/libbaton
 //
 // (which Python's baton.vector does on first use in a checkout, or python -m

@@ -5,6 +5,9 @@
 // "rgb_array") asks the fast lane for a frame, which Go draws here) without a system
 // library or a browser.
 //
+// What you touch here: call Frame (or SVG and Text) and RGB; implement nothing: an
+// environment is drawn through its env.Frame.
+//
 //	f := e.Render()              // an env.Renderer's frame
 //	img, err := raster.Frame(f)  // *image.RGBA, the SVG's size
 //	rgb := raster.RGB(img, nil)  // rows of R, G, B bytes, as numpy's HxWx3 uint8

@@ -2,6 +2,10 @@
 // policy (a neural network, a remote agent server) makes one call per tick for all of
 // them, and a trainer reads their results from contiguous buffers.
 //
+// What you touch here: call New and NewMulti to step copies of your environment (with
+// options such as WithWorkers), and implement BatchPolicy (or wrap a function in
+// BatchPolicyFunc) for a policy that acts for all copies in one call.
+//
 // # Single-agent vectors
 //
 // Env holds N copies of an env.Env, made by a factory func(i int) (env.Env, error).
@@ -21,7 +25,7 @@
 // without copying. WithBuffers gives New the caller's buffers instead, memory that
 // the vector writes into for its whole life: Python's fast lane (baton.vector) passes
 // numpy arrays this way, so that a step's results land where the trainer reads them,
-// with no copy. Rewards are float64, as env.Step, hrl.Report and Gymnasium's vector
+// with no copy. Rewards are float64, as env.Step, env.Report and Gymnasium's vector
 // environments have them: the exact value each copy returned, in the type of the
 // activity log's reward column; a trainer on float32 converts once per batch.
 //

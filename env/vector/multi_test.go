@@ -309,13 +309,13 @@ func TestMultiErrors(t *testing.T) {
 			g.Actions[1] = agent.Discrete(9)
 			g.Actions[3] = agent.Discrete(-1)
 			err = m.Step(bg)
-			require.ErrorIs(t, err, hrl.ErrOutsideSpace)
+			require.ErrorIs(t, err, env.ErrOutsideSpace)
 			ces := copyErrors(t, err)
 			require.Len(t, ces, 2)
 			assert.Equal(t, 1, ces[0].Copy)
 			assert.Equal(t, 3, ces[1].Copy)
 			assert.Equal(t, vector.OpStep, ces[0].Op)
-			var se *hrl.StepError
+			var se *env.StepError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, "strategy_0", se.AgentID)
 			for _, g := range m.Groups() {

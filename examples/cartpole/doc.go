@@ -2,6 +2,9 @@
 // environment (env.Env): Gymnasium's CartPole-v1 (gymnasium/envs/classic_control/
 // cartpole.py, version 1.x, with its 500-step TimeLimit), written in Go.
 //
+// What you touch here: call Register (or NewEnv) to use it; read it as the smallest
+// example of an env.Env with a registry entry. It is an example, not API to build on.
+//
 // A pole stands on a cart that moves along a frictionless track. Each step pushes the
 // cart left or right with a fixed force; the pole must be kept upright and the cart on
 // the track for as long as possible.

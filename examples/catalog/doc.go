@@ -5,4 +5,8 @@
 // Python's baton.vector loads) both build their registry with New or Register, so
 // that a name means the same
 // environment, with the same configuration, everywhere.
+//
+// What you touch here: call Register (or New, for the registry alone) to have baton's
+// shipped environments beside your own, as cli.Main and capi.Use take them; implement
+// nothing.
 package catalog

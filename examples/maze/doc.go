@@ -3,6 +3,10 @@
 // example of an hrl.HierarchicalEnv, with action masks, typed observations, an
 // optional hook, a procedure variant and a configuration read from JSON.
 //
+// What you touch here: call Register and the constructors to use the maze; read it as
+// the model of a hierarchical environment (hrl.HierarchicalEnv, agents, masks, a
+// procedure, a registry entry). It is an example, not API to build on.
+//
 // # The map
 //
 // A map is text of tiles separated by blanks, one row a line: 0 a wall, 1 a corridor,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/hrl/hrltest"
@@ -35,7 +36,7 @@ type step struct {
 	Mask        []bool
 }
 
-func record(rt *hrl.Runtime[maze.State, maze.Action], res hrl.Result) []step {
+func record(rt *hrl.Runtime[maze.State, maze.Action], res env.Turn) []step {
 	var out []step
 	for _, r := range res.Reports {
 		n := len(r.Obs)
@@ -50,7 +51,7 @@ func record(rt *hrl.Runtime[maze.State, maze.Action], res hrl.Result) []step {
 }
 
 // play drives an episode with one policy per agent and returns every report.
-func play(t *testing.T, rt *hrl.Runtime[maze.State, maze.Action], policies map[string]agent.Policy) ([]step, hrl.Result) {
+func play(t *testing.T, rt *hrl.Runtime[maze.State, maze.Action], policies map[string]agent.Policy) ([]step, env.Turn) {
 	t.Helper()
 	res := mustReset(t, rt, 1)
 	steps := record(rt, res)
@@ -279,9 +280,9 @@ func TestInvalidDirections(t *testing.T) {
 
 	// The strategy agent at the start: DOWN is a wall.
 	_, err := rt.Step("strategy_0", agent.Discrete(int64(maze.Down)))
-	require.ErrorIs(t, err, hrl.ErrInvalidAction)
+	require.ErrorIs(t, err, env.ErrInvalidAction)
 	require.ErrorIs(t, err, maze.ErrWall)
-	var se *hrl.StepError
+	var se *env.StepError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "strategy_0", se.AgentID)
 	assert.Contains(t, err.Error(), "DOWN")
@@ -300,15 +301,15 @@ func TestInvalidDirections(t *testing.T) {
 	assert.Equal(t, []bool{false, true}, res.Acting().Mask, "[backward, forward] at (4,8) heading DOWN")
 	before = rt.State()
 	_, err = rt.Step("motion_1", agent.Discrete(int64(maze.Backward)))
-	require.ErrorIs(t, err, hrl.ErrInvalidAction)
+	require.ErrorIs(t, err, env.ErrInvalidAction)
 	require.ErrorIs(t, err, maze.ErrWall)
 	assert.Equal(t, before, rt.State())
 
 	// Out of the action space, and not the acting agent.
 	_, err = rt.Step("motion_1", agent.Discrete(2))
-	require.ErrorIs(t, err, hrl.ErrOutsideSpace)
+	require.ErrorIs(t, err, env.ErrOutsideSpace)
 	_, err = rt.Step("strategy_0", agent.Discrete(0))
-	require.ErrorIs(t, err, hrl.ErrNotActing)
+	require.ErrorIs(t, err, env.ErrNotActing)
 	assert.Contains(t, err.Error(), "motion_1")
 	assert.Equal(t, before, rt.State())
 }
@@ -546,12 +547,12 @@ func TestInPlaceMatchesAgent(t *testing.T) {
 					require.NoError(t, err)
 				}
 			}
-			same := func(step int, a, b hrl.Result) {
+			same := func(step int, a, b env.Turn) {
 				t.Helper()
 				require.Equal(t, b.Reports, a.Reports, "step %d", step)
 				require.Equal(t, []any{b.Next, b.Over, b.Tick}, []any{a.Next, a.Over, a.Tick}, "step %d", step)
 			}
-			var res [2]hrl.Result
+			var res [2]env.Turn
 			seed, episodes := uint64(0), 0
 			for i := range sides {
 				res[i] = mustReset(t, sides[i], seed)

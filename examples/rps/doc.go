@@ -2,6 +2,9 @@
 // environment (env.Parallel), after PettingZoo's rps_v2: every round both players
 // show a hand at once.
 //
+// What you touch here: call Register (or New) to use it; read it as the example of an
+// env.Parallel environment. It is an example, not API to build on.
+//
 // # Agents and spaces
 //
 // The players are "player_0" and "player_1" (ids "player_0_0" and "player_1_0": one

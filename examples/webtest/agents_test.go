@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/hrl/hrltest"
@@ -35,7 +36,7 @@ func slot(t *testing.T, rt *runtime, id string) int64 {
 }
 
 // act steps the acting agent with raw.
-func act(t *testing.T, rt *runtime, raw int64) hrl.Result {
+func act(t *testing.T, rt *runtime, raw int64) env.Turn {
 	t.Helper()
 	res, err := rt.Step(rt.Acting(), agent.Discrete(raw))
 	require.NoError(t, err, "%s plays %d on %s", rt.Acting(), raw, rt.State().URL())
@@ -43,7 +44,7 @@ func act(t *testing.T, rt *runtime, raw int64) hrl.Result {
 }
 
 // visit has the strategy pick a link or button and the motion agent click it.
-func visit(t *testing.T, rt *runtime, id string) hrl.Result {
+func visit(t *testing.T, rt *runtime, id string) env.Turn {
 	t.Helper()
 	res := act(t, rt, slot(t, rt, id))
 	require.True(t, res.Reports[0].Start && res.Reports[0].Agent == webtest.MotionName, "the motion agent takes control")
@@ -214,19 +215,19 @@ func TestDecodeErrors(t *testing.T) {
 		assert.Equal(t, before, rt.State())
 		assert.Equal(t, tick, rt.Tick())
 	}
-	check(webtest.StrategyBack, hrl.ErrInvalidAction, webtest.ErrNoHistory)
-	check(12, hrl.ErrInvalidAction, webtest.ErrNoTarget) // nine targets on the home page
-	check(webtest.StrategyActions, hrl.ErrOutsideSpace, nil)
+	check(webtest.StrategyBack, env.ErrInvalidAction, webtest.ErrNoHistory)
+	check(12, env.ErrInvalidAction, webtest.ErrNoTarget) // nine targets on the home page
+	check(webtest.StrategyActions, env.ErrOutsideSpace, nil)
 	act(t, rt, slot(t, rt, "search"))
-	check(webtest.MotionClick, hrl.ErrInvalidAction, webtest.ErrNotApplicable)
-	check(webtest.MotionType(webtest.Valid), hrl.ErrInvalidAction, webtest.ErrNotApplicable)
-	check(webtest.MotionToggle, hrl.ErrInvalidAction, webtest.ErrNotApplicable)
+	check(webtest.MotionClick, env.ErrInvalidAction, webtest.ErrNotApplicable)
+	check(webtest.MotionType(webtest.Valid), env.ErrInvalidAction, webtest.ErrNotApplicable)
+	check(webtest.MotionToggle, env.ErrInvalidAction, webtest.ErrNotApplicable)
 	act(t, rt, webtest.MotionFocus)
-	check(webtest.MotionChoose, hrl.ErrInvalidAction, webtest.ErrNotApplicable)
+	check(webtest.MotionChoose, env.ErrInvalidAction, webtest.ErrNotApplicable)
 	act(t, rt, webtest.MotionSubmit) // refused: the query is empty
 	act(t, rt, slot(t, rt, "featured"))
-	check(webtest.MotionSubmit, hrl.ErrInvalidAction, webtest.ErrNotApplicable)
-	check(webtest.MotionFocus, hrl.ErrInvalidAction, webtest.ErrNotApplicable)
+	check(webtest.MotionSubmit, env.ErrInvalidAction, webtest.ErrNotApplicable)
+	check(webtest.MotionFocus, env.ErrInvalidAction, webtest.ErrNotApplicable)
 
 	// Env.Step checks the actions it is given directly, too.
 	e, err := webtest.NewEnv(webtest.Config{})
@@ -320,7 +321,7 @@ type step struct {
 func play(t testing.TB, rt *runtime, seed uint64, pols map[string]agent.Policy) ([]step, webtest.State) {
 	t.Helper()
 	var out []step
-	record := func(res hrl.Result) {
+	record := func(res env.Turn) {
 		for _, r := range res.Reports {
 			out = append(out, step{r.AgentID, r.ParentID, slices.Clone(r.Obs), slices.Clone(r.Mask), r.Reward, r.Terminated, r.Truncated, r.Start, r.SpanTicks})
 		}

@@ -3,6 +3,10 @@
 // next; a motion agent performs the UI operations that test it; a login procedure
 // steps in where a page needs a login.
 //
+// What you touch here: call Register, Load and the constructors to test a site of your
+// own; read it as a second, messier hierarchical environment. It is an example, not API
+// to build on.
+//
 // # The application
 //
 // A site is described as Go types (SiteSpec) or by a JSON site file (Load); Compile

@@ -2,6 +2,9 @@
 // runtime and the rest of baton rely on, in the spirit of Gymnasium's environment
 // checker and testing/fstest.
 //
+// What you touch here: call Check from your environment's tests (or Run for the
+// problems as one error); implement nothing.
+//
 // # What it checks
 //
 // Run plays seeded episodes with random policies that honour action masks and reports

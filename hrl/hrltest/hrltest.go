@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/spaces"
 )
@@ -87,7 +88,7 @@ func episode[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options, se
 
 type player[S, A any] struct {
 	rt       *hrl.Runtime[S, A]
-	specs    map[string]hrl.AgentSpec
+	specs    map[string]env.Spec
 	policies map[string]agent.Policy
 	maxTicks int
 	seed     uint64
@@ -102,7 +103,7 @@ func newPlayer[S, A any](newEnv func() hrl.HierarchicalEnv[S, A], opts Options, 
 	if err != nil {
 		return nil, err
 	}
-	p := &player[S, A]{rt: rt, specs: map[string]hrl.AgentSpec{}, policies: map[string]agent.Policy{}, maxTicks: opts.MaxTicks, seed: seed}
+	p := &player[S, A]{rt: rt, specs: map[string]env.Spec{}, policies: map[string]agent.Policy{}, maxTicks: opts.MaxTicks, seed: seed}
 	for i, spec := range rt.Agents() {
 		p.specs[spec.Name] = spec
 		pol, err := agent.Random(spec.ActionSpace, rand.New(rand.NewPCG(seed, uint64(i))))
@@ -119,10 +120,10 @@ type snapshot struct {
 	next    string
 	over    bool
 	tick    int
-	reports []hrl.Report
+	reports []env.Report
 }
 
-func snap(res hrl.Result) snapshot {
+func snap(res env.Turn) snapshot {
 	s := snapshot{next: res.Next, over: res.Over, tick: res.Tick}
 	for _, r := range res.Reports {
 		r.Obs, r.Mask = slices.Clone(r.Obs), slices.Clone(r.Mask)
@@ -198,7 +199,7 @@ func compare[S, A any](a, b *player[S, A], probe bool) error {
 				return fmt.Errorf("tick %d: %w", ra.Tick, err)
 			}
 			var x agent.RawAction
-			var rx hrl.Result
+			var rx env.Turn
 			if x, rx, played, err = a.probeMasked(acting); err != nil {
 				return fmt.Errorf("tick %d: %w", ra.Tick, err)
 			}
@@ -225,38 +226,38 @@ func compare[S, A any](a, b *player[S, A], probe bool) error {
 			return fmt.Errorf("tick %d: the same seed and actions gave different results (or a rejected action changed the state), or an agent's agent.InPlace disagrees with its methods:\n  %s\n  %s", ra.Tick, sa, sb)
 		}
 	}
-	if _, err := a.rt.Step(ra.Next, agent.RawAction{}); !errors.Is(err, hrl.ErrEpisodeOver) {
-		return fmt.Errorf("a step after the end of the episode returned %v; want hrl.ErrEpisodeOver", err)
+	if _, err := a.rt.Step(ra.Next, agent.RawAction{}); !errors.Is(err, env.ErrEpisodeOver) {
+		return fmt.Errorf("a step after the end of the episode returned %v; want env.ErrEpisodeOver", err)
 	}
 	return nil
 }
 
 // probe tries actions that must be rejected, each with the sentinel named.
-func (p *player[S, A]) probe(acting *hrl.Report, valid agent.RawAction) error {
+func (p *player[S, A]) probe(acting *env.Report, valid agent.RawAction) error {
 	space := p.specs[acting.Agent].ActionSpace
 	tries := []struct {
 		id   string
 		raw  agent.RawAction
 		want error
 	}{
-		{"nobody_0", valid, hrl.ErrNotActing},
-		{acting.Agent + "_" + strconv.Itoa(acting.Clock.SubEpisode+1), valid, hrl.ErrNotActing},
+		{"nobody_0", valid, env.ErrNotActing},
+		{acting.Agent + "_" + strconv.Itoa(acting.Clock.SubEpisode+1), valid, env.ErrNotActing},
 	}
 	if bad, ok := outside(space); ok {
 		tries = append(tries, struct {
 			id   string
 			raw  agent.RawAction
 			want error
-		}{acting.AgentID, bad, hrl.ErrOutsideSpace})
+		}{acting.AgentID, bad, env.ErrOutsideSpace})
 	}
 	for _, tr := range tries {
 		_, err := p.rt.Step(tr.id, tr.raw)
-		var se *hrl.StepError
+		var se *env.StepError
 		switch {
 		case err == nil:
 			return fmt.Errorf("step(%s, %v) was accepted; want %v", tr.id, tr.raw, tr.want)
 		case !errors.Is(err, tr.want) || !errors.As(err, &se):
-			return fmt.Errorf("step(%s, %v) returned %v; want a *hrl.StepError wrapping %v", tr.id, tr.raw, err, tr.want)
+			return fmt.Errorf("step(%s, %v) returned %v; want a *env.StepError wrapping %v", tr.id, tr.raw, err, tr.want)
 		case se.AgentID != tr.id:
 			return fmt.Errorf("step(%s, %v): the error names agent %q", tr.id, tr.raw, se.AgentID)
 		}
@@ -269,7 +270,7 @@ func (p *player[S, A]) probe(acting *hrl.Report, valid agent.RawAction) error {
 // this tick (played is set, with its result) and the agent's masked-out actions are not
 // tried again this episode. An action the environment rejects must leave no trace, which
 // the comparison with the run that never saw it checks.
-func (p *player[S, A]) probeMasked(acting *hrl.Report) (raw agent.RawAction, res hrl.Result, played bool, err error) {
+func (p *player[S, A]) probeMasked(acting *env.Report) (raw agent.RawAction, res env.Turn, played bool, err error) {
 	d, ok := p.specs[acting.Agent].ActionSpace.(spaces.Discrete)
 	if !ok || len(acting.Mask) == 0 || p.advisory[acting.Agent] {
 		return raw, res, false, nil
@@ -285,8 +286,8 @@ func (p *player[S, A]) probeMasked(acting *hrl.Report) (raw agent.RawAction, res
 			p.advisory[acting.Agent] = true
 			return raw, res, true, nil
 		}
-		if se := (*hrl.StepError)(nil); !errors.As(err, &se) || se.AgentID != id {
-			return raw, res, false, fmt.Errorf("step(%s, %v), an action its mask rules out, returned %v; want a *hrl.StepError naming the agent", id, raw, err)
+		if se := (*env.StepError)(nil); !errors.As(err, &se) || se.AgentID != id {
+			return raw, res, false, fmt.Errorf("step(%s, %v), an action its mask rules out, returned %v; want a *env.StepError naming the agent", id, raw, err)
 		}
 	}
 	return raw, res, false, nil
@@ -315,7 +316,7 @@ func clone(r agent.RawAction) agent.RawAction {
 // checkEntry reports an agent that takes control in res, the runtime's latest result,
 // already done by its own Done and yet acts: it will act once before its Done is asked
 // again (a walker on its target steps away and back). actor played raw ("" at reset).
-func (p *player[S, A]) checkEntry(res hrl.Result, actor string, raw agent.RawAction) error {
+func (p *player[S, A]) checkEntry(res env.Turn, actor string, raw agent.RawAction) error {
 	for i := range res.Reports {
 		r := &res.Reports[i]
 		if !r.Start || r.Done() {
@@ -355,7 +356,7 @@ func (p *player[S, A]) checkEntry(res hrl.Result, actor string, raw agent.RawAct
 }
 
 // check verifies one result on its own; actor is the id that acted ("" at reset).
-func (p *player[S, A]) check(res hrl.Result, actor string) error {
+func (p *player[S, A]) check(res env.Turn, actor string) error {
 	if len(res.Reports) == 0 {
 		return errors.New("no agent reported")
 	}

@@ -3,6 +3,9 @@
 // two, the framework's overhead, can be read off. It is internal: the baton command
 // runs it as "baton bench", and it is no API of its own.
 //
+// What you touch here: run it (go test -bench, or baton bench) and add a benchmark
+// beside its hand-written baseline; it is internal and no program imports it.
+//
 // # Running
 //
 //	go test -run XXX -bench . -benchmem -count 5 ./internal/bench

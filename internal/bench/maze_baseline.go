@@ -17,7 +17,7 @@ var (
 )
 
 // MazeReport is what one agent sees in one step of a MazeLoop; its fields mean what
-// the fields of the same names in hrl.Report mean. Obs and Mask belong to the loop and
+// the fields of the same names in env.Report mean. Obs and Mask belong to the loop and
 // stay valid until its next Step or Reset.
 type MazeReport struct {
 	AgentID, Agent, ParentID string
@@ -29,7 +29,7 @@ type MazeReport struct {
 	SpanTicks                int
 }
 
-// MazeResult is what a MazeLoop's Reset or Step returns, laid out as hrl.Result.
+// MazeResult is what a MazeLoop's Reset or Step returns, laid out as env.Turn.
 // Its slices belong to the loop and stay valid until its next Step or Reset.
 type MazeResult struct {
 	// Reports lists the agents reported in the step: one, or, when a motion

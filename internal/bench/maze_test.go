@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/internal/bench"
@@ -35,7 +36,7 @@ func policyRNG() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
 type runtimeDriver struct {
 	rt               *hrl.Runtime[maze.State, maze.Action]
 	strategy, motion agent.Policy
-	res              hrl.Result
+	res              env.Turn
 	seed             uint64 // of the current episode
 	episodes         int    // ended
 }
@@ -64,7 +65,7 @@ func newRuntimeDriver(tb testing.TB, cfg maze.Config, rng *rand.Rand) *runtimeDr
 }
 
 // act plays one action of the acting agent and returns the step's result.
-func (d *runtimeDriver) act(ctx context.Context) (hrl.Result, error) {
+func (d *runtimeDriver) act(ctx context.Context) (env.Turn, error) {
 	rep := d.res.Acting()
 	p := d.strategy
 	if rep.Agent != maze.StrategyName {
@@ -72,14 +73,14 @@ func (d *runtimeDriver) act(ctx context.Context) (hrl.Result, error) {
 	}
 	raw, err := p.Act(ctx, rep.Obs, rep.Mask)
 	if err != nil {
-		return hrl.Result{}, err
+		return env.Turn{}, err
 	}
 	d.res, err = d.rt.Step(rep.AgentID, raw)
 	return d.res, err
 }
 
 // reset starts the next episode with the next seed.
-func (d *runtimeDriver) reset() (hrl.Result, error) {
+func (d *runtimeDriver) reset() (env.Turn, error) {
 	d.episodes++
 	d.seed++
 	var err error
@@ -179,7 +180,7 @@ type reportView struct {
 	SpanTicks                int
 }
 
-func runtimeView(res hrl.Result) view {
+func runtimeView(res env.Turn) view {
 	v := view{Next: res.Next, Over: res.Over, Tick: res.Tick}
 	for _, r := range res.Reports {
 		v.Reports = append(v.Reports, reportView{r.AgentID, r.Agent, r.ParentID, r.Obs, r.Mask, r.Reward, r.Terminated, r.Truncated, r.Start, r.SpanTicks})

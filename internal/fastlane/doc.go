@@ -4,6 +4,10 @@
 // cgo wrapper that turns C pointers into slices and handles into values of this
 // package; what can be tested with go test -race lives here.
 //
+// What you touch here: nothing from outside baton, as it is internal: package capi
+// calls it, and a change to the fast lane's logic and its tests goes here rather than
+// into capi.
+//
 // # Vectors
 //
 // Describe tells the caller what a vector of a registered environment needs (its

@@ -31,7 +31,7 @@ type AgentBuffers struct {
 //	Counts      [A]int64     how many copies each agent acts in
 //	Acting      [N]int64     the index of the agent acting in each copy
 //	Rewards     [N × A]float64  the sum of the rewards each agent was reported in each copy
-//	Spans       [N × A]int64    the sum of the span ticks of those rewards (hrl.Report's
+//	Spans       [N × A]int64    the sum of the span ticks of those rewards (env.Report's
 //	                            SpanTicks: a parent's decision lasts its child's sub-episode)
 //	Terminated  [N × A]bool  whether an agent of that name was reported terminated
 //	Truncated   [N × A]bool  ... or truncated, in the last Step (false after Reset)

@@ -27,16 +27,29 @@ records one result per trial, in trial order::
 
 What a trial is, is the loop's choice (an episode, or a batch of them whose success
 rate is recorded as one value: ``record`` compares it with the criterion's ``min``).
-Only the standard library is needed.
+
+The rules are Go's alone: reading and checking a schedule, and the task of each
+trial, are calls into the fast lane's library (Go's ``runners.ParseSchedule``,
+``Schedule.Start`` and ``Schedule.Next``, ``RandomTask`` and ``Promote``), which
+every library built over package capi has; this module keeps the loop's bookkeeping
+(the trial index, the tasks taken). ``library=`` names the library to load, as on
+every entry point of the fast lane (None: ``BATON_LIBRARY``, else baton's own). The
+first call loads it into the process, as a vector does, so the process's fork rule
+is the vectors' (see ``baton.vector``): a loop that forks workers with the "fork"
+context reads its schedule after forking them, or uses "spawn".
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
+
+from ._lane import core as _core
+from ._lane import native as _native
 
 __all__ = [
     "Criterion",
@@ -54,11 +67,11 @@ ORDERS = ("in_order", "random", "success")
 DEFAULT_WINDOW = 10
 DEFAULT_THRESHOLD = 0.8
 _MASK = (1 << 64) - 1
-_SALT = 0x7363686564756C65  # "schedule", as runners' scheduleSalt
 
 
 class ScheduleError(ValueError):
-    """A schedule's problems, every one at once: ``problems`` lists them as
+    """A schedule's problems, every one at once, as Go's ``runners.ParseSchedule``
+    reports them (``*runners.ScheduleError`` values): ``problems`` lists them as
     (task, name, field, reason) tuples, task -1 (and name "") for the schedule itself.
     The message names each as Go's ``runners.ScheduleError`` does:
     ``invalid schedule: task 1 (7x7): trials: 0: the in_order order wants 1 or more``."""
@@ -75,6 +88,23 @@ def _problem_text(task: int, name: str, field: str, reason: str) -> str:
     if field:
         s += field + ": "
     return s + reason
+
+
+def _go(lib: ctypes.CDLL, fn: str, *args) -> None:
+    """Calls a baton_schedule_ function; its error is a ScheduleError when Go names the
+    schedule's problems, else the fast lane's typed error for its code."""
+    buf = ctypes.create_string_buffer(_core._ERRLEN)
+    code = getattr(lib, fn)(*args, buf, _core._ERRLEN)
+    if not code:
+        return
+    raw = buf.value.decode("utf-8", "replace")
+    try:
+        problems = json.loads(raw).get("problems")
+    except ValueError:
+        problems = None
+    if problems:
+        raise ScheduleError([(p["task"], p["name"], p["field"], p["reason"]) for p in problems])
+    _core._raise(code, raw)
 
 
 @dataclass(frozen=True)
@@ -120,23 +150,24 @@ class Promotion:
     demote_below: float = 0.0
 
 
-def promote(cur: int, n: int, rate: float, p: Promotion) -> int:
+def promote(cur: int, n: int, rate: float, p: Promotion, *, library: str | os.PathLike | None = None) -> int:
     """The task after task ``cur`` (of ``n``) following a window of success rate
     ``rate``: Go's ``runners.Promote``.
 
-    >>> promote(0, 3, 0.9, Promotion(threshold=0.8))
+    >>> promote(0, 3, 0.9, Promotion(threshold=0.8))  # doctest: +SKIP
     1
     """
-    if rate >= p.threshold:
-        return min(cur + 1, n - 1)
-    if p.demote_below > 0 and rate < p.demote_below:
-        return max(cur - 1, 0)
-    return cur
+    out = ctypes.c_int64()
+    _go(_native.load(library), "baton_schedule_promote", cur, n, rate, p.window, p.threshold, p.demote_below,
+        ctypes.byref(out))
+    return out.value
 
 
 def derive_seed(seed: int, k: int) -> int:
     """Go's ``env.DeriveSeed``: the k-th seed derived from ``seed`` (SplitMix64); trial
-    i of a campaign of seed s has the seed ``derive_seed(s, i)``.
+    i of a campaign of seed s has the seed ``derive_seed(s, i)``. Go fixes its values
+    for good (logs are replayed from them), so it is written here too, where it loads
+    no library: trainers derive their vectors' seeds with it before making any.
 
     >>> derive_seed(5, 0)
     5
@@ -150,40 +181,25 @@ def derive_seed(seed: int, k: int) -> int:
     return z ^ (z >> 31)
 
 
-def random_task(weights: list[float], seed: int, i: int) -> int:
+def random_task(weights: list[float], seed: int, i: int, *, library: str | os.PathLike | None = None) -> int:
     """The task of trial ``i`` of a campaign of seed ``seed`` under the ``random``
-    order, for these weights (0 means 1): Go's ``runners.RandomTask``, to the bit."""
-    ws = [w if w != 0 else 1.0 for w in weights]
-    total = 0.0
-    for w in ws:
-        total += w
-    u = (derive_seed(derive_seed(seed, i) ^ _SALT, 1) >> 11) / float(1 << 53)
-    x, acc = u * total, 0.0
-    for k, w in enumerate(ws):
-        acc += w
-        if x < acc:
-            return k
-    return len(ws) - 1
+    order, for these weights (0 means 1): Go's ``runners.RandomTask``."""
+    ws = (ctypes.c_double * len(weights))(*weights)
+    out = ctypes.c_int64()
+    _go(_native.load(library), "baton_schedule_random_task", ws, len(weights), seed & _MASK, i, ctypes.byref(out))
+    return out.value
 
 
-_TOP = {"order", "trials", "success", "promotion", "tasks"}
-_TASK = {"name", "env", "config", "policies", "trials", "weight"}
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _omit_zero(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v not in (0, None, {}, "")}
 
 
 @dataclass(frozen=True)
 class Schedule:
     """A schedule: its order, tasks, trials (for ``random`` and ``success``; 0: as many
     as the loop runs), success criterion and promotion. Build it with ``load`` or
-    ``from_json``, which check it as Go does (every problem at once, a
-    ScheduleError), and drive it with ``start``."""
+    ``from_json``, which Go checks (every problem at once, a ScheduleError), and
+    drive it with ``start``."""
 
     order: str
     tasks: tuple[Task, ...]
@@ -192,162 +208,101 @@ class Schedule:
     promotion: Promotion = Promotion()
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Schedule:
+    def load(cls, path: str | os.PathLike[str], *, library: str | os.PathLike | None = None) -> Schedule:
         """Reads a schedule file (what ``baton run --schedule`` takes)."""
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        return cls.from_json(text)
+        return cls.from_json(text, library=library)
 
     @classmethod
-    def from_json(cls, data: str | bytes | dict) -> Schedule:
-        """Reads a schedule from its JSON text or the decoded object; unknown fields
-        and bad values raise a ScheduleError naming the task and the field.
+    def from_json(cls, data: str | bytes | dict, *, library: str | os.PathLike | None = None) -> Schedule:
+        """Reads a schedule from its JSON text or the decoded object, checked by Go's
+        ``runners.ParseSchedule``: unknown fields and bad values raise a ScheduleError
+        naming the task and the field.
 
-        >>> Schedule.from_json({"order": "random", "tasks": [{"env": "maze"}]}).tasks[0].name
+        >>> Schedule.from_json({"order": "random", "tasks": [{"env": "maze"}]}).tasks[0].name  # doctest: +SKIP
         'task-0'
         """
-        if isinstance(data, (str, bytes)):
+        if isinstance(data, str):
+            data = data.encode()
+        elif not isinstance(data, bytes):
             try:
-                obj = json.loads(data)
-            except json.JSONDecodeError as e:
-                raise ScheduleError([(-1, "", "", str(e))]) from None
-        else:
-            obj = data
-        if not isinstance(obj, dict):
-            raise ScheduleError([(-1, "", "", "want a JSON object with order and tasks")])
-        problems: list[tuple[int, str, str, str]] = []
+                data = json.dumps(data).encode()
+            except (TypeError, ValueError) as e:
+                raise ScheduleError([(-1, "", "", f"not JSON: {e}")]) from None
+        lib = _native.load(library)
+        needed = ctypes.c_int64()
+        n = 1 << 16
+        while True:
+            out = ctypes.create_string_buffer(n)
+            try:
+                _go(lib, "baton_schedule_parse", data, out, n, ctypes.byref(needed))
+                break
+            except _core.ConfigError:
+                if needed.value < n:
+                    raise
+                n = needed.value + 1
+        return cls._from_go(json.loads(out.value))
 
-        def bad(task: int, name: str, fld: str, reason: str) -> None:
-            problems.append((task, name, fld, reason))
-
-        for k in sorted(set(obj) - _TOP):
-            bad(-1, "", "", f'unknown field "{k}"')
-        order = obj.get("order")
-        if order is None:
-            bad(-1, "", "order", "missing: want in_order, random or success")
-        elif order not in ORDERS:
-            bad(-1, "", "order", f"{order!r}: want in_order, random or success")
-        trials = obj.get("trials", 0)
-        if not _is_int(trials) or trials < 0:
-            bad(-1, "", "trials", f"{trials!r}: want 0 or more")
-            trials = 0
-
-        crit = Criterion()
-        succ = obj.get("success")
-        if succ is not None:
-            if not isinstance(succ, dict) or set(succ) - {"metric", "min"}:
-                bad(-1, "", "success", 'want {"metric", "min"}')
-            else:
-                metric = succ.get("metric") or "success"
-                if not isinstance(metric, str):
-                    bad(-1, "", "success.metric", f"{metric!r}: want a name")
-                    metric = "success"
-                mn = succ.get("min")
-                if mn is None:
-                    mn = 1.0 if metric == "success" else 0.0
-                elif not _is_num(mn) or not math.isfinite(mn):
-                    bad(-1, "", "success.min", f"{mn!r}: want a finite number")
-                    mn = 1.0
-                elif mn == 0 and metric == "success":
-                    bad(-1, "", "success.min", "0 makes every trial a success; want more than 0")
-                crit = Criterion(metric, float(mn))
-
-        prom = Promotion()
+    @classmethod
+    def _from_go(cls, obj: dict) -> Schedule:
+        """The Schedule of Go's JSON with its defaults written out (runners.Schedule.JSON)."""
+        succ = obj["success"]
         p = obj.get("promotion")
-        if p is not None:
-            if not isinstance(p, dict) or set(p) - {"window", "threshold", "demote_below"}:
-                bad(-1, "", "promotion", 'want {"window", "threshold", "demote_below"}')
-            else:
-                if order is not None and order != "success":
-                    bad(-1, "", "promotion", "only the success order promotes")
-                w = p.get("window", 0)
-                th = p.get("threshold", 0)
-                de = p.get("demote_below", 0)
-                if not _is_int(w) or w < 0:
-                    bad(-1, "", "promotion.window", f"{w!r}: want 1 or more (0 for {DEFAULT_WINDOW})")
-                    w = 0
-                if not _is_num(th) or not (0 <= th <= 1):
-                    bad(-1, "", "promotion.threshold", f"{th!r}: want more than 0 and at most 1")
-                    th = 0
-                th = th or DEFAULT_THRESHOLD
-                if not _is_num(de) or not (0 <= de < th):
-                    bad(-1, "", "promotion.demote_below", f"{de!r}: want 0 (never) or more, and less than the threshold {th}")
-                    de = 0
-                prom = Promotion(w or DEFAULT_WINDOW, float(th), float(de))
+        prom = Promotion(p["window"], float(p["threshold"]), float(p.get("demote_below", 0))) if p else Promotion()
+        tasks = tuple(
+            Task(name=t["name"], env=t["env"], config=t.get("config"), policies=dict(t.get("policies") or {}),
+                 trials=t.get("trials", 0), weight=float(t.get("weight", 0)), index=k)
+            for k, t in enumerate(obj["tasks"])
+        )
+        return cls(order=obj["order"], tasks=tasks, trials=obj.get("trials", 0),
+                   success=Criterion(succ["metric"], float(succ["min"])), promotion=prom)
 
-        tasks: list[Task] = []
-        raw_tasks = obj.get("tasks")
-        if not isinstance(raw_tasks, list) or not raw_tasks:
-            bad(-1, "", "tasks", "none: want at least one")
-            raw_tasks = []
-        seen: dict[str, int] = {}
-        total = 0
-        for k, t in enumerate(raw_tasks):
-            if not isinstance(t, dict):
-                bad(k, "", "", "want a JSON object")
-                continue
-            name = t.get("name") or f"task-{k}"
-            for f in sorted(set(t) - _TASK):
-                bad(k, name, "", f'unknown field "{f}"')
-            env = t.get("env")
-            if not isinstance(env, str) or not env:
-                bad(k, name, "env", "missing: want a registered environment's name")
-            if name in seen:
-                bad(k, name, "name", f"the same as task {seen[name]}'s")
-            seen.setdefault(name, k)
-            n = t.get("trials", 0)
-            if not _is_int(n):
-                bad(k, name, "trials", f"{n!r}: want a whole number")
-                n = 0
-            elif order == "in_order" and n < 1:
-                bad(k, name, "trials", f"{n}: the in_order order wants 1 or more")
-            elif order != "in_order" and n != 0:
-                bad(k, name, "trials", f"{n}: only the in_order order counts a task's trials")
-            total += max(n, 0)
-            w = t.get("weight", 0)
-            if not _is_num(w) or w < 0 or not math.isfinite(w):
-                bad(k, name, "weight", f"{w!r}: want 0 (for 1) or more")
-                w = 0
-            elif w != 0 and order != "random":
-                bad(k, name, "weight", f"{w}: only the random order weighs tasks")
-            pol = t.get("policies") or {}
-            if not isinstance(pol, dict) or not all(isinstance(v, str) and v for v in pol.values()):
-                bad(k, name, "policies", 'want {"AGENT": "POLICY", ...}')
-                pol = {}
-            tasks.append(Task(name=name, env=env or "", config=t.get("config"), policies=dict(pol),
-                              trials=n, weight=float(w), index=k))
-        if order == "in_order" and trials != 0 and trials != total:
-            bad(-1, "", "trials", f"{trials}, but the tasks' trials add up to {total}; leave it out")
-        if problems:
-            raise ScheduleError(problems)
-        return cls(order=order, tasks=tuple(tasks), trials=trials, success=crit, promotion=prom)
+    def _json(self) -> bytes:
+        """The schedule's JSON, as Go reads it, its zero values left out."""
+        obj: dict[str, Any] = {
+            "order": self.order,
+            "trials": self.trials,
+            "success": {"metric": self.success.metric, "min": self.success.min},
+            "tasks": [
+                _omit_zero({"name": t.name, "env": t.env, "config": t.config, "policies": t.policies,
+                            "trials": t.trials, "weight": t.weight})
+                for t in self.tasks
+            ],
+        }
+        if self.promotion != Promotion():
+            obj["promotion"] = {"window": self.promotion.window, "threshold": self.promotion.threshold,
+                                "demote_below": self.promotion.demote_below}
+        return json.dumps(_omit_zero(obj)).encode()
 
-    def start(self, seed: int = 1, trials: int | None = None) -> Scheduler:
+    def start(self, seed: int = 1, trials: int | None = None, *,
+              library: str | os.PathLike | None = None) -> Scheduler:
         """A Scheduler at trial 0. ``seed`` is the campaign's (``baton run --seed``):
         the ``random`` order draws from it. ``trials`` bounds the ``random`` and
         ``success`` orders when the schedule gives no count (None: no bound)."""
-        return Scheduler(self, seed, trials)
+        return Scheduler(self, seed, trials, library=library)
 
 
 class Scheduler:
     """Drives a Schedule one trial at a time, in trial order: ``task`` is the task of
     trial ``index``; ``record`` tells whether it succeeded and moves to the next trial.
-    Not thread-safe: one training loop records in order."""
+    Go decides each trial's task (``runners.Schedule.Next``). Not thread-safe: one
+    training loop records in order."""
 
-    def __init__(self, schedule: Schedule, seed: int = 1, trials: int | None = None):
+    def __init__(self, schedule: Schedule, seed: int = 1, trials: int | None = None, *,
+                 library: str | os.PathLike | None = None):
         self.schedule = schedule
         self.seed = seed
-        if schedule.order == "in_order":
-            self.trials: int | None = sum(t.trials for t in schedule.tasks)
-        elif schedule.trials:
-            self.trials = schedule.trials
-        else:
-            self.trials = trials
+        self._lib = _native.load(library)
+        self._json = schedule._json()
+        self._pos = (ctypes.c_int64 * 3)()
+        bound = ctypes.c_int64()
+        _go(self._lib, "baton_schedule_start", self._json, seed & _MASK, trials or 0, self._pos, ctypes.byref(bound))
+        self.trials: int | None = bound.value or None
         self.index = 0
         self.history: list[int] = []  # the task of each trial recorded
         self.successes: list[bool] = []
-        self._cur = self._task_of(0)
-        self._window_wins = 0
+        self._cur = self._pos[1]
 
     @property
     def done(self) -> bool:
@@ -359,19 +314,6 @@ class Scheduler:
         """The task of the current trial (the last one once done)."""
         return self.schedule.tasks[self._cur]
 
-    def _task_of(self, i: int) -> int:
-        s = self.schedule
-        if s.order == "in_order":
-            end = 0
-            for k, t in enumerate(s.tasks):
-                end += t.trials
-                if i < end:
-                    return k
-            return len(s.tasks) - 1
-        if s.order == "random":
-            return random_task([t.weight for t in s.tasks], self.seed, i)
-        return self._cur if i > 0 else 0
-
     def record(self, success: bool | float) -> bool:
         """Records the current trial's result, a bool or the mean of the criterion's
         metric (compared with its ``min``), and moves to the next trial; returns True
@@ -379,20 +321,14 @@ class Scheduler:
         done."""
         if self.done:
             raise RuntimeError(f"baton.schedule: all {self.trials} trials are recorded")
-        s = self.schedule
-        won = s.success.succeeded(success)
+        won = self.schedule.success.succeeded(success)
         self.history.append(self._cur)
         self.successes.append(won)
         before = self._cur
-        self.index += 1
-        if s.order == "success":
-            w = s.promotion.window
-            self._window_wins += won
-            if self.index % w == 0:
-                self._cur = promote(self._cur, len(s.tasks), self._window_wins / w, s.promotion)
-                self._window_wins = 0
-        elif not self.done:
-            self._cur = self._task_of(self.index)
+        _go(self._lib, "baton_schedule_next", self._json, self.seed & _MASK, won, self._pos)
+        self.index = self._pos[0]
+        if not self.done:
+            self._cur = self._pos[1]
         return not self.done and self._cur != before
 
     def runs(self) -> list[tuple[str, int, int]]:

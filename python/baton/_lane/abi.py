@@ -93,6 +93,28 @@ FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "baton_reset": ("int32_t", (
         ("int64_t", "h"), ("uint64_t", "seed"), ("char*", "errbuf"), ("int64_t", "errlen"),
     )),
+    "baton_schedule_next": ("int32_t", (
+        ("char*", "schedule"), ("uint64_t", "seed"), ("_Bool", "success"),
+        ("int64_t*", "pos"), ("char*", "errbuf"), ("int64_t", "errlen"),
+    )),
+    "baton_schedule_parse": ("int32_t", (
+        ("char*", "data"), ("char*", "out"), ("int64_t", "outlen"), ("int64_t*", "needed"),
+        ("char*", "errbuf"), ("int64_t", "errlen"),
+    )),
+    "baton_schedule_promote": ("int32_t", (
+        ("int64_t", "cur"), ("int64_t", "n"), ("double", "rate"), ("int64_t", "window"),
+        ("double", "threshold"), ("double", "demote"), ("int64_t*", "task"),
+        ("char*", "errbuf"), ("int64_t", "errlen"),
+    )),
+    "baton_schedule_random_task": ("int32_t", (
+        ("double*", "weights"), ("int64_t", "n"), ("uint64_t", "seed"), ("int64_t", "i"),
+        ("int64_t*", "task"), ("char*", "errbuf"), ("int64_t", "errlen"),
+    )),
+    "baton_schedule_start": ("int32_t", (
+        ("char*", "schedule"), ("uint64_t", "seed"), ("int64_t", "trials"),
+        ("int64_t*", "pos"), ("int64_t*", "bound"), ("char*", "errbuf"),
+        ("int64_t", "errlen"),
+    )),
     "baton_single_new": ("int32_t", (
         ("char*", "name"), ("char*", "config"), ("int64_t", "n"), ("int64_t", "workers"),
         ("int64_t", "maxBytes"), ("float*", "obs"), ("float*", "final"),
