@@ -7,10 +7,11 @@ rebuilt from the same ONNX bytes, reached by ``--policy strategy=grpc://...``).
     scripts/python examples/python/train_maze.py --seed 1 --env-steps 200000 \\
         --push cmp --models /tmp/models --quiet --curve-every 0
     scripts/python examples/python/compare_policy_runtimes.py --models /tmp/models \\
-        --strategy cmp-strategy@1 --motion cmp-motion@1 --trials 300 --rounds 6 --json
+        --strategy cmp-strategy@1 --motion random --trials 300 --rounds 6 --json
 
-The motion agent plays its trained model in Go in every run, so only the strategy's
-runtime differs. Each round runs ``baton run maze --trials N --seed SEED+ROUND`` once
+The motion agent plays the same Go policy in every run (--motion: a baton policy,
+``random`` by default, seeded per trial, or ``model:cmp-motion@1``), so only the
+strategy's runtime differs. Each round runs ``baton run maze --trials N --seed SEED+ROUND`` once
 per runtime, in an order that alternates between rounds; with the same seeds and a
 greedy policy every runtime plays the same episodes, so the success rates should be
 equal. The check is a two-sided two-proportion z-test of the pooled success rates
@@ -104,7 +105,7 @@ def compare(baton: str, models: str, strategy: str, motion: str, trials: int, ro
                 for rt in order:
                     out = subprocess.run(
                         [baton, "run", "maze", "--trials", str(trials), "--seed", str(seed + r), "--workers",
-                         str(workers), "--models", models, "--policy", f"motion=model:{motion}", *policies[rt],
+                         str(workers), "--models", models, "--policy", f"motion={motion}", *policies[rt],
                          "--json"],
                         check=True, capture_output=True, text=True,
                     )
@@ -144,7 +145,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", required=True, help="the model registry's directory")
     p.add_argument("--strategy", default="cmp-strategy@latest", help="the strategy's model (NAME[@VERSION])")
-    p.add_argument("--motion", default="cmp-motion@latest", help="the motion agent's model, played in Go")
+    p.add_argument("--motion", default="random",
+                   help="the motion agent's policy, played in Go: random (default), or model:NAME@VERSION")
     p.add_argument("--trials", type=int, default=300, help="trials per run (default 300)")
     p.add_argument("--rounds", type=int, default=6, help="rounds of one run per runtime (default 6)")
     p.add_argument("--seed", type=int, default=7, help="the first round's campaign seed (default 7)")
@@ -152,6 +154,8 @@ def main(argv=None) -> int:
     p.add_argument("--baton", help="the baton command (default: built from this checkout)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
+    # SIGTERM unwinds as an exit does, so that the policy server is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory() as d:
         baton = args.baton or build_baton(Path(d))
         res = compare(baton, os.path.abspath(args.models), args.strategy, args.motion, args.trials, args.rounds,
