@@ -73,8 +73,14 @@ func ModelInfoOf(m models.Meta) ModelInfo {
 }
 
 // modelList answers the newest version of every model the caller's key grants, by
-// name, each with its curve in bins.
+// name, each with its curve in bins: {"served": true, "models": [...]}; without a
+// store, {"served": false, "models": []}.
 func (h *handlerConfig) modelList(w http.ResponseWriter, r *http.Request) {
+	if h.models == nil {
+		w.Header().Set("Content-Type", "application/json")
+		_ = jsonEncode(w, map[string]any{"served": false, "models": []ModelInfo{}})
+		return
+	}
 	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if err := h.modelKeys.Check(key, ""); errors.Is(err, remote.ErrUnauthenticated) {
 		refuse(w, http.StatusUnauthorized, "unauthenticated", "no key, or a key this server does not know")
@@ -96,5 +102,5 @@ func (h *handlerConfig) modelList(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(out, func(a, b ModelInfo) int { return strings.Compare(a.Name, b.Name) })
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = jsonEncode(w, map[string]any{"models": out})
+	_ = jsonEncode(w, map[string]any{"served": true, "models": out})
 }

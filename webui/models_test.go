@@ -31,11 +31,13 @@ func getModels(t *testing.T, h http.Handler, key string) (int, []webui.ModelInfo
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	var body struct {
+		Served bool              `json:"served"`
 		Models []webui.ModelInfo `json:"models"`
 	}
 	if rec.Code == http.StatusOK {
 		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+		assert.True(t, body.Served)
 	}
 	return rec.Code, body.Models
 }
@@ -90,8 +92,9 @@ func TestModels(t *testing.T) {
 	code, _ = getModels(t, h, "")
 	assert.Equal(t, http.StatusUnauthorized, code)
 
-	// Without WithModels the path is not served: the page hides its models.
+	// Without WithModels the page is told that no models are served, and hides them.
 	rec := httptest.NewRecorder()
 	webui.Handler(registry(t)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ui/models.json", nil))
-	assert.Equal(t, http.StatusNotFound, rec.Code)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.JSONEq(t, `{"served": false, "models": []}`, rec.Body.String())
 }

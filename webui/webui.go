@@ -81,7 +81,8 @@ func WithTrials(c *runners.Controller, keys remote.Keys) Option {
 // of reg at "/ui/envs.json" and, WithTrials, a trial's latest frame at
 // "/ui/frame?trial=ID&pace=MS" (runners.Controller.Frame: the trial then draws each
 // step for a while, waiting MS milliseconds after each) and, WithModels, the models
-// of a registry with their learning curves at "/ui/models.json" (ModelInfo). Mount it on a server of the
+// of a registry with their learning curves at "/ui/models.json" (ModelInfo; without
+// WithModels it answers that it serves none, and the page shows no models). Mount it on a server of the
 // trial service (remote.WithHTTPHandler), which the page calls at the same origin.
 func Handler(reg *runners.Registry, opts ...Option) http.Handler {
 	var cfg handlerConfig
@@ -101,9 +102,7 @@ func Handler(reg *runners.Registry, opts ...Option) http.Handler {
 	if cfg.trials != nil {
 		mux.HandleFunc("GET /ui/frame", cfg.frame)
 	}
-	if cfg.models != nil {
-		mux.HandleFunc("GET /ui/models.json", cfg.modelList)
-	}
+	mux.HandleFunc("GET /ui/models.json", cfg.modelList)
 	return securityHeaders(mux)
 }
 

@@ -1178,10 +1178,10 @@ async function refreshModels() {
   } catch {
     return; // the trials' calls say that the server does not answer
   }
-  if (r.status === 404) return; // the server shows no models
+  const j = await r.json().catch(() => ({}));
+  if (r.ok && !j.served) return; // the server shows no models
   $('models-panel').hidden = false;
   $('nav-models').hidden = false;
-  const j = await r.json().catch(() => ({}));
   if (!r.ok) {
     note('models-status', j.code === 'unauthenticated' ? 'The server shows its models to a key it knows: enter it at the top.' : (j.message || r.statusText), 'error');
     return;
