@@ -20,7 +20,7 @@
 //     pure-Go ONNX runtime (no cgo, no shared library to deploy) that implements
 //     opset 13: export with torch.onnx.export(..., opset_version=13). A graph with an
 //     operator it lacks is refused when it is loaded, by a trial run on a zero
-//     observation. It costs about a hundred times more per decision.
+//     observation. It costs ten to twenty times more per decision.
 //
 // WithRuntime forces one (for comparisons and tests).
 package onnx
