@@ -56,7 +56,7 @@ const followPoll = time.Second
 //
 // With follow, a model named NAME or NAME@latest is followed: each trial takes the
 // newest version between episodes (onnx.Follow).
-func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir string, follow bool) (_ []string, _ *modelPolicies, err error) {
+func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir string, follow bool, opts ...onnx.Option) (_ []string, _ *modelPolicies, err error) {
 	mp := &modelPolicies{policies: map[string]agent.Policy{}, followers: map[string]*onnx.Follower{}, refs: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -106,7 +106,7 @@ func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir strin
 			if follow && version == models.Latest {
 				f, err := onnx.Follow(ctx, models.NewRegistry(store, models.WithPoll(followPoll)), mname, func(m models.Meta) error {
 					return m.CheckSpaces(name, spec.ObservationSpace, spec.ActionSpace)
-				})
+				}, opts...)
 				if err != nil {
 					if errors.Is(err, models.ErrNotFound) || errors.Is(err, models.ErrSpaces) || errors.Is(err, onnx.ErrModel) {
 						return nil, nil, usageErr(err, "--policy "+p)
@@ -130,7 +130,7 @@ func loadModelPolicies(ctx context.Context, o *opened, flags []string, dir strin
 			}
 			data, meta = d, &m
 		}
-		pol, err := onnx.New(data)
+		pol, err := onnx.New(data, opts...)
 		if err != nil {
 			return nil, nil, usageErr(err, "--policy "+p)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/models/onnx"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/spf13/cobra"
@@ -42,6 +43,9 @@ type runFlags struct {
 	// followModels makes model:NAME@latest policies take newer versions between
 	// episodes.
 	followModels bool
+	// modelRuntime runs model: policies on one runtime ("": the compiled one when
+	// it covers the graph, else gonnx).
+	modelRuntime string
 	// first is the index of the first trial run (--first); logShard names the log's
 	// parts (--log-shard); results is the file of the trials' results (--results);
 	// fromResults the files to sum up instead of running trials (--from-results).
@@ -125,6 +129,7 @@ Environments:
 	fl.StringArrayVar(&f.policies, "policy", nil, "`AGENT=POLICY`: which policy an agent plays, AGENT=grpc://HOST:PORT for an agent served by baton serve agent, or AGENT=model:NAME[@VERSION] (or model:FILE.onnx) for a trained ONNX policy run in Go; repeatable (the choices: baton run --help)")
 	fl.StringVar(&f.modelsDir, "models", "", "the model registry's `DIR` for --policy AGENT=model:NAME@VERSION ($BATON_MODELS, else ~/.local/share/baton/models)")
 	fl.BoolVar(&f.followModels, "follow-models", false, "with --policy AGENT=model:NAME@latest, take each newer version of the model between episodes (looked for every second)")
+	fl.StringVar(&f.modelRuntime, "model-runtime", "", "run --policy AGENT=model:... graphs on `RUNTIME`: compiled (plain Go compiled from the graph) or gonnx; by default compiled when it covers the graph, else gonnx")
 	fl.StringVar(&f.keyFile, "key-file", "", "present the API keys of `FILE` to remote agents (NAME=KEY lines, or one bare key)")
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "trust the PEM certificates of `FILE` for grpcs:// remote agents")
 	fl.IntVar(&f.maxTicks, "max-ticks", 0, "truncate each episode after `N` environment steps; 0 keeps only the environment's own limits")
@@ -197,7 +202,7 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 	if err != nil {
 		return err
 	}
-	localFlags, onnxs, err := loadModelPolicies(ctx, o, f.policies, f.modelsDir, f.followModels)
+	localFlags, onnxs, err := loadModelPolicies(ctx, o, f.policies, f.modelsDir, f.followModels, onnx.WithRuntime(onnx.Runtime(f.modelRuntime)))
 	if err != nil {
 		return err
 	}

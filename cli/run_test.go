@@ -317,7 +317,7 @@ func TestRunBadInput(t *testing.T) {
 		{"trials not a number", []string{"maze", "--trials", "many"},
 			`invalid argument "many" for "--trials" flag: strconv.ParseInt: parsing "many": invalid syntax (--trials: run N trials)`},
 		{"unknown flag", []string{"maze", "--trial", "3"},
-			"unknown flag: --trial (flags of baton run: --env-config, --episodes, --first, --follow-models, --from-results, --help, --json, --key-file, --log, --log-compression, --log-shard, --max-ticks, --models, --policy, --results, --schedule, --seed, --tls-ca, --trials, --workers)"},
+			"unknown flag: --trial (flags of baton run: --env-config, --episodes, --first, --follow-models, --from-results, --help, --json, --key-file, --log, --log-compression, --log-shard, --max-ticks, --model-runtime, --models, --policy, --results, --schedule, --seed, --tls-ca, --trials, --workers)"},
 		{"unknown agent", []string{"maze", "--policy", "walker=random"}, `--policy walker=random: unknown agent "walker" of maze (choices: strategy, motion)`},
 		{"unknown policy", []string{"maze", "--policy", "motion=teleport"}, `--policy motion=teleport: unknown policy "teleport" for agent motion of maze (choices: forward, random)`},
 		{"policy without =", []string{"cartpole", "--policy", "balance"}, `--policy "balance": want AGENT=POLICY (agents of cartpole: cartpole)`},

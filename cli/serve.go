@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/models"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -536,6 +537,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 		keep      int
 		window    int
 		idle      time.Duration
+		modelDir  string
 	)
 	cmd := &cobra.Command{
 		Use:     "trials",
@@ -611,7 +613,15 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 				return err
 			}
 			if ui {
-				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg, webui.WithTrials(c, sf.keys))))
+				wopts := []webui.Option{webui.WithTrials(c, sf.keys)}
+				if modelDir != "" {
+					store, err := models.OpenDir(modelDir)
+					if err != nil {
+						return usageErr(err, "--models")
+					}
+					wopts = append(wopts, webui.WithModels(store, sf.keys))
+				}
+				opts = append(opts, remote.WithHTTPHandler(webui.Handler(envs.reg, wopts...)))
 			}
 			s, err := remote.NewServer(opts...)
 			if err != nil {
@@ -627,6 +637,7 @@ func newTrialServer(envs *environments, ui bool) *cobra.Command {
 		cmd.Use, cmd.Short, cmd.Long = "ui", "Serve trials and the page where people play and watch them", uiLong+envHelp(envs)+limitsHelp(envs)
 		cmd.Example = "  baton serve ui --addr 127.0.0.1:8080\n  baton serve ui --key-file keys --tls-cert cert.pem --tls-key key.pem"
 		cmd.Args = noArgs("serve ui")
+		cmd.Flags().StringVar(&modelDir, "models", "", "show the models of the registry in `DIR` on the page, each with its learning curve, the newest version of each as it arrives (names granted by --key-file's NAME=KEY lines)")
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false

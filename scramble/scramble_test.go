@@ -91,3 +91,33 @@ func TestCampaignLogsTheSeed(t *testing.T) {
 	require.Len(t, trials, 2)
 	assert.JSONEq(t, `{"scramble": 5}`, string(trials[0].Config))
 }
+
+// The permutations of seed 7, which python/tests/test_scramble.py checks Python's
+// scramble=7 against: they are a function of the seed and the agent's name only.
+func TestPermutationsOfSeven(t *testing.T) {
+	reg := testRegistry(t)
+	for _, tt := range []struct {
+		env, agent  string
+		actions     []int
+		observation []int // its first entries
+	}{
+		{"maze-scrambled", "strategy", []int{0, 2, 3, 1}, []int{42, 96, 23, 87, 28, 77, 19, 88}},
+		{"maze-scrambled", "motion", []int{0, 1}, []int{102, 88, 101, 4, 22, 97, 0, 65}},
+		{"cartpole-scrambled", "cartpole", []int{1, 0}, []int{2, 1, 0, 3}},
+	} {
+		t.Run(tt.env+"/"+tt.agent, func(t *testing.T) {
+			e, err := reg.Lookup(tt.env)
+			require.NoError(t, err)
+			f, err := e.Open([]byte(`{"scramble": 7}`))
+			require.NoError(t, err)
+			m, err := f.NewEnv(registry.EnvOptions{})
+			require.NoError(t, err)
+			s, ok := env.As[*env.Scrambled](m)
+			require.True(t, ok)
+			p, ok := s.Permutation(tt.agent)
+			require.True(t, ok)
+			assert.Equal(t, tt.actions, p.Actions)
+			assert.Equal(t, tt.observation, p.Observation[:len(tt.observation)])
+		})
+	}
+}

@@ -88,7 +88,12 @@
 // their agents and the agents' policies, as `baton serve ui --help` does (the start
 // form needs them and baton.v1 does not carry policy names), and /ui/frame answers a
 // watched trial's latest frame to a caller whose key grants the trial's environment,
-// as the trial service's keys do (remote.Keys.Check).
+// as the trial service's keys do (remote.Keys.Check). With WithModels (`baton serve
+// ui --models DIR`), /ui/models.json lists the newest version of each model of a
+// registry that the caller's key grants, with its learning curve in bins
+// (ModelInfo); the page draws each curve with the trials' chart in a Models section
+// and asks again at every poll, so that a learner's new checkpoint shows as it
+// arrives.
 //
 // # Why plain files
 //

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonrl/baton/models"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
@@ -63,8 +64,10 @@ func Envs(reg *registry.Registry) []EnvInfo {
 type Option func(*handlerConfig)
 
 type handlerConfig struct {
-	trials *runners.Controller
-	keys   remote.Keys
+	trials    *runners.Controller
+	keys      remote.Keys
+	models    models.Store
+	modelKeys remote.Keys
 }
 
 // WithTrials lets the page watch the trials of c drawn frame by frame
@@ -78,7 +81,9 @@ func WithTrials(c *runners.Controller, keys remote.Keys) Option {
 // Handler serves the page at "/" (index.html, app.js, style.css), the environments
 // of reg at "/ui/envs.json" and, WithTrials, a trial's latest frame at
 // "/ui/frame?trial=ID&pace=MS" (runners.Controller.Frame: the trial then draws each
-// step for a while, waiting MS milliseconds after each). Mount it on a server of the
+// step for a while, waiting MS milliseconds after each) and, WithModels, the models
+// of a registry with their learning curves at "/ui/models.json" (ModelInfo; without
+// WithModels it answers that it serves none, and the page shows no models). Mount it on a server of the
 // trial service (remote.WithHTTPHandler), which the page calls at the same origin.
 func Handler(reg *registry.Registry, opts ...Option) http.Handler {
 	var cfg handlerConfig
@@ -98,6 +103,7 @@ func Handler(reg *registry.Registry, opts ...Option) http.Handler {
 	if cfg.trials != nil {
 		mux.HandleFunc("GET /ui/frame", cfg.frame)
 	}
+	mux.HandleFunc("GET /ui/models.json", cfg.modelList)
 	return securityHeaders(mux)
 }
 
@@ -156,6 +162,8 @@ func (h *handlerConfig) frame(w http.ResponseWriter, r *http.Request) {
 		Text: f.Text, SVG: f.SVG, Scene: f.Scene,
 	})
 }
+
+func jsonEncode(w http.ResponseWriter, v any) error { return json.NewEncoder(w).Encode(v) }
 
 func refuse(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -11,7 +11,9 @@
 // those environments in the process that loads it, writing their results into the
 // caller's memory.
 //
-// It is package capi's C ABI over catalog.Register; capi documents the functions, and
+// It is package capi's C ABI over catalog.Register, with the scrambled variants of
+// maze, maze-flat and cartpole (package scramble: "maze-scrambled", which Python's
+// scramble=SEED keyword makes); capi documents the functions, and
 // a library of a user's own environments is the same few lines in the user's module
 // (cmd/libNAME/main.go) with the user's register functions.
 package main

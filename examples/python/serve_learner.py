@@ -125,9 +125,11 @@ class QLearner:
                 self.returns[key] += o.reward
         elif o.kind == remote.EPISODE_END:
             self.episodes += 1
-            # The maze ends an episode at the goal (terminated) or at the tick limit.
+            # The maze ends an episode at the goal, after the strategy's last decision
+            # (both terminated) or at the tick limit; only the goal rewards the
+            # strategy (reward_for_reaching_goal), so a positive return reached it.
             ret = self.returns.pop((o.trial, o.episode), 0.0)
-            self.curve.append({"episode": self.episodes, "return": ret, "success": not o.truncated})
+            self.curve.append({"episode": self.episodes, "return": ret, "success": ret > 0 and not o.truncated})
             self.epsilon = max(self.epsilon_min, self.epsilon * self.epsilon_decay)
             for d in (self.decision, self.past):
                 for k in [k for k in d if k[0] == o.trial and k[1] == o.episode]:

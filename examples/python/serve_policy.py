@@ -5,8 +5,11 @@ The policy is a Python function of the strategy's flat observation (the map, the
 position and the four direction-mask entries) and its action mask: "oracle" walks a
 shortest path to the goal (breadth-first search over the map in the observation),
 "random" picks a walkable direction at random, "model" plays the model train_strategy.py
-saved (--model strategy_bc.pt: behaviour cloned from a log). Any model trained in Python
-serves the same way: replace the function.
+saved (--model strategy_bc.pt: behaviour cloned from a log), "ppo" the policy
+train_maze.py pushed to the model registry (--model maze-strategy@1 --models DIR, or
+--model FILE.onnx), in torch, greedily: the same policy that ``baton run --policy
+strategy=model:maze-strategy@1`` runs in Go. Any model trained in Python serves the
+same way: replace the function.
 
     baton envs maze --json > /tmp/maze.json          # the agents' spaces
     scripts/python examples/python/serve_policy.py \\
@@ -126,6 +129,33 @@ def cloned(spec: remote.AgentSpec, path: str):
     return act
 
 
+def ppo_policy(spec: remote.AgentSpec, ref: str, where: str | None):
+    """The policy train_maze.py pushed (its ONNX export, ``PolicyGraph``) as a torch
+    network: the allowed action of the largest logit, as Go's greedy policy."""
+    import torch
+
+    import train_maze  # examples/python, next to this script
+    from baton import models
+
+    if ref.endswith(".onnx"):
+        with open(ref, "rb") as f:
+            data = f.read()
+    else:
+        meta, data = models.pull(ref, where=where)
+        if meta.agent and meta.agent != spec.name:
+            raise ValueError(f"{meta.ref} acts for agent {meta.agent}, not {spec.name}")
+    graph = train_maze.policy_graph_from_onnx(data, spec.name)
+
+    def act(obs: np.ndarray, mask):
+        with torch.no_grad():
+            z = graph(torch.as_tensor(obs, dtype=torch.float32)[None])[0]
+        if mask is not None:
+            z = z.masked_fill(~torch.as_tensor(mask, dtype=torch.bool), -np.inf)
+        return int(z.argmax())
+
+    return act
+
+
 def random_policy(spec: remote.AgentSpec, seed: int):
     """Uniform over the directions the mask allows, from a seeded generator."""
     rng = np.random.default_rng(seed)
@@ -170,9 +200,13 @@ def add_agent_args(p: argparse.ArgumentParser) -> None:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_agent_args(p)
-    p.add_argument("--policy", choices=("oracle", "random", "model"), default="oracle",
-                   help="oracle (default), random, or model: the model train_strategy.py saved (--model)")
-    p.add_argument("--model", help="with --policy model: the file train_strategy.py saved (strategy_bc.pt)")
+    p.add_argument("--policy", choices=("oracle", "random", "model", "ppo"), default="oracle",
+                   help="oracle (default), random, model: the model train_strategy.py saved (--model), or ppo: "
+                        "the model train_maze.py pushed (--model NAME@VERSION)")
+    p.add_argument("--model", help="with --policy model: the file train_strategy.py saved (strategy_bc.pt); with "
+                                   "--policy ppo: a reference NAME[@VERSION] in the registry (--models) or FILE.onnx")
+    p.add_argument("--models", metavar="WHERE", help="with --policy ppo: the model registry (a directory or "
+                                                     "grpc://HOST:PORT; default: baton.models.default_dir())")
     p.add_argument("--seed", type=int, default=1, help="the seed of the random policy")
     p.add_argument(
         "--max-workers", type=int, default=64,
@@ -187,11 +221,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if bool(args.tls_cert) != bool(args.tls_key):
         sys.exit("serve_policy.py: --tls-cert and --tls-key go together")
-    if (args.policy == "model") != bool(args.model):
-        sys.exit("serve_policy.py: --policy model and --model PATH go together")
+    if (args.policy in ("model", "ppo")) != bool(args.model):
+        sys.exit("serve_policy.py: --policy model or ppo and --model go together")
     spec = agent_spec(args)
     if args.policy == "model":
         fn = cloned(spec, args.model)
+    elif args.policy == "ppo":
+        fn = ppo_policy(spec, args.model, args.models)
     elif args.policy == "oracle":
         fn = oracle(spec)
     else:

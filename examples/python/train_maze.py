@@ -198,6 +198,26 @@ class PolicyGraph(nn.Module):
         return self.pi(torch.cat([onehot, obs[:, c + 2:self.obs_dim]], 1))
 
 
+def policy_graph_from_onnx(data: bytes, agent: str, flat: bool = False) -> PolicyGraph:
+    """The torch ``PolicyGraph`` of an agent's ONNX export (``push_models``): its
+    initializers are the graph's parameters by name (``pi.0.weight``, ..., ``tiles``),
+    loaded into a network of the export's hidden size, so that Python plays the policy
+    Go runs from the same bytes. Needs the onnx package."""
+    import onnx
+    from onnx import numpy_helper
+
+    inits = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in onnx.load_from_string(data).graph.initializer}
+    if "pi.0.weight" not in inits:
+        raise ValueError("train_maze: not a PolicyGraph export (no pi.0.weight)")
+    agents = untrained(flat, hidden=int(inits["pi.0.weight"].shape[0]))
+    if agent not in agents:
+        raise ValueError(f"train_maze: no agent {agent!r} (agents: {', '.join(agents)})")
+    a = agents[agent]
+    graph = PolicyGraph(a.net, a.net._features)
+    graph.load_state_dict(inits)
+    return graph.eval()
+
+
 def push_models(agents: dict[str, Agent], prefix: str, *, env: str, where=None, run: str = "",
                 figures: dict | None = None) -> list:
     """Exports each agent's policy as ONNX (``PolicyGraph``) and pushes it to the model

@@ -40,20 +40,21 @@ type Follower struct {
 }
 
 // Follow loads name's newest version from src (check, when not nil, vets each
-// version's metadata, e.g. its spaces) and follows it until ctx ends or Close.
-func Follow(ctx context.Context, src Source, name string, check func(models.Meta) error) (*Follower, error) {
-	first, err := load(ctx, src, name, models.Latest, check)
+// version's metadata, e.g. its spaces) and follows it until ctx ends or Close. Each
+// version loads with opts (New).
+func Follow(ctx context.Context, src Source, name string, check func(models.Meta) error, opts ...Option) (*Follower, error) {
+	first, err := load(ctx, src, name, models.Latest, check, opts)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Follower{cancel: cancel, done: make(chan struct{})}
 	f.cur.Store(first)
-	go f.follow(ctx, src, name, check)
+	go f.follow(ctx, src, name, check, opts)
 	return f, nil
 }
 
-func load(ctx context.Context, src Source, name string, version int, check func(models.Meta) error) (*loaded, error) {
+func load(ctx context.Context, src Source, name string, version int, check func(models.Meta) error, opts []Option) (*loaded, error) {
 	meta, data, err := src.Get(ctx, name, version)
 	if err != nil {
 		return nil, err
@@ -63,14 +64,14 @@ func load(ctx context.Context, src Source, name string, version int, check func(
 			return nil, err
 		}
 	}
-	p, err := New(data)
+	p, err := New(data, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", meta.Ref(), err)
 	}
 	return &loaded{meta: meta, policy: p}, nil
 }
 
-func (f *Follower) follow(ctx context.Context, src Source, name string, check func(models.Meta) error) {
+func (f *Follower) follow(ctx context.Context, src Source, name string, check func(models.Meta) error, opts []Option) {
 	defer close(f.done)
 	after := f.cur.Load().meta.Version
 	for {
@@ -83,7 +84,7 @@ func (f *Follower) follow(ctx context.Context, src Source, name string, check fu
 			return
 		}
 		after = meta.Version
-		l, err := load(ctx, src, name, meta.Version, check)
+		l, err := load(ctx, src, name, meta.Version, check, opts)
 		if err != nil {
 			f.setErr(err)
 			continue

@@ -5,12 +5,24 @@
 // allowed action (by the mask) of the largest logit, the lowest index on a tie, as
 // torch's argmax does.
 //
-// Graphs run on github.com/advancedclimatesystems/gonnx, a pure-Go ONNX runtime (no
-// cgo, no shared library to deploy), which implements opset 13: export with
-// torch.onnx.export(..., opset_version=13). Its operators cover the MLP policies
-// baton's examples train (Gemm, MatMul, Add, Mul, Tanh, Relu, Slice, Concat, Equal,
-// Cast, ...); a graph with another operator is refused when it is loaded, by a
-// trial run on a zero observation.
+// # Runtimes
+//
+// A graph runs on one of two runtimes, chosen when it is loaded (Policy.Runtime):
+//
+//   - Compiled: the MLP graphs baton's exporters write (train_maze.py's PolicyGraph,
+//     baton.models.export_onnx of an nn.Sequential) are compiled into plain Go: a list
+//     of steps over float32 buffers allocated at load, so a decision allocates nothing
+//     and takes microseconds. It covers graphs over one observation in which every
+//     tensor computed from it is a row: Gemm and MatMul by constant weights,
+//     elementwise Add, Sub, Mul, Div, Tanh, Relu, Sigmoid, Abs, Neg, Exp, Slice and
+//     Concat along the row, Identity, Flatten, Reshape to a row, Constant.
+//   - Gonnx: any other graph runs on github.com/advancedclimatesystems/gonnx, a
+//     pure-Go ONNX runtime (no cgo, no shared library to deploy) that implements
+//     opset 13: export with torch.onnx.export(..., opset_version=13). A graph with an
+//     operator it lacks is refused when it is loaded, by a trial run on a zero
+//     observation. It costs ten to twenty times more per decision.
+//
+// WithRuntime forces one (for comparisons and tests).
 package onnx
 
 import (
@@ -33,11 +45,31 @@ var ErrModel = errors.New("onnx: not a policy graph")
 // ErrMask: the mask allows no action, or has the wrong length.
 var ErrMask = errors.New("onnx: bad action mask")
 
+// Runtime names what runs a Policy's graph.
+type Runtime string
+
+const (
+	// Compiled runs the graph as plain Go compiled from it at load.
+	Compiled Runtime = "compiled"
+	// Gonnx runs the graph on gonnx.
+	Gonnx Runtime = "gonnx"
+)
+
+// Option configures New.
+type Option func(*options)
+
+type options struct{ runtime Runtime }
+
+// WithRuntime makes New run the graph on r, or fail (ErrModel) when r cannot run
+// it. Without it (or with ""), a graph runs compiled when it can, else on gonnx.
+func WithRuntime(r Runtime) Option { return func(o *options) { o.runtime = r } }
+
 // Policy is an ONNX policy graph. It is an agent.Policy, safe for concurrent use
 // (calls are serialised: the runtime keeps per-call state).
 type Policy struct {
 	mu      sync.Mutex
-	model   *gonnx.Model
+	plan    *plan        // Compiled
+	model   *gonnx.Model // Gonnx
 	input   string
 	output  string
 	obsDim  int
@@ -46,9 +78,19 @@ type Policy struct {
 
 var _ agent.Policy = (*Policy)(nil)
 
-// New loads a policy graph from its bytes. It runs the graph once, on a zero
-// observation, so that a graph it cannot run is refused here.
-func New(data []byte) (*Policy, error) {
+// New loads a policy graph from its bytes. A graph that the compiled runtime does
+// not cover runs on gonnx, once on a zero observation here, so that a graph it
+// cannot run is refused here.
+func New(data []byte, opts ...Option) (*Policy, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch o.runtime {
+	case "", Compiled, Gonnx:
+	default:
+		return nil, fmt.Errorf("%w: no runtime %q (choose %s or %s)", ErrModel, o.runtime, Compiled, Gonnx)
+	}
 	mp, err := gonnx.ModelProtoFromBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModel, err)
@@ -56,6 +98,43 @@ func New(data []byte) (*Policy, error) {
 	if mp.GetGraph() == nil {
 		return nil, fmt.Errorf("%w: no graph", ErrModel)
 	}
+	if o.runtime != Gonnx {
+		p, err := newCompiled(mp.GetGraph())
+		if err == nil || o.runtime == Compiled {
+			return p, err
+		}
+	}
+	return newGonnx(mp)
+}
+
+// newCompiled compiles g into a plan.
+func newCompiled(g *gonnxpb.GraphProto) (*Policy, error) {
+	inits := map[string]bool{}
+	for _, t := range g.GetInitializer() {
+		inits[t.GetName()] = true
+	}
+	var inputs []*gonnxpb.ValueInfoProto
+	for _, in := range g.GetInput() {
+		if !inits[in.GetName()] {
+			inputs = append(inputs, in)
+		}
+	}
+	if len(inputs) != 1 || len(g.GetOutput()) < 1 {
+		return nil, fmt.Errorf("%w: want one input (the observation) and an output (the logits), have %d inputs and %d outputs", ErrModel, len(inputs), len(g.GetOutput()))
+	}
+	dims := inputs[0].GetType().GetTensorType().GetShape().GetDim()
+	if len(dims) != 2 || dims[1].GetDimValue() < 1 {
+		return nil, fmt.Errorf("%w: input %q has shape %v, want [batch, obs_dim]", ErrModel, inputs[0].GetName(), dims)
+	}
+	pl, err := compile(g, inputs[0].GetName(), int(dims[1].GetDimValue()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	return &Policy{plan: pl, input: inputs[0].GetName(), output: g.GetOutput()[0].GetName(), obsDim: len(pl.in), actions: len(pl.out)}, nil
+}
+
+// newGonnx loads mp on gonnx.
+func newGonnx(mp *gonnxpb.ModelProto) (*Policy, error) {
 	pretranspose(mp.GetGraph())
 	m, err := gonnx.NewModel(mp)
 	if err != nil {
@@ -80,7 +159,9 @@ func New(data []byte) (*Policy, error) {
 		return nil, fmt.Errorf("%w: input %q has shape %v, want [batch, obs_dim]", ErrModel, inputs[0], shape)
 	}
 	p := &Policy{model: m, input: inputs[0], output: outs[0], obsDim: int(shape[1].Size)}
+	p.mu.Lock()
 	logits, err := p.run(make([]float32, p.obsDim))
+	p.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +175,20 @@ func (p *Policy) ObsDim() int { return p.obsDim }
 // Actions returns the number of logits, the Discrete action space's n.
 func (p *Policy) Actions() int { return p.actions }
 
+// Runtime returns what runs the graph.
+func (p *Policy) Runtime() Runtime {
+	if p.plan != nil {
+		return Compiled
+	}
+	return Gonnx
+}
+
+// run computes the logits of obs, with p.mu held; the compiled runtime's are valid
+// until the next run.
 func (p *Policy) run(obs []float32) (out []float32, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	if p.plan != nil {
+		return p.plan.run(obs), nil
+	}
 	defer func() {
 		// The runtime panics on some malformed graphs: refuse the graph instead.
 		if v := recover(); v != nil {
@@ -122,22 +214,37 @@ func (p *Policy) run(obs []float32) (out []float32, err error) {
 	return data, nil
 }
 
-// Logits returns the graph's logits for one observation.
+// Logits returns the graph's logits for one observation, in a new slice.
 func (p *Policy) Logits(obs []float32) ([]float32, error) {
 	if len(obs) != p.obsDim {
 		return nil, fmt.Errorf("%w: observation of %d values, the graph takes %d", ErrModel, len(obs), p.obsDim)
 	}
-	return p.run(obs)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out, err := p.run(obs)
+	if err != nil {
+		return nil, err
+	}
+	return append([]float32(nil), out...), nil
 }
 
-// Act implements agent.Policy: the allowed action of the largest logit.
+// Act implements agent.Policy: the allowed action of the largest logit. On the
+// compiled runtime it allocates nothing.
 func (p *Policy) Act(_ context.Context, obs []float32, mask []bool) (agent.RawAction, error) {
 	if mask != nil && len(mask) != p.actions {
 		return agent.RawAction{}, fmt.Errorf("%w: %d entries for %d actions", ErrMask, len(mask), p.actions)
 	}
-	logits, err := p.Logits(obs)
+	if len(obs) != p.obsDim {
+		return agent.RawAction{}, fmt.Errorf("%w: observation of %d values, the graph takes %d", ErrModel, len(obs), p.obsDim)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	logits, err := p.run(obs)
 	if err != nil {
 		return agent.RawAction{}, err
+	}
+	if len(logits) != p.actions {
+		return agent.RawAction{}, fmt.Errorf("%w: %d logits, the graph gave %d on load", ErrModel, len(logits), p.actions)
 	}
 	best, bestV := -1, float32(math.Inf(-1))
 	for i, v := range logits {

@@ -15,15 +15,28 @@ import (
 // examples/python/train_maze.py exports it: 106 observation values, 4 logits.
 func load(t testing.TB) *onnx.Policy {
 	t.Helper()
-	data, err := os.ReadFile("testdata/maze-strategy.onnx")
-	require.NoError(t, err)
-	p, err := onnx.New(data)
+	p, err := onnx.New(readGraph(t))
 	require.NoError(t, err)
 	return p
 }
 
+func readGraph(t testing.TB) []byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/maze-strategy.onnx")
+	require.NoError(t, err)
+	return data
+}
+
 func TestPolicy(t *testing.T) {
-	p := load(t)
+	for _, rt := range []onnx.Runtime{onnx.Compiled, onnx.Gonnx} {
+		t.Run(string(rt), func(t *testing.T) { testPolicy(t, rt) })
+	}
+}
+
+func testPolicy(t *testing.T, rt onnx.Runtime) {
+	p, err := onnx.New(readGraph(t), onnx.WithRuntime(rt))
+	require.NoError(t, err)
+	require.Equal(t, rt, p.Runtime())
 	assert.Equal(t, 106, p.ObsDim())
 	assert.Equal(t, 4, p.Actions())
 	obs := make([]float32, 106)

@@ -241,7 +241,9 @@ class BatonEnv(gym.Env):
     agent to a registry policy name or a callable ``(obs, mask) -> action``
     (an agent left out plays its default); ``library`` the path of the fast lane's
     library that registers ``env`` (None: ``BATON_LIBRARY``, else baton's own; see
-    ``baton.vector``).
+    ``baton.vector``); ``scramble=SEED`` the scrambled variant of ``env`` (see
+    ``baton.vector.make``), as ``gymnasium.make("baton/maze-strategy-v0", scramble=7)``
+    passes it.
 
     Rendering. ``render_mode="rgb_array"``: ``render()`` returns the environment's
     current state drawn as an [H, W, 3] uint8 array, rasterised in Go from the frame
@@ -271,7 +273,8 @@ class BatonEnv(gym.Env):
 
     def __init__(self, env: str, agent: str | None = None, config=None, policies: Mapping[str, Policy] | None = None,
                  *, render_mode: str | None = None, invalid_action: str = "raise", invalid_reward: float = 0.0,
-                 library: str | os.PathLike | None = None):
+                 library: str | os.PathLike | None = None, scramble: int | None = None):
+        env, config = _core._scrambled(env, config, scramble)
         _check_invalid(invalid_action)
         _check_types(env, agent, config, policies, library)
         _render.check_mode(render_mode)
@@ -485,7 +488,8 @@ class BatonVectorEnv(VectorEnv):
                  policies: Mapping[str, Policy] | None = None, *, workers: int = 1, render_mode: str | None = None,
                  max_bytes: int | None = None, library: str | os.PathLike | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, invalid_action: str = "raise",
-                 invalid_reward: float = 0.0):
+                 invalid_reward: float = 0.0, scramble: int | None = None):
+        env, config = _core._scrambled(env, config, scramble)
         _render.check_mode(render_mode, ["rgb_array"])
         _check_invalid(invalid_action)
         mode = _autoreset(autoreset_mode)
@@ -732,10 +736,11 @@ def make(env: str, agent: str | None = None, config=None, policies: Mapping[str,
     """A ``gymnasium.Env`` of ``env``, or of its agent ``agent`` with the others driven
     by ``policies`` (see ``BatonEnv``; ``kw`` are its keyword options: ``library``,
     the path of the library that registers ``env``, ``invalid_action``,
-    ``render_mode``, ...).
+    ``render_mode``, ``scramble``, ...).
 
     >>> env = baton.make("maze", agent="strategy", policies={"motion": "forward"})  # doctest: +SKIP
     >>> env = baton.make("keydoor", library=baton.build("~/keydoor"))  # doctest: +SKIP
+    >>> env = baton.make("maze", agent="strategy", scramble=7)  # doctest: +SKIP
     """
     return BatonEnv(env, agent, config, policies, **kw)
 
@@ -744,7 +749,7 @@ def make_vec(env: str, num_envs: int, agent: str | None = None, config=None,
              policies: Mapping[str, Policy] | None = None, *, workers: int = 1, max_bytes: int | None = None,
              **kw) -> BatonVectorEnv:
     """A ``gymnasium.vector.VectorEnv`` of ``num_envs`` copies (see ``BatonVectorEnv``;
-    ``library``, ``invalid_action`` and ``render_mode`` as ``make``'s,
+    ``library``, ``invalid_action``, ``render_mode`` and ``scramble`` as ``make``'s,
     ``autoreset_mode`` NEXT_STEP by default, as Gymnasium's), within the fast lane's
     limits (``workers`` and ``max_bytes``, as ``baton.vector.make`` checks them:
     ``baton.vector.LimitError``).

@@ -208,11 +208,13 @@ class AECEnv(_Common, pettingzoo.AECEnv):
     configuration (a dict or text), ``render_mode`` None, "rgb_array" or "human",
     ``library`` the path of the fast lane's library that registers it (None:
     ``BATON_LIBRARY``, else baton's own; see ``baton.vector``), ``invalid_action``
-    ("raise" or "terminate") and ``invalid_reward`` what an invalid action does."""
+    ("raise" or "terminate") and ``invalid_reward`` what an invalid action does, and
+    ``scramble=SEED`` the scrambled variant of ``env`` (see ``baton.vector.make``)."""
 
     def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
-                 invalid_action: str = "raise", invalid_reward: float = 0.0):
+                 invalid_action: str = "raise", invalid_reward: float = 0.0, scramble: int | None = None):
         super().__init__()
+        env, config = _core._scrambled(env, config, scramble)
         self._setup(env, config, render_mode, library, invalid_action, invalid_reward)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -277,7 +279,8 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
     the module's documentation; the arguments are ``AECEnv``'s)."""
 
     def __init__(self, env: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
-                 invalid_action: str = "raise", invalid_reward: float = 0.0):
+                 invalid_action: str = "raise", invalid_reward: float = 0.0, scramble: int | None = None):
+        env, config = _core._scrambled(env, config, scramble)
         self._setup(env, config, render_mode, library, invalid_action, invalid_reward)
         self.agents: list[str] = []
 
@@ -351,7 +354,7 @@ class ParallelEnv(_Common, pettingzoo.ParallelEnv):
 
 
 def env(name: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
-        invalid_action: str = "raise", invalid_reward: float = 0.0) -> AECEnv:
+        invalid_action: str = "raise", invalid_reward: float = 0.0, scramble: int | None = None) -> AECEnv:
     """The environment ``name``, registered in ``library`` (see ``AECEnv``), as a
     PettingZoo AEC environment.
 
@@ -359,15 +362,16 @@ def env(name: str, config=None, render_mode: str | None = None, *, library: str 
     >>> e = baton.pettingzoo.env("maze", invalid_action="terminate", render_mode="rgb_array")  # doctest: +SKIP
     >>> k = baton.pettingzoo.env("keydoor", library=baton.build("~/keydoor"))  # doctest: +SKIP
     """
-    return AECEnv(name, config, render_mode, library=library, invalid_action=invalid_action, invalid_reward=invalid_reward)
+    return AECEnv(name, config, render_mode, library=library, invalid_action=invalid_action, invalid_reward=invalid_reward,
+                  scramble=scramble)
 
 
 def parallel_env(name: str, config=None, render_mode: str | None = None, *, library: str | os.PathLike | None = None,
-                 invalid_action: str = "raise", invalid_reward: float = 0.0) -> ParallelEnv:
+                 invalid_action: str = "raise", invalid_reward: float = 0.0, scramble: int | None = None) -> ParallelEnv:
     """The simultaneous-move environment ``name``, registered in ``library``, as a
     PettingZoo parallel environment (see ``AECEnv`` for the options).
 
     >>> e = baton.pettingzoo.parallel_env("rps", config={"max_cycles": 15})  # doctest: +SKIP
     """
     return ParallelEnv(name, config, render_mode, library=library, invalid_action=invalid_action,
-                       invalid_reward=invalid_reward)
+                       invalid_reward=invalid_reward, scramble=scramble)

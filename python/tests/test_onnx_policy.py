@@ -34,27 +34,35 @@ def test_go_acts_as_torch_on_10000_logged_observations(baton_bin, agents, tmp_pa
     [meta] = train_maze.push_models({"strategy": strategy}, "eq", env="maze", where=tmp_path / "models")
     assert meta.ref == "eq-strategy@1" and meta.format == "onnx"
 
-    log = tmp_path / "log"
-    subprocess.run(
-        [baton_bin, "run", "maze", "--trials", "500", "--seed", "7", "--workers", "2", "--policy",
-         "strategy=model:eq-strategy@1", "--models", str(tmp_path / "models"), "--log", str(log)],
-        check=True, capture_output=True, text=True,
-    )
-    # Each transition: the observation and mask the strategy acted on, and the
-    # action Go's policy chose.
-    t = baton.load(log)["strategy"].transitions()
-    obs, go_actions = t.obs[:10_000], t.action[:10_000]
-    assert len(obs) == 10_000, len(t.obs)
-
     graph = train_maze.PolicyGraph(strategy.net, strategy.net._features)
-    with torch.no_grad():
-        logits = graph(torch.from_numpy(obs))
-    mask = torch.from_numpy(t.mask[:10_000])
-    torch_actions = logits.masked_fill(~mask, -np.inf).argmax(1).numpy()
-    np.testing.assert_array_equal(go_actions, torch_actions)
-    # The graph is the training network's greedy policy.
-    np.testing.assert_array_equal(strategy.act(obs, mask.numpy(), greedy=True), torch_actions)
-    assert len(np.unique(go_actions)) > 1
+    # Both of Go's runtimes (the graph compiled into plain Go, and gonnx) play the
+    # same campaign and choose the same actions as torch.
+    logged = {}
+    for runtime in ("compiled", "gonnx"):
+        log = tmp_path / f"log-{runtime}"
+        subprocess.run(
+            [baton_bin, "run", "maze", "--trials", "500", "--seed", "7", "--workers", "2", "--policy",
+             "strategy=model:eq-strategy@1", "--models", str(tmp_path / "models"), "--log", str(log),
+             "--model-runtime", runtime],
+            check=True, capture_output=True, text=True,
+        )
+        # Each transition: the observation and mask the strategy acted on, and the
+        # action Go's policy chose.
+        t = baton.load(log)["strategy"].transitions()
+        obs, go_actions = t.obs[:10_000], t.action[:10_000]
+        assert len(obs) == 10_000, len(t.obs)
+        with torch.no_grad():
+            logits = graph(torch.from_numpy(obs))
+        mask = torch.from_numpy(t.mask[:10_000])
+        torch_actions = logits.masked_fill(~mask, -np.inf).argmax(1).numpy()
+        np.testing.assert_array_equal(go_actions, torch_actions, err_msg=runtime)
+        # The graph is the training network's greedy policy.
+        np.testing.assert_array_equal(strategy.act(obs, mask.numpy(), greedy=True), torch_actions)
+        assert len(np.unique(go_actions)) > 1
+        logged[runtime] = obs, go_actions
+    # The same campaign, the same decisions.
+    np.testing.assert_array_equal(logged["compiled"][0], logged["gonnx"][0])
+    np.testing.assert_array_equal(logged["compiled"][1], logged["gonnx"][1])
 
 
 def test_a_model_of_other_spaces_is_refused_naming_both(baton_bin, agents, tmp_path):  # noqa: F811

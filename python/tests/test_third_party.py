@@ -107,7 +107,9 @@ def test_render_vectors_and_pettingzoo():
     assert len(frames) == 3 and all(f.shape == (400, 600, 3) for f in frames)
     assert not np.array_equal(frames[0], frames[1]), "each copy its own state"
     envs.close()
-    for name in _shipped():
+    # The scrambled variants draw no pictures (package scramble): their slots have no
+    # meaning to show.
+    for name in [n for n in _shipped() if not n.endswith("-scrambled")]:
         e = baton.pettingzoo.env(name, render_mode="rgb_array")
         e.reset(seed=1)
         f = e.render()

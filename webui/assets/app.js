@@ -1047,11 +1047,13 @@ const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.to
 
 // chart draws each agent's return per episode, with its axes: the episodes along x,
 // the return along y (its least and greatest value labelled), and each agent's last
-// return.
-function chart(result) {
+// return. opts.what names what is drawn (for screen readers) and opts.xLabel(i) the
+// i-th point along x (a model's curve in bins of episodes).
+function chart(result, opts = {}) {
   const eps = result.episodes || [];
   const agents = result.agents || [];
   const first = Number(result.firstEpisode || 0);
+  const xLabel = opts.xLabel || ((i) => `ep ${first + i}`);
   const w = 260, h = 96, left = 38, right = 8, top = 8, bottom = 20;
   const rows = Math.ceil(agents.length / 2);
   const svg = svgEl('svg', { class: 'chart', width: w, height: h + 14 * rows, viewBox: `0 0 ${w} ${h + 14 * rows}`, role: 'img' });
@@ -1061,15 +1063,15 @@ function chart(result) {
   const span = hi === lo ? 1 : hi - lo;
   const x = (i) => left + (eps.length > 1 ? i * (w - left - right) / (eps.length - 1) : (w - left - right) / 2);
   const y = (v) => h - bottom - (v - lo) / span * (h - top - bottom);
-  svg.setAttribute('aria-label', `Return per episode, episodes ${first} to ${first + eps.length - 1}: ` +
+  svg.setAttribute('aria-label', `${opts.what || 'Return per episode'}, ${xLabel(0)} to ${xLabel(eps.length - 1)}: ` +
     agents.map((name, a) => `${name} last ${fmt((eps.at(-1).returns || [])[a] || 0)}`).join('; '));
   // Axes, with the least and greatest return and the first and last episode.
   svg.append(svgEl('line', { x1: left, y1: top, x2: left, y2: h - bottom, stroke: '#9ca3af' }));
   svg.append(svgEl('line', { x1: left, y1: y(0), x2: w - right, y2: y(0), stroke: '#9ca3af' }));
   for (const v of hi === lo ? [lo] : [lo, hi]) svg.append(svgEl('text', { x: left - 4, y: y(v) + 3, 'text-anchor': 'end' }, fmt(v)));
   if (lo < 0 && hi > 0) svg.append(svgEl('text', { x: left - 4, y: y(0) + 3, 'text-anchor': 'end' }, '0'));
-  svg.append(svgEl('text', { x: x(0), y: h - 6, 'text-anchor': eps.length > 1 ? 'start' : 'middle' }, `ep ${first}`));
-  if (eps.length > 1) svg.append(svgEl('text', { x: w - right, y: h - 6, 'text-anchor': 'end' }, `ep ${first + eps.length - 1}`));
+  svg.append(svgEl('text', { x: x(0), y: h - 6, 'text-anchor': eps.length > 1 ? 'start' : 'middle' }, xLabel(0)));
+  if (eps.length > 1) svg.append(svgEl('text', { x: w - right, y: h - 6, 'text-anchor': 'end' }, xLabel(eps.length - 1)));
   agents.forEach((name, a) => {
     const colour = colours[a % colours.length];
     const pts = eps.map((e, i) => [x(i), y((e.returns || [])[a] || 0)]);
@@ -1160,13 +1162,96 @@ function trialRow(t, state, data, canPlay, playing) {
   return tr;
 }
 
+// --- Models --------------------------------------------------------------------------
+
+// With baton serve ui --models DIR, the page lists the registry's models the key
+// grants, each with the learning curve of its newest version (/ui/models.json: mean
+// return and success rate in bins of episodes), and looks again at every poll, so
+// that a learner's new checkpoint shows as it arrives. A row is redrawn only when its
+// model has a new version.
+const modelRowsByName = new Map();
+
+async function refreshModels() {
+  let r;
+  try {
+    r = await fetch('/ui/models.json', { headers: headers('application/json') });
+  } catch {
+    return; // the trials' calls say that the server does not answer
+  }
+  const j = await r.json().catch(() => ({}));
+  if (r.ok && !j.served) return; // the server shows no models
+  $('models-panel').hidden = false;
+  $('nav-models').hidden = false;
+  if (!r.ok) {
+    note('models-status', j.code === 'unauthenticated' ? 'The server shows its models to a key it knows: enter it at the top.' : (j.message || r.statusText), 'error');
+    return;
+  }
+  if ($('models-status').classList.contains('error')) note('models-status', '');
+  renderModels(j.models || []);
+}
+
+function renderModels(list) {
+  const body = $('models');
+  const order = [];
+  for (const m of list) {
+    let row = modelRowsByName.get(m.name);
+    const sig = `${m.ref} ${m.episodes}`;
+    if (!row || row.sig !== sig) {
+      const fresh = modelRow(m);
+      fresh.sig = sig;
+      if (row) row.replaceWith(fresh);
+      row = fresh;
+      modelRowsByName.set(m.name, row);
+    }
+    order.push(row);
+  }
+  const names = new Set(list.map((m) => m.name));
+  for (const [name, row] of modelRowsByName) {
+    if (!names.has(name)) {
+      row.remove();
+      modelRowsByName.delete(name);
+    }
+  }
+  order.forEach((row, i) => {
+    if (body.children[i] !== row) body.insertBefore(row, body.children[i] || null);
+  });
+  $('no-models').hidden = list.length > 0;
+}
+
+function modelRow(m) {
+  const bins = m.curve || [];
+  const xLabel = (i) => (bins[i].first === bins[i].last ? `ep ${bins[i].first}` : `ep ${bins[i].first}-${bins[i].last}`);
+  const curve = (what, name, key) => chart({ agents: [name], episodes: bins.map((b) => ({ returns: [b[key]] })) }, { what, xLabel });
+  const figures = Object.entries(m.figures || {}).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+  const created = m.created ? new Date(m.created).toLocaleString() : '';
+  const cells = [
+    ['Model', el('td', {}, el('strong', { textContent: m.ref }), el('div', { className: 'muted small', textContent: created }))],
+    ['Acts for', el('td', { textContent: [m.env, m.agent].filter(Boolean).join(' / ') })],
+    ['Figures', el('td', { className: 'small', textContent: figures })],
+    ['Episodes', el('td', { textContent: String(m.episodes || 0) })],
+    ['Learning curve', el('td', {}, bins.length ? el('div', { className: 'curves' },
+      curve('Mean return per bin of episodes', 'mean return', 'return'),
+      curve('Success rate per bin of episodes', 'success rate', 'success'),
+    ) : el('span', { className: 'muted', textContent: 'no curve' }))],
+  ];
+  for (const [label, td] of cells) td.dataset.label = label;
+  const tr = el('tr', {}, ...cells.map((c) => c[1]));
+  tr.dataset.model = m.name;
+  return tr;
+}
+
 keyInput.onchange = () => {
   localStorage.setItem('baton.key', keyInput.value);
   note('key-status', 'Key saved in this browser.', 'ok');
   watched.clear();
   refresh();
+  refreshModels();
 };
 
 loadEnvs();
 refresh();
-if (pollMs > 0) setInterval(refresh, pollMs);
+refreshModels();
+if (pollMs > 0) {
+  setInterval(refresh, pollMs);
+  setInterval(refreshModels, pollMs);
+}

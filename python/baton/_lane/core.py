@@ -135,6 +135,40 @@ def _config(config: Mapping[str, Any] | str | bytes | None, what: str = "config"
         raise TypeError(f"{what}: {e} (want a dict of JSON values)") from None
 
 
+#: The suffix of a scrambled variant's name and the field of its configuration that
+#: holds the permutations' seed, as Go's package scramble names them.
+SCRAMBLED_SUFFIX, SCRAMBLE_KEY = "-scrambled", "scramble"
+
+
+def _scrambled(name: Any, config: Any, scramble: Any) -> tuple[Any, Any]:
+    """The environment and configuration that ``scramble=SEED`` names: the scrambled
+    variant of ``name`` (``NAME-scrambled``, Go's ``scramble.Entry``: each agent's
+    discrete actions and observation features permuted by the seed) with the seed
+    under ``"scramble"`` in its configuration. ``scramble=None`` leaves both as they
+    are. TypeError for a seed that is not an int, ValueError (ConfigError) for one out
+    of range or a seed given twice (in ``config`` too, or a name already scrambled)."""
+    if scramble is None:
+        return name, config
+    if isinstance(scramble, (bool, np.bool_)) or not isinstance(scramble, (int, np.integer)):
+        raise TypeError(f"scramble is {scramble!r:.60} ({type(scramble).__name__}); want None or a seed, an int >= 0")
+    if not 0 <= scramble <= _MASK64:
+        raise ConfigError(2, f"scramble is {scramble}; want a seed from 0 to 2**64 - 1", [])
+    _name(name, "env")
+    if name.endswith(SCRAMBLED_SUFFIX):
+        raise ConfigError(2, f"scramble={scramble}: {name} is scrambled already; give its seed in config[{SCRAMBLE_KEY!r}] "
+                             "or name the plain environment", [])
+    raw = _config(config)
+    try:
+        cfg = {} if raw is None or not raw.strip() or raw.strip() == b"null" else json.loads(raw)
+    except ValueError as e:
+        raise ConfigError(2, f"config is not JSON: {e}", []) from None
+    if not isinstance(cfg, dict):
+        raise ConfigError(2, f"scramble={scramble}: the configuration is {raw!r:.60}; want a JSON object to add the seed to", [])
+    if SCRAMBLE_KEY in cfg:
+        raise ConfigError(2, f"scramble={scramble} and config[{SCRAMBLE_KEY!r}]={cfg[SCRAMBLE_KEY]!r}: give the seed once", [])
+    return name + SCRAMBLED_SUFFIX, {**cfg, SCRAMBLE_KEY: int(scramble)}
+
+
 def _name(name: Any, what: str = "name") -> bytes:
     """A registered environment's name, encoded; anything but a str raises TypeError
     naming ``what``."""

@@ -220,6 +220,7 @@ from .._lane.core import (
     _ptr,
     _raise,
     _readonly,
+    _scrambled,
     _seed,
     _Vector,
     describe,
@@ -276,6 +277,7 @@ def make(
     run: str | None = None,
     max_bytes: int | None = None,
     library: str | os.PathLike | None = None,
+    scramble: int | None = None,
     **remote: Any,
 ) -> SingleVector | MultiVector | AsyncVector | AsyncMultiVector | RemoteVector | RemoteMultiVector:
     """``num_envs`` copies of the registered environment ``name`` ("cartpole", "maze",
@@ -316,6 +318,12 @@ def make(
     the environment variable ``BATON_LIBRARY``, else baton's own library. A process
     may load several (see ``baton.vector._native``).
 
+    ``scramble=SEED`` makes the environment's scrambled variant (CommAI's scrambled
+    mode, Go's package scramble): ``NAME-scrambled`` with ``{"scramble": SEED}`` added
+    to ``config``, each agent's discrete actions and observation features permuted by
+    the seed; the library must register it (baton's own does for maze, maze-flat and
+    cartpole), and a log records the name and the configuration, the seed with it.
+
     Bad arguments raise before anything is made: TypeError for the wrong type (a
     ``name`` that is not a str, a ``config`` that is not a dict or JSON text, a float
     ``num_envs``), ValueError (ConfigError) for a bad value, such as a negative
@@ -327,8 +335,10 @@ def make(
     >>> m = baton.vector.make("maze", num_envs=4096, address="grpc://127.0.0.1:50051")  # doctest: +SKIP
     >>> a = baton.vector.make("cartpole", num_envs=64, batch_size=16, workers=4)  # doctest: +SKIP
     >>> k = baton.vector.make("keydoor", num_envs=8, library=baton.build("~/keydoor"))  # doctest: +SKIP
+    >>> s = baton.vector.make("maze", num_envs=64, scramble=7)  # doctest: +SKIP
     """
     _name(name)
+    name, config = _scrambled(name, config, scramble)
     cfg = _config(config)
     seed = _seed(seed)
     num_envs = _count(num_envs, "num_envs", 1)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package onnx_test
+
+const raceEnabled = false
