@@ -25,7 +25,7 @@ func TestLayering(t *testing.T) {
 		{"internal/fastlane", []string{"runners"}},
 		// capi reaches runners for one thing: the curricula's rules (runners.Schedule),
 		// which Python's baton.schedule calls through the fast lane.
-		{"capi", []string{"datalog", "replay"}},
+		{"capi", []string{"replay", "remote", "cli"}},
 		{"examples/maze", []string{"runners", "datalog"}},
 		{"examples/cartpole", []string{"runners", "datalog"}},
 		{"examples/rps", []string{"runners", "datalog"}},
