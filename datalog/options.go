@@ -206,7 +206,7 @@ func WithCompression(c Compression) WriteOption {
 // writing inline spares the hand-over of every batch between goroutines and the
 // second set of column buffers per table, whose bytes would otherwise move from one
 // core's cache to another's: a maze campaign on two workers and two cores spends
-// some 4 to 10 % less CPU time on its log (see the documentation's performance pages).
+// some 5 to 15 % less CPU time on its log (docs/performance-logging.md).
 // A writer that writes inline holds one batch of rows per agent and per table.
 func WithInlineWrites(on bool) WriteOption {
 	return writeOption(func(c *writeConfig) { c.inline = on })
