@@ -244,7 +244,10 @@ func runCampaign(ctx context.Context, envs *environments, name string, f runFlag
 		if err := newLogDir(f.log); err != nil {
 			return err
 		}
-		wopts := []datalog.WriteOption{datalog.WithCompression(comp)}
+		// Workers that fill the cores (0: one per CPU) leave none for the writers'
+		// goroutines: each worker then writes its own batches.
+		fill := f.workers == 0 || f.workers >= runtime.GOMAXPROCS(0)
+		wopts := []datalog.WriteOption{datalog.WithCompression(comp), datalog.WithInlineWrites(fill)}
 		if f.logShard != "" {
 			wopts = append(wopts, datalog.WithShard(f.logShard))
 		}

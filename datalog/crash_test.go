@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -228,7 +227,8 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestKilledWriter")
 	}
-	ds, err := NewDataset(dir, WithBatchRows(50), WithMaxPartBytes(16<<10), WithCompression(LZ4))
+	inline := os.Getenv("BATON_DATALOG_CRASH_INLINE") == "true"
+	ds, err := NewDataset(dir, WithBatchRows(50), WithMaxPartBytes(16<<10), WithCompression(LZ4), WithInlineWrites(inline))
 	require.NoError(t, err)
 	w, err := ds.NewWriter()
 	require.NoError(t, err)
@@ -249,17 +249,18 @@ func TestCrashChild(t *testing.T) {
 }
 
 // A writer killed at a random moment (SIGKILL) leaves every batch it wrote readable,
-// and Recover turns its parts into files.
+// and Recover turns its parts into files; so does one that writes inline.
 func TestKilledWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for run := range 3 {
-		t.Run(strconv.Itoa(run), func(t *testing.T) {
+	for run := range 4 {
+		inline := run%2 == 1
+		t.Run(fmt.Sprintf("%d/inline=%t", run, inline), func(t *testing.T) {
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "BATON_DATALOG_CRASH_DIR="+dir)
+			cmd.Env = append(os.Environ(), "BATON_DATALOG_CRASH_DIR="+dir, "BATON_DATALOG_CRASH_INLINE="+fmt.Sprint(inline))
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())

@@ -19,7 +19,8 @@ import (
 // has more than two batches in memory. The flusher takes its jobs in the order they
 // were given, so the tables' batches reach the disk in the order the writer made
 // them (the trials' rows before the steps that follow them), and a part's batches in
-// the order of their rows.
+// the order of their rows. An inline flusher (WithInlineWrites) has no goroutine: it
+// does each job in the call that hands it over, in the same order, to the same bytes.
 
 // batch is a set of column buffers that a writer hands to its flusher.
 type batch interface {
@@ -115,6 +116,9 @@ type flusher struct {
 	done chan struct{}
 	open map[*output]struct{} // outputs with a part open; touched by the flusher only
 	err  atomic.Pointer[error]
+	// inline makes the flusher do each job in the call that hands it over, on the
+	// writer's goroutine, with no goroutine of its own (WithInlineWrites).
+	inline bool
 }
 
 // flusherQueue is how many jobs a writer can hand over before it waits for its
@@ -129,6 +133,11 @@ func startFlusher(ds *Dataset) *flusher {
 	}
 	if ds.cfg.noObservations {
 		f.enc.DropRows()
+	}
+	if ds.cfg.inline {
+		f.inline = true
+		close(f.done)
+		return f
 	}
 	go f.run()
 	return f
@@ -147,11 +156,20 @@ func (f *flusher) fail(err error) {
 	f.err.CompareAndSwap(nil, &err)
 }
 
-// send hands j to the flusher.
-func (f *flusher) send(j job) { f.jobs <- j }
+// send hands j to the flusher; an inline flusher does it at once.
+func (f *flusher) send(j job) {
+	if f.inline {
+		f.do(j)
+		return
+	}
+	f.jobs <- j
+}
 
 // sync waits until the jobs sent so far are done and returns the flusher's error.
 func (f *flusher) sync() error {
+	if f.inline {
+		return f.failed() // they are
+	}
 	reply := make(chan error, 1)
 	f.jobs <- job{reply: reply}
 	return <-reply
@@ -161,6 +179,10 @@ func (f *flusher) sync() error {
 // still open or, after a failure, leaves them without footers for Recover. It
 // returns the flusher's error.
 func (f *flusher) stop() error {
+	if f.inline {
+		f.end()
+		return f.failed()
+	}
 	close(f.jobs)
 	<-f.done
 	return f.failed()
@@ -168,10 +190,16 @@ func (f *flusher) stop() error {
 
 func (f *flusher) run() {
 	defer close(f.done)
-	defer f.enc.Close()
 	for j := range f.jobs {
 		f.do(j)
 	}
+	f.end()
+}
+
+// end finishes the parts still open, or after a failure leaves them without
+// footers, and lets go of the encoder.
+func (f *flusher) end() {
+	defer f.enc.Close()
 	var errs []error
 	for o := range f.open {
 		if f.failed() != nil {

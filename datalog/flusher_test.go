@@ -64,13 +64,17 @@ func TestPartsDependOnRowsAlone(t *testing.T) {
 		{"parts of one batch", []WriteOption{WithBatchRows(8), WithMaxPartBytes(1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			waited, free := t.TempDir(), t.TempDir()
+			waited, free, inline := t.TempDir(), t.TempDir(), t.TempDir()
 			st := feedTrials(t, waited, 30, 40, true, tc.opts...)
 			feedTrials(t, free, 30, 40, false, tc.opts...)
-			want, got := readTree(t, waited), readTree(t, free)
-			require.Equal(t, len(want), len(got), "files")
-			for name, b := range want {
-				assert.True(t, bytes.Equal(b, got[name]), "%s differs", name)
+			feedTrials(t, inline, 30, 40, false, append(tc.opts, WithInlineWrites(true))...)
+			want := readTree(t, waited)
+			for what, dir := range map[string]string{"a lagging flusher": free, "inline writes": inline} {
+				got := readTree(t, dir)
+				require.Equal(t, len(want), len(got), "files, %s", what)
+				for name, b := range want {
+					assert.True(t, bytes.Equal(b, got[name]), "%s differs, %s", name, what)
+				}
 			}
 			assert.Greater(t, st.Parts, int64(6), "parts")
 		})
@@ -120,60 +124,73 @@ func TestFlushWaitsForTheFlusher(t *testing.T) {
 }
 
 // A writer keeps at most two column sets per table, however far its flusher lags,
-// and gives them all back to the allocator when it is closed, its flusher gone.
+// one when it writes inline, and gives them all back to the allocator when it is
+// closed, its flusher gone.
 func TestWriterBuffers(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	ds, err := NewDataset(t.TempDir(), WithBatchRows(4), WithAllocator(mem), WithCompression(LZ4))
-	require.NoError(t, err)
-	w, err := ds.NewWriter()
-	require.NoError(t, err)
-	for i := range 20 {
-		feed(t, w, fmt.Sprintf("t-%d", i), 30)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%t", inline), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			ds, err := NewDataset(t.TempDir(), WithBatchRows(4), WithAllocator(mem), WithCompression(LZ4), WithInlineWrites(inline))
+			require.NoError(t, err)
+			w, err := ds.NewWriter()
+			require.NoError(t, err)
+			for i := range 20 {
+				feed(t, w, fmt.Sprintf("t-%d", i), 30)
+			}
+			most := 2
+			if inline {
+				most = 1
+			}
+			require.Len(t, w.order, 1)
+			assert.Equal(t, most, w.order[0].sets, "column sets of the agent")
+			for _, st := range w.tables {
+				assert.LessOrEqual(t, st.sets, most, "column sets of %s", st.out.dir)
+			}
+			assert.Positive(t, mem.CurrentAlloc())
+			require.NoError(t, w.Close())
+			mem.AssertSize(t, 0)
+		})
 	}
-	require.Len(t, w.order, 1)
-	assert.Equal(t, 2, w.order[0].sets, "column sets of the agent")
-	for _, st := range w.tables {
-		assert.LessOrEqual(t, st.sets, 2, "column sets of %s", st.out.dir)
-	}
-	assert.Positive(t, mem.CurrentAlloc())
-	require.NoError(t, w.Close())
-	mem.AssertSize(t, 0)
 }
 
-// A write that fails on the flusher fails the calls that follow; Close leaves the
-// parts open at the failure without their footers, for Recover.
+// A write that fails, on the flusher or inline, fails the calls that follow; Close
+// leaves the parts open at the failure without their footers, for Recover.
 func TestFlusherFailure(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	dir := t.TempDir()
-	ds, err := NewDataset(dir, WithBatchRows(5))
-	require.NoError(t, err)
-	w, err := ds.NewWriter()
-	require.NoError(t, err)
-	feed(t, w, "ok", 12) // two batches of agent a, in a part left open
-	require.NoError(t, w.Flush())
-	// The trials table's part is full once it holds another batch, and its next one
-	// cannot be created: its folder is a file.
-	ds.cfg.maxPart = 1
-	ctx := context.Background()
-	info := &event.TrialInfo{ID: "x", Env: "synthetic", Episodes: 1, Agents: []env.Spec{{
-		Name: "a", ObservationSpace: spaces.Must(spaces.NewBox([]int{3}, -1e9, 1e9)), ActionSpace: spaces.Discrete{N: 3}, MaskLen: 3}}}
-	running := &event.Event{Kind: event.KindState, Trial: "x", State: &event.StateChange{Trial: "x", State: event.Running, Info: info}}
-	require.NoError(t, w.Handle(ctx, running))
-	require.NoError(t, w.Flush())
-	require.NoError(t, os.RemoveAll(filepath.Join(dir, "_trials")))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "_trials"), nil, 0o644))
-	require.NoError(t, w.Handle(ctx, running))
-	err = w.Flush()
-	require.Error(t, err)
-	assert.ErrorContains(t, err, "_trials")
-	assert.Equal(t, err, w.Handle(ctx, running), "the error sticks")
-	assert.Equal(t, err, w.Close())
-	assert.NoError(t, w.Close())
-	require.NoError(t, ds.Close(), "lets go of the directory's lock")
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%t", inline), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			dir := t.TempDir()
+			ds, err := NewDataset(dir, WithBatchRows(5), WithInlineWrites(inline))
+			require.NoError(t, err)
+			w, err := ds.NewWriter()
+			require.NoError(t, err)
+			feed(t, w, "ok", 12) // two batches of agent a, in a part left open
+			require.NoError(t, w.Flush())
+			// The trials table's part is full once it holds another batch, and its next one
+			// cannot be created: its folder is a file.
+			ds.cfg.maxPart = 1
+			ctx := context.Background()
+			info := &event.TrialInfo{ID: "x", Env: "synthetic", Episodes: 1, Agents: []env.Spec{{
+				Name: "a", ObservationSpace: spaces.Must(spaces.NewBox([]int{3}, -1e9, 1e9)), ActionSpace: spaces.Discrete{N: 3}, MaskLen: 3}}}
+			running := &event.Event{Kind: event.KindState, Trial: "x", State: &event.StateChange{Trial: "x", State: event.Running, Info: info}}
+			require.NoError(t, w.Handle(ctx, running))
+			require.NoError(t, w.Flush())
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, "_trials")))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "_trials"), nil, 0o644))
+			require.NoError(t, w.Handle(ctx, running))
+			err = w.Flush()
+			require.Error(t, err)
+			assert.ErrorContains(t, err, "_trials")
+			assert.Equal(t, err, w.Handle(ctx, running), "the error sticks")
+			assert.Equal(t, err, w.Close())
+			assert.NoError(t, w.Close())
+			require.NoError(t, ds.Close(), "lets go of the directory's lock")
 
-	rec, err := Recover(dir)
-	require.NoError(t, err)
-	require.Len(t, rec, 1, "the agent's part, left open")
-	assert.Equal(t, Recovered{Path: rec[0].Path, Batches: 3, Rows: 12}, rec[0])
+			rec, err := Recover(dir)
+			require.NoError(t, err)
+			require.Len(t, rec, 1, "the agent's part, left open")
+			assert.Equal(t, Recovered{Path: rec[0].Path, Batches: 3, Rows: 12}, rec[0])
+		})
+	}
 }

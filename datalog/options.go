@@ -91,7 +91,10 @@ type writeConfig struct {
 	// noObservations leaves the observations out of the batches: neither copied
 	// nor compressed (benchmarks only: the log does not read).
 	noObservations bool
-	err            error
+	// inline makes each writer encode and write its batches itself
+	// (WithInlineWrites).
+	inline bool
+	err    error
 }
 
 type readConfig struct {
@@ -190,6 +193,23 @@ func WithCompression(c Compression) WriteOption {
 			cfg.err = fmt.Errorf("%w: WithCompression(%v): want Uncompressed, LZ4 or ZSTD", ErrOption, c)
 		}
 	})
+}
+
+// WithInlineWrites, given true, makes each writer encode, compress and write its
+// batches itself, in the Handle (or Flush, or Close) call that fills them, instead of
+// handing them to a goroutine of its own that writes one while the next fills; false,
+// the default, keeps that goroutine. The files are the same byte for byte either way.
+//
+// The goroutine pays where a core is spare to run it beside the goroutines that feed
+// the writers. Where they already fill the cores (a campaign with as many workers as
+// GOMAXPROCS, as baton run --log writes it then), it runs on their cores anyway, and
+// writing inline spares the hand-over of every batch between goroutines and the
+// second set of column buffers per table, whose bytes would otherwise move from one
+// core's cache to another's: a maze campaign on two workers and two cores spends
+// some 5 to 15 % less CPU time on its log (docs/performance-logging.md).
+// A writer that writes inline holds one batch of rows per agent and per table.
+func WithInlineWrites(on bool) WriteOption {
+	return writeOption(func(c *writeConfig) { c.inline = on })
 }
 
 // WithMetadata adds key-value pairs to the schema metadata of every part the dataset

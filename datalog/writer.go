@@ -28,7 +28,9 @@ import (
 // batches of rows per agent and per table, the one filling and the one being written,
 // and the dictionaries of its open parts, whatever the length of the run; its step
 // path allocates nothing in steady state, and waits only when the writing goroutine
-// is a whole batch behind.
+// is a whole batch behind. With WithInlineWrites(true) it has no such goroutine: the
+// Handle call that fills a batch writes it, and the writer holds one batch of rows
+// per agent and per table.
 //
 // A Writer is not safe for concurrent use: give each campaign worker its own
 // (Dataset.WorkerSinks), or wrap one in Locked for a runners.Controller, whose trials

@@ -150,9 +150,10 @@ func BenchmarkWriterCost(b *testing.B) {
 // them, without a log (off) and with each worker writing into a dataset of the
 // case's options, one op a trial. It reports trials/s and cpu-us/trial (the process's
 // CPU time per trial); the ratio of a case's trials/s to off's, round by round, is
-// the share of the campaign's throughput that logging leaves:
+// the share of the campaign's throughput that logging leaves. inline is full written
+// with WithInlineWrites, as baton run writes it when its workers fill the cores:
 //
-//	for i in 1 2 3 4 5 6; do for c in off full no-checksums no-observations; do
+//	for i in 1 2 3 4 5 6; do for c in off full inline no-checksums no-observations; do
 //	  go test ./datalog -run XXX -bench "CampaignCost/$c\$" -benchtime 10000x; done; done
 func BenchmarkCampaignCost(b *testing.B) {
 	reg := registry.New()
@@ -166,6 +167,7 @@ func BenchmarkCampaignCost(b *testing.B) {
 		{"full", true, nil},
 		{"no-checksums", true, []datalog.WriteOption{datalog.WithoutChecksums()}},
 		{"no-observations", true, []datalog.WriteOption{datalog.WithoutObservations()}},
+		{"inline", true, []datalog.WriteOption{datalog.WithInlineWrites(true)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			opts := []runners.CampaignOption{runners.WithTrials(max(b.N, 1)), runners.WithWorkers(2)}

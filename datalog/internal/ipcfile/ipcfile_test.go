@@ -153,3 +153,45 @@ func TestMessageReader(t *testing.T) {
 		})
 	}
 }
+
+// repeats, which looks at a sample of a long column's pairs, decides as a count of
+// every pair does for the columns a log holds: constants, counters, runs of a
+// trial or an episode, values that alternate with a period, and values drawn at
+// random from a few.
+func TestRepeatsSample(t *testing.T) {
+	const n = 4096
+	cols := map[string]func(i int) uint32{
+		"constant":     func(int) uint32 { return 7 },
+		"counter":      func(i int) uint32 { return uint32(i) },
+		"runs of 46":   func(i int) uint32 { return uint32(i / 46) },
+		"runs of 3":    func(i int) uint32 { return uint32(i / 3) },
+		"each twice":   func(i int) uint32 { return uint32(i / 2) },
+		"period 2":     func(i int) uint32 { return uint32(i % 2) },
+		"period 16":    func(i int) uint32 { return uint32(i % 16 / 8) },
+		"random of 4":  func(i int) uint32 { return uint32(i*2654435761>>7) % 4 },
+		"random of 64": func(i int) uint32 { return uint32(i*2654435761>>7) % 64 },
+	}
+	full := func(v []uint32) bool {
+		same, _ := sameAsBefore(v, 1)
+		return 2*same >= len(v)-1
+	}
+	for name, f := range cols {
+		t.Run(name, func(t *testing.T) {
+			v := make([]uint32, n)
+			for i := range v {
+				v[i] = f(i)
+			}
+			b := arrow.Uint32Traits.CastToBytes(v)
+			require.Equal(t, full(v), repeats(b, 4), "4096 values")
+			require.Equal(t, full(v[:100]), repeats(b[:400], 4), "100 values, each looked at")
+			w := make([]uint64, n)
+			for i := range w {
+				w[i] = uint64(v[i])
+			}
+			require.Equal(t, full(v), repeats(arrow.Uint64Traits.CastToBytes(w), 8), "as 8-byte values")
+		})
+	}
+	require.False(t, repeats(b4(1), 4), "a single value repeats nothing")
+}
+
+func b4(v ...uint32) []byte { return arrow.Uint32Traits.CastToBytes(v) }
