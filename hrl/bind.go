@@ -151,10 +151,12 @@ func (b *binding[S, AS, O, R, A]) instance(inPlace bool) instance[S, A] {
 // stack (transitions rejects trigger cycles and the runtime refuses a trigger into an
 // agent in control), so one pending view each suffices.
 type instance[S, A any] interface {
-	// decide decodes raw in the view of the agent's latest report, and keeps that view
-	// as the pending one. The view of a decision that fails is never settled: the
-	// next decide replaces it.
-	decide(raw agent.RawAction) (A, error)
+	// decide decodes raw in the view of the agent's latest report into *dst, and keeps
+	// that view as the pending one. The view of a decision that fails is never settled:
+	// the next decide replaces it.
+	decide(raw agent.RawAction, dst *A) error
+	// decideInt is decide for the raw action v of a Discrete action space.
+	decideInt(v int64, dst *A) error
 	// observe translates s at rep's clock and writes the first observation of a
 	// sub-episode into rep.
 	observe(s *S, rep *Report)
@@ -172,10 +174,16 @@ type bound[S, AS, O any, R agent.Raw, A any] struct {
 	pending AS // at the agent's pending decision
 }
 
-func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
-	a, err := b.a.DecodeAction(b.view, rawOf[R](&raw))
+func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction, dst *A) (err error) {
+	*dst, err = b.a.DecodeAction(b.view, rawOf[R](&raw))
 	b.pending = b.view
-	return a, err
+	return err
+}
+
+func (b *bound[S, AS, O, R, A]) decideInt(v int64, dst *A) (err error) {
+	*dst, err = b.a.DecodeAction(b.view, rawInt[R](v))
+	b.pending = b.view
+	return err
 }
 
 func (b *bound[S, AS, O, R, A]) doneNow() (bool, bool) { return b.a.Done(b.view) }
@@ -221,9 +229,16 @@ type boundInPlace[S, AS, O any, R agent.Raw, A any] struct {
 	pending uint8 // the slot of the view at the agent's pending decision
 }
 
-func (b *boundInPlace[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
+func (b *boundInPlace[S, AS, O, R, A]) decide(raw agent.RawAction, dst *A) (err error) {
 	b.pending = b.latest
-	return b.p.DecodeAt(&b.views[b.latest&1], rawOf[R](&raw))
+	*dst, err = b.p.DecodeAt(&b.views[b.latest&1], rawOf[R](&raw))
+	return err
+}
+
+func (b *boundInPlace[S, AS, O, R, A]) decideInt(v int64, dst *A) (err error) {
+	b.pending = b.latest
+	*dst, err = b.p.DecodeAt(&b.views[b.latest&1], rawInt[R](v))
+	return err
 }
 
 func (b *boundInPlace[S, AS, O, R, A]) doneNow() (bool, bool) {
@@ -276,6 +291,15 @@ func rawOf[R agent.Raw](raw *agent.RawAction) (r R) {
 		*p = raw.Ints
 	case *[]float32:
 		*p = raw.Floats
+	}
+	return r
+}
+
+// rawInt is the R of a Discrete action v; the runtime calls it only for agents whose
+// action space is Discrete, whose R is int64.
+func rawInt[R agent.Raw](v int64) (r R) {
+	if p, ok := any(&r).(*int64); ok {
+		*p = v
 	}
 	return r
 }

@@ -20,9 +20,10 @@ type Config struct {
 	// in control is reported truncated. 0 means no limit.
 	MaxTicks int
 	// NoInPlace steps every agent through its agent.Agent methods, ignoring
-	// agent.InPlace. The results are the same when each agent's InPlace does what it
-	// must; hrltest plays a runtime with and one without to check that. false (the zero
-	// value) uses InPlace where an agent implements it.
+	// agent.InPlace, and the environment through its Step, ignoring InPlaceStepper. The
+	// results are the same when each InPlace and InPlaceStepper does what it must;
+	// hrltest plays a runtime with and one without to check that. false (the zero value)
+	// uses them where the agents and the environment implement them.
 	NoInPlace bool
 }
 
@@ -145,6 +146,7 @@ type AgentSpec struct {
 // A Runtime is not safe for concurrent use; run one per goroutine.
 type Runtime[S, A any] struct {
 	env    HierarchicalEnv[S, A]
+	inEnv  InPlaceStepper[S, A] // env's, unless Config.NoInPlace; else nil
 	info   func(S) any
 	table  *transitions.Table[S, A]
 	agents []Binding[S, A]
@@ -158,6 +160,7 @@ type Runtime[S, A any] struct {
 	started bool
 	over    bool
 	state   S
+	next    S // the state a step builds when a hook or a trigger may still reject it
 	tick    int
 	stack   []frame[S, A]
 	subEp   []int
@@ -174,11 +177,14 @@ type Runtime[S, A any] struct {
 }
 
 // reportSlot holds a report's buffers: its observation and mask, sized for the largest
-// agent's, and the state they were built from.
+// agent's, and the state they were built from: the current state while live is set,
+// else state (a hook that changes the current state after the report keeps a copy
+// first, see keep).
 type reportSlot[S any] struct {
 	obs   []float32
 	mask  []bool
 	state S
+	live  bool
 	// frame is the sub-episode (frame.begun) whose agent the slot's report last
 	// described, 0 for none: its id, name, parent and buffers are still in the report.
 	frame uint64
@@ -194,6 +200,10 @@ type boundAgent[S, A any] struct {
 	// look for one), switching whether every action of the agent must fire one, atOnce
 	// whether the agent returns control at once when it is done as it takes control.
 	triggers, switching, atOnce bool
+	// plain tells that nothing can reject the agent's action after the environment
+	// accepted it, or change the state after: no trigger leaves the agent, and it has
+	// no StepHook. The runtime then steps its state in place.
+	plain bool
 	name                        string
 	obsDim                      int
 	maskLen                     int
@@ -265,6 +275,9 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	if in, ok := env.(Informer[S]); ok {
 		r.info = in.Info
 	}
+	if st, ok := env.(InPlaceStepper[S, A]); ok && !cfg.NoInPlace {
+		r.inEnv = st
+	}
 	r.bound = make([]boundAgent[S, A], len(agents))
 	for i, b := range agents {
 		var fast discreteRange
@@ -288,6 +301,10 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 	}
 	for _, tr := range table.Machine().Triggers {
 		r.bound[table.Index(tr.From)].triggers = true
+	}
+	for i := range r.bound {
+		ag := &r.bound[i]
+		ag.plain = !ag.triggers && !ag.switching && ag.hooks.onStep == nil
 	}
 	r.src = &source{obs: r}
 	return r, nil
@@ -352,7 +369,7 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 func (r *Runtime[S, A]) AgentDone(id string) (terminated, truncated, ok bool) {
 	for slot := range r.res.Reports {
 		if rep := &r.res.Reports[slot]; rep.AgentID == id {
-			terminated, truncated = r.agents[rep.agent].done(r.slots[slot].state, rep.Clock)
+			terminated, truncated = r.agents[rep.agent].done(r.stateOf(slot), rep.Clock)
 			return terminated, truncated, true
 		}
 	}
@@ -364,7 +381,26 @@ func (r *Runtime[S, A]) AgentDone(id string) (terminated, truncated, ok bool) {
 // ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
 // current state since.
 func (r *Runtime[S, A]) typedObservation(slot, i int, c agent.Clock) any {
-	return r.agents[i].typedObservation(r.slots[slot].state, c)
+	return r.agents[i].typedObservation(r.stateOf(slot), c)
+}
+
+// stateOf returns the state the report in the given slot of the latest result was
+// built from.
+func (r *Runtime[S, A]) stateOf(slot int) S {
+	if sl := &r.slots[slot]; !sl.live {
+		return sl.state
+	}
+	return r.state
+}
+
+// keep copies the current state into the slots of this step's reports built from it,
+// before a hook changes it.
+func (r *Runtime[S, A]) keep() {
+	for n := range r.res.Reports {
+		if sl := &r.slots[n]; sl.live {
+			sl.state, sl.live = r.state, false
+		}
+	}
 }
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
@@ -406,21 +442,78 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 		return Result{}, r.fail(id, raw, ErrNotActing, nil)
 	}
 	ag := &r.bound[top.agent]
-	if !ag.fast.inside(&raw) {
+	// The decision is decoded into the acting frame's action: nothing reads it before
+	// the step commits, so a rejected step leaves nothing behind there.
+	if ag.fast.inside(&raw) {
+		err = ag.inst.decideInt(raw.Int, &top.action)
+	} else {
 		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
 			return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
 		}
+		err = ag.inst.decide(raw, &top.action)
 	}
-	a, err := ag.inst.decide(raw)
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
 	}
-	s, err := r.env.Step(r.state, a)
+	if ag.plain {
+		// Nothing after the environment can reject the action: step the state itself.
+		if r.inEnv != nil {
+			err = r.inEnv.StepInPlace(&r.state, &top.action)
+		} else {
+			err = r.stepValue(&r.state, &top.action)
+		}
+		if err != nil {
+			return Result{}, r.fail(id, raw, ErrRejected, err)
+		}
+		r.tick++
+		top.steps++
+		if len(r.res.Reports) == 1 && r.slots[0].frame == top.begun {
+			// The agent acts on, reported alone in the same slot as in the last step:
+			// only what a settle changes is written.
+			rep := &r.res.Reports[0]
+			rep.Start, rep.SpanTicks = false, 1
+			rep.Clock.Steps, rep.Clock.Tick = top.steps, r.tick
+			r.slots[0].live = true
+			ag.inst.settle(&top.action, &r.state, rep)
+			if !rep.Terminated && !rep.Truncated && (r.cfg.MaxTicks == 0 || r.tick < r.cfg.MaxTicks) {
+				res.Reports, res.Next, res.Tick, res.src = r.res.Reports, id, r.tick, r.src
+				return res, nil
+			}
+			if rep.Done() {
+				r.finish()
+			}
+		} else {
+			r.res.Reports = r.res.Reports[:0]
+			if r.settle(len(r.stack)-1, 1) {
+				r.finish()
+			}
+		}
+		if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
+			r.truncate()
+		}
+		r.result(&res)
+		return res, nil
+	}
+	return r.stepSwitching(id, raw, top, ag)
+}
+
+// stepSwitching is the rest of Step for an agent whose action a hook or a trigger may
+// still reject or change after the environment accepted it: the step builds the next
+// state apart, in r.next, and commits it when nothing failed.
+func (r *Runtime[S, A]) stepSwitching(id string, raw agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (res Result, err error) {
+	s := &r.next
+	*s = r.state
+	if r.inEnv != nil {
+		err = r.inEnv.StepInPlace(s, &top.action)
+	} else {
+		err = r.stepValue(s, &top.action)
+	}
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrRejected, err)
 	}
+	a := top.action
 	if h := ag.hooks.onStep; h != nil {
-		s = h.OnStep(s, a)
+		*s = h.OnStep(*s, a)
 	}
 	var (
 		tr      *transitions.Trigger[S, A]
@@ -434,7 +527,7 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	case !matched && ag.switching:
 		return Result{}, r.fail(id, raw, ErrNoTrigger, nil)
 	case matched && tr.Run != nil:
-		if s, err = tr.Run(s, a); err != nil {
+		if *s, err = tr.Run(*s, a); err != nil {
 			return Result{}, r.fail(id, raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
 		}
 	case matched && r.level(to) >= 0:
@@ -442,10 +535,9 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	}
 
 	// Nothing below fails: the step is committed.
-	r.state = s
+	r.state = *s
 	r.tick++
 	r.res.Reports = r.res.Reports[:0]
-	top.action = a
 	if matched && to >= 0 {
 		top.actedTick = r.tick - 1
 		if r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a}) {
@@ -462,6 +554,15 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	}
 	r.result(&res)
 	return res, nil
+}
+
+// stepValue steps *s through the environment's Step, leaving it as it was on an error.
+func (r *Runtime[S, A]) stepValue(s *S, a *A) error {
+	next, err := r.env.Step(*s, *a)
+	if err == nil {
+		*s = next
+	}
+	return err
 }
 
 // result fills in the result of a Reset or Step. It writes the named result field by
@@ -492,7 +593,7 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	}
 	sl := &r.slots[n]
 	// Every caller builds the report from the current state right after taking the slot.
-	sl.state = r.state
+	sl.live = true
 	if n < cap(r.res.Reports) {
 		r.res.Reports = r.res.Reports[:n+1]
 	} else {
@@ -537,6 +638,7 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	r.begun++
 	f.agent, f.begun, f.id, f.parentID, f.steps, f.actedTick = i, r.begun, r.id(i), parentID, 0, 0
 	if h := r.bound[i].hooks.onTakes; h != nil {
+		r.keep()
 		r.state = h.OnTakesControl(r.state, *sw)
 	}
 	rep := r.slot(i, f)
@@ -609,6 +711,7 @@ func (r *Runtime[S, A]) pop() (i int, id, parentID string) {
 	f := &r.stack[len(r.stack)-1]
 	i, id, parentID = f.agent, f.id, f.parentID
 	if h := r.bound[i].hooks.onGives; h != nil {
+		r.keep()
 		r.state = h.OnGivesControl(r.state)
 	}
 	r.subEp[i]++

@@ -173,6 +173,32 @@ func (e *Env) Step(s State, a Action) (State, error) {
 	return s, fmt.Errorf("maze: unknown action kind %d", a.Kind)
 }
 
+// StepInPlace is Step on the state in place (hrl.InPlaceStepper); on an error it
+// leaves *s as it was.
+func (e *Env) StepInPlace(s *State, a *Action) error {
+	switch a.Kind {
+	case Choose:
+		return nil
+	case Step:
+		d := s.Heading
+		if a.Move == Backward {
+			if s.Maze.Intersection(s.Pos) {
+				return nil
+			}
+			d = d.Opposite()
+		}
+		if next := s.Pos.Move(d); s.Maze.Walkable(next) {
+			s.Pos = next
+			return nil
+		}
+	}
+	_, err := e.Step(*s, *a) // the error, from the value path
+	return err
+}
+
+// The environment steps its state in place.
+var _ hrl.InPlaceStepper[State, Action] = (*Env)(nil)
+
 func move(s State, m Move) (State, error) {
 	d := s.Heading
 	if m == Backward {
