@@ -203,10 +203,10 @@ type boundAgent[S, A any] struct {
 	// plain tells that nothing can reject the agent's action after the environment
 	// accepted it, or change the state after: no trigger leaves the agent, and it has
 	// no StepHook. The runtime then steps its state in place.
-	plain bool
-	name                        string
-	obsDim                      int
-	maskLen                     int
+	plain   bool
+	name    string
+	obsDim  int
+	maskLen int
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
