@@ -84,25 +84,35 @@ type ViewEncoder[AS any] interface {
 // so they are a few lines that call the agent's own methods directly, which the
 // compiler can then inline (see the maze's agents):
 //
-//	func (x *Mine) ObserveTo(view *View, s *State, c agent.Clock, obs []float32, mask []bool) {
-//		*view = x.TranslateState(*s, c)
-//		x.EncodeView(*view, obs, mask) // or EncodeObservation(obs, Observe(*view)), ActionMask
+//	func (x *Mine) ObserveTo(view *View, s *State, c *agent.Clock, out *agent.Out) {
+//		*view = x.TranslateState(*s, *c)
+//		x.EncodeView(*view, out.Obs, out.Mask) // or EncodeObservation(out.Obs, Observe(*view)), ActionMask
 //	}
+//
+// Every argument is a pointer, so that a call passes them all in registers.
 //
 // The runtime uses InPlace on the step path instead of TranslateState, DecodeAction,
 // Done, Reward and the encoders; it still calls those for everything else (typed
 // observations, AgentDone, Info, an AtOnceReturner's first Done). The pointers it passes
-// are valid for the call only, and the methods must not retain them, obs or mask.
+// are valid for the call only, and the methods must not retain them or out's slices.
 type InPlace[S, AS any, R Raw, A any] interface {
-	// ObserveTo writes TranslateState(*s, c) into *view, and the observation and the mask
-	// of that view into obs and mask (mask is nil for an agent without a Masker), as
-	// EncodeView, or EncodeObservation(obs, Observe(*view)) and ActionMask, would.
-	ObserveTo(view *AS, s *S, c Clock, obs []float32, mask []bool)
+	// ObserveTo writes TranslateState(*s, *c) into *view, and the observation and the
+	// mask of that view into out (out.Mask is nil for an agent without a Masker), as
+	// EncodeView, or EncodeObservation(out.Obs, Observe(*view)) and ActionMask, would.
+	ObserveTo(view *AS, s *S, c *Clock, out *Out)
 	// SettleTo does what ObserveTo does with next, and returns Reward(*prev, *a, *next)
 	// and Done(*next).
-	SettleTo(next *AS, s *S, c Clock, prev *AS, a *A, obs []float32, mask []bool) (reward float64, terminated, truncated bool)
+	SettleTo(next *AS, s *S, c *Clock, prev *AS, a *A, out *Out) (reward float64, terminated, truncated bool)
 	// DecodeAt returns DecodeAction(*as, raw).
 	DecodeAt(as *AS, raw R) (A, error)
+}
+
+// Out is where an InPlace agent writes an observation: the runtime's buffers for it.
+type Out struct {
+	// Obs is the flat observation, of length ObservationSpace().FlatDim().
+	Obs []float32
+	// Mask is the action mask, nil for an agent without a Masker.
+	Mask []bool
 }
 
 // Informer is implemented by agents that describe their view for humans and logs

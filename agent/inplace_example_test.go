@@ -12,13 +12,13 @@ import (
 // methods, called directly on views passed by pointer.
 type inPlaceWalker struct{ stepper }
 
-func (w inPlaceWalker) ObserveTo(v *line, s *line, c agent.Clock, obs []float32, _ []bool) {
-	*v = w.TranslateState(*s, c)
-	w.EncodeObservation(obs, w.Observe(*v))
+func (w inPlaceWalker) ObserveTo(v *line, s *line, c *agent.Clock, out *agent.Out) {
+	*v = w.TranslateState(*s, *c)
+	w.EncodeObservation(out.Obs, w.Observe(*v))
 }
 
-func (w inPlaceWalker) SettleTo(next *line, s *line, c agent.Clock, prev *line, a *move, obs []float32, mask []bool) (float64, bool, bool) {
-	w.ObserveTo(next, s, c, obs, mask)
+func (w inPlaceWalker) SettleTo(next *line, s *line, c *agent.Clock, prev *line, a *move, out *agent.Out) (float64, bool, bool) {
+	w.ObserveTo(next, s, c, out)
 	terminated, truncated := w.Done(*next)
 	return w.Reward(*prev, *a, *next), terminated, truncated
 }

@@ -224,6 +224,7 @@ func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
 type boundInPlace[S, AS, O any, R agent.Raw, A any] struct {
 	*binding[S, AS, O, R, A]
 	p       agent.InPlace[S, AS, R, A]
+	out     agent.Out // the buffers of the report slot last written
 	views   [2]AS
 	latest  uint8 // the slot of the view at the agent's latest report
 	pending uint8 // the slot of the view at the agent's pending decision
@@ -247,14 +248,23 @@ func (b *boundInPlace[S, AS, O, R, A]) doneNow() (bool, bool) {
 
 func (b *boundInPlace[S, AS, O, R, A]) observe(s *S, rep *Report) {
 	n := b.pending ^ 1
-	b.p.ObserveTo(&b.views[n&1], s, rep.Clock, rep.Obs, rep.Mask)
+	b.p.ObserveTo(&b.views[n&1], s, &rep.Clock, b.outOf(rep))
 	b.latest = n
 }
 
 func (b *boundInPlace[S, AS, O, R, A]) settle(a *A, s *S, rep *Report) {
 	n := b.pending ^ 1
-	rep.Reward, rep.Terminated, rep.Truncated = b.p.SettleTo(&b.views[n&1], s, rep.Clock, &b.views[b.pending&1], a, rep.Obs, rep.Mask)
+	rep.Reward, rep.Terminated, rep.Truncated = b.p.SettleTo(&b.views[n&1], s, &rep.Clock, &b.views[b.pending&1], a, b.outOf(rep))
 	b.latest = n
+}
+
+// outOf returns the agent's Out for rep's buffers. A report slot's buffers stay the
+// same, and an agent is mostly reported in the same slot, so this is a comparison.
+func (b *boundInPlace[S, AS, O, R, A]) outOf(rep *Report) *agent.Out {
+	if len(b.out.Obs) == 0 || &b.out.Obs[0] != &rep.Obs[0] {
+		b.out.Obs, b.out.Mask = rep.Obs, rep.Mask
+	}
+	return &b.out
 }
 
 // encode writes the observation and the mask of an agent without a ViewEncoder (observe

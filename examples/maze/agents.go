@@ -95,13 +95,13 @@ func (s *Strategy) Reward(_ View, _ Action, next View) float64 {
 // TestInPlaceMatchesAgent checks them against those methods.
 
 // ObserveTo writes the strategy's view, its observation and its mask.
-func (s *Strategy) ObserveTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
-	s.observeTo(v, st, c, obs, mask)
+func (s *Strategy) ObserveTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
+	s.observeTo(v, st, c, out)
 }
 
 // SettleTo writes the view, observation and mask of a decision's end and scores it.
-func (s *Strategy) SettleTo(next *View, st *State, c agent.Clock, _ *View, _ *Action, obs []float32, mask []bool) (float64, bool, bool) {
-	s.observeTo(next, st, c, obs, mask)
+func (s *Strategy) SettleTo(next *View, st *State, c *agent.Clock, _ *View, _ *Action, out *agent.Out) (float64, bool, bool) {
+	s.observeTo(next, st, c, out)
 	if next.Pos == next.Maze.goal { // Done and Reward
 		return *s.cfg.GoalReward, true, false
 	}
@@ -110,15 +110,15 @@ func (s *Strategy) SettleTo(next *View, st *State, c agent.Clock, _ *View, _ *Ac
 
 // observeTo is TranslateState, then EncodeView, with the mask kept in the view for
 // DecodeAt.
-func (s *Strategy) observeTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
+func (s *Strategy) observeTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
 	v.State, v.Steps = *st, c.Steps
 	m, p := st.Maze, st.Pos
 	for d := range Direction(4) {
 		v.open[d] = m.Walkable(p.Move(d))
 	}
-	copy(mask[:4], v.open[:])
-	n := encodeMap(obs, s.rows, s.cols, m)
-	t := obs[n : n+6]
+	copy(out.Mask[:4], v.open[:])
+	n := encodeMap(out.Obs, s.rows, s.cols, m)
+	t := out.Obs[n : n+6]
 	t[0], t[1] = float32(p.Row), float32(p.Col)
 	t[2], t[3], t[4], t[5] = b2f(v.open[0]), b2f(v.open[1]), b2f(v.open[2]), b2f(v.open[3])
 }
@@ -236,13 +236,13 @@ func (m *Motion) Reward(v View, a Action, next View) float64 {
 // (agent.InPlace): the bodies of its own methods, called directly so that they inline.
 
 // ObserveTo writes the motion agent's view, its observation and its mask.
-func (m *Motion) ObserveTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
-	m.observeTo(v, st, c, obs, mask)
+func (m *Motion) ObserveTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
+	m.observeTo(v, st, c, out)
 }
 
 // SettleTo writes the view, observation and mask after a move and scores the move.
-func (m *Motion) SettleTo(next *View, st *State, c agent.Clock, prev *View, a *Action, obs []float32, mask []bool) (float64, bool, bool) {
-	m.observeTo(next, st, c, obs, mask)
+func (m *Motion) SettleTo(next *View, st *State, c *agent.Clock, prev *View, a *Action, out *agent.Out) (float64, bool, bool) {
+	m.observeTo(next, st, c, out)
 	reward := *m.cfg.WrongReward // Reward
 	if p := m.cfg.ProgressReward; p != nil {
 		reward = progress(*p, prev.Maze, prev.Pos, next.Pos)
@@ -258,15 +258,15 @@ func (m *Motion) SettleTo(next *View, st *State, c agent.Clock, prev *View, a *A
 
 // observeTo is TranslateState, then EncodeView, with the mask kept in the view for
 // DecodeAt and Done.
-func (m *Motion) observeTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
+func (m *Motion) observeTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
 	v.State, v.Steps = *st, c.Steps
 	mz, p, h := st.Maze, st.Pos, st.Heading
 	behind, ahead := mz.Walkable(p.Move(h.Opposite())), mz.Walkable(p.Move(h))
 	v.open[Backward], v.open[Forward] = behind, ahead
-	mask = mask[:2]
+	mask := out.Mask[:2]
 	mask[Backward], mask[Forward] = behind, ahead
-	n := encodeMap(obs, m.rows, m.cols, mz)
-	t := obs[n : n+4]
+	n := encodeMap(out.Obs, m.rows, m.cols, mz)
+	t := out.Obs[n : n+4]
 	t[0], t[1], t[2], t[3] = float32(p.Row), float32(p.Col), b2f(behind), b2f(ahead)
 }
 
