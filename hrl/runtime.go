@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/spaces"
@@ -85,11 +86,18 @@ type Result struct {
 // Report returns the report of the agent with the given id, or nil.
 func (r *Result) Report(id string) *Report {
 	for i := range r.Reports {
-		if r.Reports[i].AgentID == id {
+		if sameID(r.Reports[i].AgentID, id) {
 			return &r.Reports[i]
 		}
 	}
 	return nil
+}
+
+// sameID reports whether two agent ids are equal. The ids of a runtime's results are the
+// strings it keeps, so most comparisons are of a string with itself: those are settled
+// by the pointers, without reading the bytes.
+func sameID(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // Acting returns the report of the agent that acts next, or nil when the episode is over.
@@ -97,7 +105,7 @@ func (r *Result) Acting() *Report {
 	if r.Over {
 		return nil
 	}
-	if n := len(r.Reports); n > 0 && r.Reports[n-1].AgentID == r.Next {
+	if n := len(r.Reports); n > 0 && sameID(r.Reports[n-1].AgentID, r.Next) {
 		return &r.Reports[n-1] // the runtime reports the acting agent last
 	}
 	return r.Report(r.Next)
@@ -145,17 +153,19 @@ type AgentSpec struct {
 // same actions give the same results; it starts no goroutine and does no I/O.
 // A Runtime is not safe for concurrent use; run one per goroutine.
 type Runtime[S, A any] struct {
-	env    HierarchicalEnv[S, A]
-	inEnv  InPlaceStepper[S, A] // env's, unless Config.NoInPlace; else nil
-	info   func(S) any
-	table  *transitions.Table[S, A]
-	agents []Binding[S, A]
-	bound  []boundAgent[S, A] // what the step path needs of each agent, in one place
-	specs  []AgentSpec
-	cfg    Config
-	pcg    *rand.PCG
-	rng    *rand.Rand
-	ids    [][]string // ids[agent][k], grown as episodes need
+	env   HierarchicalEnv[S, A]
+	inEnv InPlaceStepper[S, A] // env's, unless Config.NoInPlace; else nil
+	info  func(S) any
+	table *transitions.Table[S, A]
+	// machine is the table's machine, kept for the step path's triggers.
+	machine transitions.Machine[S, A]
+	agents  []Binding[S, A]
+	bound   []boundAgent[S, A] // what the step path needs of each agent, in one place
+	specs   []AgentSpec
+	cfg     Config
+	pcg     *rand.PCG
+	rng     *rand.Rand
+	ids     [][]string // ids[agent][k], grown as episodes need
 
 	started bool
 	over    bool
@@ -207,12 +217,27 @@ type boundAgent[S, A any] struct {
 	name    string
 	obsDim  int
 	maskLen int
+	// onDone is what follows the end of the agent's sub-episodes (the table's OnDone).
+	onDone int
+	// trig lists the triggers that leave the agent, in the machine's order, so that
+	// the step path matches them without a call into the table.
+	trig []boundTrigger[S, A]
+}
+
+// boundTrigger is a trigger with the index of the agent it hands control to, -1 for a
+// procedure.
+type boundTrigger[S, A any] struct {
+	tr *transitions.Trigger[S, A]
+	to int
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
 // waiting for its child's sub-episode to end.
 type frame[S, A any] struct {
 	agent int
+	ag    *boundAgent[S, A] // &Runtime.bound[agent]
+	// k is the agent's sub-episode count (Clock.SubEpisode) during this sub-episode.
+	k int
 	// begun numbers the sub-episode among those the runtime has begun, from 1.
 	begun    uint64
 	id       string
@@ -299,12 +324,21 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
 	}
-	for _, tr := range table.Machine().Triggers {
-		r.bound[table.Index(tr.From)].triggers = true
+	r.machine = table.Machine()
+	for k := range r.machine.Triggers {
+		tr := &r.machine.Triggers[k]
+		ag := &r.bound[table.Index(tr.From)]
+		ag.triggers = true
+		to := -1
+		if tr.Run == nil {
+			to = table.Index(tr.To)
+		}
+		ag.trig = append(ag.trig, boundTrigger[S, A]{tr: tr, to: to})
 	}
 	for i := range r.bound {
 		ag := &r.bound[i]
 		ag.plain = !ag.triggers && !ag.switching && ag.hooks.onStep == nil
+		ag.onDone = table.OnDone(i)
 	}
 	r.src = &source{obs: r}
 	return r, nil
@@ -438,10 +472,10 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 		return Result{}, r.fail(id, raw, ErrEpisodeOver, nil)
 	}
 	top := &r.stack[len(r.stack)-1]
-	if id != top.id {
+	if !sameID(id, top.id) {
 		return Result{}, r.fail(id, raw, ErrNotActing, nil)
 	}
-	ag := &r.bound[top.agent]
+	ag := top.ag
 	// The decision is decoded into the acting frame's action: nothing reads it before
 	// the step commits, so a rejected step leaves nothing behind there.
 	if ag.fast.inside(&raw) {
@@ -455,52 +489,65 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	if err != nil {
 		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
 	}
-	if ag.plain {
-		// Nothing after the environment can reject the action: step the state itself.
-		if r.inEnv != nil {
-			err = r.inEnv.StepInPlace(&r.state, &top.action)
-		} else {
-			err = r.stepValue(&r.state, &top.action)
-		}
-		if err != nil {
-			return Result{}, r.fail(id, raw, ErrRejected, err)
-		}
-		r.tick++
-		top.steps++
-		if len(r.res.Reports) == 1 && r.slots[0].frame == top.begun {
-			// The agent acts on, reported alone in the same slot as in the last step:
-			// only what a settle changes is written.
-			rep := &r.res.Reports[0]
-			rep.Start, rep.SpanTicks = false, 1
-			rep.Clock.Steps, rep.Clock.Tick = top.steps, r.tick
-			r.slots[0].live = true
-			ag.inst.settle(&top.action, &r.state, rep)
-			if !rep.Terminated && !rep.Truncated && (r.cfg.MaxTicks == 0 || r.tick < r.cfg.MaxTicks) {
-				res.Reports, res.Next, res.Tick, res.src = r.res.Reports, id, r.tick, r.src
-				return res, nil
-			}
-			if rep.Done() {
-				r.finish()
-			}
-		} else {
-			r.res.Reports = r.res.Reports[:0]
-			if r.settle(len(r.stack)-1, 1) {
-				r.finish()
-			}
-		}
-		if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
-			r.truncate()
-		}
-		r.result(&res)
-		return res, nil
+	if !ag.plain {
+		return r.stepSwitching(id, &raw, top, ag)
 	}
-	return r.stepSwitching(id, raw, top, ag)
+	// Nothing after the environment can reject the action: step the state itself.
+	if r.inEnv != nil {
+		err = r.inEnv.StepInPlace(&r.state, &top.action)
+	} else {
+		err = r.stepValue(&r.state, &top.action)
+	}
+	if err != nil {
+		return Result{}, r.fail(id, raw, ErrRejected, err)
+	}
+	r.tick++
+	top.steps++
+	var rep *Report
+	if len(r.res.Reports) == 1 && r.slots[0].frame == top.begun {
+		// The agent acts on, reported alone in the same slot as in the last step: only
+		// what a settle changes is written.
+		rep = &r.res.Reports[0]
+		rep.Start, rep.SpanTicks = false, 1
+		rep.Clock.Steps, rep.Clock.Tick = top.steps, r.tick
+		r.slots[0].live = true
+	} else {
+		r.res.Reports = r.res.Reports[:0]
+		rep = r.slot(top)
+		rep.SpanTicks = 1
+	}
+	ag.inst.settle(&top.action, &r.state, rep)
+	if rep.Terminated || rep.Truncated {
+		if n := len(r.stack) - 2; n >= 0 && ag.onDone == transitions.DoneParent && ag.hooks.onGives == nil {
+			// The sub-episode ends and control returns to the parent, which settles the
+			// decision that handed control down: finish's first round, unrolled.
+			r.subEp[top.agent]++
+			r.stack = r.stack[:n+1]
+			p := &r.stack[n]
+			p.steps++
+			if r.settle(p, r.tick-p.actedTick) {
+				r.finish()
+			}
+		} else {
+			r.finish()
+		}
+	}
+	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
+		r.truncate()
+	}
+	res.Reports, res.Tick, res.src = r.res.Reports, r.tick, r.src
+	if !r.over {
+		res.Next = r.stack[len(r.stack)-1].id
+	} else {
+		res.Over = true
+	}
+	return res, nil
 }
 
 // stepSwitching is the rest of Step for an agent whose action a hook or a trigger may
 // still reject or change after the environment accepted it: the step builds the next
 // state apart, in r.next, and commits it when nothing failed.
-func (r *Runtime[S, A]) stepSwitching(id string, raw agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (res Result, err error) {
+func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (res Result, err error) {
 	s := &r.next
 	*s = r.state
 	if r.inEnv != nil {
@@ -509,43 +556,44 @@ func (r *Runtime[S, A]) stepSwitching(id string, raw agent.RawAction, top *frame
 		err = r.stepValue(s, &top.action)
 	}
 	if err != nil {
-		return Result{}, r.fail(id, raw, ErrRejected, err)
+		return Result{}, r.fail(id, *raw, ErrRejected, err)
 	}
-	a := top.action
 	if h := ag.hooks.onStep; h != nil {
-		*s = h.OnStep(*s, a)
+		*s = h.OnStep(*s, top.action)
 	}
 	var (
-		tr      *transitions.Trigger[S, A]
-		to      = -1
-		matched bool
+		tr *transitions.Trigger[S, A]
+		to = -1
 	)
-	if ag.triggers {
-		tr, to, matched = r.table.Match(top.agent, a)
+	for i := range ag.trig {
+		if t := &ag.trig[i]; t.tr.When == nil || t.tr.When(top.action) {
+			tr, to = t.tr, t.to
+			break
+		}
 	}
 	switch {
-	case !matched && ag.switching:
-		return Result{}, r.fail(id, raw, ErrNoTrigger, nil)
-	case matched && tr.Run != nil:
-		if *s, err = tr.Run(*s, a); err != nil {
-			return Result{}, r.fail(id, raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
+	case tr == nil && ag.switching:
+		return Result{}, r.fail(id, *raw, ErrNoTrigger, nil)
+	case tr != nil && tr.Run != nil:
+		if *s, err = tr.Run(*s, top.action); err != nil {
+			return Result{}, r.fail(id, *raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
 		}
-	case matched && r.level(to) >= 0:
-		return Result{}, r.fail(id, raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
+	case tr != nil && r.level(to) >= 0:
+		return Result{}, r.fail(id, *raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
 	}
 
 	// Nothing below fails: the step is committed.
 	r.state = *s
 	r.tick++
 	r.res.Reports = r.res.Reports[:0]
-	if matched && to >= 0 {
+	if to >= 0 {
 		top.actedTick = r.tick - 1
-		if r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a}) {
+		if r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: top.action}) {
 			r.finish()
 		}
 	} else {
 		top.steps++
-		if r.settle(len(r.stack)-1, 1) {
+		if r.settle(top, 1) {
 			r.finish()
 		}
 	}
@@ -577,8 +625,7 @@ func (r *Runtime[S, A]) result(res *Result) {
 	res.src = r.src
 }
 
-func (r *Runtime[S, A]) id(i int) string {
-	k := r.subEp[i]
+func (r *Runtime[S, A]) id(i, k int) string {
 	for len(r.ids[i]) <= k {
 		r.ids[i] = append(r.ids[i], r.agents[i].Name()+"_"+strconv.Itoa(len(r.ids[i])))
 	}
@@ -586,7 +633,7 @@ func (r *Runtime[S, A]) id(i int) string {
 }
 
 // slot returns the next report, with buffers for its observation and mask.
-func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
+func (r *Runtime[S, A]) slot(f *frame[S, A]) *Report {
 	n := len(r.res.Reports)
 	if n == len(r.slots) {
 		r.slots = append(r.slots, reportSlot[S]{obs: make([]float32, r.maxObs), mask: make([]bool, r.maxMask)})
@@ -607,7 +654,7 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 	rep := &r.res.Reports[n]
 	if sl.frame != f.begun {
 		sl.frame = f.begun
-		ag := &r.bound[i]
+		ag := f.ag
 		rep.AgentID = f.id
 		rep.Agent = ag.name
 		rep.ParentID = f.parentID
@@ -616,12 +663,12 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *Report {
 		if ag.maskLen > 0 {
 			rep.Mask = sl.mask[:ag.maskLen]
 		}
-		rep.agent = i
+		rep.agent = f.agent
 	}
 	rep.Reward = 0
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
 	rep.SpanTicks = 0
-	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, r.subEp[i]
+	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, f.k
 	return rep
 }
 
@@ -636,14 +683,15 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	}
 	f := &r.stack[len(r.stack)-1]
 	r.begun++
-	f.agent, f.begun, f.id, f.parentID, f.steps, f.actedTick = i, r.begun, r.id(i), parentID, 0, 0
-	if h := r.bound[i].hooks.onTakes; h != nil {
+	ag := &r.bound[i]
+	f.agent, f.ag, f.k, f.begun, f.parentID, f.steps, f.actedTick = i, ag, r.subEp[i], r.begun, parentID, 0, 0
+	f.id = r.id(i, f.k)
+	if h := ag.hooks.onTakes; h != nil {
 		r.keep()
 		r.state = h.OnTakesControl(r.state, *sw)
 	}
-	rep := r.slot(i, f)
+	rep := r.slot(f)
 	rep.Start = true
-	ag := &r.bound[i]
 	ag.inst.observe(&r.state, rep)
 	// A reset's agent always acts, and an agent returns at once at most once a step, so
 	// that an on-done cycle of such agents ends.
@@ -658,14 +706,13 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	return true
 }
 
-// settle scores the pending decision of the agent at stack level n, whose action is in
-// its frame, now that it has completed after span ticks, and reports it. It returns
-// whether the agent's sub-episode is over.
-func (r *Runtime[S, A]) settle(n, span int) bool {
-	f := &r.stack[n]
-	rep := r.slot(f.agent, f)
+// settle scores the pending decision of the agent of frame f, whose action is in f,
+// now that it has completed after span ticks, and reports it. It returns whether the
+// agent's sub-episode is over.
+func (r *Runtime[S, A]) settle(f *frame[S, A], span int) bool {
+	rep := r.slot(f)
 	rep.SpanTicks = span
-	r.bound[f.agent].inst.settle(&f.action, &r.state, rep)
+	f.ag.inst.settle(&f.action, &r.state, rep)
 	return rep.Done()
 }
 
@@ -674,7 +721,7 @@ func (r *Runtime[S, A]) settle(n, span int) bool {
 func (r *Runtime[S, A]) finish() {
 	for {
 		agentIdx, id, parentID := r.pop()
-		next := r.table.OnDone(agentIdx)
+		next := r.bound[agentIdx].onDone
 		if next == transitions.DoneParent && len(r.stack) > 0 {
 			next = r.stack[len(r.stack)-1].agent
 		}
@@ -699,7 +746,7 @@ func (r *Runtime[S, A]) finish() {
 		}
 		p := &r.stack[n]
 		p.steps++
-		if !r.settle(n, r.tick-p.actedTick) {
+		if !r.settle(p, r.tick-p.actedTick) {
 			return
 		}
 	}
@@ -734,7 +781,7 @@ func (r *Runtime[S, A]) level(i int) int {
 func (r *Runtime[S, A]) cut(n int) {
 	f := &r.stack[n]
 	f.steps++
-	r.settle(n, r.tick-f.actedTick)
+	r.settle(f, r.tick-f.actedTick)
 	if rep := &r.res.Reports[len(r.res.Reports)-1]; !rep.Terminated {
 		rep.Truncated = true
 	}
