@@ -548,19 +548,7 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 // still reject or change after the environment accepted it: the step builds the next
 // state apart, in r.next, and commits it when nothing failed.
 func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (res Result, err error) {
-	s := &r.next
-	*s = r.state
-	if r.inEnv != nil {
-		err = r.inEnv.StepInPlace(s, &top.action)
-	} else {
-		err = r.stepValue(s, &top.action)
-	}
-	if err != nil {
-		return Result{}, r.fail(id, *raw, ErrRejected, err)
-	}
-	if h := ag.hooks.onStep; h != nil {
-		*s = h.OnStep(*s, top.action)
-	}
+	// Which trigger fires depends on the action alone.
 	var (
 		tr *transitions.Trigger[S, A]
 		to = -1
@@ -571,19 +559,21 @@ func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *fram
 			break
 		}
 	}
-	switch {
-	case tr == nil && ag.switching:
-		return Result{}, r.fail(id, *raw, ErrNoTrigger, nil)
-	case tr != nil && tr.Run != nil:
-		if *s, err = tr.Run(*s, top.action); err != nil {
-			return Result{}, r.fail(id, *raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
+	if ag.hooks.onStep == nil && (tr == nil && !ag.switching || tr != nil && tr.Run == nil && r.level(to) < 0) {
+		// Only the environment can reject the action: it steps the state itself.
+		if r.inEnv != nil {
+			err = r.inEnv.StepInPlace(&r.state, &top.action)
+		} else {
+			err = r.stepValue(&r.state, &top.action)
 		}
-	case tr != nil && r.level(to) >= 0:
-		return Result{}, r.fail(id, *raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
+		if err != nil {
+			return Result{}, r.fail(id, *raw, ErrRejected, err)
+		}
+	} else if err = r.stepApart(id, raw, top, ag, tr, to); err != nil {
+		return Result{}, err
 	}
 
 	// Nothing below fails: the step is committed.
-	r.state = *s
 	r.tick++
 	r.res.Reports = r.res.Reports[:0]
 	if to >= 0 {
@@ -602,6 +592,38 @@ func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *fram
 	}
 	r.result(&res)
 	return res, nil
+}
+
+// stepApart steps the state of a switching step in r.next, runs the agent's StepHook
+// and the procedure of the trigger tr that fired, if any, and commits the state when
+// nothing failed. The errors come in this order: the environment's, then a missing
+// trigger, a failed procedure, a target already in control.
+func (r *Runtime[S, A]) stepApart(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A], tr *transitions.Trigger[S, A], to int) (err error) {
+	s := &r.next
+	*s = r.state
+	if r.inEnv != nil {
+		err = r.inEnv.StepInPlace(s, &top.action)
+	} else {
+		err = r.stepValue(s, &top.action)
+	}
+	if err != nil {
+		return r.fail(id, *raw, ErrRejected, err)
+	}
+	if h := ag.hooks.onStep; h != nil {
+		*s = h.OnStep(*s, top.action)
+	}
+	switch {
+	case tr == nil && ag.switching:
+		return r.fail(id, *raw, ErrNoTrigger, nil)
+	case tr != nil && tr.Run != nil:
+		if *s, err = tr.Run(*s, top.action); err != nil {
+			return r.fail(id, *raw, ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
+		}
+	case tr != nil && r.level(to) >= 0:
+		return r.fail(id, *raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
+	}
+	r.state = *s
+	return nil
 }
 
 // stepValue steps *s through the environment's Step, leaving it as it was on an error.
@@ -649,27 +671,35 @@ func (r *Runtime[S, A]) slot(f *frame[S, A]) *Report {
 	// The report is written field by field, not as one composite value: a composite is
 	// built on the stack and copied, and the copy stalls on the stores that built it.
 	// What names the agent and its buffers is written only when the slot last reported
-	// another sub-episode: an agent acting on is reported in the same slot step after
-	// step.
+	// another sub-episode (an agent acting on is reported in the same slot step after
+	// step), and the agent's name and buffers only when it reported another agent.
 	rep := &r.res.Reports[n]
 	if sl.frame != f.begun {
 		sl.frame = f.begun
-		ag := f.ag
 		rep.AgentID = f.id
-		rep.Agent = ag.name
 		rep.ParentID = f.parentID
-		rep.Obs = sl.obs[:ag.obsDim]
-		rep.Mask = nil
-		if ag.maskLen > 0 {
-			rep.Mask = sl.mask[:ag.maskLen]
+		if rep.agent != f.agent || rep.Obs == nil {
+			r.describe(rep, sl, f)
 		}
-		rep.agent = f.agent
 	}
 	rep.Reward = 0
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
 	rep.SpanTicks = 0
 	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, f.k
 	return rep
+}
+
+// describe writes what names f's agent in rep, and the slot's buffers sized for it,
+// when the slot last reported another agent (or none).
+func (r *Runtime[S, A]) describe(rep *Report, sl *reportSlot[S], f *frame[S, A]) {
+	ag := f.ag
+	rep.Agent = ag.name
+	rep.Obs = sl.obs[:ag.obsDim]
+	rep.Mask = nil
+	if ag.maskLen > 0 {
+		rep.Mask = sl.mask[:ag.maskLen]
+	}
+	rep.agent = f.agent
 }
 
 // begin starts a sub-episode of agent i and reports its first observation. It returns
@@ -685,7 +715,11 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	r.begun++
 	ag := &r.bound[i]
 	f.agent, f.ag, f.k, f.begun, f.parentID, f.steps, f.actedTick = i, ag, r.subEp[i], r.begun, parentID, 0, 0
-	f.id = r.id(i, f.k)
+	if ids := r.ids[i]; f.k < len(ids) {
+		f.id = ids[f.k]
+	} else {
+		f.id = r.id(i, f.k)
+	}
 	if h := ag.hooks.onTakes; h != nil {
 		r.keep()
 		r.state = h.OnTakesControl(r.state, *sw)
