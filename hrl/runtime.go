@@ -105,7 +105,7 @@ func (r *Result) Acting() *Report {
 	if r.Over {
 		return nil
 	}
-	if n := len(r.Reports); n > 0 && sameID(r.Reports[n-1].AgentID, r.Next) {
+	if n := len(r.Reports); n > 0 && r.Reports[n-1].AgentID == r.Next {
 		return &r.Reports[n-1] // the runtime reports the acting agent last
 	}
 	return r.Report(r.Next)
