@@ -107,6 +107,61 @@ type InPlace[S, AS any, R Raw, A any] interface {
 	DecodeAt(as *AS, raw R) (A, error)
 }
 
+// Stepper is an agent's step path bound into one runtime, for agents with a Discrete
+// action space: a value of the agent's own (non-generic) type that keeps the agent's
+// views itself, so that the runtime calls it directly, once per decision and once per
+// report, with nothing between. An agent offers one through NewStepper (StepperMaker);
+// each method does what the InPlace method it names does (hrltest compares them with
+// the agent's methods):
+//
+//   - Observe is ObserveTo into the view of the next report;
+//   - Settle is SettleTo into the view of the next report, with prev the view of the
+//     pending decision;
+//   - DecodeInt is DecodeAt in the view of the latest report, with the result written
+//     to *dst; that view becomes the pending decision's.
+//
+// Views keeps the two views and says which is which; the maze's agents show the few
+// lines each method takes. The pointers the runtime passes are valid for the call only.
+type Stepper[S, A any] interface {
+	Observe(s *S, c *Clock, out *Out)
+	Settle(s *S, c *Clock, a *A, out *Out) (reward float64, terminated, truncated bool)
+	DecodeInt(raw int64, dst *A) error
+}
+
+// StepperMaker is implemented by InPlace agents with a Discrete action space that give
+// the runtime a Stepper: NewStepper returns a new one for each runtime the agent is
+// bound into (it holds views, which an Agent must not).
+type StepperMaker[S, A any] interface {
+	NewStepper() Stepper[S, A]
+}
+
+// Views holds an agent's view at its latest report and its view at its pending
+// decision, in two slots it switches between rather than copying one into the other. The
+// pending decision's view stays in its slot until the decision is settled: a report
+// writes the other slot. The zero value is ready to use.
+type Views[AS any] struct {
+	v       [2]AS
+	latest  uint8
+	pending uint8
+}
+
+// Latest returns the view of the latest report.
+func (w *Views[AS]) Latest() *AS { return &w.v[w.latest&1] }
+
+// Decide makes the view of the latest report the pending decision's, and returns it.
+func (w *Views[AS]) Decide() *AS {
+	w.pending = w.latest
+	return &w.v[w.latest&1]
+}
+
+// Report returns the slot the next report writes its view into, and the view of the
+// pending decision, and makes the first the latest.
+func (w *Views[AS]) Report() (next, pending *AS) {
+	n := w.pending ^ 1
+	w.latest = n
+	return &w.v[n&1], &w.v[w.pending&1]
+}
+
 // Out is where an InPlace agent writes an observation: the runtime's buffers for it.
 type Out struct {
 	// Obs is the flat observation, of length ObservationSpace().FlatDim().

@@ -23,6 +23,7 @@ type Binding[S, A any] interface {
 	masked() int // length of the action mask, 0 without one
 	returnsAtOnce() bool
 	instance(inPlace bool) instance[S, A]
+	stepper(inPlace bool) agent.Stepper[S, A]
 	typedObservation(s S, c agent.Clock) any
 	info(s S, c agent.Clock) any
 	done(s S, c agent.Clock) (terminated, truncated bool)
@@ -140,6 +141,17 @@ func (b *binding[S, AS, O, R, A]) instance(inPlace bool) instance[S, A] {
 		return &boundInPlace[S, AS, O, R, A]{binding: b, p: b.inPlace}
 	}
 	return &bound[S, AS, O, R, A]{binding: b}
+}
+
+// stepper returns a new agent.Stepper of an agent.InPlace that is an
+// agent.StepperMaker with a Discrete action space when inPlace is set, else nil: an agent
+// that hides its InPlace hides its Stepper too.
+func (b *binding[S, AS, O, R, A]) stepper(inPlace bool) agent.Stepper[S, A] {
+	m, ok := b.a.(agent.StepperMaker[S, A])
+	if _, discrete := any(*new(R)).(int64); !inPlace || b.inPlace == nil || !ok || !discrete {
+		return nil
+	}
+	return m.NewStepper()
 }
 
 // instance is an agent bound into one runtime. It keeps the agent's view at its latest

@@ -203,7 +203,12 @@ type reportSlot[S any] struct {
 // boundAgent is an agent as the step path uses it: its instance, its hooks, the range
 // of its Discrete actions, its name and the lengths of its observation and mask.
 type boundAgent[S, A any] struct {
-	inst  instance[S, A]
+	inst instance[S, A]
+	// step is the agent's agent.Stepper where it has one (and its action space is
+	// Discrete, with fast set): the step path then calls it instead of inst. out holds
+	// the buffers of the report slot it last wrote.
+	step  agent.Stepper[S, A]
+	out   agent.Out
 	hooks hooks[S, A]
 	fast  discreteRange // for the check on the step path
 	// triggers tells whether any trigger leaves the agent (else the step path does not
@@ -247,6 +252,15 @@ type frame[S, A any] struct {
 	// agent's instance keeps its view at that decision).
 	actedTick int
 	action    A
+}
+
+// outOf returns the agent's Out for rep's buffers. A report slot's buffers stay the
+// same, and an agent is mostly reported in the same slot, so this is a comparison.
+func (ag *boundAgent[S, A]) outOf(rep *Report) *agent.Out {
+	if len(ag.out.Obs) == 0 || &ag.out.Obs[0] != &rep.Obs[0] {
+		ag.out.Obs, ag.out.Mask = rep.Obs, rep.Mask
+	}
+	return &ag.out
 }
 
 // discreteRange is the range [lo, hi) of a Discrete action space; ok is false for
@@ -319,6 +333,9 @@ func New[S, A any](env HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error
 			atOnce:  b.returnsAtOnce(),
 		}
 		r.bound[i].switching = table.Switching(i)
+		if fast.ok {
+			r.bound[i].step = b.stepper(!cfg.NoInPlace)
+		}
 		r.specs = append(r.specs, AgentSpec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(),
 			MaskLen: b.masked(), ReturnsAtOnce: b.returnsAtOnce()})
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
@@ -479,7 +496,11 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 	// The decision is decoded into the acting frame's action: nothing reads it before
 	// the step commits, so a rejected step leaves nothing behind there.
 	if ag.fast.inside(&raw) {
-		err = ag.inst.decideInt(raw.Int, &top.action)
+		if st := ag.step; st != nil {
+			err = st.DecodeInt(raw.Int, &top.action)
+		} else {
+			err = ag.inst.decideInt(raw.Int, &top.action)
+		}
 	} else {
 		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
 			return Result{}, r.fail(id, raw, ErrOutsideSpace, err)
@@ -516,7 +537,11 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 		rep = r.slot(top)
 		rep.SpanTicks = 1
 	}
-	ag.inst.settle(&top.action, &r.state, rep)
+	if st := ag.step; st != nil {
+		rep.Reward, rep.Terminated, rep.Truncated = st.Settle(&r.state, &rep.Clock, &top.action, ag.outOf(rep))
+	} else {
+		ag.inst.settle(&top.action, &r.state, rep)
+	}
 	if rep.Terminated || rep.Truncated {
 		if n := len(r.stack) - 2; n >= 0 && ag.onDone == transitions.DoneParent && ag.hooks.onGives == nil {
 			// The sub-episode ends and control returns to the parent, which settles the
@@ -726,13 +751,21 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	}
 	rep := r.slot(f)
 	rep.Start = true
-	ag.inst.observe(&r.state, rep)
+	if st := ag.step; st != nil {
+		st.Observe(&r.state, &rep.Clock, ag.outOf(rep))
+	} else {
+		ag.inst.observe(&r.state, rep)
+	}
 	// A reset's agent always acts, and an agent returns at once at most once a step, so
 	// that an on-done cycle of such agents ends.
 	if !ag.atOnce || sw.Cause == agent.ByReset || r.returned[i] == r.tick {
 		return false
 	}
-	rep.Terminated, rep.Truncated = ag.inst.doneNow()
+	if ag.step != nil {
+		rep.Terminated, rep.Truncated = r.agents[i].done(r.state, rep.Clock)
+	} else {
+		rep.Terminated, rep.Truncated = ag.inst.doneNow()
+	}
 	if !rep.Done() {
 		return false
 	}
@@ -746,7 +779,11 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 func (r *Runtime[S, A]) settle(f *frame[S, A], span int) bool {
 	rep := r.slot(f)
 	rep.SpanTicks = span
-	f.ag.inst.settle(&f.action, &r.state, rep)
+	if ag := f.ag; ag.step != nil {
+		rep.Reward, rep.Terminated, rep.Truncated = ag.step.Settle(&r.state, &rep.Clock, &f.action, ag.outOf(rep))
+	} else {
+		ag.inst.settle(&f.action, &r.state, rep)
+	}
 	return rep.Done()
 }
 

@@ -279,10 +279,60 @@ func (m *Motion) DecodeAt(v *View, raw int64) (Action, error) {
 	return m.DecodeAction(*v, raw)
 }
 
+// NewStepper returns the strategy's step path bound into one runtime
+// (agent.StepperMaker): its InPlace methods on views it keeps.
+func (s *Strategy) NewStepper() agent.Stepper[State, Action] { return &strategyStepper{s: s} }
+
+type strategyStepper struct {
+	s     *Strategy
+	views agent.Views[View]
+}
+
+func (t *strategyStepper) Observe(st *State, c *agent.Clock, out *agent.Out) {
+	next, _ := t.views.Report()
+	t.s.observeTo(next, st, c, out)
+}
+
+func (t *strategyStepper) Settle(st *State, c *agent.Clock, a *Action, out *agent.Out) (float64, bool, bool) {
+	next, prev := t.views.Report()
+	return t.s.SettleTo(next, st, c, prev, a, out)
+}
+
+func (t *strategyStepper) DecodeInt(raw int64, dst *Action) (err error) {
+	*dst, err = t.s.DecodeAt(t.views.Decide(), raw)
+	return err
+}
+
+// NewStepper returns the motion agent's step path bound into one runtime
+// (agent.StepperMaker): its InPlace methods on views it keeps.
+func (m *Motion) NewStepper() agent.Stepper[State, Action] { return &motionStepper{m: m} }
+
+type motionStepper struct {
+	m     *Motion
+	views agent.Views[View]
+}
+
+func (t *motionStepper) Observe(st *State, c *agent.Clock, out *agent.Out) {
+	next, _ := t.views.Report()
+	t.m.observeTo(next, st, c, out)
+}
+
+func (t *motionStepper) Settle(st *State, c *agent.Clock, a *Action, out *agent.Out) (float64, bool, bool) {
+	next, prev := t.views.Report()
+	return t.m.SettleTo(next, st, c, prev, a, out)
+}
+
+func (t *motionStepper) DecodeInt(raw int64, dst *Action) (err error) {
+	*dst, err = t.m.DecodeAt(t.views.Decide(), raw)
+	return err
+}
+
 // The agents do the step path's work in place.
 var (
 	_ agent.InPlace[State, View, int64, Action] = (*Strategy)(nil)
 	_ agent.InPlace[State, View, int64, Action] = (*Motion)(nil)
+	_ agent.StepperMaker[State, Action]         = (*Strategy)(nil)
+	_ agent.StepperMaker[State, Action]         = (*Motion)(nil)
 )
 
 // progress is reward times the moves a step from p to q took off the distance to the
