@@ -511,50 +511,53 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 		return Result{}, r.fail(id, raw, ErrInvalidAction, err)
 	}
 	if !ag.plain {
-		return r.stepSwitching(id, &raw, top, ag)
-	}
-	// Nothing after the environment can reject the action: step the state itself.
-	if r.inEnv != nil {
-		err = r.inEnv.StepInPlace(&r.state, &top.action)
+		if err := r.stepSwitching(id, &raw, top, ag); err != nil {
+			return Result{}, err
+		}
 	} else {
-		err = r.stepValue(&r.state, &top.action)
-	}
-	if err != nil {
-		return Result{}, r.fail(id, raw, ErrRejected, err)
-	}
-	r.tick++
-	top.steps++
-	var rep *Report
-	if len(r.res.Reports) == 1 && r.slots[0].frame == top.begun {
-		// The agent acts on, reported alone in the same slot as in the last step: only
-		// what a settle changes is written.
-		rep = &r.res.Reports[0]
-		rep.Start, rep.SpanTicks = false, 1
-		rep.Clock.Steps, rep.Clock.Tick = top.steps, r.tick
-		r.slots[0].live = true
-	} else {
-		r.res.Reports = r.res.Reports[:0]
-		rep = r.slot(top)
-		rep.SpanTicks = 1
-	}
-	if st := ag.step; st != nil {
-		rep.Reward, rep.Terminated, rep.Truncated = st.Settle(&r.state, &rep.Clock, &top.action, ag.outOf(rep))
-	} else {
-		ag.inst.settle(&top.action, &r.state, rep)
-	}
-	if rep.Terminated || rep.Truncated {
-		if n := len(r.stack) - 2; n >= 0 && ag.onDone == transitions.DoneParent && ag.hooks.onGives == nil {
-			// The sub-episode ends and control returns to the parent, which settles the
-			// decision that handed control down: finish's first round, unrolled.
-			r.subEp[top.agent]++
-			r.stack = r.stack[:n+1]
-			p := &r.stack[n]
-			p.steps++
-			if r.settle(p, r.tick-p.actedTick) {
+		// Nothing after the environment can reject the action: step the state itself.
+		if r.inEnv != nil {
+			err = r.inEnv.StepInPlace(&r.state, &top.action)
+		} else {
+			err = r.stepValue(&r.state, &top.action)
+		}
+		if err != nil {
+			return Result{}, r.fail(id, raw, ErrRejected, err)
+		}
+		r.tick++
+		top.steps++
+		var rep *Report
+		if len(r.res.Reports) == 1 && r.slots[0].frame == top.begun {
+			// The agent acts on, reported alone in the same slot as in the last step: only
+			// what a settle changes is written.
+			rep = &r.res.Reports[0]
+			rep.Start, rep.SpanTicks = false, 1
+			rep.Clock.Steps, rep.Clock.Tick = top.steps, r.tick
+			r.slots[0].live = true
+		} else {
+			r.res.Reports = r.res.Reports[:0]
+			rep = r.slot(top)
+			rep.SpanTicks = 1
+		}
+		if st := ag.step; st != nil {
+			rep.Reward, rep.Terminated, rep.Truncated = st.Settle(&r.state, &rep.Clock, &top.action, ag.outOf(rep))
+		} else {
+			ag.inst.settle(&top.action, &r.state, rep)
+		}
+		if rep.Terminated || rep.Truncated {
+			if n := len(r.stack) - 2; n >= 0 && ag.onDone == transitions.DoneParent && ag.hooks.onGives == nil {
+				// The sub-episode ends and control returns to the parent, which settles the
+				// decision that handed control down: finish's first round, unrolled.
+				r.subEp[top.agent]++
+				r.stack = r.stack[:n+1]
+				p := &r.stack[n]
+				p.steps++
+				if r.settle(p, r.tick-p.actedTick) {
+					r.finish()
+				}
+			} else {
 				r.finish()
 			}
-		} else {
-			r.finish()
 		}
 	}
 	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
@@ -572,7 +575,7 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res Result, err er
 // stepSwitching is the rest of Step for an agent whose action a hook or a trigger may
 // still reject or change after the environment accepted it: the step builds the next
 // state apart, in r.next, and commits it when nothing failed.
-func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (res Result, err error) {
+func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (err error) {
 	// Which trigger fires depends on the action alone.
 	var (
 		tr *transitions.Trigger[S, A]
@@ -592,10 +595,10 @@ func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *fram
 			err = r.stepValue(&r.state, &top.action)
 		}
 		if err != nil {
-			return Result{}, r.fail(id, *raw, ErrRejected, err)
+			return r.fail(id, *raw, ErrRejected, err)
 		}
 	} else if err = r.stepApart(id, raw, top, ag, tr, to); err != nil {
-		return Result{}, err
+		return err
 	}
 
 	// Nothing below fails: the step is committed.
@@ -612,11 +615,7 @@ func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *fram
 			r.finish()
 		}
 	}
-	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
-		r.truncate()
-	}
-	r.result(&res)
-	return res, nil
+	return nil
 }
 
 // stepApart steps the state of a switching step in r.next, runs the agent's StepHook
