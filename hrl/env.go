@@ -44,7 +44,9 @@ type Informer[S any] interface {
 //
 // The runtime finds it once, in New; Config.NoInPlace makes it call Step instead, and
 // hrltest plays a runtime with and one without in lockstep, so that a StepInPlace that
-// disagrees with Step, or changes the state on an error, shows.
+// disagrees with Step shows. hrltest offers its invalid actions to the runtime without:
+// test that a rejected StepInPlace leaves the state as it was apart (as the maze's
+// TestStepInPlaceMatchesStep does).
 type InPlaceStepper[S, A any] interface {
 	StepInPlace(s *S, a *A) error
 }
