@@ -257,7 +257,7 @@ type frame[S, A any] struct {
 // outOf returns the agent's Out for rep's buffers. A report slot's buffers stay the
 // same, and an agent is mostly reported in the same slot, so this is a comparison.
 func (ag *boundAgent[S, A]) outOf(rep *Report) *agent.Out {
-	if len(ag.out.Obs) == 0 || &ag.out.Obs[0] != &rep.Obs[0] {
+	if unsafe.SliceData(ag.out.Obs) != unsafe.SliceData(rep.Obs) {
 		ag.out.Obs, ag.out.Mask = rep.Obs, rep.Mask
 	}
 	return &ag.out
