@@ -25,7 +25,8 @@
 //
 // An agent may implement any of ResetHook, TakesControlHook, StepHook, GivesControlHook,
 // Masker, ViewEncoder, Informer and AtOnceReturner, each a one-method interface, and
-// InPlace, which does the step path's work on views passed by pointer in fewer calls.
+// InPlace, which does the step path's work on views passed by pointer in fewer calls,
+// with StepperMaker, whose Stepper the runtime calls directly, with nothing between.
 // The runtime finds them once, when the agent is bound (as database/sql finds optional
 // driver features), and never type-asserts on the step path. TakesControlHook receives a Switch: why the agent takes
 // control (Cause), the rule that fired, the agent that handed over and its action.

@@ -84,25 +84,90 @@ type ViewEncoder[AS any] interface {
 // so they are a few lines that call the agent's own methods directly, which the
 // compiler can then inline (see the maze's agents):
 //
-//	func (x *Mine) ObserveTo(view *View, s *State, c agent.Clock, obs []float32, mask []bool) {
-//		*view = x.TranslateState(*s, c)
-//		x.EncodeView(*view, obs, mask) // or EncodeObservation(obs, Observe(*view)), ActionMask
+//	func (x *Mine) ObserveTo(view *View, s *State, c *agent.Clock, out *agent.Out) {
+//		*view = x.TranslateState(*s, *c)
+//		x.EncodeView(*view, out.Obs, out.Mask) // or EncodeObservation(out.Obs, Observe(*view)), ActionMask
 //	}
+//
+// Every argument is a pointer, so that a call passes them all in registers.
 //
 // The runtime uses InPlace on the step path instead of TranslateState, DecodeAction,
 // Done, Reward and the encoders; it still calls those for everything else (typed
 // observations, AgentDone, Info, an AtOnceReturner's first Done). The pointers it passes
-// are valid for the call only, and the methods must not retain them, obs or mask.
+// are valid for the call only, and the methods must not retain them or out's slices.
 type InPlace[S, AS any, R Raw, A any] interface {
-	// ObserveTo writes TranslateState(*s, c) into *view, and the observation and the mask
-	// of that view into obs and mask (mask is nil for an agent without a Masker), as
-	// EncodeView, or EncodeObservation(obs, Observe(*view)) and ActionMask, would.
-	ObserveTo(view *AS, s *S, c Clock, obs []float32, mask []bool)
+	// ObserveTo writes TranslateState(*s, *c) into *view, and the observation and the
+	// mask of that view into out (out.Mask is nil for an agent without a Masker), as
+	// EncodeView, or EncodeObservation(out.Obs, Observe(*view)) and ActionMask, would.
+	ObserveTo(view *AS, s *S, c *Clock, out *Out)
 	// SettleTo does what ObserveTo does with next, and returns Reward(*prev, *a, *next)
 	// and Done(*next).
-	SettleTo(next *AS, s *S, c Clock, prev *AS, a *A, obs []float32, mask []bool) (reward float64, terminated, truncated bool)
+	SettleTo(next *AS, s *S, c *Clock, prev *AS, a *A, out *Out) (reward float64, terminated, truncated bool)
 	// DecodeAt returns DecodeAction(*as, raw).
 	DecodeAt(as *AS, raw R) (A, error)
+}
+
+// Stepper is an agent's step path bound into one runtime, for agents with a Discrete
+// action space: a value of the agent's own (non-generic) type that keeps the agent's
+// views itself, so that the runtime calls it directly, once per decision and once per
+// report, with nothing between. An agent offers one through NewStepper (StepperMaker);
+// each method does what the InPlace method it names does (hrltest compares them with
+// the agent's methods):
+//
+//   - Observe is ObserveTo into the view of the next report;
+//   - Settle is SettleTo into the view of the next report, with prev the view of the
+//     pending decision;
+//   - DecodeInt is DecodeAt in the view of the latest report, with the result written
+//     to *dst; that view becomes the pending decision's.
+//
+// Views keeps the two views and says which is which; the maze's agents show the few
+// lines each method takes. The pointers the runtime passes are valid for the call only.
+type Stepper[S, A any] interface {
+	Observe(s *S, c *Clock, out *Out)
+	Settle(s *S, c *Clock, a *A, out *Out) (reward float64, terminated, truncated bool)
+	DecodeInt(raw int64, dst *A) error
+}
+
+// StepperMaker is implemented by InPlace agents with a Discrete action space that give
+// the runtime a Stepper: NewStepper returns a new one for each runtime the agent is
+// bound into (it holds views, which an Agent must not).
+type StepperMaker[S, A any] interface {
+	NewStepper() Stepper[S, A]
+}
+
+// Views holds an agent's view at its latest report and its view at its pending
+// decision, in two slots it switches between rather than copying one into the other. The
+// pending decision's view stays in its slot until the decision is settled: a report
+// writes the other slot. The zero value is ready to use.
+type Views[AS any] struct {
+	v       [2]AS
+	latest  uint8
+	pending uint8
+}
+
+// Latest returns the view of the latest report.
+func (w *Views[AS]) Latest() *AS { return &w.v[w.latest&1] }
+
+// Decide makes the view of the latest report the pending decision's, and returns it.
+func (w *Views[AS]) Decide() *AS {
+	w.pending = w.latest
+	return &w.v[w.latest&1]
+}
+
+// Report returns the slot the next report writes its view into, and the view of the
+// pending decision, and makes the first the latest.
+func (w *Views[AS]) Report() (next, pending *AS) {
+	n := w.pending ^ 1
+	w.latest = n
+	return &w.v[n&1], &w.v[w.pending&1]
+}
+
+// Out is where an InPlace agent writes an observation: the runtime's buffers for it.
+type Out struct {
+	// Obs is the flat observation, of length ObservationSpace().FlatDim().
+	Obs []float32
+	// Mask is the action mask, nil for an agent without a Masker.
+	Mask []bool
 }
 
 // Informer is implemented by agents that describe their view for humans and logs

@@ -1,6 +1,8 @@
 package env
 
 import (
+	"unsafe"
+
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/spaces"
 )
@@ -133,11 +135,18 @@ type Turn struct {
 // Report returns the report of the agent with the given id, or nil.
 func (t *Turn) Report(id string) *Report {
 	for i := range t.Reports {
-		if t.Reports[i].AgentID == id {
+		if sameID(t.Reports[i].AgentID, id) {
 			return &t.Reports[i]
 		}
 	}
 	return nil
+}
+
+// sameID reports whether two agent ids are equal. The ids of a runtime's results are the
+// strings it keeps, so most comparisons are of a string with itself: those are settled
+// by the pointers, without reading the bytes.
+func sameID(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // Acting returns the report of the agent that acts next, or nil when the episode is over.

@@ -24,6 +24,7 @@ type Binding[S, A any] interface {
 	masked() int // length of the action mask, 0 without one
 	returnsAtOnce() bool
 	instance(inPlace bool) instance[S, A]
+	stepper(inPlace bool) agent.Stepper[S, A]
 	typedObservation(s S, c agent.Clock) any
 	info(s S, c agent.Clock) any
 	done(s S, c agent.Clock) (terminated, truncated bool)
@@ -143,6 +144,17 @@ func (b *binding[S, AS, O, R, A]) instance(inPlace bool) instance[S, A] {
 	return &bound[S, AS, O, R, A]{binding: b}
 }
 
+// stepper returns a new agent.Stepper of an agent.InPlace that is an
+// agent.StepperMaker with a Discrete action space when inPlace is set, else nil: an agent
+// that hides its InPlace hides its Stepper too.
+func (b *binding[S, AS, O, R, A]) stepper(inPlace bool) agent.Stepper[S, A] {
+	m, ok := b.a.(agent.StepperMaker[S, A])
+	if _, discrete := any(*new(R)).(int64); !inPlace || b.inPlace == nil || !ok || !discrete {
+		return nil
+	}
+	return m.NewStepper()
+}
+
 // instance is an agent bound into one runtime. It keeps the agent's view at its latest
 // report, and at its pending decision, so that each view is translated once: the
 // view an agent is reported in is the view it decides in, since nothing changes the
@@ -152,10 +164,12 @@ func (b *binding[S, AS, O, R, A]) instance(inPlace bool) instance[S, A] {
 // stack (transitions rejects trigger cycles and the runtime refuses a trigger into an
 // agent in control), so one pending view each suffices.
 type instance[S, A any] interface {
-	// decide decodes raw in the view of the agent's latest report, and keeps that view
-	// as the pending one. The view of a decision that fails is never settled: the
-	// next decide replaces it.
-	decide(raw agent.RawAction) (A, error)
+	// decide decodes raw in the view of the agent's latest report into *dst, and keeps
+	// that view as the pending one. The view of a decision that fails is never settled:
+	// the next decide replaces it.
+	decide(raw agent.RawAction, dst *A) error
+	// decideInt is decide for the raw action v of a Discrete action space.
+	decideInt(v int64, dst *A) error
 	// observe translates s at rep's clock and writes the first observation of a
 	// sub-episode into rep.
 	observe(s *S, rep *env.Report)
@@ -173,10 +187,16 @@ type bound[S, AS, O any, R agent.Raw, A any] struct {
 	pending AS // at the agent's pending decision
 }
 
-func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
-	a, err := b.a.DecodeAction(b.view, rawOf[R](&raw))
+func (b *bound[S, AS, O, R, A]) decide(raw agent.RawAction, dst *A) (err error) {
+	*dst, err = b.a.DecodeAction(b.view, rawOf[R](&raw))
 	b.pending = b.view
-	return a, err
+	return err
+}
+
+func (b *bound[S, AS, O, R, A]) decideInt(v int64, dst *A) (err error) {
+	*dst, err = b.a.DecodeAction(b.view, rawInt[R](v))
+	b.pending = b.view
+	return err
 }
 
 func (b *bound[S, AS, O, R, A]) doneNow() (bool, bool) { return b.a.Done(b.view) }
@@ -217,14 +237,22 @@ func (b *bound[S, AS, O, R, A]) settle(a *A, s *S, rep *env.Report) {
 type boundInPlace[S, AS, O any, R agent.Raw, A any] struct {
 	*binding[S, AS, O, R, A]
 	p       agent.InPlace[S, AS, R, A]
+	out     agent.Out // the buffers of the report slot last written
 	views   [2]AS
 	latest  uint8 // the slot of the view at the agent's latest report
 	pending uint8 // the slot of the view at the agent's pending decision
 }
 
-func (b *boundInPlace[S, AS, O, R, A]) decide(raw agent.RawAction) (A, error) {
+func (b *boundInPlace[S, AS, O, R, A]) decide(raw agent.RawAction, dst *A) (err error) {
 	b.pending = b.latest
-	return b.p.DecodeAt(&b.views[b.latest&1], rawOf[R](&raw))
+	*dst, err = b.p.DecodeAt(&b.views[b.latest&1], rawOf[R](&raw))
+	return err
+}
+
+func (b *boundInPlace[S, AS, O, R, A]) decideInt(v int64, dst *A) (err error) {
+	b.pending = b.latest
+	*dst, err = b.p.DecodeAt(&b.views[b.latest&1], rawInt[R](v))
+	return err
 }
 
 func (b *boundInPlace[S, AS, O, R, A]) doneNow() (bool, bool) {
@@ -233,14 +261,23 @@ func (b *boundInPlace[S, AS, O, R, A]) doneNow() (bool, bool) {
 
 func (b *boundInPlace[S, AS, O, R, A]) observe(s *S, rep *env.Report) {
 	n := b.pending ^ 1
-	b.p.ObserveTo(&b.views[n&1], s, rep.Clock, rep.Obs, rep.Mask)
+	b.p.ObserveTo(&b.views[n&1], s, &rep.Clock, b.outOf(rep))
 	b.latest = n
 }
 
 func (b *boundInPlace[S, AS, O, R, A]) settle(a *A, s *S, rep *env.Report) {
 	n := b.pending ^ 1
-	rep.Reward, rep.Terminated, rep.Truncated = b.p.SettleTo(&b.views[n&1], s, rep.Clock, &b.views[b.pending&1], a, rep.Obs, rep.Mask)
+	rep.Reward, rep.Terminated, rep.Truncated = b.p.SettleTo(&b.views[n&1], s, &rep.Clock, &b.views[b.pending&1], a, b.outOf(rep))
 	b.latest = n
+}
+
+// outOf returns the agent's Out for rep's buffers. A report slot's buffers stay the
+// same, and an agent is mostly reported in the same slot, so this is a comparison.
+func (b *boundInPlace[S, AS, O, R, A]) outOf(rep *env.Report) *agent.Out {
+	if len(b.out.Obs) == 0 || &b.out.Obs[0] != &rep.Obs[0] {
+		b.out.Obs, b.out.Mask = rep.Obs, rep.Mask
+	}
+	return &b.out
 }
 
 // encode writes the observation and the mask of an agent without a ViewEncoder (observe
@@ -277,6 +314,15 @@ func rawOf[R agent.Raw](raw *agent.RawAction) (r R) {
 		*p = raw.Ints
 	case *[]float32:
 		*p = raw.Floats
+	}
+	return r
+}
+
+// rawInt is the R of a Discrete action v; the runtime calls it only for agents whose
+// action space is Discrete, whose R is int64.
+func rawInt[R agent.Raw](v int64) (r R) {
+	if p, ok := any(&r).(*int64); ok {
+		*p = v
 	}
 	return r
 }

@@ -34,3 +34,19 @@ type HierarchicalEnv[S, A any] interface {
 type Informer[S any] interface {
 	Info(s S) any
 }
+
+// InPlaceStepper is implemented by environments that can step their state in place, so
+// that the runtime does not pass the state by value on every step. StepInPlace does
+// what Step does, on *s and with the action at a: it changes *s into the state Step
+// would return. An error rejects the action, and then *s must be left as it was (the
+// runtime steps its own state in place where nothing can reject the action later).
+// It must not retain s or a.
+//
+// The runtime finds it once, in New; Config.NoInPlace makes it call Step instead, and
+// hrltest plays a runtime with and one without in lockstep, so that a StepInPlace that
+// disagrees with Step shows. hrltest offers its invalid actions to the runtime without:
+// test that a rejected StepInPlace leaves the state as it was apart (as the maze's
+// TestStepInPlaceMatchesStep does).
+type InPlaceStepper[S, A any] interface {
+	StepInPlace(s *S, a *A) error
+}

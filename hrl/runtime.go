@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
@@ -21,10 +22,18 @@ type Config struct {
 	// in control is reported truncated. 0 means no limit.
 	MaxTicks int
 	// NoInPlace steps every agent through its agent.Agent methods, ignoring
-	// agent.InPlace. The results are the same when each agent's InPlace does what it
-	// must; hrltest plays a runtime with and one without to check that. false (the zero
-	// value) uses InPlace where an agent implements it.
+	// agent.InPlace, and the environment through its Step, ignoring InPlaceStepper. The
+	// results are the same when each InPlace and InPlaceStepper does what it must;
+	// hrltest plays a runtime with and one without to check that. false (the zero value)
+	// uses them where the agents and the environment implement them.
 	NoInPlace bool
+}
+
+// sameID reports whether two agent ids are equal. The ids of a runtime's results are the
+// strings it keeps, so most comparisons are of a string with itself: those are settled
+// by the pointers, without reading the bytes.
+func sameID(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // Obs returns the typed observation of the agent reported with the given id, built
@@ -49,20 +58,24 @@ func Obs[O any](res env.Turn, id string) (O, error) {
 // same actions give the same results; it starts no goroutine and does no I/O.
 // A Runtime is not safe for concurrent use; run one per goroutine.
 type Runtime[S, A any] struct {
-	env    HierarchicalEnv[S, A]
-	info   func(S) any
-	table  *transitions.Table[S, A]
-	agents []Binding[S, A]
-	bound  []boundAgent[S, A] // what the step path needs of each agent, in one place
-	specs  []env.Spec
-	cfg    Config
-	pcg    *rand.PCG
-	rng    *rand.Rand
-	ids    [][]string // ids[agent][k], grown as episodes need
+	env   HierarchicalEnv[S, A]
+	inEnv InPlaceStepper[S, A] // env's, unless Config.NoInPlace; else nil
+	info  func(S) any
+	table *transitions.Table[S, A]
+	// machine is the table's machine, kept for the step path's triggers.
+	machine transitions.Machine[S, A]
+	agents  []Binding[S, A]
+	bound   []boundAgent[S, A] // what the step path needs of each agent, in one place
+	specs   []env.Spec
+	cfg     Config
+	pcg     *rand.PCG
+	rng     *rand.Rand
+	ids     [][]string // ids[agent][k], grown as episodes need
 
 	started bool
 	over    bool
 	state   S
+	next    S // the state a step builds when a hook or a trigger may still reject it
 	tick    int
 	stack   []frame[S, A]
 	subEp   []int
@@ -79,37 +92,64 @@ type Runtime[S, A any] struct {
 }
 
 // reportSlot holds a report's buffers: its observation and mask, sized for the largest
-// agent's, and the state they were built from.
+// agent's, and the state they were built from: the current state while live is set,
+// else state (a hook that changes the current state after the report keeps a copy
+// first, see keep).
 type reportSlot[S any] struct {
 	obs   []float32
 	mask  []bool
 	state S
+	live  bool
+	// agent is the agent the slot's report last described.
+	agent int
 	// frame is the sub-episode (frame.begun) whose agent the slot's report last
 	// described, 0 for none: its id, name, parent and buffers are still in the report.
 	frame uint64
-	// agent is the index of the agent the slot's report describes.
-	agent int
 }
 
 // boundAgent is an agent as the step path uses it: its instance, its hooks, the range
 // of its Discrete actions, its name and the lengths of its observation and mask.
 type boundAgent[S, A any] struct {
-	inst  instance[S, A]
+	inst instance[S, A]
+	// step is the agent's agent.Stepper where it has one (and its action space is
+	// Discrete, with fast set): the step path then calls it instead of inst. out holds
+	// the buffers of the report slot it last wrote.
+	step  agent.Stepper[S, A]
+	out   agent.Out
 	hooks hooks[S, A]
 	fast  discreteRange // for the check on the step path
 	// triggers tells whether any trigger leaves the agent (else the step path does not
 	// look for one), switching whether every action of the agent must fire one, atOnce
 	// whether the agent returns control at once when it is done as it takes control.
 	triggers, switching, atOnce bool
-	name                        string
-	obsDim                      int
-	maskLen                     int
+	// plain tells that nothing can reject the agent's action after the environment
+	// accepted it, or change the state after: no trigger leaves the agent, and it has
+	// no StepHook. The runtime then steps its state in place.
+	plain   bool
+	name    string
+	obsDim  int
+	maskLen int
+	// onDone is what follows the end of the agent's sub-episodes (the table's OnDone).
+	onDone int
+	// trig lists the triggers that leave the agent, in the machine's order, so that
+	// the step path matches them without a call into the table.
+	trig []boundTrigger[S, A]
+}
+
+// boundTrigger is a trigger with the index of the agent it hands control to, -1 for a
+// procedure.
+type boundTrigger[S, A any] struct {
+	tr *transitions.Trigger[S, A]
+	to int
 }
 
 // frame is an agent in control: the acting agent on top, its ancestors below, each
 // waiting for its child's sub-episode to end.
 type frame[S, A any] struct {
 	agent int
+	ag    *boundAgent[S, A] // &Runtime.bound[agent]
+	// k is the agent's sub-episode count (Clock.SubEpisode) during this sub-episode.
+	k int
 	// begun numbers the sub-episode among those the runtime has begun, from 1.
 	begun    uint64
 	id       string
@@ -119,6 +159,15 @@ type frame[S, A any] struct {
 	// agent's instance keeps its view at that decision).
 	actedTick int
 	action    A
+}
+
+// outOf returns the agent's Out for rep's buffers. A report slot's buffers stay the
+// same, and an agent is mostly reported in the same slot, so this is a comparison.
+func (ag *boundAgent[S, A]) outOf(rep *env.Report) *agent.Out {
+	if unsafe.SliceData(ag.out.Obs) != unsafe.SliceData(rep.Obs) {
+		ag.out.Obs, ag.out.Mask = rep.Obs, rep.Mask
+	}
+	return &ag.out
 }
 
 // discreteRange is the range [lo, hi) of a Discrete action space; ok is false for
@@ -133,7 +182,7 @@ func (d discreteRange) inside(raw *agent.RawAction) bool {
 	return d.ok && raw.Ints == nil && raw.Floats == nil && raw.Int >= d.lo && raw.Int < d.hi
 }
 
-// New checks e (its agents and its machine, every problem at once) and returns a
+// New checks env (its agents and its machine, every problem at once) and returns a
 // runtime for it. Call Reset before the first Step.
 func New[S, A any](e HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error) {
 	var errs []error
@@ -172,6 +221,9 @@ func New[S, A any](e HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error) 
 	if in, ok := e.(Informer[S]); ok {
 		r.info = in.Info
 	}
+	if st, ok := e.(InPlaceStepper[S, A]); ok && !cfg.NoInPlace {
+		r.inEnv = st
+	}
 	r.bound = make([]boundAgent[S, A], len(agents))
 	for i, b := range agents {
 		var fast discreteRange
@@ -188,13 +240,29 @@ func New[S, A any](e HierarchicalEnv[S, A], cfg Config) (*Runtime[S, A], error) 
 			atOnce:  b.returnsAtOnce(),
 		}
 		r.bound[i].switching = table.Switching(i)
+		if fast.ok {
+			r.bound[i].step = b.stepper(!cfg.NoInPlace)
+		}
 		r.specs = append(r.specs, env.Spec{Name: b.Name(), ObservationSpace: b.ObservationSpace(), ActionSpace: b.ActionSpace(),
 			MaskLen: b.masked(), ReturnsAtOnce: b.returnsAtOnce()})
 		r.maxObs = max(r.maxObs, b.ObservationSpace().FlatDim())
 		r.maxMask = max(r.maxMask, b.masked())
 	}
-	for _, tr := range table.Machine().Triggers {
-		r.bound[table.Index(tr.From)].triggers = true
+	r.machine = table.Machine()
+	for k := range r.machine.Triggers {
+		tr := &r.machine.Triggers[k]
+		ag := &r.bound[table.Index(tr.From)]
+		ag.triggers = true
+		to := -1
+		if tr.Run == nil {
+			to = table.Index(tr.To)
+		}
+		ag.trig = append(ag.trig, boundTrigger[S, A]{tr: tr, to: to})
+	}
+	for i := range r.bound {
+		ag := &r.bound[i]
+		ag.plain = !ag.triggers && !ag.switching && ag.hooks.onStep == nil
+		ag.onDone = table.OnDone(i)
 	}
 	r.typedObs = r.typedObservation
 	return r, nil
@@ -261,22 +329,41 @@ func (r *Runtime[S, A]) AgentInfo(id string) any {
 func (r *Runtime[S, A]) AgentDone(id string) (terminated, truncated, ok bool) {
 	for slot := range r.res.Reports {
 		if rep := &r.res.Reports[slot]; rep.AgentID == id {
-			terminated, truncated = r.agents[r.slots[slot].agent].done(r.slots[slot].state, rep.Clock)
+			terminated, truncated = r.agents[r.slots[slot].agent].done(r.stateOf(slot), rep.Clock)
 			return terminated, truncated, true
 		}
 	}
 	return false, false, false
 }
 
-// typedObservation rebuilds the typed observation of the agent reported in the given
-// slot of the latest result, from the state its flat observation was built from: a hook
-// that ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
-// current state since. It is the results' env.Turn.TypedObs.
+// typedObservation rebuilds the typed observation of the agent reported in the given slot
+// of the latest result, from the state its flat observation was built from: a hook that
+// ran later in the same step (OnGivesControl, OnTakesControl) may have changed the
+// current state since.
 func (r *Runtime[S, A]) typedObservation(slot int) any {
 	if slot < 0 || slot >= len(r.res.Reports) {
 		return nil
 	}
-	return r.agents[r.slots[slot].agent].typedObservation(r.slots[slot].state, r.res.Reports[slot].Clock)
+	return r.agents[r.slots[slot].agent].typedObservation(r.stateOf(slot), r.res.Reports[slot].Clock)
+}
+
+// stateOf returns the state the report in the given slot of the latest result was
+// built from.
+func (r *Runtime[S, A]) stateOf(slot int) S {
+	if sl := &r.slots[slot]; !sl.live {
+		return sl.state
+	}
+	return r.state
+}
+
+// keep copies the current state into the slots of this step's reports built from it,
+// before a hook changes it.
+func (r *Runtime[S, A]) keep() {
+	for n := range r.res.Reports {
+		if sl := &r.slots[n]; sl.live {
+			sl.state, sl.live = r.state, false
+		}
+	}
 }
 
 // Reset starts a new episode from the environment's InitialState drawn with a generator
@@ -303,7 +390,7 @@ func (r *Runtime[S, A]) Reset(seed uint64) (res env.Turn, err error) {
 }
 
 // Step applies a raw action of the acting agent with the given id and reports every
-// agent concerned. An *env.StepError (one of the sentinels, with the agent id,
+// agent concerned. A *StepError (one of the sentinels in errors.go, with the agent id,
 // the action and the reason) leaves the runtime exactly as it was: the caller may retry
 // with another action.
 func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res env.Turn, err error) {
@@ -314,70 +401,178 @@ func (r *Runtime[S, A]) Step(id string, raw agent.RawAction) (res env.Turn, err 
 		return env.Turn{}, r.fail(id, raw, env.ErrEpisodeOver, nil)
 	}
 	top := &r.stack[len(r.stack)-1]
-	if id != top.id {
+	if !sameID(id, top.id) {
 		return env.Turn{}, r.fail(id, raw, env.ErrNotActing, nil)
 	}
-	ag := &r.bound[top.agent]
-	if !ag.fast.inside(&raw) {
+	ag := top.ag
+	// The decision is decoded into the acting frame's action: nothing reads it before
+	// the step commits, so a rejected step leaves nothing behind there.
+	if ag.fast.inside(&raw) {
+		if st := ag.step; st != nil {
+			err = st.DecodeInt(raw.Int, &top.action)
+		} else {
+			err = ag.inst.decideInt(raw.Int, &top.action)
+		}
+	} else {
 		if err := raw.Check(r.specs[top.agent].ActionSpace); err != nil {
 			return env.Turn{}, r.fail(id, raw, env.ErrOutsideSpace, err)
 		}
+		err = ag.inst.decide(raw, &top.action)
 	}
-	a, err := ag.inst.decide(raw)
 	if err != nil {
 		return env.Turn{}, r.fail(id, raw, env.ErrInvalidAction, err)
 	}
-	s, err := r.env.Step(r.state, a)
-	if err != nil {
-		return env.Turn{}, r.fail(id, raw, env.ErrRejected, err)
-	}
-	if h := ag.hooks.onStep; h != nil {
-		s = h.OnStep(s, a)
-	}
-	var (
-		tr      *transitions.Trigger[S, A]
-		to      = -1
-		matched bool
-	)
-	if ag.triggers {
-		tr, to, matched = r.table.Match(top.agent, a)
-	}
-	switch {
-	case !matched && ag.switching:
-		return env.Turn{}, r.fail(id, raw, ErrNoTrigger, nil)
-	case matched && tr.Run != nil:
-		if s, err = tr.Run(s, a); err != nil {
-			return env.Turn{}, r.fail(id, raw, env.ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
-		}
-	case matched && r.level(to) >= 0:
-		return env.Turn{}, r.fail(id, raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
-	}
-
-	// Nothing below fails: the step is committed.
-	r.state = s
-	r.tick++
-	r.res.Reports = r.res.Reports[:0]
-	top.action = a
-	if matched && to >= 0 {
-		top.actedTick = r.tick - 1
-		if r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: a}) {
-			r.finish()
+	if !ag.plain {
+		if err := r.stepSwitching(id, &raw, top, ag); err != nil {
+			return env.Turn{}, err
 		}
 	} else {
+		// Nothing after the environment can reject the action: step the state itself.
+		if r.inEnv != nil {
+			err = r.inEnv.StepInPlace(&r.state, &top.action)
+		} else {
+			err = r.stepValue(&r.state, &top.action)
+		}
+		if err != nil {
+			return env.Turn{}, r.fail(id, raw, env.ErrRejected, err)
+		}
+		r.tick++
 		top.steps++
-		if r.settle(len(r.stack)-1, 1) {
-			r.finish()
+		var rep *env.Report
+		if len(r.res.Reports) == 1 && r.slots[0].frame == top.begun {
+			// The agent acts on, reported alone in the same slot as in the last step: only
+			// what a settle changes is written.
+			rep = &r.res.Reports[0]
+			rep.Start, rep.SpanTicks = false, 1
+			rep.Clock.Steps, rep.Clock.Tick = top.steps, r.tick
+			r.slots[0].live = true
+		} else {
+			r.res.Reports = r.res.Reports[:0]
+			rep = r.slot(top)
+			rep.SpanTicks = 1
+		}
+		if st := ag.step; st != nil {
+			rep.Reward, rep.Terminated, rep.Truncated = st.Settle(&r.state, &rep.Clock, &top.action, ag.outOf(rep))
+		} else {
+			ag.inst.settle(&top.action, &r.state, rep)
+		}
+		if rep.Terminated || rep.Truncated {
+			if n := len(r.stack) - 2; n >= 0 && ag.onDone == transitions.DoneParent && ag.hooks.onGives == nil {
+				// The sub-episode ends and control returns to the parent, which settles the
+				// decision that handed control down: finish's first round, unrolled.
+				r.subEp[top.agent]++
+				r.stack = r.stack[:n+1]
+				p := &r.stack[n]
+				p.steps++
+				if r.settle(p, r.tick-p.actedTick) {
+					r.finish()
+				}
+			} else {
+				r.finish()
+			}
 		}
 	}
 	if !r.over && r.cfg.MaxTicks > 0 && r.tick >= r.cfg.MaxTicks {
 		r.truncate()
 	}
-	r.result(&res)
+	res.Reports, res.Tick, res.TypedObs = r.res.Reports, r.tick, r.typedObs
+	if !r.over {
+		res.Next = r.stack[len(r.stack)-1].id
+	} else {
+		res.Over = true
+	}
 	return res, nil
 }
 
+// stepSwitching is the rest of Step for an agent whose action a hook or a trigger may
+// still reject or change after the environment accepted it: the step builds the next
+// state apart, in r.next, and commits it when nothing failed.
+func (r *Runtime[S, A]) stepSwitching(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A]) (err error) {
+	// Which trigger fires depends on the action alone.
+	var (
+		tr *transitions.Trigger[S, A]
+		to = -1
+	)
+	for i := range ag.trig {
+		if t := &ag.trig[i]; t.tr.When == nil || t.tr.When(top.action) {
+			tr, to = t.tr, t.to
+			break
+		}
+	}
+	if ag.hooks.onStep == nil && (tr == nil && !ag.switching || tr != nil && tr.Run == nil && r.level(to) < 0) {
+		// Only the environment can reject the action: it steps the state itself.
+		if r.inEnv != nil {
+			err = r.inEnv.StepInPlace(&r.state, &top.action)
+		} else {
+			err = r.stepValue(&r.state, &top.action)
+		}
+		if err != nil {
+			return r.fail(id, *raw, env.ErrRejected, err)
+		}
+	} else if err = r.stepApart(id, raw, top, ag, tr, to); err != nil {
+		return err
+	}
+
+	// Nothing below fails: the step is committed.
+	r.tick++
+	r.res.Reports = r.res.Reports[:0]
+	if to >= 0 {
+		top.actedTick = r.tick - 1
+		if r.begin(to, top.id, &agent.Switch[A]{Cause: agent.ByTrigger, Rule: tr.Name, From: top.id, Action: top.action}) {
+			r.finish()
+		}
+	} else {
+		top.steps++
+		if r.settle(top, 1) {
+			r.finish()
+		}
+	}
+	return nil
+}
+
+// stepApart steps the state of a switching step in r.next, runs the agent's StepHook
+// and the procedure of the trigger tr that fired, if any, and commits the state when
+// nothing failed. The errors come in this order: the environment's, then a missing
+// trigger, a failed procedure, a target already in control.
+func (r *Runtime[S, A]) stepApart(id string, raw *agent.RawAction, top *frame[S, A], ag *boundAgent[S, A], tr *transitions.Trigger[S, A], to int) (err error) {
+	s := &r.next
+	*s = r.state
+	if r.inEnv != nil {
+		err = r.inEnv.StepInPlace(s, &top.action)
+	} else {
+		err = r.stepValue(s, &top.action)
+	}
+	if err != nil {
+		return r.fail(id, *raw, env.ErrRejected, err)
+	}
+	if h := ag.hooks.onStep; h != nil {
+		*s = h.OnStep(*s, top.action)
+	}
+	switch {
+	case tr == nil && ag.switching:
+		return r.fail(id, *raw, ErrNoTrigger, nil)
+	case tr != nil && tr.Run != nil:
+		if *s, err = tr.Run(*s, top.action); err != nil {
+			return r.fail(id, *raw, env.ErrRejected, fmt.Errorf("procedure %q: %w", tr.Name, err))
+		}
+	case tr != nil && r.level(to) >= 0:
+		return r.fail(id, *raw, ErrInControl, fmt.Errorf("trigger %q hands control to %s", tr.Name, r.stack[r.level(to)].id))
+	}
+	r.state = *s
+	return nil
+}
+
+// stepValue steps *s through the environment's Step, leaving it as it was on an error.
+func (r *Runtime[S, A]) stepValue(s *S, a *A) error {
+	next, err := r.env.Step(*s, *a)
+	if err == nil {
+		*s = next
+	}
+	return err
+}
+
 // result fills in the result of a Reset or Step. It writes the named result field by
-// field: a composite literal, or a copy of an env.Turn kept in the runtime, is built in
+// field: a composite literal, or a copy of a env.Turn kept in the runtime, is built in
 // memory and copied twice on its way to the registers it is returned in, and the
 // copies stall on the stores just made.
 func (r *Runtime[S, A]) result(res *env.Turn) {
@@ -388,8 +583,7 @@ func (r *Runtime[S, A]) result(res *env.Turn) {
 	res.TypedObs = r.typedObs
 }
 
-func (r *Runtime[S, A]) id(i int) string {
-	k := r.subEp[i]
+func (r *Runtime[S, A]) id(i, k int) string {
 	for len(r.ids[i]) <= k {
 		r.ids[i] = append(r.ids[i], r.agents[i].Name()+"_"+strconv.Itoa(len(r.ids[i])))
 	}
@@ -397,14 +591,14 @@ func (r *Runtime[S, A]) id(i int) string {
 }
 
 // slot returns the next report, with buffers for its observation and mask.
-func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *env.Report {
+func (r *Runtime[S, A]) slot(f *frame[S, A]) *env.Report {
 	n := len(r.res.Reports)
 	if n == len(r.slots) {
 		r.slots = append(r.slots, reportSlot[S]{obs: make([]float32, r.maxObs), mask: make([]bool, r.maxMask)})
 	}
 	sl := &r.slots[n]
 	// Every caller builds the report from the current state right after taking the slot.
-	sl.state = r.state
+	sl.live = true
 	if n < cap(r.res.Reports) {
 		r.res.Reports = r.res.Reports[:n+1]
 	} else {
@@ -413,27 +607,35 @@ func (r *Runtime[S, A]) slot(i int, f *frame[S, A]) *env.Report {
 	// The report is written field by field, not as one composite value: a composite is
 	// built on the stack and copied, and the copy stalls on the stores that built it.
 	// What names the agent and its buffers is written only when the slot last reported
-	// another sub-episode: an agent acting on is reported in the same slot step after
-	// step.
+	// another sub-episode (an agent acting on is reported in the same slot step after
+	// step), and the agent's name and buffers only when it reported another agent.
 	rep := &r.res.Reports[n]
 	if sl.frame != f.begun {
 		sl.frame = f.begun
-		ag := &r.bound[i]
 		rep.AgentID = f.id
-		rep.Agent = ag.name
 		rep.ParentID = f.parentID
-		rep.Obs = sl.obs[:ag.obsDim]
-		rep.Mask = nil
-		if ag.maskLen > 0 {
-			rep.Mask = sl.mask[:ag.maskLen]
+		if sl.agent != f.agent || rep.Obs == nil {
+			r.describe(rep, sl, f)
 		}
-		sl.agent = i
 	}
 	rep.Reward = 0
 	rep.Terminated, rep.Truncated, rep.Start = false, false, false
 	rep.SpanTicks = 0
-	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, r.subEp[i]
+	rep.Clock.Steps, rep.Clock.Tick, rep.Clock.SubEpisode = f.steps, r.tick, f.k
 	return rep
+}
+
+// describe writes what names f's agent in rep, and the slot's buffers sized for it,
+// when the slot last reported another agent (or none).
+func (r *Runtime[S, A]) describe(rep *env.Report, sl *reportSlot[S], f *frame[S, A]) {
+	ag := f.ag
+	rep.Agent = ag.name
+	rep.Obs = sl.obs[:ag.obsDim]
+	rep.Mask = nil
+	if ag.maskLen > 0 {
+		rep.Mask = sl.mask[:ag.maskLen]
+	}
+	sl.agent = f.agent
 }
 
 // begin starts a sub-episode of agent i and reports its first observation. It returns
@@ -447,20 +649,34 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	}
 	f := &r.stack[len(r.stack)-1]
 	r.begun++
-	f.agent, f.begun, f.id, f.parentID, f.steps, f.actedTick = i, r.begun, r.id(i), parentID, 0, 0
-	if h := r.bound[i].hooks.onTakes; h != nil {
+	ag := &r.bound[i]
+	f.agent, f.ag, f.k, f.begun, f.parentID, f.steps, f.actedTick = i, ag, r.subEp[i], r.begun, parentID, 0, 0
+	if ids := r.ids[i]; f.k < len(ids) {
+		f.id = ids[f.k]
+	} else {
+		f.id = r.id(i, f.k)
+	}
+	if h := ag.hooks.onTakes; h != nil {
+		r.keep()
 		r.state = h.OnTakesControl(r.state, *sw)
 	}
-	rep := r.slot(i, f)
+	rep := r.slot(f)
 	rep.Start = true
-	ag := &r.bound[i]
-	ag.inst.observe(&r.state, rep)
+	if st := ag.step; st != nil {
+		st.Observe(&r.state, &rep.Clock, ag.outOf(rep))
+	} else {
+		ag.inst.observe(&r.state, rep)
+	}
 	// A reset's agent always acts, and an agent returns at once at most once a step, so
 	// that an on-done cycle of such agents ends.
 	if !ag.atOnce || sw.Cause == agent.ByReset || r.returned[i] == r.tick {
 		return false
 	}
-	rep.Terminated, rep.Truncated = ag.inst.doneNow()
+	if ag.step != nil {
+		rep.Terminated, rep.Truncated = r.agents[i].done(r.state, rep.Clock)
+	} else {
+		rep.Terminated, rep.Truncated = ag.inst.doneNow()
+	}
 	if !rep.Done() {
 		return false
 	}
@@ -468,14 +684,17 @@ func (r *Runtime[S, A]) begin(i int, parentID string, sw *agent.Switch[A]) bool 
 	return true
 }
 
-// settle scores the pending decision of the agent at stack level n, whose action is in
-// its frame, now that it has completed after span ticks, and reports it. It returns
-// whether the agent's sub-episode is over.
-func (r *Runtime[S, A]) settle(n, span int) bool {
-	f := &r.stack[n]
-	rep := r.slot(f.agent, f)
+// settle scores the pending decision of the agent of frame f, whose action is in f,
+// now that it has completed after span ticks, and reports it. It returns whether the
+// agent's sub-episode is over.
+func (r *Runtime[S, A]) settle(f *frame[S, A], span int) bool {
+	rep := r.slot(f)
 	rep.SpanTicks = span
-	r.bound[f.agent].inst.settle(&f.action, &r.state, rep)
+	if ag := f.ag; ag.step != nil {
+		rep.Reward, rep.Terminated, rep.Truncated = ag.step.Settle(&r.state, &rep.Clock, &f.action, ag.outOf(rep))
+	} else {
+		ag.inst.settle(&f.action, &r.state, rep)
+	}
 	return rep.Done()
 }
 
@@ -484,7 +703,7 @@ func (r *Runtime[S, A]) settle(n, span int) bool {
 func (r *Runtime[S, A]) finish() {
 	for {
 		agentIdx, id, parentID := r.pop()
-		next := r.table.OnDone(agentIdx)
+		next := r.bound[agentIdx].onDone
 		if next == transitions.DoneParent && len(r.stack) > 0 {
 			next = r.stack[len(r.stack)-1].agent
 		}
@@ -509,7 +728,7 @@ func (r *Runtime[S, A]) finish() {
 		}
 		p := &r.stack[n]
 		p.steps++
-		if !r.settle(n, r.tick-p.actedTick) {
+		if !r.settle(p, r.tick-p.actedTick) {
 			return
 		}
 	}
@@ -521,6 +740,7 @@ func (r *Runtime[S, A]) pop() (i int, id, parentID string) {
 	f := &r.stack[len(r.stack)-1]
 	i, id, parentID = f.agent, f.id, f.parentID
 	if h := r.bound[i].hooks.onGives; h != nil {
+		r.keep()
 		r.state = h.OnGivesControl(r.state)
 	}
 	r.subEp[i]++
@@ -543,7 +763,7 @@ func (r *Runtime[S, A]) level(i int) int {
 func (r *Runtime[S, A]) cut(n int) {
 	f := &r.stack[n]
 	f.steps++
-	r.settle(n, r.tick-f.actedTick)
+	r.settle(f, r.tick-f.actedTick)
 	if rep := &r.res.Reports[len(r.res.Reports)-1]; !rep.Terminated {
 		rep.Truncated = true
 	}

@@ -35,7 +35,7 @@ func (s *Strategy) ObservationSpace() spaces.Space { return s.obs }
 func (s *Strategy) ActionSpace() spaces.Space { return s.act }
 
 // TranslateState pairs the state with the strategy's decision count.
-func (*Strategy) TranslateState(s State, c agent.Clock) View { return View{s, c.Steps} }
+func (*Strategy) TranslateState(s State, c agent.Clock) View { return View{State: s, Steps: c.Steps} }
 
 // Observe returns the map, the position and which directions are walkable.
 func (*Strategy) Observe(v View) StrategyObs {
@@ -95,25 +95,38 @@ func (s *Strategy) Reward(_ View, _ Action, next View) float64 {
 // TestInPlaceMatchesAgent checks them against those methods.
 
 // ObserveTo writes the strategy's view, its observation and its mask.
-func (s *Strategy) ObserveTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
-	*v = s.TranslateState(*st, c)
-	directionMask(v.State, mask)
-	encode(obs, s.rows, s.cols, v.Maze, v.Pos, mask)
+func (s *Strategy) ObserveTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
+	s.observeTo(v, st, c, out)
 }
 
 // SettleTo writes the view, observation and mask of a decision's end and scores it.
-func (s *Strategy) SettleTo(next *View, st *State, c agent.Clock, prev *View, a *Action, obs []float32, mask []bool) (float64, bool, bool) {
-	*next = s.TranslateState(*st, c)
-	terminated, truncated := s.Done(*next)
-	reward := s.Reward(*prev, *a, *next)
-	directionMask(next.State, mask)
-	encode(obs, s.rows, s.cols, next.Maze, next.Pos, mask)
-	return reward, terminated, truncated
+func (s *Strategy) SettleTo(next *View, st *State, c *agent.Clock, _ *View, _ *Action, out *agent.Out) (float64, bool, bool) {
+	s.observeTo(next, st, c, out)
+	if next.Pos == next.Maze.goal { // Done and Reward
+		return *s.cfg.GoalReward, true, false
+	}
+	return 0, false, c.Steps >= s.cfg.MaxSteps
 }
 
-// DecodeAt is DecodeAction on a view by pointer; the error comes from DecodeAction.
+// observeTo is TranslateState, then EncodeView, with the mask kept in the view for
+// DecodeAt.
+func (s *Strategy) observeTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
+	v.State, v.Steps = *st, c.Steps
+	m, p := st.Maze, st.Pos
+	for d := range Direction(4) {
+		v.open[d] = m.Walkable(p.Move(d))
+	}
+	copy(out.Mask[:4], v.open[:])
+	n := encodeMap(out.Obs, s.rows, s.cols, m)
+	t := out.Obs[n : n+6]
+	t[0], t[1] = float32(p.Row), float32(p.Col)
+	t[2], t[3], t[4], t[5] = b2f(v.open[0]), b2f(v.open[1]), b2f(v.open[2]), b2f(v.open[3])
+}
+
+// DecodeAt is DecodeAction on a view by pointer, with the mask ObserveTo or SettleTo
+// kept in it; the error comes from DecodeAction.
 func (s *Strategy) DecodeAt(v *View, raw int64) (Action, error) {
-	if d := Direction(raw); v.Maze.Walkable(v.Pos.Move(d)) {
+	if d := Direction(raw); d >= 0 && d < 4 && v.open[d] {
 		return Action{Kind: Choose, Dir: d}, nil
 	}
 	return s.DecodeAction(*v, raw)
@@ -147,7 +160,7 @@ func (m *Motion) ObservationSpace() spaces.Space { return m.obs }
 func (m *Motion) ActionSpace() spaces.Space { return m.act }
 
 // TranslateState pairs the state with the motion agent's move count.
-func (*Motion) TranslateState(s State, c agent.Clock) View { return View{s, c.Steps} }
+func (*Motion) TranslateState(s State, c agent.Clock) View { return View{State: s, Steps: c.Steps} }
 
 // Observe returns the map, the position and whether backward and forward are walkable.
 func (*Motion) Observe(v View) MotionObs {
@@ -223,38 +236,103 @@ func (m *Motion) Reward(v View, a Action, next View) float64 {
 // (agent.InPlace): the bodies of its own methods, called directly so that they inline.
 
 // ObserveTo writes the motion agent's view, its observation and its mask.
-func (m *Motion) ObserveTo(v *View, st *State, c agent.Clock, obs []float32, mask []bool) {
-	*v = m.TranslateState(*st, c)
-	moveMask(v.State, mask)
-	encode(obs, m.rows, m.cols, v.Maze, v.Pos, mask)
+func (m *Motion) ObserveTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
+	m.observeTo(v, st, c, out)
 }
 
 // SettleTo writes the view, observation and mask after a move and scores the move.
-func (m *Motion) SettleTo(next *View, st *State, c agent.Clock, prev *View, a *Action, obs []float32, mask []bool) (float64, bool, bool) {
-	*next = m.TranslateState(*st, c)
-	terminated, truncated := m.Done(*next)
-	reward := m.Reward(*prev, *a, *next)
-	moveMask(next.State, mask)
-	encode(obs, m.rows, m.cols, next.Maze, next.Pos, mask)
-	return reward, terminated, truncated
+func (m *Motion) SettleTo(next *View, st *State, c *agent.Clock, prev *View, a *Action, out *agent.Out) (float64, bool, bool) {
+	m.observeTo(next, st, c, out)
+	reward := *m.cfg.WrongReward // Reward
+	if p := m.cfg.ProgressReward; p != nil {
+		reward = progress(*p, prev.Maze, prev.Pos, next.Pos)
+	} else if a.Move == Forward {
+		reward = *m.cfg.RightReward
+	}
+	// Done, with the tile ahead the mask found.
+	if c.Steps >= 1 && st.Maze.Intersection(st.Pos) || !next.open[Forward] {
+		return reward, true, false
+	}
+	return reward, false, c.Steps >= m.cfg.MaxSteps
 }
 
-// DecodeAt is DecodeAction on a view by pointer; the error comes from DecodeAction.
+// observeTo is TranslateState, then EncodeView, with the mask kept in the view for
+// DecodeAt and Done.
+func (m *Motion) observeTo(v *View, st *State, c *agent.Clock, out *agent.Out) {
+	v.State, v.Steps = *st, c.Steps
+	mz, p, h := st.Maze, st.Pos, st.Heading
+	behind, ahead := mz.Walkable(p.Move(h.Opposite())), mz.Walkable(p.Move(h))
+	v.open[Backward], v.open[Forward] = behind, ahead
+	mask := out.Mask[:2]
+	mask[Backward], mask[Forward] = behind, ahead
+	n := encodeMap(out.Obs, m.rows, m.cols, mz)
+	t := out.Obs[n : n+4]
+	t[0], t[1], t[2], t[3] = float32(p.Row), float32(p.Col), b2f(behind), b2f(ahead)
+}
+
+// DecodeAt is DecodeAction on a view by pointer, with the mask ObserveTo or SettleTo
+// kept in it; the error comes from DecodeAction.
 func (m *Motion) DecodeAt(v *View, raw int64) (Action, error) {
-	d := v.Heading
-	if Move(raw) == Backward {
-		d = d.Opposite()
-	}
-	if v.Maze.Walkable(v.Pos.Move(d)) {
-		return Action{Kind: Step, Move: Move(raw)}, nil
+	if mv := Move(raw); mv >= 0 && mv < 2 && v.open[mv] {
+		return Action{Kind: Step, Move: mv}, nil
 	}
 	return m.DecodeAction(*v, raw)
+}
+
+// NewStepper returns the strategy's step path bound into one runtime
+// (agent.StepperMaker): its InPlace methods on views it keeps.
+func (s *Strategy) NewStepper() agent.Stepper[State, Action] { return &strategyStepper{s: s} }
+
+type strategyStepper struct {
+	s     *Strategy
+	views agent.Views[View]
+}
+
+func (t *strategyStepper) Observe(st *State, c *agent.Clock, out *agent.Out) {
+	next, _ := t.views.Report()
+	t.s.observeTo(next, st, c, out)
+}
+
+func (t *strategyStepper) Settle(st *State, c *agent.Clock, a *Action, out *agent.Out) (float64, bool, bool) {
+	next, prev := t.views.Report()
+	return t.s.SettleTo(next, st, c, prev, a, out)
+}
+
+func (t *strategyStepper) DecodeInt(raw int64, dst *Action) (err error) {
+	*dst, err = t.s.DecodeAt(t.views.Decide(), raw)
+	return err
+}
+
+// NewStepper returns the motion agent's step path bound into one runtime
+// (agent.StepperMaker): its InPlace methods on views it keeps.
+func (m *Motion) NewStepper() agent.Stepper[State, Action] { return &motionStepper{m: m} }
+
+type motionStepper struct {
+	m     *Motion
+	views agent.Views[View]
+}
+
+func (t *motionStepper) Observe(st *State, c *agent.Clock, out *agent.Out) {
+	next, _ := t.views.Report()
+	t.m.observeTo(next, st, c, out)
+}
+
+func (t *motionStepper) Settle(st *State, c *agent.Clock, a *Action, out *agent.Out) (float64, bool, bool) {
+	next, prev := t.views.Report()
+	return t.m.SettleTo(next, st, c, prev, a, out)
+}
+
+func (t *motionStepper) DecodeInt(raw int64, dst *Action) (err error) {
+	*dst, err = t.m.DecodeAt(t.views.Decide(), raw)
+	return err
 }
 
 // The agents do the step path's work in place.
 var (
 	_ agent.InPlace[State, View, int64, Action] = (*Strategy)(nil)
 	_ agent.InPlace[State, View, int64, Action] = (*Motion)(nil)
+	_ agent.StepperMaker[State, Action]         = (*Strategy)(nil)
+	_ agent.StepperMaker[State, Action]         = (*Motion)(nil)
 )
 
 // progress is reward times the moves a step from p to q took off the distance to the

@@ -173,6 +173,32 @@ func (e *Env) Step(s State, a Action) (State, error) {
 	return s, fmt.Errorf("maze: unknown action kind %d", a.Kind)
 }
 
+// StepInPlace is Step on the state in place (hrl.InPlaceStepper); on an error it
+// leaves *s as it was.
+func (e *Env) StepInPlace(s *State, a *Action) error {
+	switch a.Kind {
+	case Choose:
+		return nil
+	case Step:
+		d := s.Heading
+		if a.Move == Backward {
+			if s.Maze.Intersection(s.Pos) {
+				return nil
+			}
+			d = d.Opposite()
+		}
+		if next := s.Pos.Move(d); s.Maze.Walkable(next) {
+			s.Pos = next
+			return nil
+		}
+	}
+	_, err := e.Step(*s, *a) // the error, from the value path
+	return err
+}
+
+// The environment steps its state in place.
+var _ hrl.InPlaceStepper[State, Action] = (*Env)(nil)
+
 func move(s State, m Move) (State, error) {
 	d := s.Heading
 	if m == Backward {
@@ -219,6 +245,10 @@ const (
 type View struct {
 	State
 	Steps int
+	// open caches the agent's action mask (indexed by Direction for the strategy, by
+	// Move for the motion agent) where the agents' step path (agent.InPlace) built the
+	// view, for DecodeAt; TranslateState leaves it unset.
+	open [4]bool
 }
 
 // StrategyObs is the strategy agent's typed observation: the map, the position and
@@ -260,6 +290,17 @@ func obsSpace(rows, cols, n int) *spaces.Box {
 // encode writes map m padded to rows x cols with walls (m at the top left), the
 // position and the mask.
 func encode(dst []float32, rows, cols int, m *Maze, p Pos, mask []bool) {
+	n := encodeMap(dst, rows, cols, m)
+	t := dst[n : n+2+len(mask)]
+	t[0], t[1] = float32(p.Row), float32(p.Col)
+	for i, ok := range mask {
+		t[2+i] = b2f(ok)
+	}
+}
+
+// encodeMap writes map m padded to rows x cols with walls (m at the top left) and
+// returns rows x cols, where the position goes.
+func encodeMap(dst []float32, rows, cols int, m *Maze) int {
 	n := rows * cols
 	if m.rows == rows && m.cols == cols {
 		copy(dst, m.floats)
@@ -269,10 +310,7 @@ func encode(dst []float32, rows, cols int, m *Maze, p Pos, mask []bool) {
 			copy(dst[r*cols:r*cols+m.cols], m.floats[r*m.cols:(r+1)*m.cols])
 		}
 	}
-	dst[n], dst[n+1] = float32(p.Row), float32(p.Col)
-	for i, ok := range mask {
-		dst[n+2+i] = b2f(ok)
-	}
+	return n
 }
 
 func b2f(b bool) float32 {

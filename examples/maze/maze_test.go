@@ -597,3 +597,41 @@ func TestInPlaceMatchesAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestStepInPlaceMatchesStep steps every walkable tile, heading and action both ways:
+// StepInPlace changes the state into what Step returns, and on an error (a move into a
+// wall, an unknown kind) returns the same error and leaves the state as it was.
+func TestStepInPlaceMatchesStep(t *testing.T) {
+	e, err := maze.NewEnv(maze.Config{})
+	require.NoError(t, err)
+	m := e.Maze()
+	actions := []maze.Action{{Kind: maze.Step, Move: maze.Forward}, {Kind: maze.Step, Move: maze.Backward}, {Kind: maze.Choose, Dir: maze.Up}, {Kind: 0}}
+	steps, walls := 0, 0
+	for r := range m.Rows() {
+		for c := range m.Cols() {
+			p := maze.Pos{Row: r, Col: c}
+			if !m.Walkable(p) {
+				continue
+			}
+			for h := range maze.Direction(4) {
+				for _, a := range actions {
+					s := maze.State{Maze: m, Pos: p, Heading: h}
+					want, wantErr := e.Step(s, a)
+					got := s
+					gotErr := e.StepInPlace(&got, &a)
+					if wantErr != nil {
+						require.EqualError(t, gotErr, wantErr.Error(), "%v heading %v action %+v", p, h, a)
+						require.Equal(t, s, got, "a rejected step changed the state")
+						walls++
+						continue
+					}
+					require.NoError(t, gotErr)
+					require.Equal(t, want, got, "%v heading %v action %+v", p, h, a)
+					steps++
+				}
+			}
+		}
+	}
+	require.Positive(t, steps)
+	require.Positive(t, walls)
+}

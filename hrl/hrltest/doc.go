@@ -38,7 +38,10 @@
 //
 // newEnv is called twice per episode (a second environment plays the same episode
 // without the invalid actions, and both must agree), and each call must build an equal
-// environment. Options'
+// environment. The first is stepped with hrl.Config.NoInPlace, through the agents'
+// Agent methods and the environment's Step, the second through what they implement of
+// agent.InPlace, agent.StepperMaker and hrl.InPlaceStepper, so that any of those that
+// disagrees with the methods shows. Options'
 // zero value means defaults: 20 episodes of at most 10000 ticks, seeds 0, 1, ...
 //
 // # Concurrency
