@@ -79,8 +79,6 @@ type Env struct {
 	inBatch bool
 
 	spec env.Spec
-	pcg  *rand.PCG
-	rng  *rand.Rand
 }
 
 // slot is the state Step reads and writes.
@@ -103,7 +101,6 @@ func NewEnv(cfg Config) (*Env, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	pcg := rand.NewPCG(0, 0)
 	e := &Env{
 		cfg: cfg,
 		spec: env.Spec{
@@ -111,8 +108,6 @@ func NewEnv(cfg Config) (*Env, error) {
 			ObservationSpace: ObservationSpace(),
 			ActionSpace:      ActionSpace(),
 		},
-		pcg: pcg,
-		rng: rand.New(pcg),
 	}
 	e.sl = &e.own
 	return e, nil
@@ -147,22 +142,27 @@ func (e *Env) Spec() env.Spec { return e.spec }
 // gives the same state; the values differ from Gymnasium's for the same seed, whose
 // generator is NumPy's. It never fails.
 func (e *Env) Reset(seed uint64) (env.Step, error) {
-	return e.begin(e.draw(seed)), nil
+	return e.begin(firstState(seed)), nil
 }
 
-// draw returns the first state of the episode of seed.
-func (e *Env) draw(seed uint64) State {
-	e.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
+// firstState returns the first state of the episode of seed. It draws from a PCG
+// generator of its own, seeded afresh, so that it is a function of seed alone: the
+// Kernel calls it for its auto-resets without reaching the copy's Env.
+func firstState(seed uint64) State {
+	var g rand.PCG
+	g.Seed(seed, seed^0x9e3779b97f4a7c15)
 	var s State
-	s.X = e.uniform()
-	s.XDot = e.uniform()
-	s.Theta = e.uniform()
-	s.ThetaDot = e.uniform()
+	s.X = uniform(&g)
+	s.XDot = uniform(&g)
+	s.Theta = uniform(&g)
+	s.ThetaDot = uniform(&g)
 	return s
 }
 
-func (e *Env) uniform() float64 {
-	return ResetLow + float64((ResetHigh-ResetLow)*e.rng.Float64())
+// uniform draws from [ResetLow, ResetHigh) as rand.Rand.Float64 over g would.
+func uniform(g *rand.PCG) float64 {
+	u := float64(g.Uint64()<<11>>11) / (1 << 53)
+	return ResetLow + float64((ResetHigh-ResetLow)*u)
 }
 
 // ResetTo starts an episode from the state s, for tests and for replaying a

@@ -80,7 +80,7 @@ func (k *kernel) Step(s vector.KernelStep) (failed int) {
 		copy(s.Final[4*i:4*i+4], o)
 		ep := s.Episodes[i] + 1
 		seed := vector.EpisodeSeed(s.Seed, i, ep)
-		st = k.envs[i].draw(seed)
+		st = firstState(seed)
 		*sl = slot{state: st, live: true}
 		st.Obs(o)
 		s.Episodes[i], s.Seeds[i] = ep, seed
