@@ -126,11 +126,17 @@ func (i *Integrator) UnmarshalText(text []byte) error {
 // (allowed by the Go specification, done on arm64 and others), which would round
 // differently from NumPy.
 func Dynamics(s State, action int64, in Integrator) State {
+	sintheta, costheta := sincos(s.Theta)
+	return dynamics(s, sintheta, costheta, action, in)
+}
+
+// dynamics is Dynamics with the sine and cosine of s.Theta given, so that a loop over
+// many states can take them all first (Kernel).
+func dynamics(s State, sintheta, costheta float64, action int64, in Integrator) State {
 	force := -ForceMag
 	if action == PushRight {
 		force = ForceMag
 	}
-	sintheta, costheta := sincos(s.Theta)
 	temp := (force + float64(PoleMassLength*(s.ThetaDot*s.ThetaDot)*sintheta)) / TotalMass
 	thetaacc := (float64(Gravity*sintheta) - float64(costheta*temp)) /
 		(Length * (4.0/3.0 - MassPole*(costheta*costheta)/TotalMass))
