@@ -95,7 +95,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -148,9 +148,8 @@ def policy_mapping_fn(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     return agent_name(agent_id)
 
 
-@dataclass(frozen=True)
-class _Report:
-    """One agent id's part of a step."""
+class _Report(NamedTuple):
+    """One agent id's part of a step (a tuple: made for every report of every step)."""
 
     id: str
     name: str
