@@ -50,6 +50,20 @@
 // close to a hand-written loop (BenchmarkVectorCartPole). A wrapped copy (TimeLimit,
 // Stats) is stepped with Step; the results are the same.
 //
+// # Kernels
+//
+// An environment can go further and step a whole run of its copies in one call: when
+// copy 0 implements Batcher (the cart-pole does), New asks it once for a Kernel over
+// all the copies, and StepDiscrete hands the Kernel runs of up to 256 copies (a
+// worker's chunk with workers), auto-resets included, instead of making one interface
+// call per copy. The Kernel writes observations, rewards and flags straight into the
+// vector's buffers (the caller's, with WithBuffers) and keeps the copies' state where
+// it can stream it: the cart-pole's Kernel holds every copy's state in one contiguous
+// array. Its results are those of the copies' own StepDiscrete and Reset, bit for
+// bit; Step with raw actions and Reset still go through each copy, on the same state.
+// A vector with WithFinalInfo(true) steps each copy on its own (it must take each
+// ended copy's Info before the reset).
+//
 // # Auto-reset
 //
 // A copy whose episode ends in a step is reset in that same step: Gymnasium 1.x's

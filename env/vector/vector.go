@@ -28,6 +28,10 @@ type Env struct {
 	// direct holds the copies as env.DiscreteStepper when the action space is
 	// Discrete and every copy is one; nil otherwise.
 	direct []env.DiscreteStepper
+	// kernel steps the copies in runs for StepDiscrete when copy 0 is a Batcher
+	// that made one; nil otherwise. ks holds what every call of it shares.
+	kernel Kernel
+	ks     KernelStep
 	fns    [OpReset + 1]func(i int) error
 	lockstep
 
@@ -142,7 +146,22 @@ func New(n int, factory func(i int) (env.Env, error), opts ...Option) (*Env, err
 		}
 		v.termW, v.truncW = make([]bool, off), make([]bool, off)
 	}
+	v.bindKernel()
 	return v, nil
+}
+
+// bindKernel asks copy 0 for a Kernel, where Batcher says it may.
+func (v *Env) bindKernel() {
+	b, ok := v.envs[0].(Batcher)
+	if !ok || v.direct == nil || v.cfg.finalInfo {
+		return
+	}
+	if v.kernel = b.NewKernel(v.envs); v.kernel == nil {
+		return
+	}
+	v.ks = KernelStep{Obs: v.obs, Final: v.final, Masks: v.masks, ObsDim: v.dim, MaskLen: v.mlen,
+		Rewards: v.rewards, Terminated: v.termW, Truncated: v.truncW,
+		Episodes: v.episodes, Seeds: v.seeds, Errs: v.errs}
 }
 
 // Len returns N, the number of copies.
@@ -290,6 +309,10 @@ func (v *Env) run(w, lo, hi int) {
 		each(v.pool, w, lo, hi, v.done, v.errs, v.op, v.fns[v.op])
 		return
 	}
+	if v.kernel != nil && v.ints != nil {
+		v.stepKernel(w, lo, hi)
+		return
+	}
 	for i := lo; i < hi; {
 		i = v.stepFrom(w, i, hi)
 	}
@@ -323,6 +346,52 @@ func (v *Env) stepFrom(w, i, hi int) (next int) {
 		}
 	}
 	return hi
+}
+
+// kernelRun is how many copies a Kernel steps per call: the vector looks at the
+// context between calls.
+const kernelRun = 256
+
+// stepKernel steps copies lo to hi-1 through the Kernel, kernelRun at a time. Several
+// goroutines may step runs of one range w at once, each with its own KernelStep.
+func (v *Env) stepKernel(w, lo, hi int) {
+	st := &v.pool.state[w]
+	ks := v.ks
+	ks.Actions, ks.Seed, ks.Shift = v.ints, v.base, v.shift[w]
+	for i := lo; i < hi; i += kernelRun {
+		if done := v.done; done != nil {
+			select {
+			case <-done:
+				st.cancelled.Store(true)
+				return
+			default:
+			}
+		}
+		ks.Lo, ks.Hi = i, min(i+kernelRun, hi)
+		if v.kernelStep(&ks) {
+			st.failed.Store(true)
+		}
+	}
+}
+
+// kernelStep makes one Kernel call and reports whether a copy failed, wrapping the
+// copies' errors; a panic is the error of the run's first copy.
+func (v *Env) kernelStep(ks *KernelStep) (failed bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			v.errs[ks.Lo] = panicError(ks.Lo, OpStep, r)
+			failed = true
+		}
+	}()
+	if v.kernel.Step(*ks) == 0 {
+		return false
+	}
+	for i := ks.Lo; i < ks.Hi; i++ {
+		if err := v.errs[i]; err != nil {
+			v.errs[i] = &CopyError{Copy: i, Op: OpStep, Err: err}
+		}
+	}
+	return true
 }
 
 func (v *Env) resetOne(i int) error {

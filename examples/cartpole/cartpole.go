@@ -126,12 +126,17 @@ func (i *Integrator) UnmarshalText(text []byte) error {
 // (allowed by the Go specification, done on arm64 and others), which would round
 // differently from NumPy.
 func Dynamics(s State, action int64, in Integrator) State {
+	sintheta, costheta := sincos(s.Theta)
+	return dynamics(s, sintheta, costheta, action, in)
+}
+
+// dynamics is Dynamics with the sine and cosine of s.Theta given, so that a loop over
+// many states can take them all first (Kernel).
+func dynamics(s State, sintheta, costheta float64, action int64, in Integrator) State {
 	force := -ForceMag
 	if action == PushRight {
 		force = ForceMag
 	}
-	costheta := math.Cos(s.Theta)
-	sintheta := math.Sin(s.Theta)
 	temp := (force + float64(PoleMassLength*(s.ThetaDot*s.ThetaDot)*sintheta)) / TotalMass
 	thetaacc := (float64(Gravity*sintheta) - float64(costheta*temp)) /
 		(Length * (4.0/3.0 - MassPole*(costheta*costheta)/TotalMass))
@@ -149,3 +154,42 @@ func Dynamics(s State, action int64, in Integrator) State {
 	s.ThetaDot += float64(Tau * thetaacc)
 	return s
 }
+
+// sincos returns math.Sin(x) and math.Cos(x), to the bit. For 0 < |x| < Pi/4 (a
+// pole that has not fallen) it evaluates the polynomials math.Sin and math.Cos
+// evaluate there, with the same operations in the same order, once for both and
+// without the range reduction; elsewhere it calls them.
+func sincos(x float64) (sin, cos float64) {
+	ax := math.Abs(x)
+	if !(ax > 0 && ax*(4/math.Pi) < 1) {
+		return math.Sin(x), math.Cos(x)
+	}
+	zz := ax * ax
+	sin = ax + ax*zz*((((((sinC[0]*zz)+sinC[1])*zz+sinC[2])*zz+sinC[3])*zz+sinC[4])*zz+sinC[5])
+	cos = 1.0 - 0.5*zz + zz*zz*((((((cosC[0]*zz)+cosC[1])*zz+cosC[2])*zz+cosC[3])*zz+cosC[4])*zz+cosC[5])
+	if x < 0 {
+		sin = -sin
+	}
+	return sin, cos
+}
+
+// The coefficients of the polynomials of the Go standard library's math.Sin and
+// math.Cos (from Cephes).
+var (
+	sinC = [...]float64{
+		1.58962301576546568060e-10, // 0x3de5d8fd1fd19ccd
+		-2.50507477628578072866e-8, // 0xbe5ae5e5a9291f5d
+		2.75573136213857245213e-6,  // 0x3ec71de3567d48a1
+		-1.98412698295895385996e-4, // 0xbf2a01a019bfdf03
+		8.33333333332211858878e-3,  // 0x3f8111111110f7d0
+		-1.66666666666666307295e-1, // 0xbfc5555555555548
+	}
+	cosC = [...]float64{
+		-1.13585365213876817300e-11, // 0xbda8fa49a0861a9b
+		2.08757008419747316778e-9,   // 0x3e21ee9d7b4e3f05
+		-2.75573141792967388112e-7,  // 0xbe927e4f7eac4bc6
+		2.48015872888517045348e-5,   // 0x3efa01a019c844f5
+		-1.38888888888730564116e-3,  // 0xbf56c16c16c14f91
+		4.16666666666665929218e-2,   // 0x3fa555555555554b
+	}
+)

@@ -76,4 +76,14 @@
 // boxing; only a rejected action builds an error, through agent.RawAction.Check. Dynamics, State.Terminated and State.Obs are
 // exported so that a hand-written loop (the benchmark's baseline) runs the very same
 // physics without Env, and the difference between the two is the env's own cost.
+//
+// # Many cart-poles at once
+//
+// Env is a vector.Batcher: a vector (env/vector) of cart-poles asks copy 0 for a
+// Kernel (NewKernel) and steps them through it, one call per run of copies, with no
+// interface call per copy. The Kernel keeps the copies' states in one contiguous
+// array, which each Env reads and writes from then on, takes the sines and cosines of
+// a block of copies in one loop and the rest of their physics in another, and resets
+// an ended copy from its episode seed alone. Its results are StepDiscrete's and
+// Reset's, to the bit; docs/performance-vectors.md has the measurements.
 package cartpole

@@ -69,18 +69,24 @@ func (c Config) validate() error {
 // the Env owns, valid until its next Reset, ResetTo or Step; copy it to keep it. An
 // Env is not safe for concurrent use; run one per goroutine.
 type Env struct {
-	// What Step reads and writes comes first, in one cache line.
-	state State
-	steps int
-	cfg   Config
-	// live is true from a reset until the episode ends.
-	live    bool
+	// sl is what Step reads and writes: &own, or the copy's slot in a Kernel's array
+	// once the Env is in one (NewKernel).
+	sl      *slot
+	cfg     Config
 	started bool
 	obs     [4]float32
+	own     slot
+	inBatch bool
 
 	spec env.Spec
-	pcg  *rand.PCG
-	rng  *rand.Rand
+}
+
+// slot is the state Step reads and writes.
+type slot struct {
+	state State
+	steps int
+	// live is true from a reset until the episode ends.
+	live bool
 }
 
 var (
@@ -95,17 +101,16 @@ func NewEnv(cfg Config) (*Env, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	pcg := rand.NewPCG(0, 0)
-	return &Env{
+	e := &Env{
 		cfg: cfg,
 		spec: env.Spec{
 			Name:             Name,
 			ObservationSpace: ObservationSpace(),
 			ActionSpace:      ActionSpace(),
 		},
-		pcg: pcg,
-		rng: rand.New(pcg),
-	}, nil
+	}
+	e.sl = &e.own
+	return e, nil
 }
 
 // ObservationSpace returns CartPole-v1's observation space: a float32 Box of shape (4,)
@@ -137,17 +142,27 @@ func (e *Env) Spec() env.Spec { return e.spec }
 // gives the same state; the values differ from Gymnasium's for the same seed, whose
 // generator is NumPy's. It never fails.
 func (e *Env) Reset(seed uint64) (env.Step, error) {
-	e.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
-	var s State
-	s.X = e.uniform()
-	s.XDot = e.uniform()
-	s.Theta = e.uniform()
-	s.ThetaDot = e.uniform()
-	return e.begin(s), nil
+	return e.begin(firstState(seed)), nil
 }
 
-func (e *Env) uniform() float64 {
-	return ResetLow + float64((ResetHigh-ResetLow)*e.rng.Float64())
+// firstState returns the first state of the episode of seed. It draws from a PCG
+// generator of its own, seeded afresh, so that it is a function of seed alone: the
+// Kernel calls it for its auto-resets without reaching the copy's Env.
+func firstState(seed uint64) State {
+	var g rand.PCG
+	g.Seed(seed, seed^0x9e3779b97f4a7c15)
+	var s State
+	s.X = uniform(&g)
+	s.XDot = uniform(&g)
+	s.Theta = uniform(&g)
+	s.ThetaDot = uniform(&g)
+	return s
+}
+
+// uniform draws from [ResetLow, ResetHigh) as rand.Rand.Float64 over g would.
+func uniform(g *rand.PCG) float64 {
+	u := float64(g.Uint64()<<11>>11) / (1 << 53)
+	return ResetLow + float64((ResetHigh-ResetLow)*u)
 }
 
 // ResetTo starts an episode from the state s, for tests and for replaying a
@@ -164,7 +179,8 @@ func (e *Env) ResetTo(s State) (env.Step, error) {
 }
 
 func (e *Env) begin(s State) env.Step {
-	e.state, e.steps, e.live, e.started = s, 0, true, true
+	*e.sl = slot{state: s, live: true}
+	e.started = true
 	s.Obs(e.obs[:])
 	return env.Step{Obs: e.obs[:]}
 }
@@ -180,18 +196,19 @@ func (e *Env) begin(s State) env.Step {
 // spaces.ErrOutside) holds), and ErrEpisodeOver before the first Reset or after the
 // episode ended.
 func (e *Env) Step(a agent.RawAction) (env.Step, error) {
-	if !e.live {
+	sl := e.sl
+	if !sl.live {
 		return env.Step{}, ErrEpisodeOver
 	}
 	if uint64(a.Int) > 1 || a.Ints != nil || a.Floats != nil {
 		return env.Step{}, e.invalid(a)
 	}
-	e.state = Dynamics(e.state, a.Int, e.cfg.Integrator)
-	e.steps++
-	st := env.Step{Obs: e.obs[:], Reward: 1, Terminated: e.state.Terminated()}
-	st.Truncated = !st.Terminated && e.steps >= e.cfg.MaxSteps
-	e.live = !st.Terminated && !st.Truncated
-	e.state.Obs(e.obs[:])
+	sl.state = Dynamics(sl.state, a.Int, e.cfg.Integrator)
+	sl.steps++
+	st := env.Step{Obs: e.obs[:], Reward: 1, Terminated: sl.state.Terminated()}
+	st.Truncated = !st.Terminated && sl.steps >= e.cfg.MaxSteps
+	sl.live = !st.Terminated && !st.Truncated
+	sl.state.Obs(e.obs[:])
 	return st, nil
 }
 
@@ -200,20 +217,21 @@ func (e *Env) Step(a agent.RawAction) (env.Step, error) {
 // returns Step's errors, and an error wrapping ErrObsBuffer for a shorter obs, and then
 // writes nothing and changes nothing.
 func (e *Env) StepDiscrete(action int64, obs []float32, _ []bool) (reward float64, terminated, truncated bool, err error) {
+	sl := e.sl
 	switch {
-	case !e.live:
+	case !sl.live:
 		return 0, false, false, ErrEpisodeOver
 	case uint64(action) > 1:
 		return 0, false, false, e.invalid(agent.Discrete(action))
 	case len(obs) < len(e.obs):
 		return 0, false, false, fmt.Errorf("%w: %d values; want %d", ErrObsBuffer, len(obs), len(e.obs))
 	}
-	e.state = Dynamics(e.state, action, e.cfg.Integrator)
-	e.steps++
-	terminated = e.state.Terminated()
-	truncated = !terminated && e.steps >= e.cfg.MaxSteps
-	e.live = !terminated && !truncated
-	e.state.Obs(obs)
+	sl.state = Dynamics(sl.state, action, e.cfg.Integrator)
+	sl.steps++
+	terminated = sl.state.Terminated()
+	truncated = !terminated && sl.steps >= e.cfg.MaxSteps
+	sl.live = !terminated && !truncated
+	sl.state.Obs(obs)
 	return 1, terminated, truncated, nil
 }
 
@@ -228,15 +246,15 @@ func (e *Env) invalid(a agent.RawAction) error {
 
 // State returns the current physical state: the one the last observation was made
 // from, full float64 precision.
-func (e *Env) State() State { return e.state }
+func (e *Env) State() State { return e.sl.state }
 
 // Steps returns how many steps the current (or last) episode has taken.
-func (e *Env) Steps() int { return e.steps }
+func (e *Env) Steps() int { return e.sl.steps }
 
 // Info returns the current State, or nil before the first reset. It allocates.
 func (e *Env) Info() any {
 	if !e.started {
 		return nil
 	}
-	return e.state
+	return e.sl.state
 }

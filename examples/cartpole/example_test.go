@@ -1,9 +1,12 @@
 package cartpole_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/env/vector"
 	"github.com/batonrl/baton/examples/cartpole"
 )
 
@@ -47,4 +50,36 @@ func ExampleDynamics() {
 	fmt.Printf("terminated after %d steps: x %.3f, theta %.3f\n", n, s.X, s.Theta)
 	// Output:
 	// terminated after 9 steps: x 0.141, theta -0.215
+}
+
+// A vector of cart-poles steps them through their Kernel (Env.NewKernel, found by
+// vector.New): one call per run of copies, auto-resets included, with the results of
+// stepping each copy on its own.
+func ExampleEnv_NewKernel() {
+	ctx := context.Background()
+	v, err := vector.New(4096, func(int) (env.Env, error) { return cartpole.NewEnv(cartpole.Config{}) })
+	if err != nil {
+		panic(err)
+	}
+	if err := v.Reset(ctx, 7); err != nil {
+		panic(err)
+	}
+	actions := make([]int64, v.Len())
+	ended := 0
+	for range 100 {
+		for i := range actions {
+			actions[i] = int64(i % 2)
+		}
+		if err := v.StepDiscrete(ctx, actions); err != nil {
+			panic(err)
+		}
+		for i := range v.Len() {
+			if v.Done(i) {
+				ended++
+			}
+		}
+	}
+	fmt.Println("episodes ended:", ended > 0, "rows:", len(v.Obs())/v.ObsDim())
+	// Output:
+	// episodes ended: true rows: 4096
 }

@@ -29,10 +29,10 @@ func (e *Env) Render() env.Frame {
 	if !e.started {
 		return env.Frame{}
 	}
-	s := e.state
+	s := e.sl.state
 	return env.Frame{
-		Text:  sketch(s, e.steps),
-		Scene: Scene{Kind: "cartpole", State: s, Steps: e.steps, XThreshold: XThreshold, ThetaThreshold: ThetaThreshold},
+		Text:  sketch(s, e.sl.steps),
+		Scene: Scene{Kind: "cartpole", State: s, Steps: e.sl.steps, XThreshold: XThreshold, ThetaThreshold: ThetaThreshold},
 		SVG:   picture(s),
 	}
 }

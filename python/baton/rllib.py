@@ -95,7 +95,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -148,9 +148,8 @@ def policy_mapping_fn(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     return agent_name(agent_id)
 
 
-@dataclass(frozen=True)
-class _Report:
-    """One agent id's part of a step."""
+class _Report(NamedTuple):
+    """One agent id's part of a step (a tuple: made for every report of every step)."""
 
     id: str
     name: str
@@ -528,7 +527,11 @@ def _runner_class():
         at the end of ``sample``, instead of every finished episode of the call again at
         every env step (RLlib's runner, with ``episodes_to_numpy`` True, its default):
         the episodes it returns are the same, and a ``sample`` call of many short
-        episodes costs steps, not steps times episodes. For
+        episodes costs steps, not steps times episodes. Its torch RLModules stay in
+        eval mode, where RLlib's forward passes switch each module to eval mode and
+        back to training mode at every call (a walk over every submodule, twice,
+        as long as a small MLP's forward pass; paid once per module per env step, so
+        twice where two agents act): the actions are the same. For
         ``config.env_runners(env_runner_cls=baton.rllib.MultiAgentEnvRunner)``; any
         multi-agent environment may use it.
         """
@@ -539,6 +542,7 @@ def _runner_class():
             self.episodes_to_numpy = False
 
         def sample(self, *args: Any, **kwargs: Any):
+            _eval_once(self.module)
             episodes = super().sample(*args, **kwargs)
             if self._to_numpy_once:
                 for e in episodes:
@@ -548,6 +552,41 @@ def _runner_class():
     MultiAgentEnvRunner.__module__ = __name__
     MultiAgentEnvRunner.__qualname__ = "MultiAgentEnvRunner"
     return MultiAgentEnvRunner
+
+
+def _eval_once(module: Any) -> None:
+    """Puts each torch RLModule of ``module`` (a MultiRLModule, or None) in eval mode
+    and has its ``forward_exploration`` and ``forward_inference`` keep it there,
+    rather than switch it to eval mode and back at every call (``TorchRLModule``'s
+    own): what an env runner's forward passes compute is the same. Modules that
+    override those methods are left as they are."""
+    if module is None:
+        return
+    try:
+        from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
+    except ImportError:  # torch not installed: no torch modules
+        return
+    subs = module.values() if hasattr(module, "values") else [module]
+    for m in subs:
+        if not isinstance(m, TorchRLModule) or getattr(m, "_baton_eval", False):
+            continue
+        cls = type(m)
+        if (cls.forward_exploration is not TorchRLModule.forward_exploration
+                or cls.forward_inference is not TorchRLModule.forward_inference):
+            continue
+        m.eval()
+        m.forward_exploration = _in_eval(m, m._forward_exploration)
+        m.forward_inference = _in_eval(m, m._forward_inference)
+        m._baton_eval = True
+
+
+def _in_eval(m: Any, forward: Any):
+    def call(batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        if m.training:  # someone switched it back (a learner sharing the module)
+            m.eval()
+        return forward(batch, **kwargs)
+
+    return call
 
 
 def __getattr__(name: str):

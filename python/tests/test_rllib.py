@@ -298,6 +298,8 @@ def test_env_runner_numpy_izes_once_and_samples_the_same():
                    .debugging(seed=1))
             runner = cls(config=cfg)
             episodes = runner.sample(num_timesteps=120)
+            if cls is br.MultiAgentEnvRunner:  # its modules stay in eval mode
+                assert not any(m.training for m in runner.module.values())
             runner.stop()
             assert all(sa.is_numpy for e in episodes for sa in e.agent_episodes.values())
             got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
