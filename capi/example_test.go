@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/batonrl/baton/capi"
-	"github.com/batonrl/baton/examples/cartpole"
-	"github.com/batonrl/baton/examples/rps"
+	"github.com/batonrl/baton/envs/cartpole"
+	"github.com/batonrl/baton/envs/rps"
 )
 
 // A library of one's own environments is a main package that hands capi its register

@@ -114,7 +114,7 @@ func build(register []func(*registry.Registry) error) (*registry.Registry, error
 }
 
 // funcName is a function's name as Go's runtime knows it
-// ("github.com/batonrl/baton/examples/maze.Register").
+// ("github.com/batonrl/baton/envs/maze.Register").
 func funcName(f func(*registry.Registry) error) string {
 	if f == nil {
 		return "nil"

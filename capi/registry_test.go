@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/batonrl/baton/examples/cartpole"
-	"github.com/batonrl/baton/examples/catalog"
-	"github.com/batonrl/baton/examples/rps"
+	"github.com/batonrl/baton/envs/cartpole"
+	"github.com/batonrl/baton/envs/catalog"
+	"github.com/batonrl/baton/envs/rps"
 	"github.com/batonrl/baton/registry"
 )
 
@@ -30,13 +30,13 @@ func TestRegistry(t *testing.T) {
 		{name: "functions in order", uses: []use{{rps.Register, cartpole.Register}}, names: []string{"rps", "cartpole"}},
 		{name: "no use", is: ErrNoRegistry, msg: []string{"capi.Use"}},
 		{name: "twice", uses: []use{{rps.Register}, {cartpole.Register}}, is: ErrUse,
-			msg: []string{"twice", "examples/rps.Register", "examples/cartpole.Register"}},
+			msg: []string{"twice", "envs/rps.Register", "envs/cartpole.Register"}},
 		{name: "none given", uses: []use{{}}, is: ErrUse, msg: []string{"no register function"}},
 		{name: "nil given", uses: []use{{rps.Register, nil}}, is: ErrUse, msg: []string{"function 2 of 2 is nil"}},
 		{name: "after first use", uses: []use{{rps.Register}}, late: use{cartpole.Register}, is: ErrUse,
-			msg: []string{"after the library's first call", "examples/cartpole.Register"}},
+			msg: []string{"after the library's first call", "envs/cartpole.Register"}},
 		{name: "a name twice", uses: []use{{catalog.Register, cartpole.Register}}, is: registry.ErrDuplicate,
-			msg: []string{`environment "cartpole" is registered twice: first by github.com/batonrl/baton/examples/cartpole.Register (`, "from github.com/batonrl/baton/examples/catalog.Register (", "then by github.com/batonrl/baton/examples/cartpole.Register ("}},
+			msg: []string{`environment "cartpole" is registered twice: first by github.com/batonrl/baton/envs/cartpole.Register (`, "from github.com/batonrl/baton/envs/catalog.Register (", "then by github.com/batonrl/baton/envs/cartpole.Register ("}},
 		{name: "a name twice by one function", uses: []use{{func(r *registry.Registry) error {
 			if err := rps.Register(r); err != nil {
 				return err

@@ -18,7 +18,7 @@ import (
 )
 
 // Main runs the command line of os.Args over a registry made of the given register
-// functions, in order (with none, of the environments baton ships: examples/catalog),
+// functions, in order (with none, of the environments baton ships: envs/catalog),
 // and returns the exit status for os.Exit: 0 on success, 2 for bad input, 1 for a
 // failure while running, 130 when SIGINT or SIGTERM stopped it. It is the whole body of
 // a program's main:

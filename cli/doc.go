@@ -48,8 +48,8 @@
 //
 // A program of the user's takes the same commands under its own name. The environments
 // are those of the registry: with the shipped catalog, maze and maze-flat
-// (examples/maze), cartpole (examples/cartpole), webtest (examples/webtest) and rps
-// (examples/rps). Each agent of an environment plays one of its registered
+// (envs/maze), cartpole (envs/cartpole), webtest (envs/webtest) and rps
+// (envs/rps). Each agent of an environment plays one of its registered
 // policies; --policy AGENT=POLICY picks one (repeatable), and an agent left out plays
 // its default (the maze: strategy=oracle|random, default oracle; motion=random|forward,
 // default random; the flat maze: walker=oracle|random, default oracle; the cart-pole:

@@ -22,7 +22,7 @@ import (
 // to the next "$ " line are what the command prints on stdout. The commands of one
 // block run in order in one temporary directory, empty but for a link to the
 // repository's examples (so "--log runs/maze" then "inspect runs/maze" works, and
-// examples/maze/curriculum.json is there). A line "..." stands for any number of
+// envs/maze/curriculum.json is there). A line "..." stands for any number of
 // lines. Lines whose figures change from run to run or machine to machine (wall time,
 // steps/s, the number of workers) are compared with those figures masked. go test
 // ./cli -run TestDocs -update rewrites the samples with what the command prints now,

@@ -8,13 +8,13 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/envs/catalog"
 	"github.com/batonrl/baton/registry"
 	"github.com/spf13/cobra"
 )
 
 // environments is what the command knows of the environments it runs: the registry
-// the examples register into, whose entries also say how to show their actions and
+// the shipped environments (envs/) register into, whose entries also say how to show their actions and
 // states to people (registry.Look), and the program's name. newEnvironments builds it;
 // tests build their own. It is passed down to every command, never kept in a global.
 type environments struct {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/cli"
-	"github.com/batonrl/baton/examples/catalog"
-	"github.com/batonrl/baton/examples/rps"
+	"github.com/batonrl/baton/envs/catalog"
+	"github.com/batonrl/baton/envs/rps"
 	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,9 +55,9 @@ func TestRunRegisters(t *testing.T) {
 		{"own only", []func(*registry.Registry) error{rps.Register}, []string{"run", "maze"}, 2, nil,
 			[]string{`baton: unknown environment "maze" (choices: rps)`}},
 		{"own and shipped", []func(*registry.Registry) error{catalog.Register, registerMine}, []string{"envs"}, 1, nil,
-			[]string{`baton: registry: environment "rps" is registered twice: first by github.com/batonrl/baton/examples/rps.Register (`,
-				`from github.com/batonrl/baton/examples/catalog.Register (catalog.go:`,
-				`then by github.com/batonrl/baton/examples/rps.Register (`, `from github.com/batonrl/baton/cli_test.registerMine (example_test.go:`}},
+			[]string{`baton: registry: environment "rps" is registered twice: first by github.com/batonrl/baton/envs/rps.Register (`,
+				`from github.com/batonrl/baton/envs/catalog.Register (catalog.go:`,
+				`then by github.com/batonrl/baton/envs/rps.Register (`, `from github.com/batonrl/baton/cli_test.registerMine (example_test.go:`}},
 		{"bench over the shipped only", []func(*registry.Registry) error{rps.Register}, []string{"bench"}, 2, nil,
 			[]string{`unknown command "bench"`}},
 		{"new over the shipped only", []func(*registry.Registry) error{rps.Register}, []string{"new", "kd"}, 2, nil,

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,7 +179,7 @@ func TestPlayText(t *testing.T) {
 }
 
 // The full reference path with the oracle and a motion agent that only moves forward
-// (examples/maze TestReferencePathWithMotionAgent), read from the JSON output.
+// (envs/maze TestReferencePathWithMotionAgent), read from the JSON output.
 func TestOracleForwardPath(t *testing.T) {
 	r := runArgs(t, "play", "maze", "--policy", "strategy=oracle", "--policy", "motion=forward", "--json")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -82,7 +82,7 @@ once the success rate over a window of trials passes a threshold). ENV, --env-co
 and --policy are then left out, and --trials counts the trials of the random and
 success orders when the file gives none; the summary sums up each task and lists the tasks in
 the order the trials took them, and the log's trials table names each trial's task.
-See examples/maze/curriculum.json and the runners package's documentation.
+See envs/maze/curriculum.json and the runners package's documentation.
 
 With --first K, the run plays trials K to K+N-1 of the campaign (N from --trials),
 each exactly as in the whole campaign, so that processes share a campaign out by
@@ -99,7 +99,7 @@ episode of the first trial is "baton play ENV" with the same --seed.
 
 Environments:
 ` + envHelp(envs),
-		Example:   "  baton run --schedule examples/maze/curriculum.json --json\n  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd\n  baton run maze --policy strategy=grpc://127.0.0.1:50051 --key-file keys",
+		Example:   "  baton run --schedule envs/maze/curriculum.json --json\n  baton run maze\n  baton run maze --trials 1000 --workers 4 --policy motion=forward\n  baton run maze --env-config '{\"procedure\": true}' --json\n  baton run cartpole --policy cartpole=balance --episodes 10\n  baton run maze --trials 100 --log runs/maze --log-compression zstd\n  baton run maze --policy strategy=grpc://127.0.0.1:50051 --key-file keys",
 		ValidArgs: envs.names(),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.schedule != "" {

@@ -14,7 +14,7 @@ import (
 // The example curriculum promotes the oracle from 5 x 5 to 7 x 7 to 9 x 9 mazes, in
 // that order, whatever the number of workers.
 func TestRunSchedule(t *testing.T) {
-	const file = "../examples/maze/curriculum.json"
+	const file = "../envs/maze/curriculum.json"
 	want := []runners.TaskRun{{Task: "5x5", First: 0, Trials: 10}, {Task: "7x7", First: 10, Trials: 10}, {Task: "9x9", First: 20, Trials: 40}}
 	for _, workers := range []string{"1", "4"} {
 		t.Run("workers "+workers, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/envs/webtest"
 	"github.com/batonrl/baton/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

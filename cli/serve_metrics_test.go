@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/prometheus/common/expfmt"

@@ -28,8 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"

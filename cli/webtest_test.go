@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/envs/webtest"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

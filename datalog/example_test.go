@@ -7,7 +7,7 @@ import (
 	"runtime"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/replay"
 	"github.com/batonrl/baton/runners"

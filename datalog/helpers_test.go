@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/require"

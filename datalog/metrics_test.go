@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/envs/webtest"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/webtest"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"

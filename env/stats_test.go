@@ -8,7 +8,7 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/hrl"
 )
 

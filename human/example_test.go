@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/batonrl/baton/examples/rps"
+	"github.com/batonrl/baton/envs/rps"
 	"github.com/batonrl/baton/human"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"

@@ -28,8 +28,8 @@ var (
 
 // DuplicateError is a name registered twice (Registry.Register): First and Second name
 // the code that registered each, the function that called Register and the one that
-// called it, with their files and lines ("github.com/batonrl/baton/examples/rps.Register
-// (register.go:20) from github.com/batonrl/baton/examples/catalog.Register
+// called it, with their files and lines ("github.com/batonrl/baton/envs/rps.Register
+// (register.go:20) from github.com/batonrl/baton/envs/catalog.Register
 // (catalog.go:18)"). It matches ErrDuplicate.
 type DuplicateError struct {
 	Name          string

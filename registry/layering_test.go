@@ -26,11 +26,11 @@ func TestLayering(t *testing.T) {
 		// capi reaches runners for one thing: the curricula's rules (runners.Schedule),
 		// which Python's baton.schedule calls through the fast lane.
 		{"capi", []string{"replay", "remote", "cli"}},
-		{"examples/maze", []string{"runners", "datalog"}},
-		{"examples/cartpole", []string{"runners", "datalog"}},
-		{"examples/rps", []string{"runners", "datalog"}},
-		{"examples/webtest", []string{"runners", "datalog"}},
-		{"examples/catalog", []string{"runners", "datalog"}},
+		{"envs/maze", []string{"runners", "datalog"}},
+		{"envs/cartpole", []string{"runners", "datalog"}},
+		{"envs/rps", []string{"runners", "datalog"}},
+		{"envs/webtest", []string{"runners", "datalog"}},
+		{"envs/catalog", []string{"runners", "datalog"}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			deps := goListDeps(t, mod+tc.pkg)

@@ -340,7 +340,7 @@ func (e *Entry) check() error {
 }
 
 // Registry maps environment names to entries. Commands and services build one, have
-// the examples register into it (maze.Register, cartpole.Register), and look
+// the shipped environments register into it (maze.Register, cartpole.Register), and look
 // environments up by name. The zero Registry is empty and ready to use; it is safe for
 // concurrent use.
 type Registry struct {
@@ -384,8 +384,8 @@ func (r *Registry) register(e Entry, origin string) error {
 }
 
 // registrar names the code that called Register, and the code that called that: a
-// register function and what ran it ("…/examples/rps.Register (register.go:20) from
-// …/examples/catalog.Register (catalog.go:18)"), for the message of a name registered
+// register function and what ran it ("…/envs/rps.Register (register.go:20) from
+// …/envs/catalog.Register (catalog.go:18)"), for the message of a name registered
 // twice.
 func registrar() string {
 	var pcs [2]uintptr

@@ -16,7 +16,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/remote"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/batonrl/baton/spaces"

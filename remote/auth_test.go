@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/remote"
 	pb "github.com/batonrl/baton/remote/proto/baton/v1"
 	"github.com/stretchr/testify/assert"

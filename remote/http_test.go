@@ -14,8 +14,8 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"

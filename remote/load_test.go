@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/remote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

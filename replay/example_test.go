@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/replay"
 	"github.com/batonrl/baton/runners"

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/stretchr/testify/require"
 	"testing"
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/stretchr/testify/assert"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )

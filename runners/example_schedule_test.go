@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )

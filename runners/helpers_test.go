@@ -14,9 +14,9 @@ import (
 
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
+	"github.com/batonrl/baton/envs/cartpole"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/cartpole"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/spaces"

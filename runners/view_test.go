@@ -11,8 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/batonrl/baton/agent"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/runners"
 )
 

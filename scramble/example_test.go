@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/batonrl/baton/cli"
-	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/envs/catalog"
 	"github.com/batonrl/baton/scramble"
 )
 

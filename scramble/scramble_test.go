@@ -7,7 +7,7 @@ import (
 
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env"
-	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/envs/catalog"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 	"github.com/batonrl/baton/scramble"

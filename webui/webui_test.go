@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/webui"
 	"github.com/stretchr/testify/assert"

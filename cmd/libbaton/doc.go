@@ -1,5 +1,5 @@
 // Command libbaton is the fast lane's C library of the environments baton ships
-// (examples/catalog): built with
+// (envs/catalog): built with
 //
 // What you touch here: nothing; build it, or let Python build it. A library of your own
 // environments is your own main package calling capi.Use.

@@ -12,7 +12,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/raster"
-	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/envs/catalog"
 	"github.com/batonrl/baton/registry"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/envs/cartpole"
 )
 
 // TestStepAllocs asserts that a tick (the batched policy and Step, auto-resets

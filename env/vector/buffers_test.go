@@ -10,7 +10,7 @@ import (
 
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/envs/cartpole"
 )
 
 // TestWithBuffers: a vector given the caller's buffers writes into them, and its

@@ -10,7 +10,7 @@ import "github.com/batonrl/baton/env"
 // Reset still go through each copy's own methods, so a Kernel and its copies must
 // share their state: whichever way a copy is stepped, the results are the same.
 //
-// The cart-pole (examples/cartpole) is one: its Kernel keeps the copies' states in
+// The cart-pole (envs/cartpole) is one: its Kernel keeps the copies' states in
 // one contiguous array and steps it in a loop that the compiler sees whole.
 type Batcher interface {
 	// NewKernel returns a Kernel over copies, the vector's copies in order (the

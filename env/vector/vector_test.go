@@ -13,7 +13,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/envs/cartpole"
 	"github.com/batonrl/baton/spaces"
 )
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from baton import remote
 
-# The maze's directions (examples/maze): UP, RIGHT, DOWN, LEFT.
+# The maze's directions (envs/maze): UP, RIGHT, DOWN, LEFT.
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))
 WALL, GOAL = 0, 3
 

@@ -1,4 +1,4 @@
-"""Trains the web tester's strategy agent (examples/webtest, "webtest": the shop site
+"""Trains the web tester's strategy agent (envs/webtest, "webtest": the shop site
 with its planted defects) with ``baton.ppo``, the motion agent played by the
 registry's scripted policy in Go, and compares it with the registry's strategy
 policies, random (monkey testing) and heuristic (least-covered target first).
@@ -43,7 +43,7 @@ import torch
 from baton.ppo import AgentVector, Network, PPOConfig, Trainer, untrained
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# The strategy's observation (examples/webtest.Strategy.ObservationSpace): 16 target
+# The strategy's observation (envs/webtest.Strategy.ObservationSpace): 16 target
 # slots of 7 values, 6 element kinds, 3 page flags, then coverage, pages visited,
 # defects found, budget left, then the session.
 OBS_DIM = 135

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/hrl/hrltest"
 )

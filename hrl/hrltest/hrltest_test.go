@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/hrl/hrltest"
 	"github.com/batonrl/baton/spaces"

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/envs/cartpole"
 )
 
 // CoinFlips is the random policy of the cart-pole benchmarks, on both sides: fair coin

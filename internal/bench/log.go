@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/batonrl/baton/datalog"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/event"
-	"github.com/batonrl/baton/examples/maze"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/replay"
 	"github.com/batonrl/baton/runners"

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 )
 
 // Errors of MazeLoop.Step.

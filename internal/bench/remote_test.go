@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/internal/bench"
 	"github.com/batonrl/baton/remote"
 	"github.com/stretchr/testify/assert"

@@ -32,8 +32,8 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/cartpole"
-	"github.com/batonrl/baton/examples/maze"
+	"github.com/batonrl/baton/envs/cartpole"
+	"github.com/batonrl/baton/envs/maze"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/internal/bench"
 )

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/batonrl/baton/agent"
-	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/envs/webtest"
 	"github.com/batonrl/baton/hrl"
 )
 
-// The web-testing cases step the hrl runtime over examples/webtest with its default
+// The web-testing cases step the hrl runtime over envs/webtest with its default
 // policies (the heuristic strategy, the scripted motion), and compare it with
 // WebtestLoop, the same agents' and environment's methods called by hand with the
 // switching written out: their ratio is what the runtime costs on a messier

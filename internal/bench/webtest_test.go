@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/envs/webtest"
 	"github.com/batonrl/baton/hrl"
 	"github.com/batonrl/baton/internal/bench"
 	"github.com/stretchr/testify/assert"
@@ -14,7 +14,7 @@ import (
 )
 
 // The web-testing benchmarks: BenchmarkWebtestStep steps the hrl runtime over
-// examples/webtest with its default policies (heuristic strategy, scripted motion),
+// envs/webtest with its default policies (heuristic strategy, scripted motion),
 // BenchmarkWebtestLoop the same agents and environment by hand (bench.WebtestLoop),
 // on the shop site and on a generated site of 200 pages. One iteration is one step,
 // a reset when the episode ends included:

@@ -14,7 +14,7 @@ import (
 	"github.com/batonrl/baton/agent"
 	"github.com/batonrl/baton/env"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/cartpole"
+	"github.com/batonrl/baton/envs/cartpole"
 	"github.com/batonrl/baton/internal/fastlane"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/spaces"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/batonrl/baton/datalog"
 	"github.com/batonrl/baton/env/vector"
-	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/envs/catalog"
 	"github.com/batonrl/baton/internal/fastlane"
 )
 

@@ -1,5 +1,5 @@
 // Package golden compares what a test produced with golden files under testdata, and
-// rewrites them when the test binary runs with -update (`go test ./examples/maze
+// rewrites them when the test binary runs with -update (`go test ./envs/maze
 // -run TestRender -update`). A package whose tests import it must not define an
 // -update flag of its own.
 package golden

@@ -18,7 +18,7 @@ records one result per trial, in trial order::
 
     from baton.schedule import Schedule
 
-    sched = Schedule.load("examples/maze/curriculum.json").start(seed=1)
+    sched = Schedule.load("envs/maze/curriculum.json").start(seed=1)
     while not sched.done:
         task = sched.task                      # name, env, config, policies
         success = run_trial(task)              # the loop's own code

@@ -15,7 +15,7 @@ import baton.vector as bv
 from baton.schedule import Criterion, Promotion, Schedule, ScheduleError, Task, derive_seed, promote, random_task
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-CURRICULUM = os.path.join(REPO_ROOT, "examples", "maze", "curriculum.json")
+CURRICULUM = os.path.join(REPO_ROOT, "envs", "maze", "curriculum.json")
 
 # The rules are Go's, in the fast lane's library: these tests build it.
 pytestmark = pytest.mark.go

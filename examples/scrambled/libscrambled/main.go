@@ -12,7 +12,7 @@ package main
 
 import (
 	"github.com/batonrl/baton/capi"
-	"github.com/batonrl/baton/examples/catalog"
+	"github.com/batonrl/baton/envs/catalog"
 	"github.com/batonrl/baton/scramble"
 )
 

@@ -14,9 +14,9 @@ import (
 	"os"
 
 	"github.com/batonrl/baton/datalog"
-	"github.com/batonrl/baton/examples/cartpole"
-	"github.com/batonrl/baton/examples/maze"
-	"github.com/batonrl/baton/examples/webtest"
+	"github.com/batonrl/baton/envs/cartpole"
+	"github.com/batonrl/baton/envs/maze"
+	"github.com/batonrl/baton/envs/webtest"
 	"github.com/batonrl/baton/registry"
 	"github.com/batonrl/baton/runners"
 )
