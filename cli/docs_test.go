@@ -318,15 +318,21 @@ func checkSamples(t *testing.T, path string) int {
 	doc := strings.Split(string(data), "\n")
 	samples := readmeSamples(t, name, doc)
 
-	// The samples read the repository's examples (a schedule file) by their path from
-	// the repository's root.
-	examples, err := filepath.Abs("../examples")
-	require.NoError(t, err)
+	// The samples read the repository's files (a schedule file under envs/, examples)
+	// by their paths from the repository's root.
+	var linked []string
+	for _, d := range []string{"envs", "examples"} {
+		abs, err := filepath.Abs(filepath.Join("..", d))
+		require.NoError(t, err)
+		linked = append(linked, abs)
+	}
 	updated := map[int][]string{} // sample index -> new body
 	for si, s := range samples {
 		t.Run(strings.Join(s.cmds[0].args, " "), func(t *testing.T) {
 			dir := t.TempDir()
-			require.NoError(t, os.Symlink(examples, filepath.Join(dir, "examples")))
+			for _, abs := range linked {
+				require.NoError(t, os.Symlink(abs, filepath.Join(dir, filepath.Base(abs))))
+			}
 			t.Chdir(dir)
 			var body []string
 			for _, c := range s.cmds {
