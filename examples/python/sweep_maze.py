@@ -142,6 +142,8 @@ def run_one(spec: dict, args) -> dict:
         "wall_seconds": round(res.wall_seconds, 2),
         "cpu_seconds": round(res.cpu_seconds, 2),
         "curve_every": args.curve_every,
+        "curve_episodes": args.curve_episodes,
+        "eval_episodes": args.eval_episodes,
         "load": round(os.getloadavg()[0], 1),
         "curve": [{k: p[k] for k in ("env_steps", "success", "return")} for p in res.curve],
     }
@@ -162,9 +164,9 @@ def load(*paths: str) -> list[dict]:
 
 
 def table(runs: list[dict]) -> str:
-    """A Markdown table: per size, maps and reward, each variant's median env steps to
-    the target over the seeds that reached it (of the seeds run), and the mean final
-    success."""
+    """A Markdown table: per size, maps and reward, the budgets of its runs, each
+    variant's median env steps to the target over the seeds that reached it (of the
+    seeds run), and the mean final success."""
     groups: dict[tuple, dict[str, list[dict]]] = {}
     for r in runs:
         groups.setdefault((r["side"], setting(r), r["reward"]), {}).setdefault(r["variant"], []).append(r)
@@ -183,8 +185,8 @@ def table(runs: list[dict]) -> str:
             hit = [r["env_steps_to_target"] for r in rs if r["env_steps_to_target"] is not None]
             med = f"{int(np.median(hit)):,}" if hit else "not reached"
             cells += [f"{med} ({len(hit)}/{len(rs)})", f"{np.mean([r['final_success'] for r in rs]):.3f}"]
-        b = next(iter(by.values()))[0]["budget"]
-        lines.append(f"| {side}x{side} | {maps} | {reward} | {b:,} | " + " | ".join(cells) + " |")
+        b = " / ".join(f"{x:,}" for x in sorted({r["budget"] for rs in by.values() for r in rs}))
+        lines.append(f"| {side}x{side} | {maps} | {reward} | {b} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -216,7 +218,8 @@ def plot(runs: list[dict], path: str, target: float) -> None:
         ax.axhline(target, color="grey", ls=":", lw=0.8)
         ax.set_title(f"{side}x{side}, {maps}, {reward}", fontsize=9)
         ax.set_xlabel("env steps")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="best")
+        ax.xaxis.set_major_formatter(train_maze.thousands())
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
     axes[0][0].set_ylabel("success (sampled)")
