@@ -12,7 +12,8 @@ already there is skipped, so an interrupted sweep resumes where it stopped.
 The grid (each axis a flag): ``--sizes`` 7 11 15 21 (square mazes of that many rows
 and columns, ``maze.Generate``'s), ``--maps`` fixed per-episode, ``--rewards`` sparse
 shaped, ``--variants`` hierarchy flat, ``--seeds`` 1 2 3. The budget of a size is
-``--base-steps`` (default 65,536) times (side / 7) squared, whole rollouts of
+``--base-steps`` (default 65,536) times (side / 7) squared, at most ``--cap`` (if
+given), whole rollouts of
 ``--num-envs`` x ``--rollout`` ticks; a run stops early once a curve point reaches
 ``--target`` (default 0.9). An env step is a tick of one copy in both variants: in
 the hierarchy a strategy decision and a motion move each take one.
@@ -62,11 +63,13 @@ VARIANTS = ("hierarchy", "flat")
 PROGRESS = 0.1  # the shaped reward of a move, per tile it takes off the distance to the goal
 
 
-def budget(side: int, base: int, num_envs: int, rollout: int) -> int:
-    """The env-step budget of a side: ``base`` * (side / 7) ** 2, rounded up to whole
-    rollouts."""
+def budget(side: int, base: int, num_envs: int, rollout: int, cap: int = 0) -> int:
+    """The env-step budget of a side: ``base`` * (side / 7) ** 2, at most ``cap`` (0:
+    no cap), rounded up to whole rollouts."""
     per = num_envs * rollout
     want = base * (side / 7) ** 2
+    if cap:
+        want = min(want, cap)
     return int(-(-want // per)) * per
 
 
@@ -92,12 +95,25 @@ def config_of(variant: str, side: int, maps: str, reward: str, map_seed: int = 1
 
 
 def key(run: dict) -> tuple:
-    return (run["side"], run["maps"], run["reward"], run["variant"], run["seed"])
+    return (run["side"], run["maps"], run["reward"], run["variant"], run["seed"], planned(run))
+
+
+def planned(run: dict) -> bool:
+    """Whether a run's agents that pick one of four directions plan with ``PlanNet``:
+    with a map per episode, unless the run says otherwise (``planner``); never with one
+    map."""
+    return run["maps"] == "per-episode" and run.get("planner", True)
+
+
+def setting(run: dict) -> str:
+    """The maps of a run as the table and the plot name them: with a map per episode
+    and no planner, "per-episode, MLP"."""
+    return run["maps"] + (", MLP" if run["maps"] == "per-episode" and not planned(run) else "")
 
 
 def grid(args) -> list[dict]:
     return [
-        {"side": s, "maps": m, "reward": r, "variant": v, "seed": seed}
+        {"side": s, "maps": m, "reward": r, "variant": v, "seed": seed, **({} if args.planner else {"planner": False})}
         for s, m, r, v, seed in itertools.product(args.sizes, args.maps, args.rewards, args.variants, args.seeds)
     ]
 
@@ -109,10 +125,10 @@ def run_one(spec: dict, args) -> dict:
     side, flat = spec["side"], spec["variant"] == "flat"
     per = spec["maps"] == "per-episode"
     config = config_of(spec["variant"], side, spec["maps"], spec["reward"])
-    steps = budget(side, args.base_steps, args.num_envs, args.rollout)
+    steps = budget(side, args.base_steps, args.num_envs, args.rollout, args.cap)
     res = train_maze.train(flat=flat, seed=spec["seed"], env_steps=steps, num_envs=args.num_envs, rollout=args.rollout,
                            cfg=PPOConfig(), config=config, target=args.target, curve_every=args.curve_every,
-                           curve_episodes=args.curve_episodes, with_map=per)
+                           curve_episodes=args.curve_episodes, with_map=per, planner=args.planner)
     final = train_maze.evaluate(res.agents, flat=flat, episodes=args.eval_episodes, config=config, seed=10_007 + spec["seed"])
     return {
         **spec,
@@ -125,6 +141,9 @@ def run_one(spec: dict, args) -> dict:
         "final_return": final["return"],
         "wall_seconds": round(res.wall_seconds, 2),
         "cpu_seconds": round(res.cpu_seconds, 2),
+        "curve_every": args.curve_every,
+        "curve_episodes": args.curve_episodes,
+        "eval_episodes": args.eval_episodes,
         "load": round(os.getloadavg()[0], 1),
         "curve": [{k: p[k] for k in ("env_steps", "success", "return")} for p in res.curve],
     }
@@ -145,12 +164,12 @@ def load(*paths: str) -> list[dict]:
 
 
 def table(runs: list[dict]) -> str:
-    """A Markdown table: per size, maps and reward, each variant's median env steps to
-    the target over the seeds that reached it (of the seeds run), and the mean final
-    success."""
+    """A Markdown table: per size, maps and reward, the budgets of its runs, each
+    variant's median env steps to the target over the seeds that reached it (of the
+    seeds run), and the mean final success."""
     groups: dict[tuple, dict[str, list[dict]]] = {}
     for r in runs:
-        groups.setdefault((r["side"], r["maps"], r["reward"]), {}).setdefault(r["variant"], []).append(r)
+        groups.setdefault((r["side"], setting(r), r["reward"]), {}).setdefault(r["variant"], []).append(r)
     lines = [
         "| size | maps | reward | budget | hierarchy: steps to target (reached/seeds) | hierarchy: final success | "
         "flat: steps to target (reached/seeds) | flat: final success |",
@@ -166,8 +185,8 @@ def table(runs: list[dict]) -> str:
             hit = [r["env_steps_to_target"] for r in rs if r["env_steps_to_target"] is not None]
             med = f"{int(np.median(hit)):,}" if hit else "not reached"
             cells += [f"{med} ({len(hit)}/{len(rs)})", f"{np.mean([r['final_success'] for r in rs]):.3f}"]
-        b = next(iter(by.values()))[0]["budget"]
-        lines.append(f"| {side}x{side} | {maps} | {reward} | {b:,} | " + " | ".join(cells) + " |")
+        b = " / ".join(f"{x:,}" for x in sorted({r["budget"] for rs in by.values() for r in rs}))
+        lines.append(f"| {side}x{side} | {maps} | {reward} | {b} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -179,13 +198,13 @@ def plot(runs: list[dict], path: str, target: float) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = sorted({(r["side"], r["maps"], r["reward"]) for r in runs})
+    panels = sorted({(r["side"], setting(r), r["reward"]) for r in runs})
     cols = min(4, len(panels))
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False, sharey=True)
     for ax, (side, maps, reward) in zip(axes.flat, panels):
         for v, color in zip(VARIANTS, ("tab:blue", "tab:orange")):
-            rs = [r for r in runs if (r["side"], r["maps"], r["reward"], r["variant"]) == (side, maps, reward, v)]
+            rs = [r for r in runs if (r["side"], setting(r), r["reward"], r["variant"]) == (side, maps, reward, v)]
             if not rs:
                 continue
             xs = sorted({p["env_steps"] for r in rs for p in r["curve"]})
@@ -199,7 +218,8 @@ def plot(runs: list[dict], path: str, target: float) -> None:
         ax.axhline(target, color="grey", ls=":", lw=0.8)
         ax.set_title(f"{side}x{side}, {maps}, {reward}", fontsize=9)
         ax.set_xlabel("env steps")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="best")
+        ax.xaxis.set_major_formatter(train_maze.thousands())
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
     axes[0][0].set_ylabel("success (sampled)")
@@ -216,6 +236,11 @@ def parse_args(argv=None):
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--base-steps", type=int, default=65_536, help="the 7x7 budget; a size's is this times (side/7)**2")
+    p.add_argument("--cap", type=int, default=0,
+                   help="the most env steps of any size's budget (0: none), where the larger sizes do not fit the machine")
+    p.add_argument("--planner", action=argparse.BooleanOptionalAction, default=True,
+                   help="with a map per episode, the agents that pick a direction plan with a value-iteration network "
+                        "(default on; off: an MLP over the map and position, far cheaper on large maps)")
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--rollout", type=int, default=32)
     p.add_argument("--target", type=float, default=0.9)
@@ -237,7 +262,7 @@ def main(argv=None) -> int:
     todo = [s for s in grid(args) if key(s) not in done]
     if args.list:
         for s in todo:
-            print(json.dumps({**s, "budget": budget(s["side"], args.base_steps, args.num_envs, args.rollout)}))
+            print(json.dumps({**s, "budget": budget(s["side"], args.base_steps, args.num_envs, args.rollout, args.cap)}))
         return 0
     if not args.report:
         for i, spec in enumerate(todo, 1):

@@ -119,7 +119,9 @@ class PlanNet(Network):
     channels, and V = the maximum of Q over its channels, zeroed on walls, starting
     from V = 0. The maximum makes each iteration a Bellman backup over the
     neighbouring tiles, so that values spread from the goal along the corridors a
-    tile an iteration (``iters`` defaults to three times the side). The logit of a
+    tile an iteration (``iters`` defaults to ``side * side // 2``, at least the longest
+    walk between two tiles of most maps of that side: with fewer, the goal's value
+    does not reach the far end of a long walk, and the strategy picks blind there). The logit of a
     direction is a linear read-out of Q and V at the neighbouring tile in that
     direction, and the value an MLP of them at the agent's tile and the best
     neighbour's. The convolutions are shared over the map, so what is learned on one
@@ -130,7 +132,7 @@ class PlanNet(Network):
     def __init__(self, side: int, actions: int = 8, iters: int | None = None, hidden: int = 64, features=None):
         super().__init__(features.dim if features is not None else 3 * side * side + len(MOVES), features)
         self.side = side
-        self.iters = 3 * side if iters is None else iters
+        self.iters = side * side // 2 if iters is None else iters
         self.r = nn.Sequential(nn.Conv2d(2, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 1, 1))
         self.q = nn.Conv2d(2, actions, 3, padding=1, bias=False)  # of R and V
         nn.init.normal_(self.q.weight, std=0.1)  # V stays bounded over the iterations to start
@@ -242,15 +244,16 @@ def map_keys(obs: np.ndarray, cells: int) -> list[bytes]:
     return [row.tobytes() for row in obs[:, :cells].astype(np.uint8)]
 
 
-def networks(with_map: bool = False, planner: bool = True):
+def networks(with_map: bool = False, planner: bool = True, plan_iters: int | None = None):
     """The maze's network factory for ``baton.ppo``: per agent an MLP
     (``baton.ppo.ActorCritic``) over ``Features``, or with the map (``with_map``) and
-    ``planner`` a ``PlanNet`` for an agent that picks one of the four directions."""
+    ``planner`` a ``PlanNet`` (of ``plan_iters`` iterations; None: its default) for an
+    agent that picks one of the four directions."""
 
     def make(layout, ppo: PPOConfig) -> Network:
         f = Features(layout, with_map)
         if with_map and planner and layout.actions == len(MOVES):
-            return PlanNet(f.side, features=f)
+            return PlanNet(f.side, iters=plan_iters, features=f)
         return ActorCritic(f.dim, layout.actions, ppo.hidden, features=f)
 
     return make
@@ -294,6 +297,7 @@ def train(
     hidden: int = 64, cfg: PPOConfig | None = None, config=None, target: float | None = None,
     curve_every: int = 1, curve_episodes: int = 200, log=None, vector_kwargs: dict | None = None,
     schedule: Scheduler | None = None, with_map: bool = False, eval_config=None, planner: bool = True,
+    plan_iters: int | None = None,
 ) -> Result:
     """Trains with PPO (``baton.ppo.Trainer`` with the maze's ``networks``) for
     ``env_steps`` env steps (whole rollouts of ``rollout`` ticks of ``num_envs``
@@ -328,7 +332,7 @@ def train(
     if task is not None:
         config = task.config
     makes = 0
-    trainer = MazeTrainer(FLAT if flat else HIERARCHY, cfg, seed=seed, config=config, networks=networks(with_map, planner),
+    trainer = MazeTrainer(FLAT if flat else HIERARCHY, cfg, seed=seed, config=config, networks=networks(with_map, planner, plan_iters),
                           track=with_map and not flat, **vector_kwargs_for(vector_kwargs, task))
     names = trainer.vector.names
     res = Result(trainer.agents, maps=trainer.maps)
@@ -429,10 +433,10 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
 
 
 def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False,
-              planner: bool = True) -> dict[str, Agent]:
+              planner: bool = True, plan_iters: int | None = None) -> dict[str, Agent]:
     """The agents ``train`` starts from with this seed."""
     return ppo.untrained(FLAT if flat else HIERARCHY, PPOConfig(hidden=hidden), seed=seed, config=config,
-                         networks=networks(with_map, planner))
+                         networks=networks(with_map, planner, plan_iters))
 
 
 def steps_to(curve: list[dict], rate: float) -> int | None:
@@ -506,7 +510,8 @@ def parse_args(argv=None):
                    help="discount the strategy's transitions by gamma ** span ticks (default on)")
     p.add_argument("--config", help="the environment's JSON configuration")
     p.add_argument("--target", type=float, help="stop once the curve's success rate reaches this")
-    p.add_argument("--curve-every", type=int, default=1, help="rollouts between learning curve points (0: none; default 1)")
+    p.add_argument("--curve-every", type=int,
+                   help="rollouts between learning curve points (0: none; default 1, with --schedule 8)")
     p.add_argument("--curve-episodes", type=int, default=200, help="evaluation episodes per curve point (default 200)")
     p.add_argument("--eval-episodes", type=int, default=1000, help="evaluation episodes (default 1000)")
     p.add_argument("--hidden", type=int, default=64)
@@ -518,6 +523,8 @@ def parse_args(argv=None):
     p.add_argument("--schedule", help="train on a curriculum: a baton.schedule JSON file whose tasks are maze configurations")
     p.add_argument("--planner", action=argparse.BooleanOptionalAction, default=True,
                    help="with the map, the strategy plans with a value-iteration network (default on; off: an MLP)")
+    p.add_argument("--plan-iters", type=int,
+                   help="the value-iteration network's iterations (default: side * side // 2 of the observed map)")
     p.add_argument("--log", help="record the training episodes into an activity log in this directory (baton inspect DIR --plot)")
     p.add_argument("--quiet", action="store_true", help="no per-rollout lines")
     p.add_argument("--push", metavar="PREFIX",
@@ -550,16 +557,19 @@ def main(argv=None) -> int:
     final = scheduler.schedule.tasks[-1].config if scheduler else config
     with_map = scheduler is not None or per_episode(config)
     eval_seed = derive_seed(args.seed ^ EVAL_SEED, 1)
+    if args.curve_every is None:
+        args.curve_every = 8 if scheduler else 1
     cfg = PPOConfig(num_envs=args.num_envs, rollout=args.rollout, hidden=args.hidden, lr=args.lr, gamma=args.gamma,
                     ent_coef=args.ent_coef, smdp=args.smdp)
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr if args.json else sys.stdout, flush=True))
-    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner), flat=args.flat,
+    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner, args.plan_iters), flat=args.flat,
                       episodes=args.eval_episodes, config=final, seed=eval_seed)
     vector_kwargs = {"log": args.log, "policy": "ppo"} if args.log else None
     res = train(flat=args.flat, seed=args.seed, env_steps=args.env_steps, num_envs=args.num_envs, rollout=args.rollout,
                 hidden=args.hidden, cfg=cfg, config=config, target=args.target,
                 curve_every=args.curve_every, curve_episodes=args.curve_episodes, log=log,
                 vector_kwargs=vector_kwargs, schedule=scheduler, with_map=with_map, planner=args.planner,
+                plan_iters=args.plan_iters,
                 eval_config=final if scheduler else None)
     exclude = res.maps if with_map else None
     after = {mode: evaluate(res.agents, flat=args.flat, episodes=args.eval_episodes, greedy=mode == "greedy",

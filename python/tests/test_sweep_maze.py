@@ -33,6 +33,7 @@ def test_configurations():
     assert sweep_maze.budget(7, 65_536, 64, 32) == 65_536
     assert sweep_maze.budget(21, 65_536, 64, 32) == 9 * 65_536
     assert sweep_maze.budget(11, 10_000, 64, 32) % 2048 == 0
+    assert sweep_maze.budget(21, 65_536, 64, 32, cap=5_000) == 6_144  # capped, whole rollouts
 
 
 def test_resumes_and_reports(tmp_path):
