@@ -536,6 +536,10 @@ def _runner_class():
         multi-agent environment may use it.
         """
 
+        # Whether RLlib's default connector pipelines are replaced by their direct
+        # equivalent where that is safe (see _direct).
+        direct_connectors = True
+
         def __init__(self, *args: Any, **kwargs: Any):
             super().__init__(*args, **kwargs)
             self._to_numpy_once = self.episodes_to_numpy
@@ -543,6 +547,8 @@ def _runner_class():
 
         def sample(self, *args: Any, **kwargs: Any):
             _eval_once(self.module)
+            if self.direct_connectors:
+                _direct(self)
             episodes = super().sample(*args, **kwargs)
             if self._to_numpy_once:
                 for e in episodes:
@@ -552,6 +558,126 @@ def _runner_class():
     MultiAgentEnvRunner.__module__ = __name__
     MultiAgentEnvRunner.__qualname__ = "MultiAgentEnvRunner"
     return MultiAgentEnvRunner
+
+
+_ENV_TO_MODULE = ("AddObservationsFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad", "AddStatesFromEpisodesToBatch",
+                  "AgentToModuleMapping", "BatchIndividualItems", "NumpyToTensor")
+_MODULE_TO_ENV = ("GetActions", "TensorToNumpy", "UnBatchToIndividualItems", "ModuleToAgentUnmapping",
+                  "RemoveSingleTsTimeRankFromBatch", "NormalizeAndClipActions", "ListifyDataForVectorEnv")
+
+
+def _direct(runner: Any) -> None:
+    """Replaces an env runner's connector pipelines by ``_DirectEnvToModule`` and
+    ``_DirectModuleToEnv`` when they are RLlib's default ones and nothing else
+    (no connector of the user's), every module is a stateless torch RLModule and
+    every action space is Discrete: they compute the same batches and actions with
+    one pass over the episodes a step instead of a pass per connector piece. Else
+    it leaves the runner as it is."""
+    if getattr(runner, "_baton_direct", None) is not None:
+        return
+    runner._baton_direct = False
+    e2m, m2e, module = runner._env_to_module, runner._module_to_env, runner.module
+    if module is None or not hasattr(e2m, "connectors") or not hasattr(m2e, "connectors"):
+        return
+    if (tuple(type(c).__name__ for c in e2m.connectors) != _ENV_TO_MODULE
+            or tuple(type(c).__name__ for c in m2e.connectors) != _MODULE_TO_ENV):
+        return
+    try:
+        import torch
+        from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
+    except ImportError:
+        return
+    for m in module.values():
+        if not isinstance(m, TorchRLModule) or m.is_stateful() or not isinstance(m.action_space, gym.spaces.Discrete):
+            return
+    if any(not isinstance(s, gym.spaces.Discrete) for s in getattr(m2e, "action_space", {}).values()):
+        return
+    runner._env_to_module = _DirectEnvToModule(e2m, torch)
+    runner._module_to_env = _DirectModuleToEnv(m2e)
+    runner._baton_direct = True
+
+
+class _DirectEnvToModule:
+    """RLlib's default env-to-module pipeline for stateless torch modules in one pass:
+    the last observation of each agent about to act, episode by episode, batched by
+    module (modules in the order they first appear, rows in the order of the
+    episodes), as torch tensors; the rows' (episode index, agent id) for
+    ``_DirectModuleToEnv``. Like the default pieces, it writes nothing into the
+    episodes."""
+
+    def __init__(self, pipeline: Any, torch: Any):
+        self._p = pipeline
+        self._torch = torch
+
+    def __getattr__(self, name: str):
+        return getattr(self._p, name)
+
+    def __call__(self, *, episodes: list, shared_data: dict, batch: dict | None = None, **kwargs: Any):
+        batch = {} if batch is None else batch
+        rows: dict[Any, list] = {}
+        obs: dict[Any, list] = {}
+        for k, e in enumerate(episodes):
+            act = e.get_agents_to_act()
+            if not act:
+                continue
+            for aid in e.get_agents_that_stepped():
+                if aid not in act:
+                    continue
+                sa = e.agent_episodes[aid]
+                mid = sa.module_id
+                if mid not in rows:
+                    rows[mid], obs[mid] = [], []
+                rows[mid].append((k, aid))
+                obs[mid].append(sa.get_observations(-1))
+        t = self._torch
+        for mid, xs in obs.items():
+            x0 = xs[0]
+            if isinstance(x0, dict):
+                batch[mid] = {"obs": {c: t.from_numpy(np.stack([x[c] for x in xs])) for c in x0}}
+            else:
+                batch[mid] = {"obs": t.from_numpy(np.stack(xs))}
+        shared_data["baton_rows"] = rows
+        return batch
+
+
+class _DirectModuleToEnv:
+    """RLlib's default module-to-env pipeline for stateless torch modules with
+    Discrete actions in one pass: each module's actions sampled from its action
+    distribution (as ``GetActions``), its outputs as numpy, and each row's items
+    handed to its episode's agent (``{column: [{agent id: item}] per episode}``)."""
+
+    def __init__(self, pipeline: Any):
+        self._p = pipeline
+
+    def __getattr__(self, name: str):
+        return getattr(self._p, name)
+
+    def __call__(self, *, rl_module: Any, batch: dict, episodes: list, explore: bool, shared_data: dict,
+                 **kwargs: Any):
+        rows = shared_data["baton_rows"]
+        out: dict[str, list] = {}
+        for mid, data in batch.copy().items():
+            if "actions" not in data and "action_dist_inputs" in data:
+                m = rl_module[mid]
+                cls = m.get_exploration_action_dist_cls() if explore else m.get_inference_action_dist_cls()
+                dist = cls.from_logits(data["action_dist_inputs"])
+                if not explore:
+                    dist = dist.to_deterministic()
+                actions = dist.sample()
+                data["actions"] = actions
+                if "action_logp" not in data:
+                    data["action_logp"] = dist.logp(actions)
+            keys = rows[mid]
+            for col, v in data.items():
+                a = v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
+                per = out.get(col)
+                if per is None:
+                    per = out[col] = [{} for _ in episodes]
+                for i, (k, aid) in enumerate(keys):
+                    per[k][aid] = a[i]
+        if "actions" in out:
+            out["actions_for_env"] = [dict(d) for d in out["actions"]]
+        return out
 
 
 def _eval_once(module: Any) -> None:
