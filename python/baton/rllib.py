@@ -612,18 +612,25 @@ class _DirectEnvToModule:
     def __getattr__(self, name: str):
         return getattr(self._p, name)
 
-    def __call__(self, *, episodes: list, shared_data: dict, batch: dict | None = None, **kwargs: Any):
+    def __call__(self, *, episodes: list, shared_data: dict, batch: dict | None = None, metrics: Any = None,
+                 **kwargs: Any):
         batch = {} if batch is None else batch
+        if metrics is None:  # RLlib's pass over finished episodes: its batch is dropped
+            return batch
         rows: dict[Any, list] = {}
         obs: dict[Any, list] = {}
+        last = kwargs.get("obs")
+        if last is None or len(last) != len(episodes):
+            last = [e.get_observations(-1) if e.agent_episodes else {} for e in episodes]
         for k, e in enumerate(episodes):
-            act = e.get_agents_to_act()
-            if not act:
-                continue
-            for aid in e.get_agents_that_stepped():
-                if aid not in act:
+            # The agents that observed in the env step just taken, as RLlib's
+            # get_agents_that_stepped (the same set, iterated in the same order), less
+            # those done (get_agents_to_act); an episode made after one that ended
+            # holds no agent yet.
+            for aid in set(last[k].keys()):
+                sa = e.agent_episodes.get(aid)
+                if sa is None or sa.is_done or not len(sa.observations):
                     continue
-                sa = e.agent_episodes[aid]
                 mid = sa.module_id
                 if mid not in rows:
                     rows[mid], obs[mid] = [], []

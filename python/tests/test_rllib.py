@@ -305,3 +305,54 @@ def test_env_runner_numpy_izes_once_and_samples_the_same():
             got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
         assert got[MultiAgentEnvRunner] == got[br.MultiAgentEnvRunner]
         assert sum(n for n, _, _ in got[MultiAgentEnvRunner]) >= 120
+
+
+def _episode_data(episodes):
+    out = []
+    for e in episodes:
+        for aid, sa in sorted(e.agent_episodes.items()):
+            out.append((e.env_t_started, len(e), aid, sa.module_id, sa.is_terminated, sa.is_truncated,
+                        np.asarray(sa.get_actions()).tolist(), np.asarray(sa.get_rewards()).tolist(),
+                        {k: np.asarray(sa.get_extra_model_outputs(k)).tolist()
+                         for k in sorted(sa.extra_model_outputs) if k != "weights_seq_no"},
+                        repr(sa.get_observations())))
+    return out
+
+
+@pytest.mark.parametrize("masked", [True, False])
+def test_env_runner_direct_connectors_sample_the_same(masked):
+    """baton.rllib.MultiAgentEnvRunner's direct connectors give the episodes (observations,
+    actions, rewards, action log-probabilities and distribution inputs) that RLlib's
+    connector pipelines give for the same seeds, over two sample calls (an episode cut
+    and continued), for both id forms."""
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    class Pipelines(br.MultiAgentEnvRunner):
+        direct_connectors = False
+
+    name = br.register()
+    for form in ("invocation", "name"):
+        got = {}
+        for cls in (Pipelines, br.MultiAgentEnvRunner):
+            torch.manual_seed(0)
+            cfg = (PPOConfig()
+                   .environment(name, env_config={"env": "maze", "seed": 3, "agent_ids": form,
+                                                  "invalid_action": "terminate", "action_masking": masked})
+                   .env_runners(num_env_runners=0, num_envs_per_env_runner=3, env_runner_cls=cls)
+                   .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=br.policy_mapping_fn)
+                   .debugging(seed=1))
+            if masked:
+                spec = RLModuleSpec(module_class=ActionMaskingTorchRLModule)
+                cfg = cfg.rl_module(rl_module_spec=MultiRLModuleSpec(
+                    rl_module_specs={"strategy": spec, "motion": spec}))
+            runner = cls(config=cfg)
+            episodes = runner.sample(num_timesteps=150) + runner.sample(num_timesteps=150)
+            assert getattr(runner, "_baton_direct", False) is (cls is br.MultiAgentEnvRunner)
+            runner.stop()
+            got[cls] = _episode_data(episodes)
+        assert got[Pipelines] == got[br.MultiAgentEnvRunner]
+        assert sum(1 for x in got[Pipelines] if x[6]) > 10
