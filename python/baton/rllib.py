@@ -531,7 +531,13 @@ def _runner_class():
         eval mode, where RLlib's forward passes switch each module to eval mode and
         back to training mode at every call (a walk over every submodule, twice,
         as long as a small MLP's forward pass; paid once per module per env step, so
-        twice where two agents act): the actions are the same. For
+        twice where two agents act): the actions are the same. Where its connector
+        pipelines are RLlib's default ones and nothing else, its modules stateless
+        torch RLModules and its actions Discrete, it replaces the pipelines by a direct
+        pass (the env-to-module batch built in one loop over the step's observations,
+        actions sampled from each module's distribution and handed to the agents in
+        one loop; ``direct_connectors = False`` on a subclass keeps RLlib's): the
+        episodes are the same, the connectors' timers are not logged. For
         ``config.env_runners(env_runner_cls=baton.rllib.MultiAgentEnvRunner)``; any
         multi-agent environment may use it.
         """
