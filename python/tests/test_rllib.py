@@ -280,6 +280,16 @@ def test_name_ids_carry_the_sub_episodes_in_infos():
     env.close()
 
 
+def _step_counts(metrics):
+    """The env runner's sampled step and episode counts: per env, agent id and module."""
+    keys = ("num_env_steps_sampled", "num_env_steps_sampled_lifetime", "num_episodes", "num_episodes_lifetime",
+            "num_agent_steps_sampled", "num_agent_steps_sampled_lifetime", "num_module_steps_sampled",
+            "num_module_steps_sampled_lifetime")
+    out = {k: metrics[k] for k in keys if k in metrics}
+    assert out.get("num_agent_steps_sampled") and out.get("num_module_steps_sampled")
+    return out
+
+
 def test_env_runner_numpy_izes_once_and_samples_the_same():
     """baton.rllib.MultiAgentEnvRunner returns what RLlib's MultiAgentEnvRunner returns
     (same config and seeds: the same episodes, numpy-ized), for both id forms."""
@@ -300,10 +310,12 @@ def test_env_runner_numpy_izes_once_and_samples_the_same():
             episodes = runner.sample(num_timesteps=120)
             if cls is br.MultiAgentEnvRunner:  # its modules stay in eval mode
                 assert not any(m.training for m in runner.module.values())
+            counts = _step_counts(runner.get_metrics())
             runner.stop()
             assert all(sa.is_numpy for e in episodes for sa in e.agent_episodes.values())
-            got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
+            got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes], counts
         assert got[MultiAgentEnvRunner] == got[br.MultiAgentEnvRunner]
+        got = {cls: v[0] for cls, v in got.items()}
         assert sum(n for n, _, _ in got[MultiAgentEnvRunner]) >= 120
 
 
