@@ -204,17 +204,22 @@ def ray_two_cpus():
 @pytest.mark.go
 def test_ppo_trains_with_two_env_runners(ray_two_cpus):
     """A few PPO iterations of examples/python/rllib_maze.py's config: both modules
-    learn from both agents' steps, sampled by two env runner processes."""
+    learn from both agents' steps, sampled by two env runner processes
+    (baton.rllib.MultiAgentEnvRunner, its direct connectors)."""
     import rllib_maze
 
-    algo = rllib_maze.ppo_config({"env": "maze", "seed": 1}, env_runners=2, envs_per_runner=2,
-                                 batch=400, minibatch=100, epochs=2, seed=1).build_algo()
+    cfg = rllib_maze.ppo_config({"env": "maze", "seed": 1}, env_runners=2, envs_per_runner=2,
+                                batch=400, minibatch=100, epochs=2, seed=1)
+    algo = cfg.env_runners(env_runner_cls=br.MultiAgentEnvRunner).build_algo()
     try:
         for _ in range(2):
             res = algo.train()
         runners = res["env_runners"]
         assert runners["num_env_steps_sampled_lifetime"] >= 800
         assert set(res["learners"]) >= {"strategy", "motion"}
+        direct = algo.env_runner_group.foreach_env_runner(lambda r: getattr(r, "_baton_direct", None),
+                                                          local_env_runner=False)
+        assert direct == [True, True]
         modules = {m: algo.get_module(m) for m in ("strategy", "motion")}
         ev = rllib_maze.evaluate(modules, {"env": "maze"}, episodes=3)
         assert 0.0 <= ev["success"] <= 1.0 and ev["episode_ticks"] > 0
