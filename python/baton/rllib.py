@@ -643,7 +643,9 @@ def _direct(runner: Any) -> None:
     for m in module.values():
         if not isinstance(m, TorchRLModule) or m.is_stateful() or not isinstance(m.action_space, gym.spaces.Discrete):
             return
-    if any(not isinstance(s, gym.spaces.Discrete) for s in getattr(m2e, "action_space", {}).values()):
+    spaces = getattr(m2e, "action_space", None)
+    spaces = spaces.values() if isinstance(spaces, gym.spaces.Dict) else [spaces]
+    if any(not isinstance(s, gym.spaces.Discrete) for s in spaces):
         return
     runner._env_to_module = _DirectEnvToModule(e2m, torch)
     runner._module_to_env = _DirectModuleToEnv(m2e)
