@@ -99,7 +99,8 @@ def main() -> None:
     p.add_argument("--forms", default="invocation,name", help="the maze's agent_ids forms, comma-separated")
     p.add_argument("--runners", default="rllib,baton",
                    help="the maze's env runners, comma-separated: rllib (RLlib's MultiAgentEnvRunner), "
-                        "baton (baton.rllib.MultiAgentEnvRunner)")
+                        "baton (baton.rllib.MultiAgentEnvRunner), baton-pipelines (the same with RLlib's "
+                        "connector pipelines: direct_connectors False)")
     p.add_argument("--episodes-to-numpy", choices=("true", "false"), default="true",
                    help="RLlib's episodes_to_numpy for every env runner (RLlib's default: true)")
     p.add_argument("--setting", choices=("masked", "terminate"), default="masked",
@@ -112,9 +113,13 @@ def main() -> None:
     name = baton.rllib.register()
     forms = [f for f in a.forms.split(",") if f]
     cart = config("CartPole-v1", {}, False, to_numpy)
-    classes = {"rllib": None, "baton": baton.rllib.MultiAgentEnvRunner}
+    class Pipelines(baton.rllib.MultiAgentEnvRunner):
+        direct_connectors = False
+
+    classes = {"rllib": None, "baton": baton.rllib.MultiAgentEnvRunner, "baton-pipelines": Pipelines}
+    suffix = {"rllib": "", "baton": "_baton_runner", "baton-pipelines": "_baton_runner_pipelines"}
     masked = a.setting == "masked"
-    mazes = {f if r == "rllib" else f"{f}_baton_runner":
+    mazes = {f + suffix[r]:
              config(name, {"env": "maze", "seed": 1, "invalid_action": "terminate", "agent_ids": f,
                            "action_masking": masked}, True, to_numpy, classes[r], masked)
              for r in a.runners.split(",") if r for f in forms}

@@ -521,6 +521,16 @@ class BatonMultiAgentEnv(MultiAgentEnv):
 
 def _runner_class():
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner as Base
+    from ray.rllib.utils.metrics import (
+        NUM_AGENT_STEPS_SAMPLED,
+        NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+        NUM_ENV_STEPS_SAMPLED,
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+        NUM_EPISODES,
+        NUM_EPISODES_LIFETIME,
+        NUM_MODULE_STEPS_SAMPLED,
+        NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+    )
 
     class MultiAgentEnvRunner(Base):
         """RLlib's ``MultiAgentEnvRunner`` that numpy-izes each episode it returns once,
@@ -531,27 +541,205 @@ def _runner_class():
         eval mode, where RLlib's forward passes switch each module to eval mode and
         back to training mode at every call (a walk over every submodule, twice,
         as long as a small MLP's forward pass; paid once per module per env step, so
-        twice where two agents act): the actions are the same. For
+        twice where two agents act): the actions are the same. Where its connector
+        pipelines are RLlib's default ones and nothing else, its modules stateless
+        torch RLModules and its actions Discrete, it replaces the pipelines by a direct
+        pass (the env-to-module batch built in one loop over the step's observations,
+        actions sampled from each module's distribution and handed to the agents in
+        one loop; ``direct_connectors = False`` on a subclass keeps RLlib's): the
+        episodes are the same, the connectors' timers are not logged. For
         ``config.env_runners(env_runner_cls=baton.rllib.MultiAgentEnvRunner)``; any
         multi-agent environment may use it.
         """
+
+        # Whether RLlib's default connector pipelines are replaced by their direct
+        # equivalent where that is safe (see _direct).
+        direct_connectors = True
 
         def __init__(self, *args: Any, **kwargs: Any):
             super().__init__(*args, **kwargs)
             self._to_numpy_once = self.episodes_to_numpy
             self.episodes_to_numpy = False
+            # Agent and module steps sampled in this sample call, logged at its end.
+            self._agent_steps: dict[Any, int] | None = None
+            self._module_steps: dict[Any, int] = {}
 
         def sample(self, *args: Any, **kwargs: Any):
             _eval_once(self.module)
-            episodes = super().sample(*args, **kwargs)
+            if self.direct_connectors:
+                _direct(self)
+            self._agent_steps, self._module_steps = {}, {}
+            try:
+                episodes = super().sample(*args, **kwargs)
+            finally:
+                self._log_steps()
             if self._to_numpy_once:
                 for e in episodes:
                     e.to_numpy()  # as RLlib's runner does (is_numpy fails on an episode of no agent)
             return episodes
 
+        def _increase_sampled_metrics(self, num_steps, next_obs, episode):
+            """RLlib's, with each agent's and module's step counts summed over the
+            sample call and logged once at its end (the same sums) rather than four
+            metrics calls per agent and env step."""
+            agents = self._agent_steps
+            if agents is None:
+                return super()._increase_sampled_metrics(num_steps, next_obs, episode)
+            m = self.metrics
+            m.log_value(NUM_ENV_STEPS_SAMPLED, num_steps, reduce="sum")
+            m.log_value(NUM_ENV_STEPS_SAMPLED_LIFETIME, num_steps, reduce="lifetime_sum", with_throughput=True)
+            if episode.is_done:
+                m.log_value(NUM_EPISODES, 1, reduce="sum")
+                m.log_value(NUM_EPISODES_LIFETIME, 1, reduce="lifetime_sum")
+            modules = self._module_steps
+            for aid in next_obs:
+                agents[aid] = agents.get(aid, 0) + 1
+                mid = episode.module_for(aid)
+                modules[mid] = modules.get(mid, 0) + 1
+            return num_steps
+
+        def _log_steps(self) -> None:
+            m = self.metrics
+            for aid, n in (self._agent_steps or {}).items():
+                m.log_value((NUM_AGENT_STEPS_SAMPLED, str(aid)), n, reduce="sum")
+                m.log_value((NUM_AGENT_STEPS_SAMPLED_LIFETIME, str(aid)), n, reduce="lifetime_sum")
+            for mid, n in self._module_steps.items():
+                m.log_value((NUM_MODULE_STEPS_SAMPLED, mid), n, reduce="sum")
+                m.log_value((NUM_MODULE_STEPS_SAMPLED_LIFETIME, mid), n, reduce="lifetime_sum")
+            self._agent_steps, self._module_steps = None, {}
+
     MultiAgentEnvRunner.__module__ = __name__
     MultiAgentEnvRunner.__qualname__ = "MultiAgentEnvRunner"
     return MultiAgentEnvRunner
+
+
+_ENV_TO_MODULE = ("AddObservationsFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad", "AddStatesFromEpisodesToBatch",
+                  "AgentToModuleMapping", "BatchIndividualItems", "NumpyToTensor")
+_MODULE_TO_ENV = ("GetActions", "TensorToNumpy", "UnBatchToIndividualItems", "ModuleToAgentUnmapping",
+                  "RemoveSingleTsTimeRankFromBatch", "NormalizeAndClipActions", "ListifyDataForVectorEnv")
+
+
+def _direct(runner: Any) -> None:
+    """Replaces an env runner's connector pipelines by ``_DirectEnvToModule`` and
+    ``_DirectModuleToEnv`` when they are RLlib's default ones and nothing else
+    (no connector of the user's), every module is a stateless torch RLModule and
+    every action space is Discrete: they compute the same batches and actions with
+    one pass over the episodes a step instead of a pass per connector piece. Else
+    it leaves the runner as it is."""
+    if getattr(runner, "_baton_direct", None) is not None:
+        return
+    runner._baton_direct = False
+    e2m, m2e, module = runner._env_to_module, runner._module_to_env, runner.module
+    if module is None or not hasattr(e2m, "connectors") or not hasattr(m2e, "connectors"):
+        return
+    if (tuple(type(c).__name__ for c in e2m.connectors) != _ENV_TO_MODULE
+            or tuple(type(c).__name__ for c in m2e.connectors) != _MODULE_TO_ENV):
+        return
+    try:
+        import torch
+        from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
+    except ImportError:
+        return
+    for m in module.values():
+        if not isinstance(m, TorchRLModule) or m.is_stateful() or not isinstance(m.action_space, gym.spaces.Discrete):
+            return
+    spaces = getattr(m2e, "action_space", None)
+    spaces = spaces.values() if isinstance(spaces, gym.spaces.Dict) else [spaces]
+    if any(not isinstance(s, gym.spaces.Discrete) for s in spaces):
+        return
+    runner._env_to_module = _DirectEnvToModule(e2m, torch)
+    runner._module_to_env = _DirectModuleToEnv(m2e)
+    runner._baton_direct = True
+
+
+class _DirectEnvToModule:
+    """RLlib's default env-to-module pipeline for stateless torch modules in one pass:
+    the last observation of each agent about to act, episode by episode, batched by
+    module (modules in the order they first appear, rows in the order of the
+    episodes), as torch tensors; the rows' (episode index, agent id) for
+    ``_DirectModuleToEnv``. Like the default pieces, it writes nothing into the
+    episodes."""
+
+    def __init__(self, pipeline: Any, torch: Any):
+        self._p = pipeline
+        self._torch = torch
+
+    def __getattr__(self, name: str):
+        return getattr(self._p, name)
+
+    def __call__(self, *, episodes: list, shared_data: dict, batch: dict | None = None, metrics: Any = None,
+                 **kwargs: Any):
+        batch = {} if batch is None else batch
+        if metrics is None:  # RLlib's pass over finished episodes: its batch is dropped
+            return batch
+        rows: dict[Any, list] = {}
+        obs: dict[Any, list] = {}
+        last = kwargs.get("obs")
+        if last is None or len(last) != len(episodes):
+            last = [e.get_observations(-1) if e.agent_episodes else {} for e in episodes]
+        for k, e in enumerate(episodes):
+            # The agents that observed in the env step just taken, as RLlib's
+            # get_agents_that_stepped (the same set, iterated in the same order), less
+            # those done (get_agents_to_act); an episode made after one that ended
+            # holds no agent yet.
+            for aid in set(last[k].keys()):
+                sa = e.agent_episodes.get(aid)
+                if sa is None or sa.is_done or not len(sa.observations):
+                    continue
+                mid = sa.module_id
+                if mid not in rows:
+                    rows[mid], obs[mid] = [], []
+                rows[mid].append((k, aid))
+                obs[mid].append(sa.get_observations(-1))
+        t = self._torch
+        for mid, xs in obs.items():
+            x0 = xs[0]
+            if isinstance(x0, dict):
+                batch[mid] = {"obs": {c: t.from_numpy(np.stack([x[c] for x in xs])) for c in x0}}
+            else:
+                batch[mid] = {"obs": t.from_numpy(np.stack(xs))}
+        shared_data["baton_rows"] = rows
+        return batch
+
+
+class _DirectModuleToEnv:
+    """RLlib's default module-to-env pipeline for stateless torch modules with
+    Discrete actions in one pass: each module's actions sampled from its action
+    distribution (as ``GetActions``), its outputs as numpy, and each row's items
+    handed to its episode's agent (``{column: [{agent id: item}] per episode}``)."""
+
+    def __init__(self, pipeline: Any):
+        self._p = pipeline
+
+    def __getattr__(self, name: str):
+        return getattr(self._p, name)
+
+    def __call__(self, *, rl_module: Any, batch: dict, episodes: list, explore: bool, shared_data: dict,
+                 **kwargs: Any):
+        rows = shared_data["baton_rows"]
+        out: dict[str, list] = {}
+        for mid, data in batch.copy().items():
+            if "actions" not in data and "action_dist_inputs" in data:
+                m = rl_module[mid]
+                cls = m.get_exploration_action_dist_cls() if explore else m.get_inference_action_dist_cls()
+                dist = cls.from_logits(data["action_dist_inputs"])
+                if not explore:
+                    dist = dist.to_deterministic()
+                actions = dist.sample()
+                data["actions"] = actions
+                if "action_logp" not in data:
+                    data["action_logp"] = dist.logp(actions)
+            keys = rows[mid]
+            for col, v in data.items():
+                a = v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v)
+                per = out.get(col)
+                if per is None:
+                    per = out[col] = [{} for _ in episodes]
+                for i, (k, aid) in enumerate(keys):
+                    per[k][aid] = a[i]
+        if "actions" in out:
+            out["actions_for_env"] = [dict(d) for d in out["actions"]]
+        return out
 
 
 def _eval_once(module: Any) -> None:

@@ -204,17 +204,22 @@ def ray_two_cpus():
 @pytest.mark.go
 def test_ppo_trains_with_two_env_runners(ray_two_cpus):
     """A few PPO iterations of examples/python/rllib_maze.py's config: both modules
-    learn from both agents' steps, sampled by two env runner processes."""
+    learn from both agents' steps, sampled by two env runner processes
+    (baton.rllib.MultiAgentEnvRunner, its direct connectors)."""
     import rllib_maze
 
-    algo = rllib_maze.ppo_config({"env": "maze", "seed": 1}, env_runners=2, envs_per_runner=2,
-                                 batch=400, minibatch=100, epochs=2, seed=1).build_algo()
+    cfg = rllib_maze.ppo_config({"env": "maze", "seed": 1}, env_runners=2, envs_per_runner=2,
+                                batch=400, minibatch=100, epochs=2, seed=1)
+    algo = cfg.env_runners(env_runner_cls=br.MultiAgentEnvRunner).build_algo()
     try:
         for _ in range(2):
             res = algo.train()
         runners = res["env_runners"]
         assert runners["num_env_steps_sampled_lifetime"] >= 800
         assert set(res["learners"]) >= {"strategy", "motion"}
+        direct = algo.env_runner_group.foreach_env_runner(lambda r: getattr(r, "_baton_direct", None),
+                                                          local_env_runner=False)
+        assert direct == [True, True]
         modules = {m: algo.get_module(m) for m in ("strategy", "motion")}
         ev = rllib_maze.evaluate(modules, {"env": "maze"}, episodes=3)
         assert 0.0 <= ev["success"] <= 1.0 and ev["episode_ticks"] > 0
@@ -280,6 +285,16 @@ def test_name_ids_carry_the_sub_episodes_in_infos():
     env.close()
 
 
+def _step_counts(metrics):
+    """The env runner's sampled step and episode counts: per env, agent id and module."""
+    keys = ("num_env_steps_sampled", "num_env_steps_sampled_lifetime", "num_episodes", "num_episodes_lifetime",
+            "num_agent_steps_sampled", "num_agent_steps_sampled_lifetime", "num_module_steps_sampled",
+            "num_module_steps_sampled_lifetime")
+    out = {k: metrics[k] for k in keys if k in metrics}
+    assert out.get("num_agent_steps_sampled") and out.get("num_module_steps_sampled")
+    return out
+
+
 def test_env_runner_numpy_izes_once_and_samples_the_same():
     """baton.rllib.MultiAgentEnvRunner returns what RLlib's MultiAgentEnvRunner returns
     (same config and seeds: the same episodes, numpy-ized), for both id forms."""
@@ -300,8 +315,61 @@ def test_env_runner_numpy_izes_once_and_samples_the_same():
             episodes = runner.sample(num_timesteps=120)
             if cls is br.MultiAgentEnvRunner:  # its modules stay in eval mode
                 assert not any(m.training for m in runner.module.values())
+            counts = _step_counts(runner.get_metrics())
             runner.stop()
             assert all(sa.is_numpy for e in episodes for sa in e.agent_episodes.values())
-            got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes]
+            got[cls] = [(len(e), sorted(e.agent_episodes), round(e.get_return(), 6)) for e in episodes], counts
         assert got[MultiAgentEnvRunner] == got[br.MultiAgentEnvRunner]
+        got = {cls: v[0] for cls, v in got.items()}
         assert sum(n for n, _, _ in got[MultiAgentEnvRunner]) >= 120
+
+
+def _episode_data(episodes):
+    out = []
+    for e in episodes:
+        for aid, sa in sorted(e.agent_episodes.items()):
+            out.append((e.env_t_started, len(e), aid, sa.module_id, sa.is_terminated, sa.is_truncated,
+                        np.asarray(sa.get_actions()).tolist(), np.asarray(sa.get_rewards()).tolist(),
+                        {k: np.asarray(sa.get_extra_model_outputs(k)).tolist()
+                         for k in sorted(sa.extra_model_outputs) if k != "weights_seq_no"},
+                        repr(sa.get_observations())))
+    return out
+
+
+@pytest.mark.parametrize("masked", [True, False])
+def test_env_runner_direct_connectors_sample_the_same(masked):
+    """baton.rllib.MultiAgentEnvRunner's direct connectors give the episodes (observations,
+    actions, rewards, action log-probabilities and distribution inputs) that RLlib's
+    connector pipelines give for the same seeds, over two sample calls (an episode cut
+    and continued), for both id forms."""
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    class Pipelines(br.MultiAgentEnvRunner):
+        direct_connectors = False
+
+    name = br.register()
+    for form in ("invocation", "name"):
+        got = {}
+        for cls in (Pipelines, br.MultiAgentEnvRunner):
+            torch.manual_seed(0)
+            cfg = (PPOConfig()
+                   .environment(name, env_config={"env": "maze", "seed": 3, "agent_ids": form,
+                                                  "invalid_action": "terminate", "action_masking": masked})
+                   .env_runners(num_env_runners=0, num_envs_per_env_runner=3, env_runner_cls=cls)
+                   .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=br.policy_mapping_fn)
+                   .debugging(seed=1))
+            if masked:
+                spec = RLModuleSpec(module_class=ActionMaskingTorchRLModule)
+                cfg = cfg.rl_module(rl_module_spec=MultiRLModuleSpec(
+                    rl_module_specs={"strategy": spec, "motion": spec}))
+            runner = cls(config=cfg)
+            episodes = runner.sample(num_timesteps=150) + runner.sample(num_timesteps=150)
+            assert getattr(runner, "_baton_direct", False) is (cls is br.MultiAgentEnvRunner)
+            runner.stop()
+            got[cls] = _episode_data(episodes)
+        assert got[Pipelines] == got[br.MultiAgentEnvRunner]
+        assert sum(1 for x in got[Pipelines] if x[6]) > 10
