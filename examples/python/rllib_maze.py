@@ -93,9 +93,10 @@ def masked_module_class():
 
 def ppo_config(env_config: dict, *, env_runners: int = 2, envs_per_runner: int = 4, batch: int = 2000,
                minibatch: int = 250, epochs: int = 6, lr: float = 3e-3, hidden: int = 64, seed: int = 1,
-               episodes_to_numpy: bool = True):
+               episodes_to_numpy: bool = True, runner: str = "rllib"):
     """The PPO config: two masked RLModules, one per agent name, every id mapped to its
-    name's module."""
+    name's module; ``runner`` "baton" samples with ``baton.rllib.MultiAgentEnvRunner``,
+    "rllib" with RLlib's own."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -109,7 +110,8 @@ def ppo_config(env_config: dict, *, env_runners: int = 2, envs_per_runner: int =
         .environment(name, env_config={**env_config, "action_masking": True, "invalid_action": "terminate"})
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=envs_per_runner,
                      num_cpus_per_env_runner=0, rollout_fragment_length="auto",
-                     episodes_to_numpy=episodes_to_numpy)
+                     episodes_to_numpy=episodes_to_numpy,
+                     env_runner_cls=baton.rllib.MultiAgentEnvRunner if runner == "baton" else None)
         .learners(num_learners=0)
         .multi_agent(policies={"strategy", "motion"}, policy_mapping_fn=baton.rllib.policy_mapping_fn)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"strategy": module, "motion": module}))
@@ -172,11 +174,16 @@ def parse_args(argv=None):
     p.add_argument("--eval-every", type=int, default=2)
     p.add_argument("--eval-episodes", type=int, default=200)
     p.add_argument("--num-cpus", type=int, default=2, help="the CPUs Ray may use")
+    p.add_argument("--runner", choices=("baton", "rllib"), default="baton",
+                   help="the env runner: baton.rllib.MultiAgentEnvRunner or RLlib's own")
     p.add_argument("--json", action="store_true")
     return p.parse_args(argv)
 
 
 def run(args) -> dict:
+    # Ray's nodes on 127.0.0.1 (its single-machine switch, read when ray is imported),
+    # not on the machine's network address.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     import ray
 
     env_config: dict = {"env": "maze", "seed": args.seed, "agent_ids": args.agent_ids}
@@ -192,7 +199,7 @@ def run(args) -> dict:
         algo = ppo_config(env_config, env_runners=args.env_runners, envs_per_runner=args.envs_per_runner,
                           batch=args.batch, minibatch=args.minibatch, epochs=args.epochs, lr=args.lr,
                           hidden=args.hidden, seed=args.seed,
-                          episodes_to_numpy=args.episodes_to_numpy == "true").build_algo()
+                          episodes_to_numpy=args.episodes_to_numpy == "true", runner=args.runner).build_algo()
         steps, it, ev, greedy = 0, 0, {"success": 0.0, "episode_ticks": 0.0}, {}
         for it in range(1, args.iterations + 1):
             res = algo.train()
