@@ -9,6 +9,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 import baton.rllib as br
 import baton.vector
+import raylocal
 from test_remote_go import baton_bin, serve  # noqa: F401  (fixtures)
 
 MAZE_SEED = 7
@@ -196,9 +197,11 @@ def test_remote_equals_the_fast_lane(serve):  # noqa: F811
 
 @pytest.fixture
 def ray_two_cpus():
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+    temp = raylocal.start(num_cpus=2, configure_logging=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        raylocal.stop(temp)
 
 
 @pytest.mark.go

@@ -20,7 +20,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pytest
@@ -28,6 +27,7 @@ import pytest
 import baton
 import baton.vector as bv
 from baton.vector import _native
+import raylocal
 
 pytestmark = pytest.mark.go
 
@@ -404,25 +404,18 @@ def ray_session():
     import ray
     import ray.cloudpickle
 
-    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Unix sockets want a short path
     module = sys.modules[__name__]
     ray.cloudpickle.register_pickle_by_value(module)
-    # Ray waits a fixed 30 s for its raylet to register; on two busy cores it can take
-    # longer. One more try, from a clean state, tells a slow start from a broken one.
-    for attempt in (1, 2):
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
-            break
-        except Exception as e:
-            if attempt == 2 or "timed out during startup" not in str(e):
-                raise
-            ray.shutdown()
+    try:
+        temp = raylocal.start(num_cpus=2, log_to_driver=False)
+    except BaseException:
+        ray.cloudpickle.unregister_pickle_by_value(module)
+        raise
     try:
         yield ray
     finally:
-        ray.shutdown()
+        raylocal.stop(temp)
         ray.cloudpickle.unregister_pickle_by_value(module)
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 def where_baton() -> tuple[str, str, bool]:
