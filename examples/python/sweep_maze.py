@@ -95,25 +95,46 @@ def config_of(variant: str, side: int, maps: str, reward: str, map_seed: int = 1
 
 
 def key(run: dict) -> tuple:
-    return (run["side"], run["maps"], run["reward"], run["variant"], run["seed"], planned(run))
+    return (run["side"], run["maps"], run["reward"], run["variant"], run["seed"], planned(run),
+            planned(run) and transition(run))
 
 
 def planned(run: dict) -> bool:
-    """Whether a run's agents that pick one of four directions plan with ``PlanNet``:
-    with a map per episode, unless the run says otherwise (``planner``); never with one
-    map."""
+    """Whether a run's agents that pick one of four directions plan with a value
+    iteration network: with a map per episode, unless the run says otherwise
+    (``planner``); never with one map."""
     return run["maps"] == "per-episode" and run.get("planner", True)
+
+
+def transition(run: dict) -> str:
+    """The transition of a planned run's value iteration network (train_maze.py's
+    ``networks``): "moves" where the run says so, else "learned", what every run had
+    before the choice existed."""
+    return run.get("transition", "learned")
 
 
 def setting(run: dict) -> str:
     """The maps of a run as the table and the plot name them: with a map per episode
-    and no planner, "per-episode, MLP"."""
-    return run["maps"] + (", MLP" if run["maps"] == "per-episode" and not planned(run) else "")
+    and no planner, "per-episode, MLP"; planned with the maze's moves (``transition``),
+    "per-episode, moves"."""
+    if run["maps"] != "per-episode":
+        return run["maps"]
+    if not planned(run):
+        return run["maps"] + ", MLP"
+    return run["maps"] + (", moves" if transition(run) == "moves" else "")
+
+
+def extra(args, maps: str) -> dict:
+    """What a run of these maps records of its networks beyond the grid's keys: no
+    planner, or the moves planner (runs before it record neither)."""
+    if not args.planner:
+        return {"planner": False}
+    return {"transition": "moves"} if maps == "per-episode" and args.transition == "moves" else {}
 
 
 def grid(args) -> list[dict]:
     return [
-        {"side": s, "maps": m, "reward": r, "variant": v, "seed": seed, **({} if args.planner else {"planner": False})}
+        {"side": s, "maps": m, "reward": r, "variant": v, "seed": seed, **extra(args, m)}
         for s, m, r, v, seed in itertools.product(args.sizes, args.maps, args.rewards, args.variants, args.seeds)
     ]
 
@@ -128,7 +149,8 @@ def run_one(spec: dict, args) -> dict:
     steps = budget(side, args.base_steps, args.num_envs, args.rollout, args.cap)
     res = train_maze.train(flat=flat, seed=spec["seed"], env_steps=steps, num_envs=args.num_envs, rollout=args.rollout,
                            cfg=PPOConfig(), config=config, target=args.target, curve_every=args.curve_every,
-                           curve_episodes=args.curve_episodes, with_map=per, planner=args.planner)
+                           curve_episodes=args.curve_episodes, with_map=per, planner=args.planner,
+                           transition=transition(spec))
     final = train_maze.evaluate(res.agents, flat=flat, episodes=args.eval_episodes, config=config, seed=10_007 + spec["seed"])
     return {
         **spec,
@@ -241,6 +263,8 @@ def parse_args(argv=None):
     p.add_argument("--planner", action=argparse.BooleanOptionalAction, default=True,
                    help="with a map per episode, the agents that pick a direction plan with a value-iteration network "
                         "(default on; off: an MLP over the map and position, far cheaper on large maps)")
+    p.add_argument("--transition", choices=train_maze.TRANSITIONS, default="moves",
+                   help="the value-iteration network's transition (train_maze.py's --transition; default moves)")
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--rollout", type=int, default=32)
     p.add_argument("--target", type=float, default=0.9)

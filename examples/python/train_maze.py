@@ -109,6 +109,7 @@ class Features:
 
 
 MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # the maze's directions: up, right, down, left
+TRANSITIONS = ("moves", "learned")  # the planners' transitions: MovesPlanNet's, PlanNet's
 
 
 class PlanNet(Network):
@@ -159,6 +160,77 @@ class PlanNet(Network):
         near = torch.stack([hp[b, :, row + dr, col + dc] for dr, dc in MOVES], 1)
         value = self.v(torch.cat([hp[b, :, row, col], near.max(1).values], 1)).squeeze(-1)
         return self.head(near).squeeze(-1), value
+
+    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
+        return MaskedCategorical(self._plan(x)[0], mask)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self._plan(x)[1]
+
+    @torch.no_grad()
+    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
+        logits, value = self._plan(torch.from_numpy(x))
+        d = MaskedCategorical(logits, None if mask is None else torch.from_numpy(mask))
+        a = d.greedy() if greedy else d.sample(generator)
+        return a.numpy(), d.log_prob(a).numpy(), value.numpy()
+
+
+class MovesPlanNet(Network):
+    """A policy and value for an agent that picks one of the four directions on a map
+    it sees whole (``Features`` with the map): a value iteration network whose
+    transition is the maze's own, a move to one of the four neighbouring tiles, so that
+    what it learns is what the tiles are worth, not how one gets between them. A small
+    convolution of the walkable and goal planes gives each tile a reward ``r`` (at
+    most 0: a step's cost) and a chance ``a`` that the episode ends there; then
+    ``iters`` times L = r + (1 - a) * the best neighbour's L, starting from L = 0, walls
+    never the best. Each iteration is a Bellman backup that carries a tile's worth one
+    tile further along the corridors (``iters`` defaults to ``side * side // 2``, at
+    least the longest walk between two tiles of most maps of that side); a tile the
+    backups have not reached from the goal sees its neighbours equal. The logit of a
+    direction is a linear read-out of L and r at the neighbouring tile in that
+    direction (zero to start: uniform over the allowed directions), the value an MLP
+    of r, a and L at the agent's tile and the best neighbour's L. The convolution is
+    shared over the map, so what is learned on one map holds on another."""
+
+    WALL = -1e4  # a wall's L: below any walk's
+
+    def __init__(self, side: int, iters: int | None = None, hidden: int = 64, features=None):
+        super().__init__(features.dim if features is not None else 3 * side * side + len(MOVES), features)
+        self.side = side
+        self.iters = side * side // 2 if iters is None else iters
+        self.r = nn.Sequential(nn.Conv2d(2, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 2, 1))
+        with torch.no_grad():  # to start: a step costs about 1, an episode ends nowhere
+            self.r[2].bias[:] = torch.tensor([0.5413, -2.0])
+        self.head = nn.Linear(2, 1)
+        with torch.no_grad():  # to start: a neighbour's logit is its L
+            self.head.weight[:] = torch.tensor([[1.0, 0.0]])
+            self.head.bias.zero_()
+        lin = orthogonal_linear
+        self.v = nn.Sequential(lin(4, hidden, 2**0.5), nn.Tanh(), lin(hidden, 1, 1.0))
+
+    def _plan(self, x: torch.Tensor):
+        n = self.side
+        c = n * n
+        walk = x[:, :c].reshape(-1, n, n) > 0
+        out = self.r(torch.stack([x[:, :c], x[:, c:2 * c]], 1).reshape(-1, 2, n, n))
+        r = -nn.functional.softplus(out[:, 0])
+        keep = 1 - torch.sigmoid(out[:, 1])
+        wall = torch.full_like(r, self.WALL)
+        L = torch.where(walk, torch.zeros_like(r), wall)
+        for _ in range(max(self.iters, 1)):
+            p = nn.functional.pad(L, (1, 1, 1, 1), value=self.WALL)
+            best = torch.maximum(torch.maximum(p[:, :-2, 1:-1], p[:, 2:, 1:-1]),
+                                 torch.maximum(p[:, 1:-1, :-2], p[:, 1:-1, 2:]))
+            L = torch.where(walk, r + keep * best, wall)
+        h = torch.stack([L, r], 1)
+        pos = x[:, 2 * c:3 * c].argmax(1)
+        row, col = pos // n + 1, pos % n + 1
+        hp = nn.functional.pad(h, (1, 1, 1, 1), value=self.WALL)  # beyond the map
+        b = torch.arange(len(x))
+        near = torch.stack([hp[b, :, row + dr, col + dc] for dr, dc in MOVES], 1)  # [k, 4, 2]
+        here = torch.stack([L[b, row - 1, col - 1], r[b, row - 1, col - 1], keep[b, row - 1, col - 1],
+                            near[:, :, 0].max(1).values], 1)
+        return self.head(near).squeeze(-1), self.v(here).squeeze(-1)
 
     def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
         return MaskedCategorical(self._plan(x)[0], mask)
@@ -244,16 +316,21 @@ def map_keys(obs: np.ndarray, cells: int) -> list[bytes]:
     return [row.tobytes() for row in obs[:, :cells].astype(np.uint8)]
 
 
-def networks(with_map: bool = False, planner: bool = True, plan_iters: int | None = None):
+def networks(with_map: bool = False, planner: bool = True, plan_iters: int | None = None, transition: str = "moves"):
     """The maze's network factory for ``baton.ppo``: per agent an MLP
     (``baton.ppo.ActorCritic``) over ``Features``, or with the map (``with_map``) and
-    ``planner`` a ``PlanNet`` (of ``plan_iters`` iterations; None: its default) for an
-    agent that picks one of the four directions."""
+    ``planner`` a value iteration network (of ``plan_iters`` iterations; None: its
+    default) for an agent that picks one of the four directions: with ``transition``
+    "moves" a ``MovesPlanNet``, with "learned" a ``PlanNet``."""
+    if transition not in TRANSITIONS:
+        raise ValueError(f"train_maze: transition {transition!r}: want one of {', '.join(TRANSITIONS)}")
 
     def make(layout, ppo: PPOConfig) -> Network:
         f = Features(layout, with_map)
         if with_map and planner and layout.actions == len(MOVES):
-            return PlanNet(f.side, iters=plan_iters, features=f)
+            if transition == "learned":
+                return PlanNet(f.side, iters=plan_iters, features=f)
+            return MovesPlanNet(f.side, iters=plan_iters, features=f)
         return ActorCritic(f.dim, layout.actions, ppo.hidden, features=f)
 
     return make
@@ -297,7 +374,7 @@ def train(
     hidden: int = 64, cfg: PPOConfig | None = None, config=None, target: float | None = None,
     curve_every: int = 1, curve_episodes: int = 200, log=None, vector_kwargs: dict | None = None,
     schedule: Scheduler | None = None, with_map: bool = False, eval_config=None, planner: bool = True,
-    plan_iters: int | None = None,
+    plan_iters: int | None = None, transition: str = "moves",
 ) -> Result:
     """Trains with PPO (``baton.ppo.Trainer`` with the maze's ``networks``) for
     ``env_steps`` env steps (whole rollouts of ``rollout`` ticks of ``num_envs``
@@ -320,7 +397,8 @@ def train(
     open are dropped. A curve point then evaluates on the current task and, as
     ``final_success``, on ``eval_config`` (e.g. the last task's). ``with_map`` gives
     the agents the map among their features (``Features``), which generated maps need,
-    and the strategy a ``PlanNet`` (an MLP with ``planner`` False).
+    and the strategy a value iteration network (``networks``; an MLP with ``planner``
+    False).
 
     >>> res = train(seed=3, env_steps=100_000)  # doctest: +SKIP
     >>> evaluate(res.agents)["success"]  # doctest: +SKIP
@@ -332,7 +410,7 @@ def train(
     if task is not None:
         config = task.config
     makes = 0
-    trainer = MazeTrainer(FLAT if flat else HIERARCHY, cfg, seed=seed, config=config, networks=networks(with_map, planner, plan_iters),
+    trainer = MazeTrainer(FLAT if flat else HIERARCHY, cfg, seed=seed, config=config, networks=networks(with_map, planner, plan_iters, transition),
                           track=with_map and not flat, **vector_kwargs_for(vector_kwargs, task))
     names = trainer.vector.names
     res = Result(trainer.agents, maps=trainer.maps)
@@ -433,10 +511,10 @@ def evaluate(agents: dict[str, Agent], *, flat: bool = False, episodes: int = 10
 
 
 def untrained(flat: bool = False, seed: int = 1, hidden: int = 64, config=None, with_map: bool = False,
-              planner: bool = True, plan_iters: int | None = None) -> dict[str, Agent]:
+              planner: bool = True, plan_iters: int | None = None, transition: str = "moves") -> dict[str, Agent]:
     """The agents ``train`` starts from with this seed."""
     return ppo.untrained(FLAT if flat else HIERARCHY, PPOConfig(hidden=hidden), seed=seed, config=config,
-                         networks=networks(with_map, planner, plan_iters))
+                         networks=networks(with_map, planner, plan_iters, transition))
 
 
 def steps_to(curve: list[dict], rate: float) -> int | None:
@@ -523,6 +601,9 @@ def parse_args(argv=None):
     p.add_argument("--schedule", help="train on a curriculum: a baton.schedule JSON file whose tasks are maze configurations")
     p.add_argument("--planner", action=argparse.BooleanOptionalAction, default=True,
                    help="with the map, the strategy plans with a value-iteration network (default on; off: an MLP)")
+    p.add_argument("--transition", choices=TRANSITIONS, default="moves",
+                   help="the value-iteration network's transition: the maze's four moves (MovesPlanNet, the default) "
+                        "or a learned 3x3 convolution (PlanNet)")
     p.add_argument("--plan-iters", type=int,
                    help="the value-iteration network's iterations (default: side * side // 2 of the observed map)")
     p.add_argument("--log", help="record the training episodes into an activity log in this directory (baton inspect DIR --plot)")
@@ -562,14 +643,15 @@ def main(argv=None) -> int:
     cfg = PPOConfig(num_envs=args.num_envs, rollout=args.rollout, hidden=args.hidden, lr=args.lr, gamma=args.gamma,
                     ent_coef=args.ent_coef, smdp=args.smdp)
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr if args.json else sys.stdout, flush=True))
-    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner, args.plan_iters), flat=args.flat,
+    before = evaluate(untrained(args.flat, args.seed, args.hidden, final, with_map, args.planner, args.plan_iters,
+                                args.transition), flat=args.flat,
                       episodes=args.eval_episodes, config=final, seed=eval_seed)
     vector_kwargs = {"log": args.log, "policy": "ppo"} if args.log else None
     res = train(flat=args.flat, seed=args.seed, env_steps=args.env_steps, num_envs=args.num_envs, rollout=args.rollout,
                 hidden=args.hidden, cfg=cfg, config=config, target=args.target,
                 curve_every=args.curve_every, curve_episodes=args.curve_episodes, log=log,
                 vector_kwargs=vector_kwargs, schedule=scheduler, with_map=with_map, planner=args.planner,
-                plan_iters=args.plan_iters,
+                plan_iters=args.plan_iters, transition=args.transition,
                 eval_config=final if scheduler else None)
     exclude = res.maps if with_map else None
     after = {mode: evaluate(res.agents, flat=args.flat, episodes=args.eval_episodes, greedy=mode == "greedy",
@@ -584,6 +666,7 @@ def main(argv=None) -> int:
         "wall_seconds": round(res.wall_seconds, 2),
         "cpu_seconds": round(res.cpu_seconds, 2),
         "torch_threads": args.threads,
+        "planner": (args.transition if args.planner else "none") if with_map else "none",
         "env_steps_to_90": steps_to(res.curve, 0.9),
         "evaluation": after["sampled"],
         "evaluation_greedy": after["greedy"],

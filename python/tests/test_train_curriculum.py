@@ -99,6 +99,52 @@ def test_features_and_plan_net_read_the_map():
     assert net.value(torch.from_numpy(f(obs))).shape == (1,)
 
 
+def test_moves_plan_net_backs_up_along_the_corridors():
+    """MovesPlanNet's iterations are Bellman backups over the maze's four moves: with a
+    step costing 1 and the episode ending on the goal, a tile d moves from the goal has
+    L = -(d + 1) (walls never count as a way), so its read-out prefers the neighbour
+    nearer the goal, and a tile the iterations have not reached sees its neighbours
+    equal."""
+
+    class Layout:
+        obs_dim, mask_len = 9 + 2 + 4, 4
+        observation_space = type("Box", (), {"high": np.array([3.0] * 9 + [2, 2] + [1] * 4)})
+
+    f = train_maze.Features(Layout(), with_map=True)
+    tiles = [1, 1, 3,
+             0, 1, 0,
+             2, 1, 0]
+
+    def at(row, col, mask):
+        return torch.from_numpy(f(np.array([tiles + [row, col] + mask], np.float32)))
+
+    def net(iters):
+        n = train_maze.MovesPlanNet(3, iters=iters, features=f)
+        with torch.no_grad():
+            for p in n.r.parameters():
+                p.zero_()
+            n.r[0].weight[0, 1, 1, 1] = 1  # a hidden plane: 1 on the goal tile
+            n.r[2].bias[0] = np.log(np.e - 1)  # a step costs softplus(.) = 1
+            n.r[2].weight[1, 0] = 100  # the episode ends on the goal, nowhere else
+            n.r[2].bias[1] = -50
+        return n
+
+    logits, value = net(4)._plan(at(0, 1, [0, 1, 1, 1]))
+    assert logits[0, 1:].tolist() == pytest.approx([-1, -3, -3], abs=1e-4), "right: the goal; down, left: 2 moves"
+    assert value.shape == (1,)
+    d = net(4).dist(at(0, 1, [0, 1, 1, 1]), torch.tensor([[False, True, True, True]]))
+    assert d.greedy().item() == 1, "right, towards the goal"
+    assert d.logp_all[0, 0].item() == float("-inf"), "up is masked"
+    # From the bottom middle the goal is 3 moves away, through the middle: up is 2.
+    logits, _ = net(4)._plan(at(2, 1, [1, 0, 0, 1]))
+    assert logits[0, 0].item() == pytest.approx(-3, abs=1e-4) and logits[0, 3].item() < -3
+    # With one iteration the goal's worth has not reached the bottom row's neighbours.
+    logits, _ = net(1)._plan(at(2, 1, [1, 0, 0, 1]))
+    assert logits[0, 0].item() == pytest.approx(logits[0, 3].item()), "up and left alike: not reached"
+    with pytest.raises(ValueError, match="transition"):
+        train_maze.networks(with_map=True, transition="teleport")
+
+
 @pytest.mark.go
 def test_log_records_the_training_episodes(tmp_path, one_thread, capsys):
     """A fixed-map run: every training episode begun is a trial of the log, its
