@@ -33,7 +33,11 @@ moves; the hierarchy's strategy after side**2 // 2 decisions, the motion agent a
 side moves a decision. The networks are train_maze.py's: with one map, the position
 one-hot and the action mask; with a map per episode, the map too, and the
 hierarchy's strategy (and the flat agent, which picks one of the same four
-directions) plans on it with a value-iteration network (``PlanNet``).
+directions) plans on it with a value-iteration network: ``MovesPlanNet``, whose
+transition is the maze's four moves (``--transition moves``, the default; its runs
+record ``"transition": "moves"`` and the table names their maps "per-episode,
+moves"), or ``PlanNet``, whose transition is learned (``--transition learned``, what
+every run before the choice had).
 
 ``--report`` prints the table (per size, maps and reward: each variant's median env
 steps to ``--target`` over the seeds that reached it, how many did, and the mean
