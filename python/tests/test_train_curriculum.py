@@ -1,7 +1,10 @@
 """examples/python/train_maze.py on generated mazes: a short, seeded curriculum from
 5x5 to 7x7 mazes (a new map every episode, both observed as 7x7) that must promote
-and beat the untrained policy on 7x7 maps never seen in training, and ``--log``,
-whose activity log ``baton.load`` reads back with the training episodes."""
+and beat the untrained policy on 7x7 maps never seen in training; the first tenth of
+the default curriculum (examples/python/maze_curriculum.json) with the default
+planner, which must reach its target on unseen 9x9 maps; the planners' backups by
+hand; and ``--log``, whose activity log ``baton.load`` reads back with the training
+episodes."""
 
 import json
 import pathlib
