@@ -50,6 +50,27 @@ def test_resumes_and_reports(tmp_path):
     assert "| 7x7 | fixed | sparse | 2,048 | not run | not run | 1,024 (1/1) | 0.950 |" in t
 
 
+@pytest.mark.parametrize("flags, per_episode, name", [
+    ([], {"transition": "moves"}, "per-episode, moves"),
+    (["--transition", "learned"], {}, "per-episode"),
+    (["--no-planner"], {"planner": False}, "per-episode, MLP"),
+])
+def test_runs_record_their_planner(flags, per_episode, name):
+    """A per-episode run records which planner it had; a run recorded before the choice
+    existed (no "transition") had PlanNet's learned transition, and is done for
+    --transition learned but not for the default."""
+    args = sweep_maze.parse_args(["--sizes", "7", "--seeds", "1", *flags])
+    runs = sweep_maze.grid(args)
+    per = [r for r in runs if r["maps"] == "per-episode"]
+    fixed = [r for r in runs if r["maps"] == "fixed"]
+    assert per and fixed
+    assert all({k: r[k] for k in r if k in ("transition", "planner")} == per_episode for r in per)
+    assert all(sweep_maze.setting(r) == name for r in per)
+    assert all(sweep_maze.setting(r) == "fixed" for r in fixed)
+    old = {"side": 7, "maps": "per-episode", "reward": "shaped", "variant": "flat", "seed": 1}
+    assert (sweep_maze.key(old) in {sweep_maze.key(r) for r in per}) == (flags == ["--transition", "learned"])
+
+
 @pytest.mark.go
 def test_hierarchy_and_flat_learn_a_small_maze(one_thread):
     """7x7, one generated map, the shaped reward, seed 3: each variant from under 0.5
