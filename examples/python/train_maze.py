@@ -112,7 +112,28 @@ MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # the maze's directions: up, right, 
 TRANSITIONS = ("moves", "learned")  # the planners' transitions: MovesPlanNet's, PlanNet's
 
 
-class PlanNet(Network):
+class Planner(Network):
+    """A ``baton.ppo.Network`` whose ``_plan`` gives a batch's logits and values in one
+    pass (the planners below): ``dist``, ``value`` and ``act`` from it."""
+
+    def _plan(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
+        return MaskedCategorical(self._plan(x)[0], mask)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self._plan(x)[1]
+
+    @torch.no_grad()
+    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
+        logits, value = self._plan(torch.from_numpy(x))
+        d = MaskedCategorical(logits, None if mask is None else torch.from_numpy(mask))
+        a = d.greedy() if greedy else d.sample(generator)
+        return a.numpy(), d.log_prob(a).numpy(), value.numpy()
+
+
+class PlanNet(Planner):
     """A policy and value for an agent that picks one of the four directions on a map
     it sees whole (``Features`` with the map): a value iteration network (Tamar et al.,
     2016). A small convolution of the walkable and goal planes gives a reward map R;
@@ -161,21 +182,8 @@ class PlanNet(Network):
         value = self.v(torch.cat([hp[b, :, row, col], near.max(1).values], 1)).squeeze(-1)
         return self.head(near).squeeze(-1), value
 
-    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
-        return MaskedCategorical(self._plan(x)[0], mask)
 
-    def value(self, x: torch.Tensor) -> torch.Tensor:
-        return self._plan(x)[1]
-
-    @torch.no_grad()
-    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
-        logits, value = self._plan(torch.from_numpy(x))
-        d = MaskedCategorical(logits, None if mask is None else torch.from_numpy(mask))
-        a = d.greedy() if greedy else d.sample(generator)
-        return a.numpy(), d.log_prob(a).numpy(), value.numpy()
-
-
-class MovesPlanNet(Network):
+class MovesPlanNet(Planner):
     """A policy and value for an agent that picks one of the four directions on a map
     it sees whole (``Features`` with the map): a value iteration network whose
     transition is the maze's own, a move to one of the four neighbouring tiles, so that
@@ -231,19 +239,6 @@ class MovesPlanNet(Network):
         here = torch.stack([L[b, row - 1, col - 1], r[b, row - 1, col - 1], keep[b, row - 1, col - 1],
                             near[:, :, 0].max(1).values], 1)
         return self.head(near).squeeze(-1), self.v(here).squeeze(-1)
-
-    def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
-        return MaskedCategorical(self._plan(x)[0], mask)
-
-    def value(self, x: torch.Tensor) -> torch.Tensor:
-        return self._plan(x)[1]
-
-    @torch.no_grad()
-    def act(self, x: np.ndarray, mask: np.ndarray | None, generator: torch.Generator, greedy: bool = False):
-        logits, value = self._plan(torch.from_numpy(x))
-        d = MaskedCategorical(logits, None if mask is None else torch.from_numpy(mask))
-        a = d.greedy() if greedy else d.sample(generator)
-        return a.numpy(), d.log_prob(a).numpy(), value.numpy()
 
 
 class PolicyGraph(nn.Module):
