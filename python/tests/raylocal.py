@@ -28,17 +28,17 @@ def _kill_new_children(before: set[int]) -> None:
                 p.kill()
 
 
-def start(num_cpus: int = 2, attempts: int = 3, **init_kwargs) -> str:
-    """ray.init(num_cpus=num_cpus, include_dashboard=False, **init_kwargs) with its files
-    under a new short temp dir, which it returns (give it to stop). A start that times out
-    is tried again, up to attempts times in all."""
+def retrying(begin, attempts: int = 3, prefix: str = "ray"):
+    """begin(temp) with a new short temp dir each try (Ray's sockets live under it, and
+    AF_UNIX paths must stay short); returns (what begin returned, temp). A try that
+    times out is undone (ray.shutdown, the try's new child processes killed, its temp
+    dir removed) and tried again, up to attempts times in all; any other error, or the
+    last timeout, is raised after the same undoing."""
     for attempt in range(attempts):
-        # Ray's sockets live under its temp dir: the path must stay short (AF_UNIX).
-        temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+        temp = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
         before = {p.pid for p in psutil.Process().children(recursive=True)}
         try:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp, **init_kwargs)
-            return temp
+            return begin(temp), temp
         except Exception as e:  # Ray raises a bare Exception for the timeout
             ray.shutdown()
             _kill_new_children(before)
@@ -46,6 +46,14 @@ def start(num_cpus: int = 2, attempts: int = 3, **init_kwargs) -> str:
             if STARTUP_TIMEOUT not in str(e) or attempt == attempts - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def start(num_cpus: int = 2, attempts: int = 3, **init_kwargs) -> str:
+    """ray.init(num_cpus=num_cpus, include_dashboard=False, **init_kwargs) with its files
+    under a new short temp dir, which it returns (give it to stop), through
+    ``retrying``."""
+    return retrying(lambda temp: ray.init(num_cpus=num_cpus, include_dashboard=False, _temp_dir=temp,
+                                          **init_kwargs), attempts)[1]
 
 
 def stop(temp: str) -> None:

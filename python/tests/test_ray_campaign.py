@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 
 import pyarrow.dataset as pads
@@ -20,6 +19,7 @@ from ray.cluster_utils import Cluster
 
 import baton
 import baton.ray
+import raylocal
 
 TRIALS, SEED = 60, 7
 LOOPBACK = "127.0.0.1"
@@ -57,32 +57,20 @@ def _hook(gate):
     return hook
 
 
-def _start_head(monkeypatch, attempts=3):
-    """A Cluster with its head node started, and its temp dir. Ray gives a node a fixed 30 s
-    to register with the GCS; on a machine loaded past that it raises "timed out during
-    startup", and the start is tried again (the partial node's processes stopped) on a new
-    temp dir."""
-    for attempt in range(attempts):
-        # Ray's sockets live under its temp dir, whose path must stay short (AF_UNIX).
-        # Every node's files go under temp/ray, and so does the cluster's address file,
-        # which Ray writes under $RAY_TMPDIR/ray: nothing depends on a /tmp/ray left by an
-        # earlier run.
-        temp = tempfile.mkdtemp(prefix="bray", dir="/tmp")
+def _start_head(monkeypatch):
+    """A Cluster with its head node started, and its temp dir, through
+    ``raylocal.retrying``: Ray gives a node a fixed 30 s to register with the GCS, and
+    on a machine loaded past that a start is tried again on a new temp dir. Every
+    node's files go under temp/ray, and so does the cluster's address file, which Ray
+    writes under $RAY_TMPDIR/ray: nothing depends on a /tmp/ray left by an earlier run."""
+
+    def begin(temp):
         monkeypatch.setenv("RAY_TMPDIR", temp)
-        before = {p.pid for p in psutil.Process().children(recursive=True)}
-        try:
-            return Cluster(initialize_head=True, head_node_args={
-                "num_cpus": 0, "resources": {"head": 1}, "include_dashboard": False,
-                "node_ip_address": LOOPBACK, "temp_dir": os.path.join(temp, "ray")}), temp
-        except Exception as e:  # Ray raises a bare Exception for this
-            if "timed out during startup" not in str(e) or attempt == attempts - 1:
-                shutil.rmtree(temp, ignore_errors=True)
-                raise
-            for p in psutil.Process().children(recursive=True):
-                if p.pid not in before:
-                    p.kill()
-            shutil.rmtree(temp, ignore_errors=True)
-    raise AssertionError("unreachable")
+        return Cluster(initialize_head=True, head_node_args={
+            "num_cpus": 0, "resources": {"head": 1}, "include_dashboard": False,
+            "node_ip_address": LOOPBACK, "temp_dir": os.path.join(temp, "ray")})
+
+    return raylocal.retrying(begin, prefix="bray")
 
 
 @pytest.fixture
