@@ -119,6 +119,20 @@ class Planner(Network):
     def _plan(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError
 
+    @staticmethod
+    def _around(h: torch.Tensor, x: torch.Tensor, beyond: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The channels of planes h [k, C, n, n] at each row's agent tile [k, C] and at
+        its four neighbours in ``MOVES`` order [k, 4, C], ``beyond`` outside the map; the
+        position is the one-hot plane of ``Features`` with the map, after its two
+        planes."""
+        n = h.shape[-1]
+        c = n * n
+        pos = x[:, 2 * c:3 * c].argmax(1)
+        row, col = pos // n + 1, pos % n + 1
+        hp = nn.functional.pad(h, (1, 1, 1, 1), value=beyond)
+        b = torch.arange(len(x))
+        return hp[b, :, row, col], torch.stack([hp[b, :, row + dr, col + dc] for dr, dc in MOVES], 1)
+
     def dist(self, x: torch.Tensor, mask: torch.Tensor | None) -> MaskedCategorical:
         return MaskedCategorical(self._plan(x)[0], mask)
 
@@ -173,13 +187,8 @@ class PlanNet(Planner):
         for _ in range(max(self.iters, 1)):
             q = self.q(torch.cat([r, v], 1))
             v = q.max(1, keepdim=True).values * walk  # zero on walls
-        h = torch.cat([q, v], 1)
-        pos = x[:, 2 * c:3 * c].argmax(1)
-        row, col = pos // n + 1, pos % n + 1
-        hp = nn.functional.pad(h, (1, 1, 1, 1))  # beyond the map
-        b = torch.arange(len(x))
-        near = torch.stack([hp[b, :, row + dr, col + dc] for dr, dc in MOVES], 1)
-        value = self.v(torch.cat([hp[b, :, row, col], near.max(1).values], 1)).squeeze(-1)
+        here, near = self._around(torch.cat([q, v], 1), x)
+        value = self.v(torch.cat([here, near.max(1).values], 1)).squeeze(-1)
         return self.head(near).squeeze(-1), value
 
 
@@ -196,7 +205,8 @@ class MovesPlanNet(Planner):
     least the longest walk between two tiles of most maps of that side); a tile the
     backups have not reached from the goal sees its neighbours equal. The logit of a
     direction is a linear read-out of L and r at the neighbouring tile in that
-    direction (zero to start: uniform over the allowed directions), the value an MLP
+    direction (to start, the neighbour's L: uniform over the allowed directions where
+    the backups have not yet made the tiles differ), the value an MLP
     of r, a and L at the agent's tile and the best neighbour's L. The convolution is
     shared over the map, so what is learned on one map holds on another."""
 
@@ -230,15 +240,9 @@ class MovesPlanNet(Planner):
             best = torch.maximum(torch.maximum(p[:, :-2, 1:-1], p[:, 2:, 1:-1]),
                                  torch.maximum(p[:, 1:-1, :-2], p[:, 1:-1, 2:]))
             L = torch.where(walk, r + keep * best, wall)
-        h = torch.stack([L, r], 1)
-        pos = x[:, 2 * c:3 * c].argmax(1)
-        row, col = pos // n + 1, pos % n + 1
-        hp = nn.functional.pad(h, (1, 1, 1, 1), value=self.WALL)  # beyond the map
-        b = torch.arange(len(x))
-        near = torch.stack([hp[b, :, row + dr, col + dc] for dr, dc in MOVES], 1)  # [k, 4, 2]
-        here = torch.stack([L[b, row - 1, col - 1], r[b, row - 1, col - 1], keep[b, row - 1, col - 1],
-                            near[:, :, 0].max(1).values], 1)
-        return self.head(near).squeeze(-1), self.v(here).squeeze(-1)
+        here, near = self._around(torch.stack([L, r, keep], 1), x, beyond=self.WALL)  # [k, 3], [k, 4, 3]
+        here = torch.cat([here, near[:, :, :1].max(1).values], 1)
+        return self.head(near[:, :, :2]).squeeze(-1), self.v(here).squeeze(-1)
 
 
 class PolicyGraph(nn.Module):
